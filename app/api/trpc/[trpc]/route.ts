@@ -1,0 +1,20 @@
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
+import { appRouter } from '@/server/trpc/root.ts';
+import { getDb } from '@/server/db/shared.ts';
+
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+
+function handler(req: Request) {
+  return fetchRequestHandler({
+    endpoint: '/api/trpc',
+    req,
+    router: appRouter,
+    createContext: async () => ({ db: await getDb() }),
+    onError({ error, path }) {
+      if (error.code === 'INTERNAL_SERVER_ERROR') console.error(`tRPC ${path ?? '?'}: ${error.message}`);
+    },
+  });
+}
+
+export { handler as GET, handler as POST };

@@ -1,0 +1,30 @@
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import type { ReactNode } from 'react';
+import '@xterm/xterm/css/xterm.css';
+import './globals.css';
+import { Providers } from './providers.tsx';
+
+export const metadata: Metadata = {
+  title: 'Toolsmith',
+  description: 'A workbench for agentic reinforcement learning with a Python tool',
+};
+
+export default function RootLayout({ children }: { children: ReactNode }) {
+  return (
+    <html lang="en">
+      <body>
+        <header className="topbar">
+          <Link href="/" className="brand">Toolsmith</Link>
+          <nav aria-label="Main">
+            <Link href="/">Dashboard</Link>
+            <Link href="/system">System</Link>
+          </nav>
+        </header>
+        <main>
+          <Providers>{children}</Providers>
+        </main>
+      </body>
+    </html>
+  );
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+// Entry point for `npx toolsmith`: loads TypeScript through tsx, then hands over to server/cli/main.ts.
+import { register } from 'tsx/esm/api';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+register();
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { main } = await import(pathToFileURL(path.join(root, 'server/cli/main.ts')).href);
+const code = await main(process.argv.slice(2));
+// The worker keeps running; everything else exits with its status.
+if (process.argv[2] !== 'worker') process.exit(code);

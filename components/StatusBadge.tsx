@@ -1,0 +1,3 @@
+export function StatusBadge({ status }: { status: string }) {
+  return <span className={`badge ${status}`} data-status={status}>{status}</span>;
+}

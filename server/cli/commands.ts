@@ -1,0 +1,75 @@
+import { config } from '../config.ts';
+import { openDatabase } from '../db/client.ts';
+import { migrate } from '../db/migrate.ts';
+import { redact } from '../db/url.ts';
+import { launchDiagnostics } from '../diagnostics.ts';
+import { readEvents } from '../store/events.ts';
+import { parseFlags } from './args.ts';
+
+export interface Command { name: string; summary: string; usage?: string; run(args: string[]): Promise<number | void> }
+
+/** Subcommands of `npx toolsmith`. Later issues add theirs here (sandbox, verify, serve-model, ...). */
+export const commands: Command[] = [
+  {
+    name: 'migrate',
+    summary: 'apply the SQL migrations to DATABASE_URL (idempotent)',
+    async run() {
+      const url = config().databaseUrl;
+      const r = await migrate(url);
+      console.log(`${r.dialect} ${redact(url)}: applied ${r.applied.length} migration(s)${r.applied.length ? ` (${r.applied.join(', ')})` : ''}, ${r.alreadyApplied} already applied`);
+    },
+  },
+  {
+    name: 'worker',
+    summary: 'run a worker that leases jobs from DATABASE_URL (run several, on any machine)',
+    usage: '[--kinds diagnostics,train]',
+    async run(args) {
+      const f = parseFlags(args, { kinds: 'string' });
+      const { runWorker } = await import('../../workers/main.ts');
+      await runWorker({ kinds: typeof f.kinds === 'string' ? f.kinds.split(',').filter(Boolean) : undefined });
+    },
+  },
+  {
+    name: 'diagnostics',
+    summary: 'check Python, its packages, bubblewrap, onnxruntime, the database, disk and cores, with a fix for each problem',
+    usage: '[--queue]  (--queue: let a running worker do it and stream its events)',
+    async run(args) {
+      const f = parseFlags(args, { queue: 'boolean' });
+      const url = config().databaseUrl;
+      await migrate(url);
+      const db = await openDatabase(url);
+      try {
+        if (!f.queue) {
+          const { runChecks } = await import('../../workers/diagnostics/checks.ts');
+          const report = await runChecks(db, (r) => {
+            console.log(`${r.status === 'ok' ? 'ok  ' : r.status === 'warn' ? 'WARN' : 'FAIL'} ${r.name.padEnd(18)} ${r.detail}${r.fix ? `\n     fix: ${r.fix}` : ''}`);
+          });
+          return report.ok ? 0 : 1;
+        }
+        const { runId } = await launchDiagnostics(db);
+        console.log(`queued diagnostics run ${runId}; waiting for a worker…`);
+        let cursor = 0;
+        for (;;) {
+          const events = await readEvents(db, runId, cursor);
+          for (const e of events) {
+            console.log(e.message);
+            cursor = e.seq;
+          }
+          const run = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
+          if (['succeeded', 'failed', 'cancelled'].includes(run.status) && events.length === 0) return run.status === 'succeeded' ? 0 : 1;
+          await new Promise((r) => setTimeout(r, 300));
+        }
+      } finally {
+        await db.close();
+      }
+    },
+  },
+  {
+    name: 'start',
+    summary: 'set up and serve the workbench with one worker (same as npm start)',
+    async run() {
+      const { spawnSync } = await import('node:child_process');
+      return spawnSync(process.execPath, ['scripts/start.mjs'], { stdio: 'inherit' }).status ?? 1;
+    },
+  },
+];

@@ -1,0 +1,31 @@
+/**
+ * An error meant for a person: one line saying what is wrong and how to fix it. Entry points print
+ * `message` (never a stack) and exit non-zero; tRPC turns it into a BAD_REQUEST with the same text.
+ */
+export class UserError extends Error {
+  readonly fix?: string;
+  readonly field?: string;
+  constructor(message: string, opts: { fix?: string; field?: string } = {}) {
+    super(opts.fix ? `${message} — ${opts.fix}` : message);
+    this.name = 'UserError';
+    this.fix = opts.fix;
+    this.field = opts.field;
+  }
+}
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+/** Print an error for a person: a UserError as its one line; anything else as one line plus where to look. */
+export function reportFatal(prefix: string, err: unknown): void {
+  if (err instanceof UserError) {
+    console.error(`${prefix}: ${err.message}`);
+  } else {
+    const first = errorMessage(err).split('\n')[0];
+    console.error(`${prefix}: ${first}`);
+    if (process.env.TOOLSMITH_DEBUG) console.error(err);
+    else console.error(`${prefix}: (set TOOLSMITH_DEBUG=1 for the full stack trace)`);
+  }
+}

@@ -1,0 +1,50 @@
+import type { Database } from '../db/client.ts';
+import { newId } from '../ids.ts';
+import { appendEvent } from './events.ts';
+import { codeVersion } from '../version.ts';
+
+export type RunStatus = 'queued' | 'running' | 'paused' | 'succeeded' | 'failed' | 'cancelled';
+export const FINISHED: RunStatus[] = ['succeeded', 'failed', 'cancelled'];
+
+export interface NewRun { name: string; kind: string; recipeId?: string | null; recipeSpec?: unknown; seed?: number; totalSteps?: number | null }
+
+export async function createRun(db: Database, input: NewRun) {
+  return db.prisma.run.create({
+    data: {
+      id: newId('run_'),
+      name: input.name,
+      kind: input.kind,
+      recipeId: input.recipeId ?? null,
+      recipeSpec: JSON.stringify(input.recipeSpec ?? {}),
+      seed: input.seed ?? Math.floor(Math.random() * 2 ** 31),
+      codeVersion: codeVersion(),
+      status: 'queued',
+      totalSteps: input.totalSteps ?? null,
+    },
+  });
+}
+
+/** Move a run to a new status and write the change to its event stream. */
+export async function setRunStatus(db: Database, runId: string, status: RunStatus, opts: { error?: string | null; message?: string } = {}) {
+  const now = new Date();
+  await db.prisma.run.update({
+    where: { id: runId },
+    data: {
+      status,
+      updatedAt: now,
+      ...(status === 'running' ? { startedAt: now, finishedAt: null, error: null } : {}),
+      ...(FINISHED.includes(status) ? { finishedAt: now } : {}),
+      ...(opts.error !== undefined ? { error: opts.error } : {}),
+    },
+  });
+  await appendEvent(db, runId, {
+    type: 'status',
+    level: status === 'failed' ? 'error' : 'info',
+    message: opts.message ?? (opts.error ? `run ${status}: ${opts.error}` : `run ${status}`),
+    data: { status, error: opts.error ?? null },
+  });
+}
+
+export async function setRunProgress(db: Database, runId: string, progress: { stage?: number; stageName?: string; step?: number; totalSteps?: number }) {
+  await db.prisma.run.update({ where: { id: runId }, data: { ...progress, updatedAt: new Date() } });
+}

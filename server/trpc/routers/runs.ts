@@ -1,0 +1,72 @@
+import { tracked, TRPCError } from '@trpc/server';
+import { z } from 'zod';
+import { publicProcedure, router } from '../init.ts';
+import { readEvents } from '../../store/events.ts';
+import { listMetricKeys, readSeries } from '../../store/metrics.ts';
+import { cancelRun } from '../../store/cancel.ts';
+import { config } from '../../config.ts';
+
+const runId = z.string().min(1).max(100);
+
+export const runsRouter = router({
+  list: publicProcedure
+    .input(z.object({ kind: z.string().optional(), limit: z.number().int().min(1).max(500).default(50) }).default({ limit: 50 }))
+    .query(({ ctx, input }) =>
+      ctx.db.prisma.run.findMany({
+        where: input.kind ? { kind: input.kind } : {},
+        orderBy: { createdAt: 'desc' },
+        take: input.limit,
+        omit: { recipeSpec: true },
+      }),
+    ),
+
+  /**
+   * Everything a run page needs to draw, as of one event seq: the run, its recent log, its metrics. The page
+   * then subscribes to `events` from `lastSeq`, so nothing between this read and the stream is missed.
+   */
+  snapshot: publicProcedure.input(z.object({ runId, logTail: z.number().int().min(0).max(5000).default(1000) })).query(async ({ ctx, input }) => {
+    const run = await ctx.db.prisma.run.findUnique({ where: { id: input.runId } });
+    if (!run) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${input.runId} not found` });
+    const last = await ctx.db.prisma.runEvent.findFirst({ where: { runId: input.runId }, orderBy: { seq: 'desc' }, select: { seq: true } });
+    const lastSeq = last?.seq ?? 0;
+    const events = (await readEvents(ctx.db, input.runId, Math.max(0, lastSeq - input.logTail), input.logTail)).filter((e) => e.seq <= lastSeq);
+    const keys = await listMetricKeys(ctx.db, input.runId);
+    const metrics: Record<string, { step: number; value: number; time: number }[]> = {};
+    for (const key of keys) metrics[key] = await readSeries(ctx.db, input.runId, key);
+    return { run: { ...run, recipeSpec: JSON.parse(run.recipeSpec) as unknown }, lastSeq, events, metrics };
+  }),
+
+  series: publicProcedure
+    .input(z.object({ runId, key: z.string().min(1), fromStep: z.number().int().optional(), toStep: z.number().int().optional() }))
+    .query(({ ctx, input }) => readSeries(ctx.db, input.runId, input.key, input.fromStep, input.toStep)),
+
+  /**
+   * Live event stream from `cursor` (exclusive). Each event carries its seq as the SSE id, so a client that
+   * reconnects resumes at `lastEventId`. Events are read from the database: the worker that wrote them may be
+   * another process on another machine.
+   */
+  events: publicProcedure
+    .input(z.object({ runId, cursor: z.number().int().min(0).optional(), lastEventId: z.string().nullish() }))
+    .subscription(async function* ({ ctx, input, signal }) {
+      let cursor = input.lastEventId ? Number(input.lastEventId) : (input.cursor ?? 0);
+      if (!Number.isInteger(cursor) || cursor < 0) throw new TRPCError({ code: 'BAD_REQUEST', message: `lastEventId: "${input.lastEventId}" is not an event seq` });
+      const pollMs = Math.min(config().pollMs, 250);
+      while (!signal?.aborted) {
+        const batch = await readEvents(ctx.db, input.runId, cursor, 500);
+        for (const e of batch) {
+          cursor = e.seq;
+          yield tracked(String(e.seq), e);
+        }
+        if (batch.length < 500) await sleep(pollMs, signal);
+      }
+    }),
+
+  cancel: publicProcedure.input(z.object({ runId })).mutation(({ ctx, input }) => cancelRun(ctx.db, input.runId)),
+});
+
+function sleep(ms: number, signal?: AbortSignal) {
+  return new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+  });
+}

@@ -1,0 +1,132 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Database } from '../../server/db/client.ts';
+import { redact } from '../../server/db/url.ts';
+import { config } from '../../server/config.ts';
+
+/**
+ * Environment checks the other parts of Toolsmith depend on. Each returns a status and, when it is not ok,
+ * the one command or setting that fixes it.
+ */
+export type CheckStatus = 'ok' | 'warn' | 'fail';
+export interface CheckResult { name: string; status: CheckStatus; detail: string; fix?: string; ms: number }
+export interface DiagnosticsReport { at: string; host: string; ok: boolean; checks: CheckResult[] }
+
+type Check = { name: string; run: () => Promise<Omit<CheckResult, 'name' | 'ms'>> };
+
+const APT = 'apt-get install -y';
+
+function exec(file: string, args: string[], timeoutMs = 20000): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(file, args, { timeout: timeoutMs, env: { PATH: '/usr/bin:/bin', HOME: os.tmpdir() } as unknown as NodeJS.ProcessEnv }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
+      resolve({ code, stdout: String(stdout), stderr: String(stderr || (err && code === -1 ? err.message : '')) });
+    });
+  });
+}
+
+export const PYTHON_PACKAGES = [
+  { module: 'numpy', apt: 'python3-numpy', needed: 'sandbox' },
+  { module: 'sympy', apt: 'python3-sympy', needed: 'sandbox and verifier' },
+  { module: 'scipy', apt: 'python3-scipy', needed: 'sandbox' },
+  { module: 'torch', apt: 'python3-torch', needed: 'trainer' },
+];
+
+export function checks(db: Database): Check[] {
+  const python = config().python;
+  return [
+    {
+      name: 'python',
+      run: async () => {
+        if (!fs.existsSync(python)) return { status: 'fail', detail: `${python} not found`, fix: `${APT} python3 (or set TOOLSMITH_PYTHON)` };
+        const r = await exec(python, ['-c', 'import sys; print(sys.version.split()[0])']);
+        return r.code === 0 ? { status: 'ok', detail: `${python} ${r.stdout.trim()}` } : { status: 'fail', detail: r.stderr.trim().split('\n').pop() ?? 'python failed', fix: `${APT} python3` };
+      },
+    },
+    ...PYTHON_PACKAGES.map((p): Check => ({
+      name: `python:${p.module}`,
+      run: async () => {
+        const r = await exec(python, ['-c', `import ${p.module}; print(${p.module}.__version__)`], 60000);
+        if (r.code === 0) return { status: 'ok', detail: `${p.module} ${r.stdout.trim()}` };
+        return { status: 'fail', detail: `${p.module} cannot be imported by ${python} (needed by the ${p.needed})`, fix: `${APT} ${p.apt}` };
+      },
+    })),
+    {
+      name: 'bubblewrap',
+      run: async () => {
+        const bwrap = ['/usr/bin/bwrap', '/bin/bwrap'].find((f) => fs.existsSync(f));
+        if (!bwrap) return { status: 'fail', detail: 'bwrap not installed (the sandbox needs it for isolation)', fix: `${APT} bubblewrap` };
+        // The same isolation the sandbox uses: no network, read-only root, private /tmp, nobody user.
+        const r = await exec(bwrap, ['--ro-bind', '/', '/', '--tmpfs', '/tmp', '--proc', '/proc', '--dev', '/dev', '--unshare-all', '--die-with-parent',
+          '--uid', '65534', '--gid', '65534', '--', python, '-c', 'import socket,os; print(len(socket.if_nameindex()), os.getuid())']);
+        if (r.code !== 0) return { status: 'fail', detail: `bwrap could not start an isolated process: ${r.stderr.trim().split('\n')[0]}`, fix: 'run as root, or enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)' };
+        const [ifaces, uid] = r.stdout.trim().split(/\s+/);
+        return { status: 'ok', detail: `isolated: ${ifaces} network interface (loopback only), uid ${uid}` };
+      },
+    },
+    {
+      name: 'onnxruntime-node',
+      run: async () => {
+        try {
+          const ort = await import('onnxruntime-node');
+          const version = (ort as unknown as { env?: { versions?: Record<string, string> } }).env?.versions?.node ?? 'loaded';
+          return { status: 'ok', detail: `onnxruntime-node ${version} (CPU execution provider)` };
+        } catch (e) {
+          return { status: 'fail', detail: `onnxruntime-node does not load: ${(e as Error).message.split('\n')[0]}`, fix: 'ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0' };
+        }
+      },
+    },
+    {
+      name: 'database',
+      run: async () => {
+        const t0 = performance.now();
+        await db.query('SELECT 1');
+        const ms = performance.now() - t0;
+        const migrations = await db.query<{ n: number | bigint }>('SELECT COUNT(*) AS "n" FROM "_toolsmith_migrations"');
+        return { status: 'ok', detail: `${db.dialect} at ${redact(db.url)}; ${Number(migrations[0].n)} migration(s) applied; round trip ${ms.toFixed(1)} ms` };
+      },
+    },
+    {
+      name: 'disk',
+      run: async () => {
+        const dir = config().dataDir;
+        fs.mkdirSync(dir, { recursive: true });
+        const s = await fs.promises.statfs(dir);
+        const freeGiB = (s.bavail * s.bsize) / 2 ** 30;
+        const detail = `${freeGiB.toFixed(1)} GiB free under ${path.resolve(dir)}`;
+        if (freeGiB < 1) return { status: 'fail', detail, fix: 'free disk space or set TOOLSMITH_DATA_DIR to a larger disk' };
+        if (freeGiB < 5) return { status: 'warn', detail, fix: 'checkpoints and trajectories need room: free some disk space' };
+        return { status: 'ok', detail };
+      },
+    },
+    {
+      name: 'cores',
+      run: async () => {
+        const cores = os.availableParallelism();
+        const memGiB = os.totalmem() / 2 ** 30;
+        const detail = `${cores} cores, ${memGiB.toFixed(1)} GiB memory (the sandbox pool defaults to one interpreter per core)`;
+        return cores < 2 ? { status: 'warn', detail, fix: 'rollouts and tool calls share one core: expect slow runs' } : { status: 'ok', detail };
+      },
+    },
+  ];
+}
+
+/** Run every check, reporting each as it finishes. A check that throws is a failed check, not a failed run. */
+export async function runChecks(db: Database, onResult?: (r: CheckResult, index: number) => Promise<void> | void): Promise<DiagnosticsReport> {
+  const results: CheckResult[] = [];
+  for (const [i, c] of checks(db).entries()) {
+    const t0 = performance.now();
+    let r: Omit<CheckResult, 'name' | 'ms'>;
+    try {
+      r = await c.run();
+    } catch (e) {
+      r = { status: 'fail', detail: (e as Error).message.split('\n')[0], fix: 'see the worker log' };
+    }
+    const result = { name: c.name, ...r, ms: Math.round((performance.now() - t0) * 10) / 10 };
+    results.push(result);
+    await onResult?.(result, i);
+  }
+  return { at: new Date().toISOString(), host: os.hostname(), ok: results.every((r) => r.status !== 'fail'), checks: results };
+}

@@ -1,0 +1,23 @@
+import { runChecks } from '../diagnostics/checks.ts';
+import type { JobHandler } from '../types.ts';
+
+const MARK = { ok: '\u001b[32m✔\u001b[0m', warn: '\u001b[33m!\u001b[0m', fail: '\u001b[31m✘\u001b[0m' };
+
+/**
+ * "diagnostics" job: runs the environment checks, streaming one event per check (the terminal pane shows them)
+ * and one metric step per check (its duration, for the chart). The report is the job's result.
+ */
+export const diagnostics: JobHandler = async (ctx) => {
+  await ctx.log(`diagnostics on ${ctx.workerId}`, { type: 'log' });
+  const report = await runChecks(ctx.db, async (r, i) => {
+    if (ctx.signal.aborted) throw new Error('diagnostics stopped');
+    await ctx.log(`${MARK[r.status]} ${r.name.padEnd(18)} ${r.detail}${r.fix ? `  → fix: ${r.fix}` : ''}`, {
+      type: 'diagnostic', level: r.status === 'fail' ? 'error' : r.status === 'warn' ? 'warn' : 'info', data: r,
+    });
+    await ctx.metrics(i, { check_ms: r.ms, checks_ok: r.status === 'ok' ? 1 : 0 });
+    await ctx.progress({ step: i + 1 });
+  });
+  const failed = report.checks.filter((c) => c.status === 'fail').length;
+  await ctx.log(failed === 0 ? 'all checks passed' : `${failed} check(s) failed: see the fixes above`, { type: 'log', level: failed ? 'warn' : 'info' });
+  return report;
+};
