@@ -13,7 +13,7 @@ export function config() {
     dataDir,
     databaseUrl: env.DATABASE_URL && env.DATABASE_URL.trim() !== '' ? env.DATABASE_URL.trim() : `file:${path.join(dataDir, 'toolsmith.db')}`,
     port: num('PORT', 3000),
-    host: env.HOST ?? '0.0.0.0',
+    host: env.HOST ?? '127.0.0.1',
     python: env.TOOLSMITH_PYTHON ?? '/usr/bin/python3',
     workerId: env.TOOLSMITH_WORKER_ID ?? `${os.hostname()}-${process.pid}`,
     leaseSeconds,

@@ -38,9 +38,9 @@ function checkUnchanged(m: Migration, recorded: string | undefined) {
   }
 }
 
-export async function migrate(databaseUrl: string): Promise<MigrateResult> {
+export async function migrate(databaseUrl: string, root = MIGRATIONS_ROOT): Promise<MigrateResult> {
   const parsed = parseDatabaseUrl(databaseUrl);
-  const migrations = listMigrations(parsed.dialect);
+  const migrations = listMigrations(parsed.dialect, root);
   if (parsed.dialect === 'sqlite') return migrateSqlite(parsed.file, migrations);
   return migratePostgres(parsed.url, migrations);
 }

@@ -26,9 +26,9 @@ export function parseDatabaseUrl(raw: string): ParsedUrl {
   throw new UserError(`DATABASE_URL "${redact(url)}" is neither a file: nor a postgres:// URL`, { fix: FIX });
 }
 
-/** Hide a password in a URL before printing it. */
+/** Hide a password in a URL before printing it (one with a raw "@" too: URL parsers split at the last "@"). */
 export function redact(url: string): string {
-  return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
+  return url.replace(/(\/\/[^:/@]+:)[^@]*@(?:[^@/?#]*@)*/, '$1***@');
 }
 
 /** Rewrite `?` placeholders into PostgreSQL's `$n`; our raw SQL never contains a literal `?`. */

@@ -1,0 +1,173 @@
+// Idempotent set-up shared by `npm start` and `npm test`: each step records a hash of its inputs under
+// data/.setup/ and is skipped while the inputs are unchanged, so a second run takes seconds.
+// Uses only Node's standard library: it runs before node_modules exists.
+import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const STAMPS = path.join(ROOT, 'data/.setup');
+
+/** apt packages the runtime needs, and what each is for (printed when they cannot be installed). */
+export const RUNTIME_APT = {
+  'python3-numpy': 'numpy in the Python sandbox',
+  'python3-sympy': 'sympy in the sandbox and the answer verifier',
+  'python3-scipy': 'scipy in the sandbox',
+  'python3-torch': 'the PyTorch trainer',
+  bubblewrap: 'isolation of model-written code',
+};
+export const TEST_APT = { chromium: 'end-to-end tests (Playwright drives Debian\'s Chromium)', postgresql: 'the PostgreSQL half of the test suite' };
+
+export function log(msg) {
+  console.log(`[setup] ${msg}`);
+}
+
+function hashOf(paths) {
+  const h = createHash('sha256');
+  const walk = (p) => {
+    const abs = path.join(ROOT, p);
+    if (!fs.existsSync(abs)) return;
+    const st = fs.statSync(abs);
+    if (st.isDirectory()) {
+      for (const f of fs.readdirSync(abs).sort()) if (!['node_modules', '.next', 'generated'].includes(f)) walk(path.join(p, f));
+    } else {
+      h.update(p);
+      h.update(fs.readFileSync(abs));
+    }
+  };
+  paths.forEach(walk);
+  return h.digest('hex');
+}
+
+function stamped(name, hash) {
+  const f = path.join(STAMPS, name);
+  return fs.existsSync(f) && fs.readFileSync(f, 'utf8') === hash;
+}
+function stamp(name, hash) {
+  fs.mkdirSync(STAMPS, { recursive: true });
+  fs.writeFileSync(path.join(STAMPS, name), hash);
+}
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { cwd: ROOT, stdio: opts.quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit', env: { ...process.env, ...opts.env }, encoding: 'utf8' });
+  if (r.status !== 0) {
+    if (opts.quiet) process.stderr.write(`${r.stdout ?? ''}${r.stderr ?? ''}`);
+    throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.status ?? r.signal})`);
+  }
+  return r;
+}
+
+export function checkNode() {
+  const major = Number(process.versions.node.split('.')[0]);
+  if (major < 20) throw new Error(`Node ${process.versions.node} is too old: install Node 20 or newer`);
+}
+
+/** npm packages, from package-lock.json. onnxruntime-node's installer would try to download CUDA: skip it. */
+export function ensureNpm() {
+  // The lock file alone decides: editing package.json scripts must not trigger a reinstall.
+  const hash = hashOf(['package-lock.json']);
+  if (stamped('npm', hash) && fs.existsSync(path.join(ROOT, 'node_modules/.bin/next'))) return;
+  log('installing npm packages (npm ci)…');
+  run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { env: { ONNXRUNTIME_NODE_INSTALL: 'skip' } });
+  stamp('npm', hash);
+}
+
+function dpkgInstalled(pkg) {
+  const r = spawnSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' });
+  return r.status === 0 && r.stdout.includes('install ok installed');
+}
+
+/**
+ * Install missing apt packages when we can (root + apt-get). Otherwise say what to install and carry on:
+ * the parts that need them report it themselves (diagnostics shows a fix for each).
+ */
+export function ensureApt(packages) {
+  const hasDpkg = spawnSync('dpkg-query', ['--version']).status === 0;
+  if (!hasDpkg) {
+    log(`no dpkg here: make sure these are installed: ${Object.entries(packages).map(([p, why]) => `${p} (${why})`).join(', ')}`);
+    return Object.keys(packages);
+  }
+  const missing = Object.keys(packages).filter((p) => !dpkgInstalled(p));
+  if (missing.length === 0) return [];
+  const canApt = process.getuid?.() === 0 && spawnSync('apt-get', ['--version']).status === 0;
+  if (!canApt) {
+    log(`missing apt packages: ${missing.map((p) => `${p} (${packages[p]})`).join(', ')}`);
+    log(`install them with: sudo apt-get install -y ${missing.join(' ')}  — continuing without them`);
+    return missing;
+  }
+  log(`installing apt packages: ${missing.join(' ')}…`);
+  const env = { DEBIAN_FRONTEND: 'noninteractive' };
+  try {
+    run('apt-get', ['update', '-qq'], { env, quiet: true });
+    run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { env, quiet: true });
+  } catch (e) {
+    log(`apt-get could not install ${missing.join(' ')}: ${e.message}; continuing without them`);
+    return missing.filter((p) => !dpkgInstalled(p));
+  }
+  return [];
+}
+
+export function ensurePrismaClients() {
+  const hash = hashOf(['prisma/schema.prisma', 'scripts/prisma-generate.mjs', 'package-lock.json']);
+  if (stamped('prisma', hash) && fs.existsSync(path.join(ROOT, 'server/db/generated/postgresql/client.ts'))) return;
+  log('generating Prisma clients…');
+  run(process.execPath, ['scripts/prisma-generate.mjs'], { quiet: true });
+  stamp('prisma', hash);
+}
+
+export function ensureBuild() {
+  const hash = hashOf(['app', 'components', 'lib', 'server', 'public', 'next.config.js', 'tsconfig.json', 'package-lock.json', 'prisma/schema.prisma']);
+  if (stamped('build', hash) && fs.existsSync(path.join(ROOT, '.next/BUILD_ID'))) return;
+  log('building the web app (next build)…');
+  run(path.join(ROOT, 'node_modules/.bin/next'), ['build'], { quiet: true, env: { NEXT_TELEMETRY_DISABLED: '1' } });
+  stamp('build', hash);
+}
+
+/** Apply migrations through the CLI (the same code the worker runs); prints its one-line result. */
+export function migrate() {
+  const r = spawnSync(process.execPath, ['bin/toolsmith.mjs', 'migrate'], { cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) {
+    const err = new Error((r.stderr || r.stdout).trim().split('\n')[0]);
+    err.userFacing = true;
+    throw err;
+  }
+  log(r.stdout.trim());
+}
+
+/** Does /usr/bin/python3 (or TOOLSMITH_PYTHON) find these modules? Fast: find_spec does not import them. */
+export function missingPythonModules(modules = ['numpy', 'sympy', 'scipy', 'torch']) {
+  const python = process.env.TOOLSMITH_PYTHON ?? '/usr/bin/python3';
+  if (!fs.existsSync(python)) return modules;
+  const r = spawnSync(python, ['-c', `import importlib.util as u; print(",".join(m for m in ${JSON.stringify(modules)} if u.find_spec(m) is None))`], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim().split(',').filter(Boolean) : modules;
+}
+
+/** Everything `npm start` needs. Returns warnings to show once the app is up. */
+export function setup({ forTests = false } = {}) {
+  checkNode();
+  const t0 = Date.now();
+  ensureNpm();
+  const missingApt = ensureApt(forTests ? { ...RUNTIME_APT, ...TEST_APT } : RUNTIME_APT);
+  ensurePrismaClients();
+  ensureBuild();
+  const warnings = [];
+  const missingPy = missingPythonModules();
+  if (missingPy.length) {
+    warnings.push(`Python modules missing for ${process.env.TOOLSMITH_PYTHON ?? '/usr/bin/python3'}: ${missingPy.join(', ')} — install with: apt-get install -y ${missingPy.map((m) => `python3-${m}`).join(' ')}`);
+  }
+  if (missingApt.includes('bubblewrap')) warnings.push('bubblewrap is missing: the sandbox will refuse to run model code — install with: apt-get install -y bubblewrap');
+  log(`ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return warnings;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  try {
+    const warnings = setup({ forTests: process.argv.includes('--tests') });
+    for (const w of warnings) log(`warning: ${w}`);
+  } catch (e) {
+    console.error(`[setup] ${e.message}`);
+    process.exit(1);
+  }
+}

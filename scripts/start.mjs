@@ -1,0 +1,92 @@
+// `npm start`: set up (idempotent), migrate, then serve the web app and one worker until Ctrl-C.
+// `node scripts/start.mjs --serve-only` skips set-up (the e2e tests use it on a build they made).
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { ROOT, setup, migrate, log } from './setup.mjs';
+
+const serveOnly = process.argv.includes('--serve-only');
+const port = Number(process.env.PORT ?? 3000);
+const host = process.env.HOST ?? '127.0.0.1';
+
+function fail(line) {
+  console.error(`toolsmith: ${line}`);
+  process.exit(1);
+}
+
+if (!Number.isInteger(port) || port <= 0 || port > 65535) fail(`PORT=${process.env.PORT} is not a port number — use e.g. PORT=3000`);
+
+function portFree(p, h) {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', (e) => resolve(e.code === 'EADDRINUSE' ? false : true));
+    srv.listen(p, h, () => srv.close(() => resolve(true)));
+  });
+}
+
+let warnings = [];
+try {
+  if (!serveOnly) warnings = setup();
+  migrate();
+} catch (e) {
+  fail(e.userFacing ? e.message.replace(/^toolsmith migrate: /, '') : `set-up failed: ${e.message}`);
+}
+if (!(await portFree(port, host))) fail(`port ${port} on ${host} is already in use (another Toolsmith?) — stop that process or choose another port: PORT=${port + 1} npm start`);
+
+const children = new Map();
+let stopping = false;
+
+function launch(name, args, env = {}) {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const prefix = (stream, out) => {
+    let buf = '';
+    stream.on('data', (d) => {
+      buf += d;
+      const lines = buf.split('\n');
+      buf = lines.pop();
+      for (const l of lines) out.write(`[${name}] ${l}\n`);
+    });
+  };
+  prefix(child.stdout, process.stdout);
+  prefix(child.stderr, process.stderr);
+  child.on('exit', (code, signal) => {
+    children.delete(name);
+    if (!stopping) {
+      console.error(`toolsmith: the ${name} process exited (${signal ?? `code ${code}`}); stopping`);
+      shutdown(1);
+    } else if (children.size === 0) process.exit(exitCode);
+  });
+  children.set(name, child);
+}
+
+let exitCode = 0;
+function shutdown(code = 0) {
+  if (stopping) return;
+  stopping = true;
+  exitCode = code;
+  if (children.size === 0) process.exit(code);
+  for (const c of children.values()) c.kill('SIGTERM');
+  // The worker finishes or releases its job within its grace period; after that, force.
+  setTimeout(() => {
+    for (const c of children.values()) c.kill('SIGKILL');
+    process.exit(code);
+  }, 20000).unref();
+}
+process.on('SIGINT', () => shutdown(0));
+process.on('SIGTERM', () => shutdown(0));
+
+launch('web', [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', host], { NEXT_TELEMETRY_DISABLED: '1' });
+launch('worker', [path.join(ROOT, 'bin/toolsmith.mjs'), 'worker']);
+
+const url = `http://${host === '0.0.0.0' || host === '127.0.0.1' ? 'localhost' : host}:${port}`;
+for (let i = 0; i < 600 && !stopping; i++) {
+  try {
+    const r = await fetch(`http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}/api/trpc/system.health`);
+    if (r.ok) break;
+  } catch { /* not up yet */ }
+  await new Promise((r) => setTimeout(r, 100));
+}
+if (!stopping) {
+  for (const w of warnings) log(`warning: ${w}`);
+  console.log(`\nToolsmith is running at ${url}  (web + 1 worker; Ctrl-C stops both)\n`);
+}

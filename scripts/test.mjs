@@ -1,0 +1,78 @@
+// `npm test`: set-up (npm packages, apt packages incl. chromium and postgresql, Prisma clients, build), then
+// unit tests, integration tests on SQLite and on a throwaway PostgreSQL cluster, and Playwright e2e tests in
+// Chromium. `npm test -- unit|integration|sqlite|postgresql|e2e` runs a subset. Ends with "N passed, N failed".
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT, setup, log } from './setup.mjs';
+import { startPg } from './pg.mjs';
+
+const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const want = (name, group) => wanted.length === 0 || wanted.includes(name) || (group && wanted.includes(group));
+
+function files(dir) {
+  const abs = path.join(ROOT, dir);
+  if (!fs.existsSync(abs)) return [];
+  return fs.readdirSync(abs).filter((f) => f.endsWith('.test.ts')).sort().map((f) => path.join(dir, f));
+}
+
+/** Run a command, echo its output, and count results from its closing lines. */
+function runSuite(name, cmd, args, env = {}) {
+  return new Promise((resolve) => {
+    log(`— ${name} —`);
+    const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const tee = (s, w) => s.on('data', (d) => { out += d; w.write(d); });
+    tee(child.stdout, process.stdout);
+    tee(child.stderr, process.stderr);
+    child.on('exit', (code) => {
+      const n = (re) => { const m = [...out.matchAll(re)].pop(); return m ? Number(m[1]) : 0; };
+      // node --test (spec reporter): "ℹ pass N" / "ℹ fail N"; Playwright: "N passed" / "N failed" / "N flaky".
+      const passed = n(/ℹ pass (\d+)/g) + n(/^\s*(\d+) passed/gm) + n(/^\s*(\d+) flaky/gm);
+      const failed = n(/ℹ fail (\d+)/g) + n(/^\s*(\d+) failed/gm);
+      const ok = code === 0 && failed === 0;
+      // A suite that crashed before reporting counts as one failure, so it can never read as green.
+      resolve({ name, passed, failed: ok ? failed : Math.max(failed, 1), ok });
+    });
+  });
+}
+
+const nodeTest = (list) => [process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...list]];
+
+try {
+  setup({ forTests: true });
+} catch (e) {
+  console.error(`[test] set-up failed: ${e.message}`);
+  process.exit(1);
+}
+
+const results = [];
+const unit = files('tests/unit');
+const integration = files('tests/integration');
+if (want('unit') && unit.length) results.push(await runSuite('unit', ...nodeTest(unit)));
+if (want('sqlite', 'integration') && integration.length) {
+  results.push(await runSuite('integration (sqlite)', ...nodeTest(integration), { TOOLSMITH_TEST_DIALECT: 'sqlite' }));
+}
+if (want('postgresql', 'integration') && integration.length) {
+  let pg;
+  try {
+    pg = await startPg();
+    log(`PostgreSQL test cluster on 127.0.0.1:${pg.port}`);
+    results.push(await runSuite('integration (postgresql)', ...nodeTest(integration), { TOOLSMITH_TEST_DIALECT: 'postgresql', TOOLSMITH_TEST_PG_ADMIN_URL: pg.adminUrl }));
+  } catch (e) {
+    console.error(`[test] PostgreSQL suite could not run: ${e.message}`);
+    results.push({ name: 'integration (postgresql)', passed: 0, failed: 1, ok: false });
+  } finally {
+    pg?.stop();
+  }
+}
+if (want('e2e') && fs.existsSync(path.join(ROOT, 'e2e'))) {
+  results.push(await runSuite('e2e (chromium)', path.join(ROOT, 'node_modules/.bin/playwright'), ['test', '--reporter=list']));
+}
+
+const passed = results.reduce((s, r) => s + r.passed, 0);
+const failed = results.reduce((s, r) => s + r.failed, 0);
+console.log('\nsummary:');
+for (const r of results) console.log(`  ${r.ok ? 'ok  ' : 'FAIL'} ${r.name}: ${r.passed} passed, ${r.failed} failed`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed > 0 || results.some((r) => !r.ok) ? 1 : 0);
