@@ -36,7 +36,7 @@ if (argv.includes('--help') || argv.includes('-h')) {
 const QUICK = argv.includes('--quick');
 const SQLITE_ONLY = argv.includes('--sqlite-only');
 const roundsArg = argv.indexOf('--rounds');
-const ROUNDS = roundsArg >= 0 ? Math.max(1, Number(argv[roundsArg + 1]) || 2) : 2;
+const ROUNDS = roundsArg >= 0 ? Math.max(1, Number(argv[roundsArg + 1]) || 3) : 3;
 for (const a of argv) {
   if (a.startsWith('--') && !['--quick', '--sqlite-only', '--rounds', '--help'].includes(a)) {
     console.error(`bench:db: unknown flag ${a} (known: --quick, --sqlite-only, --rounds N)`);
@@ -51,7 +51,9 @@ const GROUP = 8; // rollouts per prompt (G)
 
 const SIZES = QUICK
   ? { metricBatched: 20_000, metricBatch: 5_000, metricSingle: 500, trajBatched: 2_000, trajBatch: 512, trajSingle: 50 }
-  : { metricBatched: 100_000, metricBatch: 5_000, metricSingle: 2_000, trajBatched: 4_000, trajBatch: 512, trajSingle: 200 };
+  // Big enough that every timed section runs ≥ ~0.5 s on a 2-core machine (shorter ones are mostly noise); the whole
+  // bench, PostgreSQL start-up and read-back history included, stays well under 2 minutes there.
+  : { metricBatched: 200_000, metricBatch: 5_000, metricSingle: 5_000, trajBatched: 8_000, trajBatch: 512, trajSingle: 500 };
 
 /** History added (untimed) before the read-back, so the reads are index lookups in a big table, not a full scan of a small one. */
 const FILL_STEPS = 16; // extra steps of small trajectories in the measured run
@@ -155,11 +157,12 @@ function makeTrajectory(r: Rng, runId: string, i: number, stepBase = 0): Traject
 }
 
 const METRIC_KEYS = ['loss', 'reward/mean', 'reward/std', 'kl', 'entropy', 'grad_norm', 'lr', 'tool/error_rate', 'len/response', 'time/step',
-  'clip_frac', 'adv/mean', 'adv/std', 'tool/calls', 'len/prompt', 'throughput'];
+  'clip_frac', 'adv/mean', 'adv/std', 'tool/calls', 'len/prompt', 'throughput', 'val/pass@1', 'val/len', 'tool/timeout_rate', 'time/rollout',
+  'time/update', 'tokens/s', 'groups/filtered', 'reward/format'];
 
 /** `count` points laid out step-major over count/SERIES_LEN keys, so each key ends up with a SERIES_LEN-long series. */
 function makeMetricPoints(r: Rng, runId: string, count: number): MetricPointInput[] {
-  const keys = METRIC_KEYS.slice(0, Math.max(1, Math.ceil(count / SERIES_LEN)));
+  const keys = Array.from({ length: Math.max(1, Math.ceil(count / SERIES_LEN)) }, (_, i) => METRIC_KEYS[i] ?? `custom/${i}`);
   const out: MetricPointInput[] = [];
   for (let step = 0; out.length < count; step++) {
     for (const key of keys) {
@@ -262,7 +265,7 @@ async function benchDatabase(url: string, dialect: Dialect): Promise<DbReport> {
     progress(`${dialect}: filling history for read-back (not timed)`);
     const fr = prng(7);
     const small = (i: number): TrajectoryInput => ({
-      runId: runB, step: 2 + Math.floor(i / STEP_SIZE), stage: 0, groupId: `f${String(Math.floor((i % STEP_SIZE) / GROUP)).padStart(4, '0')}`,
+      runId: runB, step: Math.ceil(SIZES.trajBatched / STEP_SIZE) + Math.floor(i / STEP_SIZE), stage: 0, groupId: `f${String(Math.floor((i % STEP_SIZE) / GROUP)).padStart(4, '0')}`,
       sampleIndex: i % GROUP, reward: fr.next() < 0.5 ? 1 : -1, finishReason: 'stop', content: { turns: [{ role: 'assistant', text: sentence(fr, 8, 20) }] }, toolCalls: [],
     });
     const fill = Array.from({ length: FILL_STEPS * STEP_SIZE }, (_, i) => small(i));
@@ -408,7 +411,7 @@ function printReport(reports: DbReport[], skipped: string | null, avgBytes: { co
   md.push(`|---|---|---:|---:|`);
   for (const rep of reports) for (const rb of rep.reads) md.push(`| ${label(rep.dialect)} | ${rb.name} | ${fmtInt(rb.rows)} | ${fmtMs(rb.warmMs)} ms |`);
   md.push('');
-  md.push(`Measured by \`npm run bench:db\`${QUICK ? ' --quick' : ''} on ${env}: metric points in batches of ${fmtInt(SIZES.metricBatch)}, ` +
+  md.push(`Measured by \`npm run bench:db${QUICK ? ' -- --quick' : ''}\` on ${env}: metric points in batches of ${fmtInt(SIZES.metricBatch)}, ` +
     `trajectories (avg ${(avgBytes.content / 1024).toFixed(1)} KB content + ${(avgBytes.calls / 1024).toFixed(1)} KB in 5 tool calls) in batches of ${SIZES.trajBatch}, ` +
     `one transaction each; one-at-a-time = one statement and commit per row. SQLite in WAL mode with synchronous=NORMAL` +
     (reports.some((r) => r.dialect === 'postgresql') ? '; PostgreSQL is a local throwaway cluster with fsync=off and synchronous_commit=off, which flatters one-at-a-time commits' : '') +

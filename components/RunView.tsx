@@ -22,20 +22,28 @@ export function RunView({ runId }: { runId: string }) {
   const [series, setSeries] = useState<Series>({});
   const [status, setStatus] = useState<{ status: string; error: string | null } | null>(null);
   const [lastSeq, setLastSeq] = useState(0);
-  const [seeded, setSeeded] = useState(false);
+  // The seq of the snapshot the page was seeded from: the stream starts there. Kept apart from snapshot.data,
+  // which is refetched (for the run's step, start and finish times) without moving the stream.
+  const [cursor, setCursor] = useState<number | null>(null);
 
   useEffect(() => {
     const data = snapshot.data;
-    if (!data || seeded) return;
+    if (!data || cursor !== null) return;
     setSeries(data.metrics);
     setStatus({ status: data.run.status, error: data.run.error });
     setLastSeq(data.lastSeq);
     for (const e of data.events) terminal.current?.writeLine(eventLine(e));
-    setSeeded(true);
-  }, [snapshot.data, seeded]);
+    setCursor(data.lastSeq);
+  }, [snapshot.data, cursor]);
 
+  const current = status?.status ?? snapshot.data?.run.status ?? 'loading';
+  const finished = ['succeeded', 'failed', 'cancelled'].includes(current);
+  // The header's run row (step, times) is polled while the run is live; the log and chart come from the stream.
+  const runRow = useQuery(trpc.runs.get.queryOptions({ runId }, { enabled: cursor !== null, refetchInterval: finished ? false : 2000 }));
+
+  // A finished run writes no more events: stop streaming then (the last event seen is its final status).
   const stream = useSubscription(
-    trpc.runs.events.subscriptionOptions(seeded && snapshot.data ? { runId, cursor: snapshot.data.lastSeq } : skipToken, {
+    trpc.runs.events.subscriptionOptions(cursor !== null && !finished ? { runId, cursor } : skipToken, {
       onData: ({ data: e }) => {
         terminal.current?.writeLine(eventLine(e));
         setLastSeq(e.seq);
@@ -50,6 +58,7 @@ export function RunView({ runId }: { runId: string }) {
         if (e.type === 'status' && e.data) {
           const s = e.data as { status: string; error: string | null };
           setStatus({ status: s.status, error: s.error });
+          void runRow.refetch();
         }
       },
     }),
@@ -57,17 +66,15 @@ export function RunView({ runId }: { runId: string }) {
 
   const cancel = useMutation(trpc.runs.cancel.mutationOptions());
 
-  if (snapshot.error) return <div className="panel error" role="alert">Could not load run {runId}: {snapshot.error.message}</div>;
-  const run = snapshot.data?.run;
-  const current = status?.status ?? run?.status ?? 'loading';
-  const finished = ['succeeded', 'failed', 'cancelled'].includes(current);
+  if (snapshot.error && !snapshot.data) return <div className="panel error" role="alert">Could not load run {runId}: {snapshot.error.message}</div>;
+  const run = runRow.data ?? snapshot.data?.run;
   return (
     <div>
       <div className="row" style={{ justifyContent: 'space-between' }}>
         <h1>{run ? run.name : 'Run'}</h1>
         <div className="row">
           <StatusBadge status={current} />
-          <span className="muted" aria-label="Stream state">{stream.status === 'pending' ? 'live' : stream.status}</span>
+          <span className="muted" aria-label="Stream state">{finished ? 'finished' : stream.status === 'pending' ? 'live' : stream.status}</span>
           <button className="danger" onClick={() => cancel.mutate({ runId })} disabled={finished || cancel.isPending} aria-label="Cancel run">Cancel</button>
         </div>
       </div>

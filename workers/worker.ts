@@ -50,6 +50,9 @@ export class Worker {
       if (timedOut) {
         this.log(`job ${cur.job.id} did not stop within the grace period; releasing it`);
         await this.releaseForShutdown(cur.job);
+        // Do not wait for a handler that ignores its signal: the grace period bounds the shutdown. The loop
+        // leases nothing more (stopping is set), and the queue refuses the handler's late complete/fail.
+        return;
       }
     }
     await this.loopDone;
@@ -75,6 +78,11 @@ export class Worker {
         if (!job) {
           await this.idle(this.opts.pollMs);
           continue;
+        }
+        if (this.stopping) {
+          // stop() came while the lease was in flight: it saw no current job, so give this one straight back.
+          await queue.release(this.db, job.id, this.opts.id);
+          break;
         }
         await this.run(job);
       } catch (e) {

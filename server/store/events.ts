@@ -48,7 +48,7 @@ async function appendChunk(db: Database, runId: string, events: EventInput[], on
 
 export function isUniqueViolation(e: unknown): boolean {
   const text = `${(e as Error)?.message ?? ''} ${JSON.stringify((e as { meta?: unknown })?.meta ?? '')}`;
-  return /UNIQUE constraint|unique constraint|duplicate key|23505|P2002|SQLITE_CONSTRAINT/i.test(text);
+  return /UNIQUE constraint|unique constraint|duplicate key|23505|P2002|SQLITE_CONSTRAINT_(?:PRIMARYKEY|UNIQUE)/i.test(text);
 }
 
 /** Events after `afterSeq`, oldest first: one range scan on the (runId, seq) primary key. */

@@ -41,15 +41,17 @@ export async function logMetrics(db: Database, runId: string, step: number, valu
   }
 }
 
+/** Four significant digits without trailing zeros: 0.5, 46.9, 1143, 1.235e-5. */
 export function formatNumber(v: number): string {
   if (Number.isInteger(v)) return String(v);
-  return Math.abs(v) >= 1000 || Math.abs(v) < 0.001 ? v.toExponential(3) : v.toPrecision(4);
+  return String(Number(v.toPrecision(4)));
 }
 
 /** One metric of one run, by step: a single range scan of the (runId, key, step) primary key. */
 export async function readSeries(db: Database, runId: string, key: string, fromStep?: number, toStep?: number): Promise<SeriesPoint[]> {
   return db.prisma.metricPoint.findMany({
-    where: { runId, key, step: { gte: fromStep ?? Number.MIN_SAFE_INTEGER, lte: toStep ?? Number.MAX_SAFE_INTEGER } },
+    // An absent bound is left out (undefined): a MIN/MAX_SAFE_INTEGER stand-in overflows PostgreSQL's INTEGER step.
+    where: { runId, key, step: { gte: fromStep, lte: toStep } },
     orderBy: { step: 'asc' },
     select: { step: true, value: true, time: true },
   });

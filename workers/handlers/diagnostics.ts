@@ -1,4 +1,4 @@
-import { runChecks } from '../diagnostics/checks.ts';
+import { checks, runChecks } from '../diagnostics/checks.ts';
 import type { JobHandler } from '../types.ts';
 
 const MARK = { ok: '\u001b[32m✔\u001b[0m', warn: '\u001b[33m!\u001b[0m', fail: '\u001b[31m✘\u001b[0m' };
@@ -9,12 +9,14 @@ const MARK = { ok: '\u001b[32m✔\u001b[0m', warn: '\u001b[33m!\u001b[0m', fail:
  */
 export const diagnostics: JobHandler = async (ctx) => {
   await ctx.log(`diagnostics on ${ctx.workerId}`, { type: 'log' });
+  await ctx.progress({ step: 0, totalSteps: checks(ctx.db).length });
   const report = await runChecks(ctx.db, async (r, i) => {
     if (ctx.signal.aborted) throw new Error('diagnostics stopped');
     await ctx.log(`${MARK[r.status]} ${r.name.padEnd(18)} ${r.detail}${r.fix ? `  → fix: ${r.fix}` : ''}`, {
       type: 'diagnostic', level: r.status === 'fail' ? 'error' : r.status === 'warn' ? 'warn' : 'info', data: r,
     });
-    await ctx.metrics(i, { check_ms: r.ms, checks_ok: r.status === 'ok' ? 1 : 0 });
+    // Step n = the n-th check, so the chart's x axis and the run's "step n / total" agree.
+    await ctx.metrics(i + 1, { check_ms: r.ms, checks_ok: r.status === 'ok' ? 1 : 0 });
     await ctx.progress({ step: i + 1 });
   });
   const failed = report.checks.filter((c) => c.status === 'fail').length;

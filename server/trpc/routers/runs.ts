@@ -7,6 +7,8 @@ import { cancelRun } from '../../store/cancel.ts';
 import { config } from '../../config.ts';
 
 const runId = z.string().min(1).max(100);
+// Steps are 32-bit INTEGER columns on PostgreSQL.
+const stepNumber = z.number().int().min(-(2 ** 31)).max(2 ** 31 - 1);
 
 export const runsRouter = router({
   list: publicProcedure
@@ -19,6 +21,12 @@ export const runsRouter = router({
         omit: { recipeSpec: true },
       }),
     ),
+
+  get: publicProcedure.input(z.object({ runId })).query(async ({ ctx, input }) => {
+    const run = await ctx.db.prisma.run.findUnique({ where: { id: input.runId }, omit: { recipeSpec: true } });
+    if (!run) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${input.runId} not found` });
+    return run;
+  }),
 
   /**
    * Everything a run page needs to draw, as of one event seq: the run, its recent log, its metrics. The page
@@ -37,7 +45,7 @@ export const runsRouter = router({
   }),
 
   series: publicProcedure
-    .input(z.object({ runId, key: z.string().min(1), fromStep: z.number().int().optional(), toStep: z.number().int().optional() }))
+    .input(z.object({ runId, key: z.string().min(1), fromStep: stepNumber.optional(), toStep: stepNumber.optional() }))
     .query(({ ctx, input }) => readSeries(ctx.db, input.runId, input.key, input.fromStep, input.toStep)),
 
   /**
@@ -64,9 +72,12 @@ export const runsRouter = router({
   cancel: publicProcedure.input(z.object({ runId })).mutation(({ ctx, input }) => cancelRun(ctx.db, input.runId)),
 });
 
+/** Wait `ms`, or less if `signal` aborts. Removes its abort listener either way: a stream polls for hours. */
 function sleep(ms: number, signal?: AbortSignal) {
   return new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+    if (signal?.aborted) return resolve();
+    const onAbort = () => { clearTimeout(t); resolve(); };
+    const t = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
