@@ -8,5 +8,6 @@ register();
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { main } = await import(pathToFileURL(path.join(root, 'server/cli/main.ts')).href);
 const code = await main(process.argv.slice(2));
-// The worker keeps running; everything else exits with its status.
-if (process.argv[2] !== 'worker') process.exit(code);
+// A running worker returns only when it stops (it exits from its signal handler); a worker that could not
+// start, and every other command, exits with its status.
+if (process.argv[2] !== 'worker' || code !== 0) process.exit(code);

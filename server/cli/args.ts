@@ -6,14 +6,16 @@ export function parseFlags(args: string[], spec: Record<string, 'string' | 'numb
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (!a.startsWith('--')) throw new UserError(`unexpected argument "${a}"`, { fix: 'options look like --name value' });
-    const [key, inline] = a.slice(2).split('=', 2);
+    const eq = a.indexOf('=');
+    const key = eq === -1 ? a.slice(2) : a.slice(2, eq);
+    const inline = eq === -1 ? undefined : a.slice(eq + 1);
     const type = spec[key];
     if (!type) throw new UserError(`unknown option --${key}`, { fix: `known: ${Object.keys(spec).map((k) => `--${k}`).join(', ') || 'none'}` });
     if (type === 'boolean') { out[key] = true; continue; }
     const value = inline ?? args[++i];
     if (value === undefined) throw new UserError(`option --${key} needs a value`);
     if (type === 'number') {
-      const n = Number(value);
+      const n = value.trim() === '' ? NaN : Number(value);
       if (!Number.isFinite(n)) throw new UserError(`option --${key}: "${value}" is not a number`);
       out[key] = n;
     } else out[key] = value;

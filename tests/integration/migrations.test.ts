@@ -252,7 +252,7 @@ test('a PostgreSQL database that does not exist is named in a one-line UserError
   }
 });
 
-test('a worker that cannot open its database exits non-zero with one line', { todo: 'bin/toolsmith.mjs never exits for `worker`, so a failed start exits 0' }, async () => {
+test('a worker that cannot open its database exits non-zero with one line', async () => {
   const r = await runCli(['worker'], { DATABASE_URL: 'mysql://nope' }, 30000);
   assert.match(r.stderr, /^toolsmith worker: DATABASE_URL/);
   assert.notEqual(r.code, 0);

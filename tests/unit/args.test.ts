@@ -53,12 +53,10 @@ test('parseFlags: a non-number for a number option is refused', () => {
   userError(() => parseFlags(['--steps', 'Infinity'], SPEC), /is not a number/);
 });
 
-// Known defects in server/cli/args.ts (outside this suite's remit to fix); recorded as todo so they show up
-// in the test report without failing the run.
-test('parseFlags: an inline value may itself contain "="', { todo: 'split("=", 2) drops everything after a second "="' }, () => {
+test('parseFlags: an inline value may itself contain "="', () => {
   assert.deepEqual(parseFlags(['--kinds=a=b'], SPEC), { kinds: 'a=b' });
 });
 
-test('parseFlags: an empty number is refused, not read as 0', { todo: 'Number("") is 0, so --steps= silently becomes 0' }, () => {
+test('parseFlags: an empty number is refused, not read as 0', () => {
   userError(() => parseFlags(['--steps='], SPEC), /is not a number/);
 });
