@@ -1,0 +1,308 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { config } from '../../server/config.ts';
+import { parseDatabaseUrl } from '../../server/db/url.ts';
+import { UserError } from '../../server/errors.ts';
+import { bwrapCommand } from './bwrap.ts';
+import { internalResult, type CallStatus, type RunOptions, type Sandbox, type SandboxCall, type SandboxResult } from './types.ts';
+import { ZygoteProcess, type ZygoteReply } from './zygote-process.ts';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+export const ZYGOTE_SCRIPT = path.join(HERE, 'zygote.py');
+const PROJECT_ROOT = path.resolve(HERE, '../..');
+
+export interface PoolOptions {
+  /** Number of warm interpreters (default: the core count). */
+  size?: number;
+  /** Calls that may wait for an interpreter; past that, run() waits for room (backpressure). */
+  maxQueue?: number;
+  /** How long a call may wait in the queue before it is answered `timeout` (QueueTimeout), ms. */
+  queueTimeoutMs?: number;
+  timeoutS?: number;
+  memoryMb?: number;
+  maxOutputBytes?: number;
+  maxProcesses?: number;
+  maxFileMb?: number;
+  tmpMb?: number;
+  python?: string;
+  /** Modules each zygote imports up front (default numpy, sympy, scipy, scipy.special; more makes forks dearer). */
+  preload?: string[];
+  /** Run without bubblewrap. Only for machines where it cannot run; every start says so loudly. */
+  unsafe?: boolean;
+  /** Extra host paths to hide from the sandbox (the project, data folder and homes are always hidden). */
+  hide?: string[];
+  healthIntervalMs?: number;
+  log?: (line: string) => void;
+}
+
+interface Pending {
+  call: SandboxCall;
+  enqueuedAt: number;
+  deadline: number;
+  retried: boolean;
+  resolve: (r: SandboxResult) => void;
+  timer?: NodeJS.Timeout;
+}
+
+interface Slot { index: number; uid: number; zygote: ZygoteProcess | null; busy: boolean; starting: boolean; failures: number }
+
+/**
+ * A pool of warm zygotes. Each call goes to an idle zygote, which forks a fresh child for it; a zygote that dies
+ * is replaced, and the call it was running is retried once, then answered `internal`. Every call resolves
+ * exactly once: with its result, a queue timeout, or `internal` when the pool closes.
+ */
+export class SandboxPool implements Sandbox {
+  private slots: Slot[] = [];
+  private queue: Pending[] = [];
+  private spaceWaiters: (() => void)[] = [];
+  private closed = false;
+  private health?: NodeJS.Timeout;
+  readonly opts: Required<Omit<PoolOptions, 'hide' | 'log'>> & { hide: string[]; log: (line: string) => void };
+  readonly stats = { calls: 0, retries: 0, restarts: 0, byStatus: {} as Record<string, number> };
+
+  private constructor(opts: PoolOptions) {
+    const cfg = config();
+    this.opts = {
+      size: opts.size ?? os.availableParallelism(),
+      maxQueue: opts.maxQueue ?? 4096,
+      queueTimeoutMs: opts.queueTimeoutMs ?? 120000,
+      timeoutS: opts.timeoutS ?? 4,
+      memoryMb: opts.memoryMb ?? 1024,
+      maxOutputBytes: opts.maxOutputBytes ?? 1024 * 1024,
+      maxProcesses: opts.maxProcesses ?? 32,
+      maxFileMb: opts.maxFileMb ?? 64,
+      tmpMb: opts.tmpMb ?? 256,
+      python: opts.python ?? cfg.python,
+      preload: opts.preload ?? (process.env.TOOLSMITH_SANDBOX_PRELOAD ?? 'numpy,sympy,scipy,scipy.special').split(',').filter(Boolean),
+      unsafe: opts.unsafe ?? process.env.TOOLSMITH_SANDBOX_UNSAFE === '1',
+      hide: opts.hide ?? [],
+      healthIntervalMs: opts.healthIntervalMs ?? 5000,
+      log: opts.log ?? ((line) => console.error(`[sandbox] ${line}`)),
+    };
+  }
+
+  /** Start the pool; refuses (with the reason and the fix) when bubblewrap cannot isolate, unless unsafe. */
+  static async start(opts: PoolOptions = {}): Promise<SandboxPool> {
+    const pool = new SandboxPool(opts);
+    if (pool.opts.unsafe) {
+      pool.opts.log('!!! UNSAFE MODE: model code runs WITHOUT isolation (no bubblewrap): it can read your files and reach the network. Never use this with untrusted models. !!!');
+    } else {
+      checkBubblewrap(pool.opts.python);
+    }
+    const base = 100000 + (process.pid % 20000) * 64;
+    pool.slots = Array.from({ length: pool.opts.size }, (_, i) => ({ index: i, uid: base + i, zygote: null, busy: false, starting: false, failures: 0 }));
+    await Promise.all(pool.slots.map((s) => pool.spawn(s)));
+    const up = pool.slots.filter((s) => s.zygote?.alive).length;
+    if (up === 0) {
+      await pool.close();
+      throw new UserError('no sandbox interpreter could start', { fix: 'run `npx toolsmith diagnostics` to see which part is missing' });
+    }
+    pool.health = setInterval(() => void pool.checkHealth(), pool.opts.healthIntervalMs);
+    pool.health.unref();
+    return pool;
+  }
+
+  private command(slot: Slot) {
+    if (this.opts.unsafe) return { file: this.opts.python, args: ['-I', ZYGOTE_SCRIPT, this.opts.preload.join(',')] };
+    const cfg = config();
+    const hide = [PROJECT_ROOT, cfg.dataDir, os.homedir(), ...this.opts.hide];
+    try {
+      const db = parseDatabaseUrl(cfg.databaseUrl);
+      if (db.dialect === 'sqlite' && db.file !== ':memory:') hide.push(path.dirname(db.file));
+    } catch { /* no usable DATABASE_URL: nothing more to hide */ }
+    return bwrapCommand({
+      python: this.opts.python, zygotePath: ZYGOTE_SCRIPT, hide: hide.filter((p) => fs.existsSync(p)), uid: slot.uid,
+      asRoot: process.getuid?.() === 0, tmpBytes: this.opts.tmpMb * 1024 * 1024, preload: this.opts.preload.join(','),
+    });
+  }
+
+  private async spawn(slot: Slot): Promise<void> {
+    if (this.closed) return;
+    slot.starting = true;
+    const { file, args } = this.command(slot);
+    const z = new ZygoteProcess(file, args);
+    slot.zygote = z;
+    z.on('exit', () => {
+      if (slot.zygote !== z || this.closed) return;
+      slot.zygote = null;
+      if (!slot.busy) this.respawnLater(slot);
+    });
+    try {
+      await withTimeout(z.ready, 60000, 'the sandbox interpreter did not start within 60 s');
+      slot.failures = 0;
+    } catch (e) {
+      slot.failures++;
+      this.opts.log(`interpreter ${slot.index} failed to start: ${(e as Error).message}`);
+      z.kill();
+      if (slot.zygote === z) slot.zygote = null;
+    } finally {
+      slot.starting = false;
+    }
+    if (slot.zygote) this.pump();
+    else this.respawnLater(slot);
+  }
+
+  private respawnLater(slot: Slot) {
+    if (this.closed || slot.starting) return;
+    this.stats.restarts++;
+    // Back off when starting keeps failing, so a broken environment does not spin.
+    const delay = Math.min(30000, slot.failures === 0 ? 0 : 250 * 2 ** slot.failures);
+    setTimeout(() => void this.spawn(slot), delay).unref();
+  }
+
+  run(call: SandboxCall, opts: RunOptions = {}): Promise<SandboxResult> {
+    const enqueuedAt = Date.now();
+    const deadline = opts.deadline ?? enqueuedAt + this.opts.queueTimeoutMs + (call.timeoutS ?? this.opts.timeoutS) * 1000;
+    return new Promise<SandboxResult>((resolve) => {
+      if (this.closed) return resolve(internalResult('the sandbox pool is closed'));
+      const p: Pending = { call, enqueuedAt, deadline, retried: false, resolve };
+      const admit = () => {
+        if (this.closed) return resolve(internalResult('the sandbox pool is closed'));
+        if (this.queue.length >= this.opts.maxQueue) { this.spaceWaiters.push(admit); return; }
+        p.timer = setTimeout(() => this.expire(p), Math.max(0, deadline - Date.now()));
+        this.queue.push(p);
+        this.pump();
+      };
+      opts.signal?.addEventListener('abort', () => this.expire(p, 'cancelled by the caller'), { once: true });
+      admit();
+    });
+  }
+
+  runBatch(calls: SandboxCall[], opts: RunOptions = {}): Promise<SandboxResult[]> {
+    return Promise.all(calls.map((c) => this.run(c, opts)));
+  }
+
+  /** A queued call whose deadline passed: answered here, never run. */
+  private expire(p: Pending, why = 'the call waited in the queue past its deadline') {
+    const i = this.queue.indexOf(p);
+    if (i === -1) return;
+    this.queue.splice(i, 1);
+    this.finish(p, { ...internalResult(why, Date.now() - p.enqueuedAt), status: 'timeout', errorType: 'QueueTimeout' });
+    this.freeSpace();
+  }
+
+  private freeSpace() {
+    while (this.spaceWaiters.length && this.queue.length < this.opts.maxQueue) this.spaceWaiters.shift()!();
+  }
+
+  private finish(p: Pending, r: SandboxResult) {
+    clearTimeout(p.timer);
+    this.stats.calls++;
+    this.stats.byStatus[r.status] = (this.stats.byStatus[r.status] ?? 0) + 1;
+    p.resolve(r);
+  }
+
+  private pump() {
+    for (const slot of this.slots) {
+      if (this.queue.length === 0) return;
+      if (slot.busy || slot.starting || !slot.zygote?.alive) continue;
+      const p = this.queue.shift()!;
+      this.freeSpace();
+      void this.execute(slot, p);
+    }
+  }
+
+  private async execute(slot: Slot, p: Pending) {
+    const z = slot.zygote!;
+    slot.busy = true;
+    const startedAt = Date.now();
+    const queueMs = startedAt - p.enqueuedAt;
+    const remainingS = (p.deadline - startedAt) / 1000;
+    const timeoutS = Math.max(0.05, Math.min(p.call.timeoutS ?? this.opts.timeoutS, remainingS));
+    let reply: ZygoteReply | null = null;
+    try {
+      // The zygote enforces the timeout itself; this guard only catches a zygote that stopped answering.
+      reply = await withTimeout(z.call({ ...p.call, timeoutS }, this.opts), (timeoutS + 10) * 1000, 'no answer').catch(() => null);
+    } finally {
+      slot.busy = false;
+    }
+    if (reply === null) {
+      // The zygote died (or hung) during the call: replace it, and retry the call once on a fresh one.
+      if (slot.zygote === z) { z.kill(); slot.zygote = null; }
+      this.respawnLater(slot);
+      if (!p.retried && Date.now() < p.deadline && !this.closed) {
+        p.retried = true;
+        this.stats.retries++;
+        this.queue.unshift(p);
+      } else {
+        this.finish(p, internalResult('the sandbox interpreter died during the call (the call was retried once)', queueMs));
+      }
+    } else {
+      this.finish(p, toResult(reply, queueMs));
+    }
+    this.pump();
+  }
+
+  /** Ping idle zygotes; one that does not answer in 5 s is replaced. */
+  private async checkHealth() {
+    for (const slot of this.slots) {
+      const z = slot.zygote;
+      if (!z || slot.busy || slot.starting || !z.alive) continue;
+      slot.busy = true;
+      const pong = await withTimeout(z.request({ ping: true }), 5000, 'ping timeout').catch(() => null);
+      slot.busy = false;
+      if (!pong && slot.zygote === z) {
+        this.opts.log(`interpreter ${slot.index} did not answer a health check; replacing it`);
+        z.kill();
+      }
+      this.pump();
+    }
+  }
+
+  /** Pool state for /health and /metrics. */
+  status() {
+    return {
+      size: this.slots.length,
+      alive: this.slots.filter((s) => s.zygote?.alive && !s.starting).length,
+      busy: this.slots.filter((s) => s.busy).length,
+      queued: this.queue.length,
+      unsafe: this.opts.unsafe,
+      ...this.stats,
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.health);
+    for (const p of this.queue.splice(0)) this.finish(p, internalResult('the sandbox pool is closed'));
+    for (const w of this.spaceWaiters.splice(0)) w();
+    const exits = this.slots.map((s) => s.zygote).filter((z): z is ZygoteProcess => !!z && z.alive).map((z) => new Promise<void>((r) => { z.once('exit', () => r()); z.kill(); }));
+    await Promise.all(exits);
+  }
+}
+
+function toResult(r: ZygoteReply, queueMs: number): SandboxResult {
+  return {
+    status: r.status as CallStatus, stdout: r.stdout ?? '', stderr: r.stderr ?? '', exitCode: r.exit_code ?? null, errorType: r.error_type ?? null,
+    errorLine: r.error_line ?? null, errorMessage: r.error_message ?? null, durationMs: r.duration_ms ?? 0, queueMs,
+    stdoutTruncated: Boolean(r.stdout_truncated), stderrTruncated: Boolean(r.stderr_truncated),
+  };
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(message)), ms);
+    p.then((v) => { clearTimeout(t); resolve(v); }, (e) => { clearTimeout(t); reject(e); });
+  });
+}
+
+/** Refuse to start without working isolation, saying why and how to fix it. */
+export function checkBubblewrap(python: string) {
+  const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+  if (!has('bwrap')) {
+    throw new UserError('the sandbox needs bubblewrap to isolate model-written code, and `bwrap` is not installed', {
+      fix: 'apt-get install -y bubblewrap (or set TOOLSMITH_SANDBOX_UNSAFE=1 to run code without isolation, never with untrusted models)',
+    });
+  }
+  if (!fs.existsSync(python)) throw new UserError(`the sandbox interpreter ${python} does not exist`, { fix: 'apt-get install -y python3 python3-numpy python3-sympy python3-scipy, or set TOOLSMITH_PYTHON' });
+  const probe = spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-all', '--die-with-parent', '--', python, '-c', 'pass'], { encoding: 'utf8', timeout: 20000 });
+  if (probe.status !== 0) {
+    throw new UserError(`bubblewrap cannot create an isolated sandbox here: ${(probe.stderr || probe.error?.message || '').trim().split('\n')[0]}`, {
+      fix: 'allow user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run as root; TOOLSMITH_SANDBOX_UNSAFE=1 runs without isolation',
+    });
+  }
+}

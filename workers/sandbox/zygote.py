@@ -1,0 +1,416 @@
+"""Toolsmith sandbox zygote.
+
+Runs inside bubblewrap (see workers/sandbox/bwrap.ts) as an unprivileged user with no network. It imports the
+heavy modules once, then serves calls one at a time: for each call it forks a fresh child that runs the model's
+code as __main__ under rlimits, captures stdout/stderr with caps, enforces a wall-clock timeout, and afterwards
+kills every process the call left behind and wipes /tmp. No state survives from one call to the next.
+
+Protocol: one JSON object per line on stdin (requests) and stdout (responses).
+  request  {"id", "code", "input", "timeout", "memory_mb", "max_output", "history": [code, ...]}
+  response {"id", "status", "stdout", "stderr", "exit_code", "error_type", "error_line", "error_message",
+            "duration_ms", "stdout_truncated", "stderr_truncated"}
+  request  {"id", "ping": true}  ->  {"id", "pong": true, "pid"}
+"""
+import ast
+import ctypes
+import fcntl
+import errno
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import sys
+import time
+import traceback
+
+# Pre-imported so that each call's fork starts with them loaded (the point of the zygote). The heavy list is a
+# pool setting (argv[1]): every module preloaded makes each fork dearer (fork time grows with the zygote's
+# memory), so scipy's big submodules are imported on first use by default.
+import math, cmath, fractions, decimal, itertools, functools, collections, random, re, statistics, string  # noqa: E401,F401
+import importlib
+for _name in (sys.argv[1] if len(sys.argv) > 1 else 'numpy,sympy,scipy,scipy.special').split(','):
+    if _name:
+        importlib.import_module(_name)
+if 'sympy' in sys.modules:
+    # Warm sympy's caches and lazily built tables once here, so that every forked call starts with them.
+    try:
+        sympy = sys.modules['sympy']
+        _x = sympy.symbols('x')
+        sympy.factor(_x ** 4 - 1)
+        sympy.solve(_x ** 2 - 4, _x)
+        sympy.simplify(sympy.sin(_x) ** 2 + sympy.cos(_x) ** 2)
+        sympy.integrate(_x ** 2, _x)
+        sympy.factorint(2 ** 64 - 1)
+        sympy.Rational(1, 3) + sympy.sqrt(2)
+    except Exception:
+        pass
+
+# Inside bubblewrap the zygote owns its pid namespace and its /tmp, so it may kill every other process it can
+# see and wipe /tmp. In the (loudly logged) unsafe mode it has neither: it then kills only the call's process
+# group and works in a private temp folder.
+ISOLATED = os.environ.get('TOOLSMITH_SANDBOX_ISOLATED') == '1'
+TMP_ROOT = '/tmp' if ISOLATED else __import__('tempfile').mkdtemp(prefix='toolsmith-unsafe-')
+WORK = os.path.join(TMP_ROOT, 'work')
+PROTO_OUT = sys.stdout.buffer
+PROTO_IN = sys.stdin.buffer
+SELF = os.getpid()
+WAKE_R = -1
+
+
+def set_not_dumpable():
+    # Processes of the same uid cannot open /proc/<zygote>/fd/* (our protocol pipes) or ptrace us.
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    except Exception:
+        pass
+
+
+class CountingStdout:
+    """sys.stdout proxy that remembers whether anything was written (for the IPython-style echo)."""
+
+    def __init__(self, inner):
+        self._inner = inner
+        self.written = False
+
+    def write(self, s):
+        if s:
+            self.written = True
+        return self._inner.write(s)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def run_child(req, in_r, out_w, err_w, info_w):
+    """In the forked child: become a clean process and run the code. Never returns."""
+    try:
+        os.setsid()
+        os.chdir(WORK)
+        os.dup2(in_r, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        # Keep only stdio and the info pipe: the protocol pipes must not be reachable from the code.
+        os.dup2(info_w, 3)
+        os.closerange(4, 65536)
+        mem = int(req.get('memory_mb') or 1024) * 1024 * 1024
+        cpu = int(max(1, float(req.get('timeout') or 4)) + 1)
+        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        fsize = int(req.get('max_file_mb') or 64) * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        nproc = int(req.get('max_processes') or 32)
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGXFSZ, signal.SIGCHLD):
+            signal.signal(s, signal.SIG_DFL)
+        sys.stdin = open(0, 'r', closefd=False)
+        sys.stdout = CountingStdout(open(1, 'w', buffering=1, closefd=False, errors='backslashreplace'))
+        sys.stderr = open(2, 'w', buffering=1, closefd=False, errors='backslashreplace')
+        info = os.fdopen(3, 'w')
+    except BaseException as e:  # set-up failed: report as internal
+        os.write(2, ('sandbox set-up failed: %r\n' % (e,)).encode())
+        os._exit(120)
+
+    code = req.get('code') or ''
+    history = req.get('history') or []
+    main = {'__name__': '__main__', '__builtins__': __builtins__, '__file__': 'main.py'}
+    sys.argv = ['main.py']
+    try:
+        # Session mode: earlier calls of the trajectory are replayed quietly to rebuild their variables.
+        if history:
+            real_out, real_err = sys.stdout, sys.stderr
+            sys.stdout = sys.stderr = open(os.devnull, 'w')
+            try:
+                for h in history:
+                    try:
+                        exec(compile(h, 'history.py', 'exec'), main)
+                    except BaseException:
+                        pass
+            finally:
+                sys.stdout, sys.stderr = real_out, real_err
+            sys.stdout.written = False
+        tree = ast.parse(code, 'main.py', 'exec')
+        last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        if last is not None:
+            tree.body = tree.body[:-1]
+        exec(compile(tree, 'main.py', 'exec'), main)
+        if last is not None:
+            value = eval(compile(ast.Expression(last.value), 'main.py', 'eval'), main)
+            if value is not None and not sys.stdout.written:
+                print(repr(value))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    except SystemExit as e:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        c = e.code
+        os._exit(c if isinstance(c, int) and 0 <= c < 256 else (0 if c is None else 1))
+    except BaseException as e:
+        line = None
+        tb = e.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == 'main.py':
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        if isinstance(e, SyntaxError) and e.filename == 'main.py':
+            line = e.lineno
+        try:
+            # Hide the zygote's own frames: the model sees a traceback that starts at its code.
+            tb = e.__traceback__
+            while tb is not None and tb.tb_frame.f_code.co_filename not in ('main.py', 'history.py'):
+                tb = tb.tb_next
+            sys.stderr.write(''.join(traceback.format_exception(type(e), e, tb)))
+            sys.stderr.flush()
+            sys.stdout.flush()
+            info.write(json.dumps({'type': type(e).__name__, 'line': line, 'message': str(e)[:2000]}))
+            info.flush()
+        except BaseException:
+            pass
+        os._exit(1)
+
+
+def other_pids():
+    pids = []
+    if not ISOLATED:
+        return pids
+    for name in os.listdir('/proc'):
+        if name.isdigit():
+            pid = int(name)
+            if pid != SELF and pid != 1:
+                pids.append(pid)
+    return pids
+
+
+def sweep():
+    """Kill every process in this sandbox except the zygote (and bwrap's init, pid 1). Returns how many."""
+    killed = 0
+    if not ISOLATED:
+        return 0
+    for _ in range(200):
+        pids = other_pids()
+        if not pids:
+            return killed
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                pass
+        time.sleep(0.002)
+    return killed
+
+
+def wipe_tmp():
+    names = os.listdir(TMP_ROOT)
+    if names == ['work'] and not os.listdir(WORK):
+        return
+    for name in names:
+        p = os.path.join(TMP_ROOT, name)
+        try:
+            if os.path.isdir(p) and not os.path.islink(p):
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                os.unlink(p)
+        except OSError:
+            pass
+    os.makedirs(WORK, exist_ok=True)
+
+
+def run_call(req):
+    timeout = float(req.get('timeout') or 4)
+    cap = int(req.get('max_output') or 1024 * 1024)
+    data = (req.get('input') or '').encode('utf-8', 'surrogateescape')
+    if len(data) <= 60000:
+        # Fits in the pipe buffer: write it all now and close, so the program sees EOF after it.
+        in_r, in_w = os.pipe()
+        os.write(in_w, data)
+        os.close(in_w)
+    else:
+        path = os.path.join(WORK, '.stdin')
+        with open(path, 'wb') as f:
+            f.write(data)
+        in_r = os.open(path, os.O_RDONLY)
+        os.unlink(path)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    info_r, info_w = os.pipe()
+    t0 = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        os.close(out_r)
+        os.close(err_r)
+        os.close(info_r)
+        run_child(req, in_r, out_w, err_w, info_w)
+    os.close(in_r)
+    os.close(out_w)
+    os.close(err_w)
+    os.close(info_w)
+    bufs = {out_r: bytearray(), err_r: bytearray(), info_r: bytearray()}
+    truncated = {out_r: False, err_r: False}
+    open_fds = [out_r, err_r, info_r]
+    status = None
+    deadline = t0 + timeout
+    exit_status = None
+    child_done = False
+    while True:
+        now = time.monotonic()
+        if now >= deadline:
+            status = 'timeout'
+            break
+        if exit_status is None:
+            wpid, st = os.waitpid(pid, os.WNOHANG)
+            if wpid == pid:
+                exit_status = st
+                child_done = True
+        if not open_fds and child_done:
+            break
+        # Once the program has exited, only drain what is already written: a process it left behind may hold
+        # the pipes open forever, and it is about to be killed anyway. SIGCHLD wakes the select (WAKE_R).
+        wait = 0 if child_done else deadline - now
+        r, _, _ = select.select(open_fds + [WAKE_R], [], [], wait)
+        if WAKE_R in r:
+            try:
+                os.read(WAKE_R, 4096)
+            except BlockingIOError:
+                pass
+            r.remove(WAKE_R)
+            continue
+        if child_done and not r:
+            break
+        for fd in r:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                chunk = b''
+            if not chunk:
+                open_fds.remove(fd)
+                continue
+            buf = bufs[fd]
+            limit = 65536 if fd == info_r else cap
+            room = limit - len(buf)
+            if len(chunk) > room:
+                buf.extend(chunk[:max(0, room)])
+                if fd in truncated:
+                    truncated[fd] = True
+                    status = 'output_limit'
+            else:
+                buf.extend(chunk)
+        if status == 'output_limit':
+            break
+    # Whatever happened, the call is over: kill its process group, then anything else it left behind.
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if exit_status is None:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        _, exit_status = os.waitpid(pid, 0)
+    duration = (time.monotonic() - t0) * 1000
+    sweep()
+    try:
+        while True:
+            os.read(WAKE_R, 4096)
+    except (BlockingIOError, OSError):
+        pass
+    for fd in (out_r, err_r, info_r):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    wipe_tmp()
+
+    exit_code = None
+    sig = None
+    if os.WIFEXITED(exit_status):
+        exit_code = os.WEXITSTATUS(exit_status)
+    elif os.WIFSIGNALED(exit_status):
+        sig = os.WTERMSIG(exit_status)
+        exit_code = -sig
+    info = {}
+    if bufs[info_r]:
+        try:
+            info = json.loads(bufs[info_r].decode('utf-8', 'replace'))
+        except ValueError:
+            info = {}
+    stderr = bufs[err_r].decode('utf-8', 'replace')
+    if status is None:
+        if exit_code == 0:
+            status = 'ok'
+        elif info.get('type') == 'MemoryError' or sig == signal.SIGSEGV and 'MemoryError' in stderr:
+            status = 'memory'
+        elif sig == signal.SIGXCPU:
+            status = 'timeout'
+            info = {'type': 'CPUTimeLimit', 'message': 'CPU time limit exceeded'}
+        elif sig == signal.SIGXFSZ:
+            status = 'error'
+            info = {'type': 'FileSizeLimit', 'message': 'file size limit exceeded'}
+        elif exit_code == 120:
+            status = 'internal'
+        else:
+            status = 'error'
+            if not info and sig is not None:
+                try:
+                    name = signal.Signals(sig).name
+                except ValueError:
+                    name = str(sig)
+                info = {'type': 'Signal', 'message': 'killed by signal %s' % name}
+    return {
+        'status': status,
+        'stdout': bufs[out_r].decode('utf-8', 'replace'),
+        'stderr': stderr,
+        'exit_code': exit_code,
+        'error_type': info.get('type'),
+        'error_line': info.get('line'),
+        'error_message': info.get('message'),
+        'duration_ms': round(duration, 3),
+        'stdout_truncated': truncated[out_r],
+        'stderr_truncated': truncated[err_r],
+    }
+
+
+def main():
+    # Move everything imported so far out of the collector's view: children then never touch (and so never
+    # copy) those pages, which keeps each fork cheap.
+    import gc
+    gc.collect()
+    gc.freeze()
+    set_not_dumpable()
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    global WAKE_R
+    WAKE_R, wake_w = os.pipe()
+    for fd in (WAKE_R, wake_w):
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    os.makedirs(WORK, exist_ok=True)
+    PROTO_OUT.write(json.dumps({'ready': True, 'pid': SELF}).encode() + b'\n')
+    PROTO_OUT.flush()
+    for line in PROTO_IN:
+        try:
+            req = json.loads(line)
+        except ValueError:
+            continue
+        if req.get('ping'):
+            resp = {'id': req.get('id'), 'pong': True, 'pid': SELF, 'leftover': len(other_pids())}
+        else:
+            try:
+                resp = run_call(req)
+            except BaseException as e:  # a bug here must not kill the zygote
+                resp = {'status': 'internal', 'stdout': '', 'stderr': 'zygote error: %r' % (e,), 'exit_code': None}
+            resp['id'] = req.get('id')
+        PROTO_OUT.write(json.dumps(resp).encode() + b'\n')
+        PROTO_OUT.flush()
+
+
+if __name__ == '__main__':
+    main()
