@@ -67,6 +67,26 @@ export function checks(db: Database): Check[] {
       },
     },
     {
+      name: 'sandbox',
+      run: async () => {
+        // A real call through the real pool: isolation, the warm interpreter and the fork per call.
+        const { SandboxPool } = await import('../sandbox/pool.ts');
+        let pool;
+        try {
+          pool = await SandboxPool.start({ size: 1, log: () => {} });
+        } catch (e) {
+          return { status: 'fail', detail: (e as Error).message.split(' — ')[0], fix: (e as { fix?: string }).fix ?? 'see npx toolsmith diagnostics' };
+        }
+        try {
+          const r = await pool.run({ code: 'import socket, os\ntry:\n    socket.create_connection(("1.1.1.1", 53), timeout=1); net = "network reachable"\nexcept OSError:\n    net = "no network"\nprint(2 + 2, net, os.getuid())' });
+          if (r.status !== 'ok' || !r.stdout.startsWith('4 no network')) return { status: 'fail', detail: `sandbox call returned ${r.status}: ${(r.stdout + r.stderr).trim().slice(0, 200)}`, fix: 'check bubblewrap (apt-get install -y bubblewrap)' };
+          return { status: pool.opts.unsafe ? 'warn' : 'ok', detail: `call ok in ${r.durationMs.toFixed(1)} ms, ${r.stdout.trim().split(' ').slice(1).join(' ')}${pool.opts.unsafe ? ' — UNSAFE mode, no isolation' : ', isolated'}` };
+        } finally {
+          await pool.close();
+        }
+      },
+    },
+    {
       name: 'onnxruntime-node',
       run: async () => {
         try {
