@@ -5,6 +5,7 @@ import { redact } from '../db/url.ts';
 import { launchDiagnostics } from '../diagnostics.ts';
 import { readEvents } from '../store/events.ts';
 import { parseFlags } from './args.ts';
+import { UserError } from '../errors.ts';
 
 export interface Command { name: string; summary: string; usage?: string; run(args: string[]): Promise<number | void> }
 
@@ -62,6 +63,28 @@ export const commands: Command[] = [
       } finally {
         await db.close();
       }
+    },
+  },
+  {
+    name: 'sandbox',
+    summary: 'the Python code sandbox: run one call from stdin, or serve a pool over HTTP for other machines',
+    usage: `run|serve [options]
+
+  sandbox run [--timeout S] [--memory MB]
+      reads Python code from stdin, runs it in a one-interpreter pool, prints the SandboxResult as one JSON
+      object on stdout; exits 0 whenever a result was produced, whatever its status (2 for bad options)
+
+  sandbox serve --token T [--port P] [--host H] [--size N]
+      serves a sandbox pool over HTTP (POST /run, POST /run/batch, GET /health, GET /metrics; every route needs
+      Authorization: Bearer T). The token may come from TOOLSMITH_SANDBOX_TOKEN instead; without one it refuses to
+      start. Binds 127.0.0.1:8700 by default (--host 0.0.0.0 to serve other machines). SIGTERM/SIGINT stop it
+      cleanly. Workers use the nodes when TOOLSMITH_SANDBOX_URLS=http://host:port,... and TOOLSMITH_SANDBOX_TOKEN are set.`,
+    async run(args) {
+      const [sub, ...rest] = args;
+      const { sandboxRun, sandboxServe } = await import('./sandbox.ts');
+      if (sub === 'run') return sandboxRun(rest);
+      if (sub === 'serve') return sandboxServe(rest);
+      throw new UserError(sub ? `unknown sandbox subcommand "${sub}"` : 'sandbox needs a subcommand', { fix: 'use `npx toolsmith sandbox run` or `npx toolsmith sandbox serve` (see --help)' });
     },
   },
   {
