@@ -1,0 +1,241 @@
+/**
+ * bench:sandbox — the warm-zygote pool (workers/sandbox) against a spawn-per-call baseline, in one run.
+ *
+ *   npx tsx bench/sandbox.ts [--quick] [--pool path/to/pool.ts]
+ *
+ * Snippets: (a) print(1+1), (b) a sympy snippet, (c) a numpy snippet, (d) a raised exception; each at
+ * concurrency 1, 16 and 64, closed loop (c callers, each starts its next call when its last one answered).
+ * Per cell: calls/s (completed calls / wall time of the cell), p50 and p99 latency as the caller sees it
+ * (for the pool that includes the time a call waits for a free interpreter).
+ *
+ * Pool: SandboxPool.start({}) — size = cores, isolation on (bubblewrap; the bench refuses unsafe mode).
+ *
+ * Baseline: the released rStar2-Agent / code-judge method, re-implemented here with child_process.spawn: write
+ * source.py into a fresh temp dir, run `/usr/bin/python3 source.py` there in a new session / process group
+ * (spawn detached => setsid), with RLIMIT_CPU = timeout, RLIMIT_AS = 1 GiB (the pool's default), core dumps off
+ * — set with `prlimit` from util-linux, which sets the limits on itself and execs python (same pid, no extra
+ * Python start-up) — and OPENBLAS_NUM_THREADS=1, a 4 s wall-clock timeout, and the process group killed
+ * afterwards. No isolation (that is the released method); the pool runs with isolation on.
+ *
+ * Both sides run the same number of calls per cell at the same concurrency, one after the other (pool first),
+ * with a short warm-up. calls/s counts correct results only (a baseline call killed by its 4 s timeout when the
+ * machine is overloaded is shown as timed out, and its latency is still counted). Every result is checked (status and stdout, the error type for (d)); a cell with a
+ * wrong result is reported as FAILED so that a broken run cannot look fast.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+// ───────────────────────────── options ─────────────────────────────
+
+const argv = process.argv.slice(2);
+if (argv.includes('--help') || argv.includes('-h')) {
+  console.log('usage: npx tsx bench/sandbox.ts [--quick] [--pool path/to/pool.ts]');
+  process.exit(0);
+}
+const QUICK = argv.includes('--quick');
+const poolArg = argv.indexOf('--pool');
+const POOL_MODULE = poolArg >= 0 ? path.resolve(argv[poolArg + 1]) : new URL('../workers/sandbox/pool.ts', import.meta.url).pathname;
+const PYTHON = '/usr/bin/python3';
+const TIMEOUT_S = 4;
+const MEMORY_BYTES = 1024 * 1024 * 1024;
+const CONCURRENCY = [1, 16, 64];
+
+// ───────────────────────────── snippets ─────────────────────────────
+
+interface Outcome { status: string; stdout: string; stderr: string; errorType?: string | null; exitCode: number | null }
+
+interface Snippet {
+  key: string;
+  name: string;
+  code: string;
+  /** Calls per cell, by concurrency (the same for pool and baseline). */
+  calls: Record<number, number>;
+  check: (o: Outcome, side: 'pool' | 'baseline') => string | null;
+}
+
+const expectOk = (want: string) => (o: Outcome) =>
+  o.status !== 'ok' ? `status ${o.status} (stderr: ${o.stderr.trim().split('\n').slice(-1)[0] ?? ''})` : o.stdout !== want ? `stdout ${JSON.stringify(o.stdout)} != ${JSON.stringify(want)}` : null;
+
+const scale = (n: number) => (QUICK ? Math.max(4, Math.round(n / 4)) : n);
+
+const SNIPPETS: Snippet[] = [
+  {
+    key: 'a', name: 'print(1+1)', code: 'print(1+1)\n',
+    calls: { 1: scale(200), 16: scale(600), 64: scale(800) },
+    check: expectOk('2\n'),
+  },
+  {
+    key: 'b', name: 'sympy', code: "import sympy as sp\nx = sp.symbols('x')\nprint(sp.factor(x**2 - 1), sp.integrate(sp.sin(x)**2, x))\n",
+    calls: { 1: scale(12), 16: scale(48), 64: scale(64) },
+    check: expectOk('(x - 1)*(x + 1) x/2 - sin(x)*cos(x)/2\n'),
+  },
+  {
+    key: 'c', name: 'numpy', code: 'import numpy as np\na = np.arange(12).reshape(3, 4)\nprint(int(a.sum()), float(np.linalg.norm(np.ones(4))), a.T.shape)\n',
+    calls: { 1: scale(40), 16: scale(160), 64: scale(192) },
+    check: expectOk('66 2.0 (4, 3)\n'),
+  },
+  {
+    key: 'd', name: 'exception', code: "def f(n):\n    raise ValueError('boom %d' % n)\nf(3)\n",
+    calls: { 1: scale(200), 16: scale(600), 64: scale(800) },
+    check: (o, side) => {
+      if (o.status !== 'error') return `status ${o.status}, want error`;
+      if (o.stdout !== '') return `stdout ${JSON.stringify(o.stdout)}, want empty`;
+      if (!o.stderr.includes('ValueError: boom 3')) return `stderr lacks the traceback: ${JSON.stringify(o.stderr.slice(-200))}`;
+      if (side === 'pool' && o.errorType !== 'ValueError') return `errorType ${o.errorType}, want ValueError`;
+      return null;
+    },
+  },
+];
+
+// ───────────────────────────── baseline ─────────────────────────────
+
+/** One call the released way: temp dir, source.py, prlimit + python3 in its own process group, 4 s timeout. */
+async function baselineCall(code: string): Promise<Outcome> {
+  const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'bench-baseline-'));
+  try {
+    await fs.promises.writeFile(path.join(dir, 'source.py'), code);
+    return await new Promise<Outcome>((resolve) => {
+      const child = spawn('prlimit', [`--cpu=${TIMEOUT_S}`, `--as=${MEMORY_BYTES}`, '--core=0', '--', PYTHON, 'source.py'], {
+        cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, OPENBLAS_NUM_THREADS: '1' },
+      });
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      let timedOut = false;
+      const killGroup = () => { try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* already gone */ } };
+      const timer = setTimeout(() => { timedOut = true; killGroup(); }, TIMEOUT_S * 1000);
+      child.stdout.on('data', (d: Buffer) => out.push(d));
+      child.stderr.on('data', (d: Buffer) => err.push(d));
+      child.on('error', (e) => { clearTimeout(timer); resolve({ status: 'internal', stdout: '', stderr: String(e), exitCode: null }); });
+      child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        killGroup(); // anything the program left behind in its group
+        const status = timedOut ? 'timeout' : code === 0 ? 'ok' : signal ? `signal ${signal}` : 'error';
+        resolve({ status, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), exitCode: code });
+      });
+    });
+  } finally {
+    await fs.promises.rm(dir, { recursive: true, force: true });
+  }
+}
+
+// ───────────────────────────── measuring ─────────────────────────────
+
+/** calls/s counts correct results only; a baseline call killed by its 4 s timeout (overload) is counted in
+ *  `timeouts`, not as a bench failure: that is how the released method behaves when it runs out of CPU. */
+interface Cell { callsPerS: number; p50: number; p99: number; n: number; wallS: number; errors: string[]; timeouts: number }
+
+function quantile(sorted: number[], q: number) {
+  if (!sorted.length) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[i];
+}
+
+async function measure(n: number, concurrency: number, one: () => Promise<Outcome>, check: (o: Outcome) => string | null, timeoutsOk = false): Promise<Cell> {
+  const lat: number[] = [];
+  const errors: string[] = [];
+  let timeouts = 0;
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, async () => {
+    while (next < n) {
+      next++;
+      const s = performance.now();
+      const o = await one();
+      lat.push(performance.now() - s);
+      if (timeoutsOk && o.status === 'timeout') { timeouts++; continue; }
+      const bad = check(o);
+      if (bad && errors.length < 3) errors.push(bad);
+      else if (bad) errors.push('');
+    }
+  }));
+  const wallS = (performance.now() - t0) / 1000;
+  lat.sort((x, y) => x - y);
+  return { callsPerS: (n - timeouts - errors.length) / wallS, p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), n, wallS, errors, timeouts };
+}
+
+// ───────────────────────────── main ─────────────────────────────
+
+const fmt = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '—');
+const pad = (s: string, w: number) => s.padStart(w);
+
+async function main() {
+  const t00 = performance.now();
+  if (spawnSyncOk('prlimit', ['--version']) === false) throw new Error('the baseline needs prlimit (util-linux)');
+  const { SandboxPool } = await import(POOL_MODULE) as typeof import('../workers/sandbox/pool.ts');
+  const ts = performance.now();
+  const pool = await SandboxPool.start({});
+  const startS = (performance.now() - ts) / 1000;
+  if (pool.opts.unsafe) throw new Error('the bench measures the pool with isolation on; unset TOOLSMITH_SANDBOX_UNSAFE');
+  console.log(`# bench:sandbox — ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, ${QUICK ? 'QUICK' : 'full'} sizes`);
+  console.log(`pool: ${POOL_MODULE === new URL('../workers/sandbox/pool.ts', import.meta.url).pathname ? 'workers/sandbox/pool.ts' : POOL_MODULE}, size ${pool.opts.size}, isolation ON (bubblewrap), preload ${pool.opts.preload.join(',')}, started in ${startS.toFixed(1)} s`);
+  console.log(`baseline: prlimit --cpu=${TIMEOUT_S} --as=1GiB --core=0 ${PYTHON} source.py in a fresh temp dir, setsid, OPENBLAS_NUM_THREADS=1, ${TIMEOUT_S} s timeout, killpg after; NO isolation`);
+  console.log('');
+
+  const results: { s: Snippet; c: number; pool: Cell; base: Cell }[] = [];
+  let failed = false;
+  try {
+    for (const s of SNIPPETS) {
+      // Warm-up: every zygote forks a few of these; the baseline warms the page cache.
+      for (let i = 0; i < pool.opts.size * 2; i++) await pool.run({ code: s.code });
+      await baselineCall(s.code);
+      for (const c of CONCURRENCY) {
+        const n = s.calls[c];
+        const p = await measure(n, c, async () => {
+          const r = await pool.run({ code: s.code });
+          return { status: r.status, stdout: r.stdout, stderr: r.stderr, errorType: r.errorType, exitCode: r.exitCode };
+        }, (o) => s.check(o, 'pool'));
+        const b = await measure(n, c, () => baselineCall(s.code), (o) => s.check(o, 'baseline'), true);
+        results.push({ s, c, pool: p, base: b });
+        const bad = [...p.errors.map((e) => `pool: ${e}`), ...b.errors.map((e) => `baseline: ${e}`)];
+        if (bad.length) failed = true;
+        console.log(`(${s.key}) ${s.name.padEnd(10)} c=${pad(String(c), 2)} n=${pad(String(n), 4)}  pool ${pad(fmt(p.callsPerS), 7)}/s p50 ${pad(fmt(p.p50), 6)} p99 ${pad(fmt(p.p99), 7)} ms | ` +
+          `baseline ${pad(fmt(b.callsPerS), 6)}/s${b.timeouts ? ` (${b.timeouts} timed out)` : ''} p50 ${pad(fmt(b.p50), 6)} p99 ${pad(fmt(b.p99), 7)} ms | ×${fmt(p.callsPerS / b.callsPerS)}` +
+          (bad.length ? `  FAILED: ${bad.length} wrong result(s), e.g. ${bad.filter(Boolean)[0]}` : ''));
+      }
+    }
+  } finally {
+    await pool.close();
+  }
+
+  // ── table ──
+  const head = '| snippet | conc. | pool calls/s | pool p50 ms | pool p99 ms | baseline calls/s | baseline p50 ms | baseline p99 ms | speed-up |';
+  const rule = '|---|--:|--:|--:|--:|--:|--:|--:|--:|';
+  const rows = results.map(({ s, c, pool: p, base: b }) =>
+    `| (${s.key}) ${s.name}${p.errors.length || b.errors.length ? ' **FAILED**' : ''} | ${c} | ${fmt(p.callsPerS, 0)} | ${fmt(p.p50)} | ${fmt(p.p99)} | ${fmt(b.callsPerS, 1)}${b.timeouts ? ` (${b.timeouts}/${b.n} timed out)` : ''} | ${fmt(b.p50)} | ${fmt(b.p99)} | ${fmt(p.callsPerS / b.callsPerS)}× |`);
+
+  // ── targets ──
+  const cells = (k: string) => results.filter((r) => r.s.key === k);
+  const peak = (k: string, side: 'pool' | 'base') => Math.max(...cells(k).map((r) => r[side].callsPerS));
+  const ok = (k: string) => cells(k).every((r) => !r.pool.errors.length && !r.base.errors.length);
+  const bC1 = cells('b').find((r) => r.c === 1)!;
+  const targets = [
+    { what: '(a) pool ≥ 400 calls/s (peak over concurrencies)', got: `${fmt(peak('a', 'pool'), 0)} calls/s`, met: ok('a') && peak('a', 'pool') >= 400 },
+    { what: '(b) pool p50 ≤ 20 ms (concurrency 1)', got: `${fmt(bC1.pool.p50)} ms`, met: ok('b') && bC1.pool.p50 <= 20 },
+    { what: '(a) pool ≥ 5× baseline throughput (peak vs peak)', got: `${fmt(peak('a', 'pool') / peak('a', 'base'))}×`, met: ok('a') && peak('a', 'pool') >= 5 * peak('a', 'base') },
+    { what: '(b) pool ≥ 20× baseline throughput (peak vs peak)', got: `${fmt(peak('b', 'pool') / peak('b', 'base'))}×`, met: ok('b') && peak('b', 'pool') >= 20 * peak('b', 'base') },
+  ];
+  console.log('\n## Results\n');
+  console.log([head, rule, ...rows].join('\n'));
+  console.log('\n## Targets\n');
+  for (const t of targets) console.log(`${t.met ? 'MET    ' : 'NOT MET'}  ${t.what}: ${t.got}`);
+  const total = (performance.now() - t00) / 1000;
+  console.log(`\nwhole bench: ${total.toFixed(0)} s${failed ? '; SOME RESULTS WERE WRONG (see FAILED above): their figures mean nothing' : '; every result checked (status, stdout, error type)'}`);
+
+  console.log('\n<!-- README table (bench:sandbox) -->');
+  console.log('```markdown');
+  console.log(`Sandbox pool (size ${pool.opts.size} = cores, bubblewrap isolation ON) vs spawn-per-call baseline (\`python3 source.py\` under prlimit, the released rStar2 method, NO isolation), ${os.cpus().length}-core ${os.cpus()[0]?.model ?? ''}; closed loop, latency as the caller sees it:\n`);
+  console.log([head, rule, ...rows].join('\n'));
+  console.log('');
+  for (const t of targets) console.log(`- ${t.met ? '✅' : '❌'} ${t.what}: ${t.got}`);
+  console.log('```');
+  process.exitCode = failed ? 1 : 0;
+}
+
+function spawnSyncOk(cmd: string, args: string[]) {
+  return spawnSync(cmd, args).status === 0;
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
