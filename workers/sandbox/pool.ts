@@ -299,10 +299,10 @@ export function checkBubblewrap(python: string) {
     });
   }
   if (!fs.existsSync(python)) throw new UserError(`the sandbox interpreter ${python} does not exist`, { fix: 'apt-get install -y python3 python3-numpy python3-sympy python3-scipy, or set TOOLSMITH_PYTHON' });
-  const probe = spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-all', '--die-with-parent', '--', python, '-c', 'pass'], { encoding: 'utf8', timeout: 20000 });
+  const probe = spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-all', '--unshare-user', '--disable-userns', '--as-pid-1', '--die-with-parent', '--', python, '-c', 'pass'], { encoding: 'utf8', timeout: 20000 });
   if (probe.status !== 0) {
     throw new UserError(`bubblewrap cannot create an isolated sandbox here: ${(probe.stderr || probe.error?.message || '').trim().split('\n')[0]}`, {
-      fix: 'allow user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run as root; TOOLSMITH_SANDBOX_UNSAFE=1 runs without isolation',
+      fix: 'install bubblewrap 0.8 or newer (for --disable-userns) and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, or run as root); TOOLSMITH_SANDBOX_UNSAFE=1 runs without isolation',
     });
   }
 }
