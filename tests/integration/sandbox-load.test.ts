@@ -25,8 +25,16 @@ function callFor(i: number): SandboxCall {
 
 test('10,000 calls at concurrency 256 with 5% crashing, timing out or exhausting memory', { timeout: 600_000 }, async () => {
   const pool = await SandboxPool.start({ size: 2, log: () => {} });
-  const uids = new Set(execFileSync('ps', ['-eo', 'uid=,args='], { encoding: 'utf8' }).split('\n')
-    .filter((l) => l.includes('/run/toolsmith/zygote.py')).map((l) => Number(l.trim().split(/\s+/)[0])).filter((u) => u >= 100000));
+  // This pool's uids: those of the zygotes under this process (other pools may run on the machine meanwhile).
+  const procs = execFileSync('ps', ['-eo', 'uid=,pid=,ppid=,args='], { encoding: 'utf8' }).trim().split('\n')
+    .map((l) => l.trim().split(/\s+/)).map(([uid, pid, ppid, ...args]) => ({ uid: Number(uid), pid: Number(pid), ppid: Number(ppid), args: args.join(' ') }));
+  const mine = new Set([process.pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of procs) if (mine.has(p.ppid) && !mine.has(p.pid)) { mine.add(p.pid); grew = true; }
+  }
+  const uids = new Set(procs.filter((p) => mine.has(p.pid) && p.args.includes('/run/toolsmith/zygote.py') && p.uid >= 100000).map((p) => p.uid));
+  assert.equal(uids.size, pool.status().interpreters, 'found every interpreter of this pool');
   const results: (SandboxResult | undefined)[] = new Array(N);
   let resolvedTwice = 0;
   let next = 0;

@@ -121,7 +121,8 @@ describe('RemoteSandbox over real nodes', () => {
     const health = await h.json();
     assert.equal(health.ok, true);
     assert.equal(health.size, 1);
-    assert.equal(health.alive, 1);
+    assert.equal(health.interpreters, 2, 'a heavy and a light interpreter');
+    assert.equal(health.alive, 2);
 
     const read = async () => {
       const res = await fetch(`${urlA}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });

@@ -192,7 +192,7 @@ export class SandboxNode {
     ]);
     metric('toolsmith_sandbox_queue_depth', 'gauge', 'Calls waiting for a free interpreter.', [['', n(s.queued)]]);
     metric('toolsmith_sandbox_busy', 'gauge', 'Interpreters running a call now.', [['', n(s.busy)]]);
-    metric('toolsmith_sandbox_interpreters', 'gauge', 'Interpreters in the pool.', [['', n(s.size)]]);
+    metric('toolsmith_sandbox_interpreters', 'gauge', 'Interpreters in the pool.', [['', n(s.interpreters)]]);
     metric('toolsmith_sandbox_interpreters_alive', 'gauge', 'Interpreters alive and ready.', [['', n(s.alive)]]);
     metric('toolsmith_sandbox_restarts_total', 'counter', 'Interpreter restarts.', [['', n(s.restarts)]]);
     metric('toolsmith_sandbox_retries_total', 'counter', 'Calls retried after their interpreter died.', [['', n(s.retries)]]);

@@ -9,6 +9,7 @@ import { UserError } from '../../server/errors.ts';
 import { bwrapCommand } from './bwrap.ts';
 import { internalResult, type CallStatus, type RunOptions, type Sandbox, type SandboxCall, type SandboxResult } from './types.ts';
 import { ZygoteProcess, type ZygoteReply } from './zygote-process.ts';
+import { HEAVY_PRELOAD, STDLIB_PRELOAD, zygoteKind } from './route.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const ZYGOTE_SCRIPT = path.join(HERE, 'zygote.py');
@@ -28,8 +29,12 @@ export interface PoolOptions {
   maxFileMb?: number;
   tmpMb?: number;
   python?: string;
-  /** Modules each zygote imports up front (default numpy, sympy, scipy, scipy.special; more makes forks dearer). */
+  /** Modules the heavy zygotes import up front besides the standard library (default numpy, sympy, scipy,
+   *  scipy.special; more makes forks dearer). */
   preload?: string[];
+  /** Keep a light (standard-library-only) zygote beside each heavy one for calls that import nothing else
+   *  (default on; TOOLSMITH_SANDBOX_LIGHT=0 turns it off). See route.ts. */
+  light?: boolean;
   /** Run without bubblewrap. Only for machines where it cannot run; every start says so loudly. */
   unsafe?: boolean;
   /** Extra host paths to hide from the sandbox (the project, data folder and homes are always hidden). */
@@ -40,6 +45,7 @@ export interface PoolOptions {
 
 interface Pending {
   call: SandboxCall;
+  kind: ZygoteKind;
   enqueuedAt: number;
   deadline: number;
   retried: boolean;
@@ -47,7 +53,8 @@ interface Pending {
   timer?: NodeJS.Timeout;
 }
 
-interface Slot { index: number; uid: number; zygote: ZygoteProcess | null; busy: boolean; starting: boolean; failures: number }
+type ZygoteKind = 'light' | 'heavy';
+interface Slot { index: number; kind: ZygoteKind; uid: number; zygote: ZygoteProcess | null; busy: boolean; starting: boolean; failures: number }
 
 /**
  * A pool of warm zygotes. Each call goes to an idle zygote, which forks a fresh child for it; a zygote that dies
@@ -59,6 +66,8 @@ export class SandboxPool implements Sandbox {
   private queue: Pending[] = [];
   private spaceWaiters: (() => void)[] = [];
   private closed = false;
+  /** Calls executing now; at most `size` (one per core), whichever kind of zygote runs them. */
+  private running = 0;
   private health?: NodeJS.Timeout;
   readonly opts: Required<Omit<PoolOptions, 'hide' | 'log'>> & { hide: string[]; log: (line: string) => void };
   readonly stats = { calls: 0, retries: 0, restarts: 0, byStatus: {} as Record<string, number> };
@@ -76,7 +85,8 @@ export class SandboxPool implements Sandbox {
       maxFileMb: opts.maxFileMb ?? 64,
       tmpMb: opts.tmpMb ?? 256,
       python: opts.python ?? cfg.python,
-      preload: opts.preload ?? (process.env.TOOLSMITH_SANDBOX_PRELOAD ?? 'numpy,sympy,scipy,scipy.special').split(',').filter(Boolean),
+      preload: opts.preload ?? (process.env.TOOLSMITH_SANDBOX_PRELOAD ?? HEAVY_PRELOAD.join(',')).split(',').filter(Boolean),
+      light: opts.light ?? process.env.TOOLSMITH_SANDBOX_LIGHT !== '0',
       unsafe: opts.unsafe ?? process.env.TOOLSMITH_SANDBOX_UNSAFE === '1',
       hide: opts.hide ?? [],
       healthIntervalMs: opts.healthIntervalMs ?? 5000,
@@ -93,7 +103,11 @@ export class SandboxPool implements Sandbox {
       checkBubblewrap(pool.opts.python);
     }
     const base = 100000 + (process.pid % 20000) * 64;
-    pool.slots = Array.from({ length: pool.opts.size }, (_, i) => ({ index: i, uid: base + i, zygote: null, busy: false, starting: false, failures: 0 }));
+    const kinds: ZygoteKind[] = pool.opts.light ? ['heavy', 'light'] : ['heavy'];
+    pool.slots = kinds.flatMap((kind, k) => Array.from({ length: pool.opts.size }, (_, i): Slot => {
+      const index = k * pool.opts.size + i;
+      return { index, kind, uid: base + index, zygote: null, busy: false, starting: false, failures: 0 };
+    }));
     await Promise.all(pool.slots.map((s) => pool.spawn(s)));
     const up = pool.slots.filter((s) => s.zygote?.alive).length;
     if (up === 0) {
@@ -106,7 +120,8 @@ export class SandboxPool implements Sandbox {
   }
 
   private command(slot: Slot) {
-    if (this.opts.unsafe) return { file: this.opts.python, args: ['-I', ZYGOTE_SCRIPT, this.opts.preload.join(',')] };
+    const preload = [...STDLIB_PRELOAD, ...(slot.kind === 'heavy' ? this.opts.preload : [])].join(',');
+    if (this.opts.unsafe) return { file: this.opts.python, args: ['-I', ZYGOTE_SCRIPT, preload] };
     const cfg = config();
     const hide = [PROJECT_ROOT, cfg.dataDir, os.homedir(), ...this.opts.hide];
     try {
@@ -115,7 +130,7 @@ export class SandboxPool implements Sandbox {
     } catch { /* no usable DATABASE_URL: nothing more to hide */ }
     return bwrapCommand({
       python: this.opts.python, zygotePath: ZYGOTE_SCRIPT, hide: hide.filter((p) => fs.existsSync(p)), uid: slot.uid,
-      asRoot: process.getuid?.() === 0, tmpBytes: this.opts.tmpMb * 1024 * 1024, preload: this.opts.preload.join(','),
+      asRoot: process.getuid?.() === 0, tmpBytes: this.opts.tmpMb * 1024 * 1024, preload,
     });
   }
 
@@ -158,7 +173,12 @@ export class SandboxPool implements Sandbox {
     const deadline = opts.deadline ?? enqueuedAt + this.opts.queueTimeoutMs + (call.timeoutS ?? this.opts.timeoutS) * 1000;
     return new Promise<SandboxResult>((resolve) => {
       if (this.closed) return resolve(internalResult('the sandbox pool is closed'));
-      const p: Pending = { call, enqueuedAt, deadline, retried: false, resolve };
+      const kind: ZygoteKind = this.opts.light ? zygoteKind(call.code, call.history) : 'heavy';
+      let onAbort: (() => void) | undefined;
+      const p: Pending = { call, kind, enqueuedAt, deadline, retried: false, resolve: (r) => {
+        if (onAbort) opts.signal?.removeEventListener('abort', onAbort);
+        resolve(r);
+      } };
       const admit = () => {
         if (this.closed) return resolve(internalResult('the sandbox pool is closed'));
         if (this.queue.length >= this.opts.maxQueue) { this.spaceWaiters.push(admit); return; }
@@ -166,7 +186,8 @@ export class SandboxPool implements Sandbox {
         this.queue.push(p);
         this.pump();
       };
-      opts.signal?.addEventListener('abort', () => this.expire(p, 'cancelled by the caller'), { once: true });
+      onAbort = () => this.expire(p, 'cancelled by the caller');
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
       admit();
     });
   }
@@ -195,19 +216,30 @@ export class SandboxPool implements Sandbox {
     p.resolve(r);
   }
 
+  /** Start queued calls, oldest first, while fewer than `size` run and a zygote of the right kind is idle. */
   private pump() {
-    for (const slot of this.slots) {
-      if (this.queue.length === 0) return;
-      if (slot.busy || slot.starting || !slot.zygote?.alive) continue;
-      const p = this.queue.shift()!;
+    for (let i = 0; i < this.queue.length && this.running < this.opts.size; ) {
+      const slot = this.idleSlot(this.queue[i].kind);
+      if (!slot) { i++; continue; }
+      const [p] = this.queue.splice(i, 1);
       this.freeSpace();
       void this.execute(slot, p);
     }
   }
 
+  private idleSlot(kind: ZygoteKind): Slot | undefined {
+    const ready = (s: Slot) => !s.busy && !s.starting && !!s.zygote?.alive;
+    const own = this.slots.filter((s) => s.kind === kind);
+    const slot = own.find(ready);
+    if (slot || kind === 'heavy') return slot;
+    // No light zygote up at all (say, it keeps failing to start): a heavy one runs the call just the same.
+    return own.some((s) => s.zygote?.alive || s.starting) ? undefined : this.slots.find((s) => s.kind === 'heavy' && ready(s));
+  }
+
   private async execute(slot: Slot, p: Pending) {
     const z = slot.zygote!;
     slot.busy = true;
+    this.running++;
     const startedAt = Date.now();
     const queueMs = startedAt - p.enqueuedAt;
     const remainingS = (p.deadline - startedAt) / 1000;
@@ -218,6 +250,7 @@ export class SandboxPool implements Sandbox {
       reply = await withTimeout(z.call({ ...p.call, timeoutS }, this.opts), (timeoutS + 10) * 1000, 'no answer').catch(() => null);
     } finally {
       slot.busy = false;
+      this.running--;
     }
     if (reply === null) {
       // The zygote died (or hung) during the call: replace it, and retry the call once on a fresh one.
@@ -255,9 +288,10 @@ export class SandboxPool implements Sandbox {
   /** Pool state for /health and /metrics. */
   status() {
     return {
-      size: this.slots.length,
+      size: this.opts.size,
+      interpreters: this.slots.length,
       alive: this.slots.filter((s) => s.zygote?.alive && !s.starting).length,
-      busy: this.slots.filter((s) => s.busy).length,
+      busy: this.running,
       queued: this.queue.length,
       unsafe: this.opts.unsafe,
       ...this.stats,
