@@ -54,7 +54,9 @@ interface Pending {
 }
 
 type ZygoteKind = 'light' | 'heavy';
-interface Slot { index: number; kind: ZygoteKind; uid: number; zygote: ZygoteProcess | null; busy: boolean; starting: boolean; failures: number }
+/** `inflight`: requests sent to the zygote and not answered yet (at most 2: one running, one queued behind it);
+ *  `busyUntil`: when the zygote will be done with them at the latest (their timeouts added up). */
+interface Slot { index: number; kind: ZygoteKind; uid: number; zygote: ZygoteProcess | null; inflight: number; busyUntil: number; starting: boolean; respawning: boolean; failures: number }
 
 /**
  * A pool of warm zygotes. Each call goes to an idle zygote, which forks a fresh child for it; a zygote that dies
@@ -66,8 +68,6 @@ export class SandboxPool implements Sandbox {
   private queue: Pending[] = [];
   private spaceWaiters: (() => void)[] = [];
   private closed = false;
-  /** Calls executing now; at most `size` (one per core), whichever kind of zygote runs them. */
-  private running = 0;
   private health?: NodeJS.Timeout;
   readonly opts: Required<Omit<PoolOptions, 'hide' | 'log'>> & { hide: string[]; log: (line: string) => void };
   readonly stats = { calls: 0, retries: 0, restarts: 0, byStatus: {} as Record<string, number> };
@@ -106,7 +106,7 @@ export class SandboxPool implements Sandbox {
     const kinds: ZygoteKind[] = pool.opts.light ? ['heavy', 'light'] : ['heavy'];
     pool.slots = kinds.flatMap((kind, k) => Array.from({ length: pool.opts.size }, (_, i): Slot => {
       const index = k * pool.opts.size + i;
-      return { index, kind, uid: base + index, zygote: null, busy: false, starting: false, failures: 0 };
+      return { index, kind, uid: base + index, zygote: null, inflight: 0, busyUntil: 0, starting: false, respawning: false, failures: 0 };
     }));
     await Promise.all(pool.slots.map((s) => pool.spawn(s)));
     const up = pool.slots.filter((s) => s.zygote?.alive).length;
@@ -143,7 +143,7 @@ export class SandboxPool implements Sandbox {
     z.on('exit', () => {
       if (slot.zygote !== z || this.closed) return;
       slot.zygote = null;
-      if (!slot.busy) this.respawnLater(slot);
+      if (slot.inflight === 0) this.respawnLater(slot);
     });
     try {
       await withTimeout(z.ready, 60000, 'the sandbox interpreter did not start within 60 s');
@@ -161,11 +161,13 @@ export class SandboxPool implements Sandbox {
   }
 
   private respawnLater(slot: Slot) {
-    if (this.closed || slot.starting) return;
+    // Several calls may notice the same death: one respawn is enough.
+    if (this.closed || slot.starting || slot.respawning || slot.zygote?.alive) return;
+    slot.respawning = true;
     this.stats.restarts++;
     // Back off when starting keeps failing, so a broken environment does not spin.
     const delay = Math.min(30000, slot.failures === 0 ? 0 : 250 * 2 ** slot.failures);
-    setTimeout(() => void this.spawn(slot), delay).unref();
+    setTimeout(() => { slot.respawning = false; void this.spawn(slot); }, delay).unref();
   }
 
   run(call: SandboxCall, opts: RunOptions = {}): Promise<SandboxResult> {
@@ -216,10 +218,19 @@ export class SandboxPool implements Sandbox {
     p.resolve(r);
   }
 
-  /** Start queued calls, oldest first, while fewer than `size` run and a zygote of the right kind is idle. */
+  /** Zygotes working now: at most `size` (one per core), whichever kind. */
+  private busySlots() {
+    return this.slots.filter((s) => s.inflight > 0).length;
+  }
+
+  /**
+   * Start queued calls, oldest first. A call goes to an idle zygote of its kind while fewer than `size` are
+   * busy; when none may start, it is queued inside a busy zygote of its kind behind the call running there
+   * (one deep), so the zygote starts it the moment it answers instead of idling through a round trip.
+   */
   private pump() {
-    for (let i = 0; i < this.queue.length && this.running < this.opts.size; ) {
-      const slot = this.idleSlot(this.queue[i].kind);
+    for (let i = 0; i < this.queue.length; ) {
+      const slot = this.slotFor(this.queue[i].kind);
       if (!slot) { i++; continue; }
       const [p] = this.queue.splice(i, 1);
       this.freeSpace();
@@ -227,35 +238,38 @@ export class SandboxPool implements Sandbox {
     }
   }
 
-  private idleSlot(kind: ZygoteKind): Slot | undefined {
-    const ready = (s: Slot) => !s.busy && !s.starting && !!s.zygote?.alive;
-    const own = this.slots.filter((s) => s.kind === kind);
-    const slot = own.find(ready);
-    if (slot || kind === 'heavy') return slot;
+  private slotFor(kind: ZygoteKind): Slot | undefined {
+    const up = (s: Slot) => !s.starting && !!s.zygote?.alive;
+    let own = this.slots.filter((s) => s.kind === kind);
     // No light zygote up at all (say, it keeps failing to start): a heavy one runs the call just the same.
-    return own.some((s) => s.zygote?.alive || s.starting) ? undefined : this.slots.find((s) => s.kind === 'heavy' && ready(s));
+    if (kind === 'light' && !own.some((s) => s.zygote?.alive || s.starting)) own = this.slots.filter((s) => s.kind === 'heavy');
+    const idle = own.find((s) => up(s) && s.inflight === 0);
+    if (idle && this.busySlots() < this.opts.size) return idle;
+    return own.filter((s) => up(s) && s.inflight === 1).sort((a, b) => a.busyUntil - b.busyUntil)[0];
   }
 
   private async execute(slot: Slot, p: Pending) {
     const z = slot.zygote!;
-    slot.busy = true;
-    this.running++;
     const startedAt = Date.now();
     const queueMs = startedAt - p.enqueuedAt;
     const remainingS = (p.deadline - startedAt) / 1000;
     const timeoutS = Math.max(0.05, Math.min(p.call.timeoutS ?? this.opts.timeoutS, remainingS));
+    // Queued behind another call, this one starts when that one ends at the latest.
+    const startsBy = Math.max(startedAt, slot.busyUntil);
+    slot.busyUntil = startsBy + timeoutS * 1000;
+    slot.inflight++;
     let reply: ZygoteReply | null = null;
     try {
       // The zygote enforces the timeout itself; this guard only catches a zygote that stopped answering.
-      reply = await withTimeout(z.call({ ...p.call, timeoutS }, this.opts), (timeoutS + 10) * 1000, 'no answer').catch(() => null);
+      reply = await withTimeout(z.call({ ...p.call, timeoutS, deadlineMs: p.deadline }, this.opts), startsBy - startedAt + (timeoutS + 10) * 1000, 'no answer').catch(() => null);
     } finally {
-      slot.busy = false;
-      this.running--;
+      slot.inflight--;
+      if (slot.inflight === 0) slot.busyUntil = 0;
     }
     if (reply === null) {
       // The zygote died (or hung) during the call: replace it, and retry the call once on a fresh one.
       if (slot.zygote === z) { z.kill(); slot.zygote = null; }
-      this.respawnLater(slot);
+      if (!slot.zygote) this.respawnLater(slot);
       if (!p.retried && Date.now() < p.deadline && !this.closed) {
         p.retried = true;
         this.stats.retries++;
@@ -264,7 +278,8 @@ export class SandboxPool implements Sandbox {
         this.finish(p, internalResult('the sandbox interpreter died during the call (the call was retried once)', queueMs));
       }
     } else {
-      this.finish(p, toResult(reply, queueMs));
+      // Waiting counts from enqueue to the start of the run, including any wait behind a call in the zygote.
+      this.finish(p, toResult(reply, Math.max(queueMs, Date.now() - p.enqueuedAt - reply.duration_ms)));
     }
     this.pump();
   }
@@ -273,10 +288,10 @@ export class SandboxPool implements Sandbox {
   private async checkHealth() {
     for (const slot of this.slots) {
       const z = slot.zygote;
-      if (!z || slot.busy || slot.starting || !z.alive) continue;
-      slot.busy = true;
+      if (!z || slot.inflight > 0 || slot.starting || !z.alive) continue;
+      slot.inflight++;
       const pong = await withTimeout(z.request({ ping: true }), 5000, 'ping timeout').catch(() => null);
-      slot.busy = false;
+      slot.inflight--;
       if (!pong && slot.zygote === z) {
         this.opts.log(`interpreter ${slot.index} did not answer a health check; replacing it`);
         z.kill();
@@ -291,7 +306,7 @@ export class SandboxPool implements Sandbox {
       size: this.opts.size,
       interpreters: this.slots.length,
       alive: this.slots.filter((s) => s.zygote?.alive && !s.starting).length,
-      busy: this.running,
+      busy: this.busySlots(),
       queued: this.queue.length,
       unsafe: this.opts.unsafe,
       ...this.stats,

@@ -75,10 +75,11 @@ export class ZygoteProcess extends EventEmitter {
     });
   }
 
-  call(c: SandboxCall, defaults: { timeoutS: number; memoryMb: number; maxOutputBytes: number; maxProcesses: number; maxFileMb: number }) {
+  call(c: SandboxCall & { deadlineMs?: number }, defaults: { timeoutS: number; memoryMb: number; maxOutputBytes: number; maxProcesses: number; maxFileMb: number }) {
     return this.request({
       code: c.code, input: c.input ?? '', history: c.history ?? [], timeout: c.timeoutS ?? defaults.timeoutS, memory_mb: c.memoryMb ?? defaults.memoryMb,
       max_output: c.maxOutputBytes ?? defaults.maxOutputBytes, max_processes: defaults.maxProcesses, max_file_mb: defaults.maxFileMb,
+      deadline_ms: c.deadlineMs,
     });
   }
 

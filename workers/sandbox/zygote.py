@@ -281,6 +281,16 @@ def wipe_tmp():
 
 def run_call(req):
     timeout = float(req.get('timeout') or 4)
+    deadline_ms = req.get('deadline_ms')
+    if deadline_ms:
+        # A call that waited (in the pool's queue, or here behind another call) past its deadline is not run;
+        # one that starts late gets only the time left.
+        left = float(deadline_ms) / 1000 - time.time()
+        if left <= 0:
+            return {'status': 'timeout', 'stdout': '', 'stderr': '', 'exit_code': None, 'error_type': 'QueueTimeout',
+                    'error_line': None, 'error_message': 'the call waited past its deadline and was not run',
+                    'duration_ms': 0, 'stdout_truncated': False, 'stderr_truncated': False}
+        timeout = min(timeout, max(0.05, left))
     cap = int(req.get('max_output') or 1024 * 1024)
     data = (req.get('input') or '').encode('utf-8', 'surrogateescape')
     if len(data) <= 60000:
