@@ -161,6 +161,10 @@ async function measure(n: number, concurrency: number, one: () => Promise<Outcom
 const fmt = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '—');
 const pad = (s: string, w: number) => s.padStart(w);
 
+function settle() {
+  return new Promise((r) => setTimeout(r, 1500));
+}
+
 async function main() {
   const t00 = performance.now();
   if (spawnSyncOk('prlimit', ['--version']) === false) throw new Error('the baseline needs prlimit (util-linux)');
@@ -183,10 +187,14 @@ async function main() {
       await baselineCall(s.code);
       for (const c of CONCURRENCY) {
         const n = s.calls[c];
+        // Let the previous cell's processes (64 killed baseline interpreters, say) finish exiting first, so
+        // neither side is measured while the kernel is still tearing the other's down.
+        await settle();
         const p = await measure(n, c, async () => {
           const r = await pool.run({ code: s.code });
           return { status: r.status, stdout: r.stdout, stderr: r.stderr, errorType: r.errorType, exitCode: r.exitCode };
         }, (o) => s.check(o, 'pool'));
+        await settle();
         const b = await measure(n, c, () => baselineCall(s.code), (o) => s.check(o, 'baseline'), true);
         results.push({ s, c, pool: p, base: b });
         const bad = [...p.errors.map((e) => `pool: ${e}`), ...b.errors.map((e) => `baseline: ${e}`)];

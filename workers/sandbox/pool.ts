@@ -229,9 +229,11 @@ export class SandboxPool implements Sandbox {
    * (one deep), so the zygote starts it the moment it answers instead of idling through a round trip.
    */
   private pump() {
-    for (let i = 0; i < this.queue.length; ) {
-      const slot = this.slotFor(this.queue[i].kind);
-      if (!slot) { i++; continue; }
+    const full = new Set<ZygoteKind>();
+    for (let i = 0; i < this.queue.length && full.size < 2; ) {
+      const kind = this.queue[i].kind;
+      const slot = full.has(kind) ? undefined : this.slotFor(kind);
+      if (!slot) { full.add(kind); i++; continue; }
       const [p] = this.queue.splice(i, 1);
       this.freeSpace();
       void this.execute(slot, p);

@@ -9,8 +9,7 @@
 /** Standard-library modules both zygotes import up front; cheap, and all a light call may import. */
 export const STDLIB_PRELOAD = [
   'math', 'cmath', 'fractions', 'decimal', 'itertools', 'functools', 'collections', 'random', 're', 'statistics', 'string',
-  'heapq', 'bisect', 'operator', 'typing', 'datetime', 'copy', 'json', 'array', 'struct', 'hashlib', 'enum', 'dataclasses',
-  'io', 'textwrap', 'numbers', 'contextlib', 'os', 'sys', 'time',
+  'heapq', 'bisect', 'operator', 'numbers', 'copy', 'os', 'sys', 'time',
 ];
 
 export const HEAVY_PRELOAD = ['numpy', 'sympy', 'scipy', 'scipy.special'];
