@@ -1,0 +1,195 @@
+/**
+ * The record of one rollout, complete enough to replay it (method.md §2). Pure helpers, immutable updates.
+ *
+ * Token accounting: the response is everything after the prompt, i.e. the assistant generations (model tokens,
+ * response mask 1) interleaved with the strings the rollout appends after a call (`toolResponseTurn(text)`, tool
+ * tokens, mask 0). Both count against the length budget. A tool response that would overflow the budget is recorded
+ * with `appended: false` and contributes no tokens.
+ */
+import type { CallStatus } from '../sandbox/types.ts';
+import { DEFAULT_TEMPLATE_SETTINGS, type TemplateSettings } from './template.ts';
+import { countAnswerBlocks, parseTurn, type ParseResult, type ToolArguments } from './parser.ts';
+
+export type FinishReason = 'no_tool_call' | 'length' | 'max_turns' | 'tool_overflow' | 'engine_error';
+/** How the engine ended one generation: its stop condition (stop string / EOS), max_tokens, or a failure. */
+export type EngineFinish = 'stop' | 'length' | 'abort' | 'error';
+/** Sandbox statuses plus a parse error (the call never reached the sandbox). Everything but 'ok' is a tool error. */
+export type ToolStatus = CallStatus | 'parse_error';
+
+export interface ToolCallRecord {
+  /** The parsed call; null for a parse error. */
+  name: string | null;
+  arguments: ToolArguments | null;
+  status: ToolStatus;
+  /** The tool text the model sees inside `<tool_response>` (formatted result, or the parse-error message). */
+  text: string;
+  /** The exact string appended to the context (toolResponseTurn(text)). */
+  appendedText: string;
+  /** Tokens of appendedText (known even when it was not appended). */
+  tokens: number;
+  /** False when appending would have overflowed the budget (finish reason tool_overflow). */
+  appended: boolean;
+  /** Epoch ms: submitted to the code environment, started running, result received. Equal for parse errors. */
+  queuedAt: number;
+  startedAt: number;
+  finishedAt: number;
+  /** As the sandbox reports them (run time and queue wait), ms; null for parse errors. */
+  durationMs: number | null;
+  queueMs: number | null;
+}
+
+export interface Turn {
+  index: number;
+  /** The assistant text generated in this turn (after the `<reason>` prefix, which is part of the prompt/tool text). */
+  text: string;
+  tokens: number;
+  tokenIds: number[] | null;
+  /** Per-token logprobs when the engine returns them (length === tokens). */
+  logprobs: number[] | null;
+  engineFinish: EngineFinish;
+  parse: ParseResult;
+  tool: ToolCallRecord | null;
+  /** Epoch ms of the generation request and of its completion. */
+  genStartedAt: number;
+  genFinishedAt: number;
+}
+
+export interface Trajectory {
+  prompt: string;
+  promptTokens: number;
+  turns: Turn[];
+  /** Sum of turn tokens (mask 1). */
+  modelTokens: number;
+  /** Sum of appended tool tokens (mask 0). */
+  toolTokens: number;
+  finishReason: FinishReason | null;
+  finishedAt: number | null;
+  /** Engine error text when finishReason is engine_error. */
+  error: string | null;
+}
+
+export function newTrajectory(prompt: string, promptTokens: number): Trajectory {
+  return { prompt, promptTokens, turns: [], modelTokens: 0, toolTokens: 0, finishReason: null, finishedAt: null, error: null };
+}
+
+/** Response tokens used so far (model + appended tool tokens; the prompt is not counted). */
+export const usedTokens = (t: Trajectory) => t.modelTokens + t.toolTokens;
+
+export interface AssistantTurnInput {
+  text: string;
+  tokens: number;
+  tokenIds?: number[] | null;
+  logprobs?: number[] | null;
+  engineFinish: EngineFinish;
+  genStartedAt: number;
+  genFinishedAt: number;
+  /** Precomputed parse; otherwise parseTurn(text, settings). */
+  parse?: ParseResult;
+}
+
+export function appendAssistantTurn(t: Trajectory, a: AssistantTurnInput, s: TemplateSettings = DEFAULT_TEMPLATE_SETTINGS): Trajectory {
+  if (t.finishReason) throw new Error('trajectory already finished');
+  if (!Number.isInteger(a.tokens) || a.tokens < 0) throw new Error(`bad token count ${a.tokens}`);
+  if (a.tokenIds && a.tokenIds.length !== a.tokens) throw new Error(`tokenIds length ${a.tokenIds.length} != tokens ${a.tokens}`);
+  if (a.logprobs && a.logprobs.length !== a.tokens) throw new Error(`logprobs length ${a.logprobs.length} != tokens ${a.tokens}`);
+  const turn: Turn = {
+    index: t.turns.length,
+    text: a.text,
+    tokens: a.tokens,
+    tokenIds: a.tokenIds ?? null,
+    logprobs: a.logprobs ?? null,
+    engineFinish: a.engineFinish,
+    parse: a.parse ?? parseTurn(a.text, s),
+    tool: null,
+    genStartedAt: a.genStartedAt,
+    genFinishedAt: a.genFinishedAt,
+  };
+  return { ...t, turns: [...t.turns, turn], modelTokens: t.modelTokens + a.tokens };
+}
+
+/** Attach the tool result to the last turn; its tokens count only if `appended`. */
+export function appendToolResult(t: Trajectory, r: ToolCallRecord): Trajectory {
+  if (t.finishReason) throw new Error('trajectory already finished');
+  const last = t.turns[t.turns.length - 1];
+  if (!last) throw new Error('no assistant turn to attach a tool result to');
+  if (last.tool) throw new Error(`turn ${last.index} already has a tool result`);
+  if (last.parse.kind === 'none') throw new Error(`turn ${last.index} made no tool call`);
+  const turns = [...t.turns.slice(0, -1), { ...last, tool: r }];
+  return { ...t, turns, toolTokens: t.toolTokens + (r.appended ? r.tokens : 0) };
+}
+
+/** A record for a parse error: the error message is the tool text; no sandbox involved. */
+export function parseErrorRecord(message: string, appendedText: string, tokens: number, at: number, appended = true): ToolCallRecord {
+  return {
+    name: null, arguments: null, status: 'parse_error', text: message, appendedText, tokens, appended,
+    queuedAt: at, startedAt: at, finishedAt: at, durationMs: null, queueMs: null,
+  };
+}
+
+export function finishTrajectory(t: Trajectory, reason: FinishReason, at: number, error: string | null = null): Trajectory {
+  if (t.finishReason) throw new Error(`trajectory already finished (${t.finishReason})`);
+  return { ...t, finishReason: reason, finishedAt: at, error };
+}
+
+export interface Segment {
+  kind: 'model' | 'tool';
+  text: string;
+  tokens: number;
+  logprobs?: number[] | null;
+}
+
+/** The response as alternating segments, in context order (appended tool texts only). */
+export function segments(t: Trajectory): Segment[] {
+  const out: Segment[] = [];
+  for (const turn of t.turns) {
+    out.push({ kind: 'model', text: turn.text, tokens: turn.tokens, logprobs: turn.logprobs });
+    if (turn.tool?.appended) out.push({ kind: 'tool', text: turn.tool.appendedText, tokens: turn.tool.tokens });
+  }
+  return out;
+}
+
+/** The response text (everything after the prompt). prompt + responseText is the full context. */
+export const responseText = (t: Trajectory) => segments(t).map((x) => x.text).join('');
+
+/** Response mask from per-segment token counts: model tokens 1, tool tokens 0. */
+export function responseMask(segs: Pick<Segment, 'kind' | 'tokens'>[]): number[] {
+  const mask: number[] = [];
+  for (const s of segs) for (let i = 0; i < s.tokens; i++) mask.push(s.kind === 'model' ? 1 : 0);
+  return mask;
+}
+
+export const trajectoryMask = (t: Trajectory) => responseMask(segments(t));
+
+/**
+ * Per-token logprobs aligned with the response mask (tool tokens → null); null when any model turn lacks them.
+ */
+export function responseLogprobs(t: Trajectory): (number | null)[] | null {
+  const out: (number | null)[] = [];
+  for (const s of segments(t)) {
+    if (s.kind === 'tool') for (let i = 0; i < s.tokens; i++) out.push(null);
+    else if (!s.logprobs) return null;
+    else out.push(...s.logprobs);
+  }
+  return out;
+}
+
+/** Tool-call counts for p_err: every call record (parse errors included, overflowed ones too) is a call; non-ok is an error. */
+export function toolStats(t: Trajectory): { calls: number; errors: number; parseErrors: number } {
+  let calls = 0;
+  let errors = 0;
+  let parseErrors = 0;
+  for (const turn of t.turns) {
+    if (!turn.tool) continue;
+    calls++;
+    if (turn.tool.status !== 'ok') errors++;
+    if (turn.tool.status === 'parse_error') parseErrors++;
+  }
+  return { calls, errors, parseErrors };
+}
+
+/** Answer-format facts for p_format: `<answer>` blocks in model text only (tool output is excluded), and turns. */
+export function answerFacts(t: Trajectory, s: TemplateSettings = DEFAULT_TEMPLATE_SETTINGS): { answerBlocks: number; turns: number } {
+  let answerBlocks = 0;
+  for (const turn of t.turns) answerBlocks += countAnswerBlocks(turn.text, s);
+  return { answerBlocks, turns: t.turns.length };
+}
