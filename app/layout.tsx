@@ -18,6 +18,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
           <Link href="/" className="brand">Toolsmith</Link>
           <nav aria-label="Main">
             <Link href="/">Dashboard</Link>
+            <Link href="/datasets">Datasets</Link>
             <Link href="/system">System</Link>
           </nav>
         </header>

@@ -6,11 +6,13 @@ import { launchDiagnostics } from '../diagnostics.ts';
 import { readEvents } from '../store/events.ts';
 import { parseFlags } from './args.ts';
 import { UserError } from '../errors.ts';
+import { datasetCommand } from './dataset.ts';
 
 export interface Command { name: string; summary: string; usage?: string; run(args: string[]): Promise<number | void> }
 
 /** Subcommands of `npx toolsmith`. Later issues add theirs here (sandbox, verify, serve-model, ...). */
 export const commands: Command[] = [
+  datasetCommand,
   {
     name: 'migrate',
     summary: 'apply the SQL migrations to DATABASE_URL (idempotent)',

@@ -1,10 +1,12 @@
 import { router } from './init.ts';
 import { runsRouter } from './routers/runs.ts';
 import { systemRouter } from './routers/system.ts';
+import { datasetsRouter } from './routers/datasets.ts';
 
 export const appRouter = router({
   runs: runsRouter,
   system: systemRouter,
+  datasets: datasetsRouter,
 });
 
 export type AppRouter = typeof appRouter;

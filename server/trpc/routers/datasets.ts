@@ -1,0 +1,35 @@
+import { TRPCError } from '@trpc/server';
+import { z } from 'zod';
+import { publicProcedure, router } from '../init.ts';
+import { getDataset, listDatasets, listProblems } from '../../datasets/import.ts';
+
+const id = z.string().min(1).max(100);
+
+export const datasetsRouter = router({
+  /** Datasets, newest first; `latestOnly` keeps the newest version of each name. */
+  list: publicProcedure
+    .input(z.object({ name: z.string().max(100).optional(), latestOnly: z.boolean().default(false), limit: z.number().int().min(1).max(500).default(200) }).default({ latestOnly: false, limit: 200 }))
+    .query(({ ctx, input }) => listDatasets(ctx.db, input)),
+
+  get: publicProcedure.input(z.object({ id })).query(async ({ ctx, input }) => {
+    const d = await getDataset(ctx.db, { id: input.id });
+    if (!d) throw new TRPCError({ code: 'NOT_FOUND', message: `dataset ${input.id} not found` });
+    return d;
+  }),
+
+  /** A page of problems in index order; pass `nextCursor` back as `cursor` for the next page. */
+  problems: publicProcedure
+    .input(
+      z.object({
+        datasetId: id,
+        split: z.enum(['train', 'test']).optional(),
+        cursor: z.number().int().min(0).max(2 ** 31 - 1).nullish(),
+        limit: z.number().int().min(1).max(500).default(50),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      const exists = await ctx.db.prisma.dataset.findUnique({ where: { id: input.datasetId }, select: { id: true } });
+      if (!exists) throw new TRPCError({ code: 'NOT_FOUND', message: `dataset ${input.datasetId} not found` });
+      return listProblems(ctx.db, { datasetId: input.datasetId, split: input.split, cursor: input.cursor ?? 0, limit: input.limit });
+    }),
+});
