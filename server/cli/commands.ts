@@ -7,6 +7,7 @@ import { readEvents } from '../store/events.ts';
 import { parseFlags } from './args.ts';
 import { UserError } from '../errors.ts';
 import { datasetCommand } from './dataset.ts';
+import { verifyCommand } from './verify.ts';
 
 export interface Command { name: string; summary: string; usage?: string; run(args: string[]): Promise<number | void> }
 
@@ -89,6 +90,7 @@ export const commands: Command[] = [
       throw new UserError(sub ? `unknown sandbox subcommand "${sub}"` : 'sandbox needs a subcommand', { fix: 'use `npx toolsmith sandbox run` or `npx toolsmith sandbox serve` (see --help)' });
     },
   },
+  verifyCommand,
   {
     name: 'start',
     summary: 'set up and serve the workbench with one worker (same as npm start)',

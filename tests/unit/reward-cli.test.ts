@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { verifyCommand } from '../../server/cli/verify.ts';
+
+async function capture(fn: () => Promise<number | void>): Promise<{ code: number | void; out: string }> {
+  const origLog = console.log;
+  let out = '';
+  console.log = (...a: unknown[]) => { out += `${a.join(' ')}\n`; };
+  try { return { code: await fn(), out }; } finally { console.log = origLog; }
+}
+
+test('verify --gold --pred prints the verdict and exits 0 / 1', async () => {
+  const a = await capture(() => verifyCommand.run(['--gold', '\\frac{1}{2}', '--pred', '<answer>\\boxed{0.5}</answer>']));
+  assert.equal(a.code, 0);
+  assert.deepEqual(JSON.parse(a.out), { correct: true, method: 'numeric', extracted: '0.5', reason: '0.5 ≈ 0.5' });
+  const b = await capture(() => verifyCommand.run(['--gold', '3', '--pred', 'x = 4']));
+  assert.equal(b.code, 1);
+  assert.equal(JSON.parse(b.out).correct, false);
+});
+
+test('verify --jsonl FILE writes one verdict per line', async () => {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'verify-')), 'in.jsonl');
+  fs.writeFileSync(file, [{ gold: '3', pred: 'x=3' }, { gold: 'x^2-1', pred: '(x-1)(x+1)' }, { gold: '4', pred: '<think>no</think>' }].map((r) => JSON.stringify(r)).join('\n') + '\n');
+  const r = await capture(() => verifyCommand.run(['--jsonl', file]));
+  assert.equal(r.code, 0);
+  const lines = r.out.trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(lines, [
+    { correct: true, method: 'exact', extracted: 'x=3' },
+    { correct: true, method: 'symbolic', extracted: '(x-1)(x+1)' },
+    { correct: false, method: 'none', extracted: null },
+  ]);
+});
+
+test('verify rejects bad options', async () => {
+  await assert.rejects(verifyCommand.run([]), /needs --gold/);
+  await assert.rejects(verifyCommand.run(['--gold', '1']), /go together/);
+  await assert.rejects(verifyCommand.run(['--gold', '1', '--pred', '1', '--mode', 'x']), /--mode/);
+});

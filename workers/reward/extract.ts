@@ -1,0 +1,76 @@
+/**
+ * Final-answer extraction (pure). Default mode "answer" (the paper): the last `\boxed{}` inside the last
+ * `<answer>…</answer>` block (the block's whole text when it holds no box). Mode "boxed" (the released code):
+ * the last `\boxed{}` / `\fbox{}` anywhere. In both modes a *bare* answer (short text with no tags, no box and no
+ * line breaks) is taken as is, so `pred` may be a bare answer or a whole response.
+ */
+export type ExtractMode = 'answer' | 'boxed';
+
+export interface Extraction { answer: string | null; reason: string }
+
+
+/** Every `\boxed{…}` / `\fbox{…}` content in order, with nested braces balanced; `\boxed 5` (no braces) too. */
+export function findBoxed(text: string): string[] {
+  const out: string[] = [];
+  const re = /\\(boxed|fbox)(?![a-zA-Z])\s*/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text))) {
+    let i = m.index + m[0].length;
+    if (text[i] === '{') {
+      let depth = 0;
+      const start = i + 1;
+      for (; i < text.length; i++) {
+        const c = text[i];
+        if (c === '\\') { i++; continue; } // skip escaped char (\{ \} \\)
+        if (c === '{') depth++;
+        else if (c === '}' && --depth === 0) break;
+      }
+      if (depth !== 0) continue; // unbalanced: not an answer
+      out.push(text.slice(start, i));
+      re.lastIndex = i + 1;
+    } else if (m[1] === 'boxed') {
+      // `\boxed 5` / `\boxed{}`-less form: up to the next whitespace or `$`
+      const rest = /^[^\s$]+/.exec(text.slice(i));
+      if (rest) out.push(rest[0]);
+    }
+  }
+  return out;
+}
+
+function lastAnswerBlock(text: string): string | null {
+  const open = text.lastIndexOf('<answer>');
+  if (open === -1) return null;
+  const close = text.indexOf('</answer>', open);
+  return text.slice(open + '<answer>'.length, close === -1 ? undefined : close);
+}
+
+/** A bare answer: short, one line, no tags and no box. */
+export function isBare(text: string): boolean {
+  const t = text.trim();
+  return t.length > 0 && t.length <= 300 && !/[\r\n]/.test(t) && !/<\/?(?:answer|think|code|interpreter|tool_call|output)\b/i.test(t) && !/\\(?:boxed|fbox)/.test(t);
+}
+
+export function extractAnswer(text: string, mode: ExtractMode = 'answer'): Extraction {
+  if (typeof text !== 'string' || text.trim() === '') return { answer: null, reason: 'empty response' };
+  if (mode === 'answer') {
+    const block = lastAnswerBlock(text);
+    if (block !== null) {
+      const boxes = findBoxed(block).filter((b) => b.trim() !== '');
+      if (boxes.length) return { answer: boxes[boxes.length - 1].trim(), reason: 'last \\boxed{} inside <answer>' };
+      if (block.trim() && isBare(block)) return { answer: block.trim(), reason: '<answer> block (no \\boxed{})' };
+      return { answer: null, reason: 'the <answer> block holds no \\boxed{} answer' };
+    }
+    if (isBare(text)) return { answer: text.trim(), reason: 'bare answer' };
+    return { answer: null, reason: 'no <answer> block in the response' };
+  }
+  const boxes = findBoxed(text).filter((b) => b.trim() !== '');
+  if (boxes.length) return { answer: boxes[boxes.length - 1].trim(), reason: 'last \\boxed{} in the response' };
+  if (isBare(text)) return { answer: text.trim(), reason: 'bare answer' };
+  return { answer: null, reason: 'no \\boxed{} in the response' };
+}
+
+/** Gold answers are usually bare, sometimes a boxed solution: take the last box if there is one. */
+export function extractGold(gold: string): string {
+  const boxes = findBoxed(gold).filter((b) => b.trim() !== '');
+  return (boxes.length ? boxes[boxes.length - 1] : gold).trim();
+}

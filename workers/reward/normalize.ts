@@ -1,0 +1,224 @@
+/**
+ * Answer normalisation (pure). Canonical LaTeX-ish strings: spacing and display wrappers gone, \dfrac/\tfrac →
+ * \frac, \left/\right gone, text wrappers unwrapped, trailing units dropped, degrees and percent recorded as flags,
+ * thousands separators removed, trailing decimal zeros dropped, a leading "x =" dropped.
+ *
+ * Thousands separators vs tuples: an *unbracketed* `1,000` / `12,345,678` (groups of exactly three digits) is one
+ * number; `(1,000)` in brackets is a pair, and `1, 2` (any group not of three digits, or spaces after the comma)
+ * is a list. `1{,}000` and `1\,000` are always numbers.
+ */
+export interface Normalized { s: string; percent: boolean; degrees: boolean }
+
+const TEXT_CMDS = 'text|textbf|textit|textrm|textnormal|mathrm|mathbf|mathit|mbox|textsf|mathsf|operatorname';
+
+/** Unwrap `\cmd{…}` (balanced) everywhere, replacing it with fn(content). */
+function replaceCmd(s: string, cmds: string, fn: (inner: string) => string): string {
+  const re = new RegExp(`\\\\(?:${cmds})\\s*\\{`, 'g');
+  for (let guard = 0; guard < 100; guard++) {
+    re.lastIndex = 0;
+    const m = re.exec(s);
+    if (!m) break;
+    let i = m.index + m[0].length, depth = 1;
+    for (; i < s.length && depth > 0; i++) {
+      if (s[i] === '\\') { i++; continue; }
+      if (s[i] === '{') depth++; else if (s[i] === '}') depth--;
+    }
+    if (depth !== 0) break;
+    s = s.slice(0, m.index) + fn(s.slice(m.index + m[0].length, i - 1)) + s.slice(i);
+  }
+  return s;
+}
+
+const UNIT_WORDS = /(?:\s|^)(?:dollars?|cents?|units?|square|sq|cubic|feet|foot|ft|inch(?:es)?|in|yards?|miles?|mph|km|kg|cm|mm|m|g|mg|l|ml|liters?|litres?|meters?|metres?|centimeters?|kilometers?|seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?|years?|degrees?|deg|percent|points?|people|students?|ways|cookies|apples|marbles|pounds?|lbs?|ounces?|oz|gallons?|euros?|coins?|boxes|pages?|books?|times|steps|games|cars|rooms|tickets|balls|cats|dogs|sheep|rows|numbers|integers|values|solutions|digits|pairs|triangles|squares|cubes|edges|faces|vertices|handshakes|trips)\b\.?/gi;
+
+export function normalize(raw: string): Normalized {
+  let s = raw.trim();
+  let percent = false, degrees = false;
+  // unicode
+  s = s.replace(/[−–—]/g, '-').replace(/×/g, '\\times ').replace(/·/g, '\\cdot ').replace(/π/g, '\\pi ').replace(/∞/g, '\\infty ')
+    .replace(/√/g, '\\sqrt').replace(/≤/g, '\\le ').replace(/≥/g, '\\ge ').replace(/°/g, '^\\circ').replace(/∪/g, '\\cup ');
+  // math-mode wrappers
+  s = s.replace(/^\$+|\$+$/g, '').replace(/^\\\(|\\\)$/g, '').replace(/^\\\[|\\\]$/g, '').trim();
+  s = s.replace(/\\\$|\$/g, ''); // `\$5`, stray dollars (currency)
+  s = replaceCmd(s, 'boxed|fbox', (inner) => inner); // nested boxes
+  s = s.replace(/\\(?:displaystyle|textstyle|scriptstyle)/g, '');
+  s = s.replace(/\\[dt]frac/g, '\\frac').replace(/\\dbinom|\\tbinom/g, '\\binom');
+  s = s.replace(/\\left\s*\./g, '').replace(/\\right\s*\./g, '').replace(/\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)(?![a-zA-Z])/g, '');
+  s = s.replace(/\\[!,;:>]|\\quad|\\qquad|~|\\ /g, ' ');
+  s = s.replace(/\{,\}/g, '');
+  // degrees
+  if (/\^\s*\{?\s*\\circ\s*\}?|\\degree|\\circ/.test(s)) { degrees = true; s = s.replace(/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\degree|\\circ/g, ''); }
+  // percent
+  if (/\\?%/.test(s)) { percent = true; s = s.replace(/\\?%/g, ''); }
+  s = s.replace(/\\(?:text|mbox)\s*\{\s*(?:percent|degrees?)\s*\}/g, (w) => { if (/percent/.test(w)) percent = true; else degrees = true; return ''; });
+  // trailing unit in a text wrapper after a number-ish thing: `5\text{ cm}`, `12 \mbox{inches}^2`
+  s = s.replace(new RegExp(`([\\d}a-zA-Z)])\\s*\\\\(?:${TEXT_CMDS})\\s*\\{\\s*[a-zA-Z][a-zA-Z\\s.]*\\}\\s*(?:\\^\\s*\\{?\\d\\}?)?\\s*$`), '$1');
+  // `\text{(B)}` etc: unwrap remaining text wrappers
+  s = replaceCmd(s, TEXT_CMDS, (inner) => inner);
+  // trailing plain unit words after a number: `5 dollars`, `12 cm^2`
+  if (/\d/.test(s)) {
+    const stripped = s.replace(/(\s+(?:[a-zA-Z]+\.?)(?:\^\{?\d\}?)?)+\s*$/, (tail) => (tail.replace(UNIT_WORDS, '').trim() === '' ? '' : tail));
+    if (/[\d}]\s*$/.test(stripped) && stripped.trim() !== '') s = stripped;
+  }
+  // infinity spellings
+  s = s.replace(/\\infinity|\\inf(?![a-zA-Z])|(?<![a-zA-Z\\])(?:infinity|inf)(?![a-zA-Z])/gi, '\\infty');
+  // whitespace: keep one space only where it separates a command from a letter (`\pi x`)
+  s = s.replace(/\s+/g, ' ').trim().replace(/(\\[a-zA-Z]+) (?=[a-zA-Z])/g, '$1\u0000').replace(/ /g, '').replace(/\u0000/g, ' ');
+  // `\frac12`, `\frac1{2}`, `\sqrt2`
+  s = s.replace(/\\frac(\d)(\d)/g, '\\frac{$1}{$2}').replace(/\\frac(\d)\{/g, '\\frac{$1}{').replace(/\\frac\{([^{}]*)\}(\d)/g, '\\frac{$1}{$2}');
+  s = s.replace(/\\sqrt(\d+|[a-zA-Z])/g, '\\sqrt{$1}');
+  // integer binomials: \binom{5}{2} → 10
+  s = s.replace(/\\binom\{(\d{1,3})\}\{(\d{1,3})\}/g, (_m, n, k) => String(binom(Number(n), Number(k))));
+  // single-character braces after ^ and _
+  s = s.replace(/([\^_])\{(\w)\}/g, '$1$2');
+  // `x = 3` → `3` (a single variable, possibly subscripted, on the left; one `=`)
+  const eq = /^([a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+)(?:=|\\eq)(?!=)(.+)$/.exec(s);
+  if (eq && !eq[2].includes('=') && !/^\\(?:frac|sqrt|infty|pi)$/.test(eq[1])) s = eq[2];
+  // thousands separators (unbracketed, groups of three)
+  if (/^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$/.test(s)) s = s.replace(/,/g, '');
+  // trailing zeros: 3.50 → 3.5, 3.0 → 3, 3. → 3
+  s = s.replace(/(\d+)\.(\d*?)0+(?!\d)/g, (_m, a, b) => (b ? `${a}.${b}` : a)).replace(/(\d)\.(?!\d)/g, '$1');
+  s = s.replace(/^\+(?=\d)/, '');
+  return { s, percent, degrees };
+}
+
+/** A plain number (integer, decimal, a/b, \frac{a}{b}, scientific), or null. */
+export function parseNumber(s: string): number | null {
+  s = s.trim();
+  let sign = 1;
+  while (s.startsWith('-') || s.startsWith('+')) { if (s[0] === '-') sign = -sign; s = s.slice(1); }
+  if (s.startsWith('(') && s.endsWith(')') && !s.slice(1, -1).includes('(')) return signed(sign, parseNumber(s.slice(1, -1)));
+  const num = /^(\d+\.?\d*|\.\d+)$/;
+  if (num.test(s)) return sign * Number(s);
+  let m = /^(\d+\.?\d*|\.\d+)(?:e|E)([-+]?\d+)$/.exec(s);
+  if (m) return sign * Number(`${m[1]}e${m[2]}`);
+  m = /^(\d+\.?\d*|\.\d+)(?:\\times|\\cdot|\*)10\^(?:\{([-+]?\d+)\}|(\d))$/.exec(s);
+  if (m) return sign * Number(`${m[1]}e${m[2] ?? m[3]}`);
+  m = /^(-?\d+\.?\d*)\/(-?\d+\.?\d*)$/.exec(s);
+  if (m) return frac(sign, Number(m[1]), Number(m[2]));
+  m = /^\\frac\{(-?\d+\.?\d*)\}\{(-?\d+\.?\d*)\}$/.exec(s);
+  if (m) return frac(sign, Number(m[1]), Number(m[2]));
+  return null;
+}
+function signed(sign: number, v: number | null) { return v === null ? null : sign * v; }
+function frac(sign: number, a: number, b: number) { return b === 0 ? null : (sign * a) / b; }
+
+export function numbersClose(a: number, b: number, rel = 1e-8, abs = 1e-9): boolean {
+  if (a === b) return true;
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return false;
+  return Math.abs(a - b) <= Math.max(abs, rel * Math.max(Math.abs(a), Math.abs(b)));
+}
+
+// ---- structure ------------------------------------------------------------------------------------------------
+
+export type Structured =
+  | { kind: 'scalar'; s: string }
+  | { kind: 'seq'; open: string; close: string; items: Structured[] } // tuples, intervals, ordered pairs
+  | { kind: 'set'; items: Structured[] } // \{…\} and unbracketed lists: order does not matter
+  | { kind: 'matrix'; rows: Structured[][] }
+  | { kind: 'union'; items: Structured[] }
+  | { kind: 'eq'; lhs: string; rhs: string };
+
+/** Split at top-level occurrences of `sep` (outside (), [], {}, \{\}). */
+export function splitTop(s: string, sep: string): string[] {
+  const out: string[] = [];
+  let depth = 0, start = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (c === '\\') {
+      if (s.startsWith(sep, i) && depth === 0) { out.push(s.slice(start, i)); start = i + sep.length; i += sep.length - 1; continue; }
+      if (s[i + 1] === '{' || s[i + 1] === '}') { depth += s[i + 1] === '{' ? 1 : -1; i++; continue; }
+      continue;
+    }
+    if ('([{'.includes(c)) depth++;
+    else if (')]}'.includes(c)) depth--;
+    else if (depth === 0 && s.startsWith(sep, i)) { out.push(s.slice(start, i)); start = i + sep.length; i += sep.length - 1; }
+  }
+  out.push(s.slice(start));
+  return out;
+}
+
+/** Whether the bracket at 0 closes exactly at the end (so `(a)(b)` is not wrapped). */
+function wraps(s: string, openLen: number, closeLen: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (c === '\\') { if (s[i + 1] === '{') depth++; else if (s[i + 1] === '}') depth--; i++; if (depth === 0 && i < s.length - closeLen) return false; continue; }
+    if ('([{'.includes(c)) depth++;
+    else if (')]}'.includes(c)) depth--;
+    if (depth === 0 && i < s.length - 1) return false;
+  }
+  void openLen;
+  return depth === 0;
+}
+
+export function structure(s: string): Structured {
+  const mat = /^\\begin\{([pbBvV]?matrix|array)\}(?:\{[^}]*\})?([\s\S]*)\\end\{\1\}$/.exec(s);
+  if (mat) {
+    const rows = mat[2].split(/\\\\/).map((r) => r.trim()).filter((r) => r !== '').map((r) => r.split('&').map((c) => structure(c.trim())));
+    return { kind: 'matrix', rows };
+  }
+  const union = splitTop(s, '\\cup');
+  if (union.length > 1) return { kind: 'union', items: union.map(structure) };
+  if (s.startsWith('\\{') && s.endsWith('\\}') && wraps(s, 2, 2)) {
+    const inner = s.slice(2, -2);
+    return { kind: 'set', items: inner === '' ? [] : splitTop(inner, ',').map(structure) };
+  }
+  if (/^[([]/.test(s) && /[)\]]$/.test(s) && wraps(s, 1, 1)) {
+    const inner = s.slice(1, -1);
+    const parts = splitTop(inner, ',');
+    if (parts.length > 1) return { kind: 'seq', open: s[0], close: s[s.length - 1], items: parts.map(structure) };
+    if (s[0] === '(' && s.endsWith(')')) return structure(inner);
+  }
+  const parts = splitTop(s, ',');
+  if (parts.length > 1) return { kind: 'set', items: parts.map((p) => structure(stripVar(p))) };
+  const pm = splitTop(s, '\\pm');
+  if (pm.length === 2 && pm[1] !== '') {
+    const a = pm[0] === '' ? '0' : pm[0];
+    return { kind: 'set', items: [structure(`${a}+${pm[1]}`), structure(`${a}-${pm[1]}`)] };
+  }
+  const eqs = splitTop(s, '=');
+  if (eqs.length === 2 && eqs[0] !== '' && eqs[1] !== '') return { kind: 'eq', lhs: eqs[0], rhs: eqs[1] };
+  return { kind: 'scalar', s };
+}
+
+/** `x=1` inside a list → `1`. */
+function stripVar(p: string): string {
+  const m = /^([a-zA-Z](?:_\{?\w+\}?)?)=(?!=)(.+)$/.exec(p);
+  return m && !m[2].includes('=') ? m[2] : p;
+}
+
+function binom(n: number, k: number): number {
+  if (k < 0 || k > n) return 0;
+  let r = 1;
+  for (let i = 1; i <= Math.min(k, n - k); i++) r = (r * (n - i + 1)) / i;
+  return Math.round(r);
+}
+
+/** A multiple-choice letter (`B`, `(B)`, `\textbf{(B)}` after unwrapping, `B)`), or null. */
+export function choiceLetter(s: string, strict = false): string | null {
+  // strict (the gold side): a lone lowercase letter is a variable or a constant (e), not a choice
+  const m = (strict ? /^(?:\(([A-Ea-e])\)|([A-E]))$/ : /^\(?([A-Ea-e])\)?\.?$/).exec(s);
+  if (strict) return m ? (m[1] ?? m[2]).toUpperCase() : null;
+  return m ? m[1].toUpperCase() : null;
+}
+
+// ---- LaTeX → sympy-parsable text (for the sandbox last resort) ------------------------------------------------
+
+export function toSympyText(s: string): string {
+  let t = s;
+  for (let k = 0; k < 20; k++) {
+    const before = t;
+    t = t.replace(/\\frac\{([^{}]*)\}\{([^{}]*)\}/g, '(($1)/($2))')
+      .replace(/\\sqrt\[([^\]]*)\]\{([^{}]*)\}/g, '(($2)**(1/($1)))')
+      .replace(/\\sqrt\{([^{}]*)\}/g, 'sqrt($1)')
+      .replace(/\\binom\{([^{}]*)\}\{([^{}]*)\}/g, 'binomial($1,$2)')
+      .replace(/\^\{([^{}]*)\}/g, '**($1)')
+      .replace(/_\{([^{}]*)\}/g, '_$1');
+    if (t === before) break;
+  }
+  t = t.replace(/\^/g, '**').replace(/\\cdot|\\times/g, '*').replace(/\\div/g, '/').replace(/\\pi/g, 'pi').replace(/\\infty/g, 'oo')
+    .replace(/\\(sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh|exp)(?![a-zA-Z])/g, '$1').replace(/\\ln|\\log/g, 'log')
+    .replace(/\\(alpha|beta|gamma|theta|phi)/g, '$1').replace(/[{}]/g, (c) => (c === '{' ? '(' : ')')).replace(/\\/g, '');
+  return t;
+}

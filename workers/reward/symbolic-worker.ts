@@ -1,0 +1,66 @@
+/**
+ * Runs inside a worker_thread: symbolic equivalence with @cortex-js/compute-engine, then numeric sampling for
+ * expressions with variables. The pool terminates this thread when a check runs past its limit.
+ */
+import { parentPort } from 'node:worker_threads';
+import { ComputeEngine } from '@cortex-js/compute-engine';
+
+export interface SymTask { id: number; a: string; b: string; negate?: boolean; spin?: boolean }
+export interface SymReply { id: number; equal: boolean | null; method: 'symbolic' | 'sampling'; reason: string }
+
+const ce = new ComputeEngine();
+const close = (x: number, y: number) => x === y || Math.abs(x - y) <= Math.max(1e-9, 1e-8 * Math.max(Math.abs(x), Math.abs(y)));
+
+function value(e: any): { re: number; im: number } | null {
+  const n = e.N();
+  const re = n.re, im = n.im ?? 0;
+  if (typeof re !== 'number' || Number.isNaN(re) || Number.isNaN(im)) return null;
+  return { re, im };
+}
+
+function check(t: SymTask): Omit<SymReply, 'id'> {
+  if (t.spin) for (;;) { /* test hook: a check that never ends */ }
+  const a = ce.parse(t.a);
+  const b0 = ce.parse(t.b);
+  if (!a.isValid || !b0.isValid) return { equal: null, method: 'symbolic', reason: 'compute-engine could not parse it' };
+  const b = t.negate ? ce.box(['Negate', b0]) : b0;
+  const vars = [...new Set([...(a.unknowns ?? []), ...(b.unknowns ?? [])])];
+  if (vars.length === 0) {
+    const va = value(a), vb = value(b);
+    if (va && vb) {
+      if (!Number.isFinite(va.re) || !Number.isFinite(vb.re)) {
+        // A true infinity compares by sign; an overflow (no \infty written) proves nothing.
+        if (t.a.includes('\\infty') && t.b.includes('\\infty')) return { equal: va.re === vb.re, method: 'symbolic', reason: 'evaluated (infinite)' };
+        if (!(t.a.includes('\\infty') || t.b.includes('\\infty'))) return { equal: null, method: 'symbolic', reason: 'overflows double precision' };
+        return { equal: false, method: 'symbolic', reason: 'infinite vs finite' };
+      }
+      return { equal: close(va.re, vb.re) && close(va.im, vb.im), method: 'symbolic', reason: `evaluated: ${va.re} vs ${vb.re}` };
+    }
+  }
+  let eq: boolean | undefined;
+  try { eq = a.isEqual(b); } catch { eq = undefined; }
+  if (eq === true) return { equal: true, method: 'symbolic', reason: 'compute-engine: equal' };
+  if (vars.length === 0) return { equal: eq === false ? false : null, method: 'symbolic', reason: `compute-engine: ${eq === false ? 'not equal' : 'undecided'}` };
+  // numeric sampling at pseudo-random points (deterministic seed)
+  let seed = 12345;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  let agree = 0;
+  for (let k = 0; k < 12 && agree < 6; k++) {
+    const subs: Record<string, number> = {};
+    for (const v of vars) subs[v] = Math.round((0.3 + 2.4 * rnd()) * 1000) / 1000;
+    let va, vb;
+    try { va = value(a.subs(subs)); vb = value(b.subs(subs)); } catch { continue; }
+    if (!va || !vb || !Number.isFinite(va.re) || !Number.isFinite(vb.re)) continue;
+    if (!close(va.re, vb.re) || !close(va.im, vb.im)) return { equal: false, method: 'sampling', reason: `differ at ${JSON.stringify(subs)}: ${va.re} vs ${vb.re}` };
+    agree++;
+  }
+  if (agree >= 3) return { equal: true, method: 'sampling', reason: `agree at ${agree} random points` };
+  return { equal: null, method: 'sampling', reason: 'too few points where both evaluate' };
+}
+
+parentPort!.on('message', (t: SymTask) => {
+  let r: Omit<SymReply, 'id'>;
+  try { r = check(t); } catch (e) { r = { equal: null, method: 'symbolic', reason: `compute-engine error: ${(e as Error).message}` }; }
+  parentPort!.postMessage({ id: t.id, ...r });
+});
+parentPort!.postMessage({ ready: true });

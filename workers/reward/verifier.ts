@@ -1,0 +1,184 @@
+/**
+ * The reward verifier: extract → normalise → cascade exact → numeric → symbolic (compute-engine, in worker
+ * threads) → numeric sampling (same workers) → sympy in the sandbox (optional last resort). Tuples, sets,
+ * intervals, matrices compare element-wise.
+ */
+import { extractAnswer, extractGold, type ExtractMode } from './extract.ts';
+import { choiceLetter, normalize, numbersClose, parseNumber, structure, toSympyText, type Structured } from './normalize.ts';
+import { SymbolicPool } from './pool.ts';
+import type { Sandbox } from '../sandbox/types.ts';
+
+export type Method = 'exact' | 'numeric' | 'symbolic' | 'sampling' | 'sympy' | 'none';
+export interface VerifyResult { correct: boolean; method: Method; extracted: string | null; reason: string }
+
+export interface VerifyOptions {
+  /** 'answer' (default): \boxed{} inside <answer>; 'boxed': the last \boxed{} anywhere. */
+  mode?: ExtractMode;
+  /** Limit for each symbolic / sampling check, ms (default 2000). */
+  timeoutMs?: number;
+  /** Limit for the sympy call, seconds (default 5). */
+  sympyTimeoutS?: number;
+}
+
+interface Verdict { equal: boolean | null; method: Method; reason: string }
+
+const SYMPY_CODE = `
+import sys, json
+from sympy import simplify, nsimplify, N, Abs
+from sympy.parsing.sympy_parser import parse_expr, standard_transformations, implicit_multiplication_application, convert_xor
+d = json.loads(sys.stdin.read())
+T = standard_transformations + (implicit_multiplication_application, convert_xor)
+try:
+    a = parse_expr(d["a"], transformations=T)
+    b = parse_expr(d["b"], transformations=T)
+except Exception as e:
+    print(json.dumps({"equal": None, "reason": "sympy could not parse: %s" % e})); sys.exit(0)
+diff = simplify(a - b)
+if diff == 0:
+    print(json.dumps({"equal": True, "reason": "sympy: simplify(a - b) == 0"}))
+elif diff.free_symbols:
+    print(json.dumps({"equal": False, "reason": "sympy: a - b = %s" % diff}))
+else:
+    v = complex(N(diff, 30))
+    print(json.dumps({"equal": abs(v) < 1e-9, "reason": "sympy: a - b ≈ %s" % v}))
+`;
+
+export interface VerifierOptions extends VerifyOptions {
+  /** Worker threads for the symbolic checks (default 2). */
+  workers?: number;
+  /** Sandbox for the sympy last resort; without one that step reports itself unavailable. */
+  sandbox?: Sandbox | null;
+  /** Which steps after exact/numeric to use (default all); e.g. ['sympy'] to test the sympy path alone. */
+  steps?: Array<'symbolic' | 'sympy'>;
+}
+
+export class Verifier {
+  readonly pool: SymbolicPool;
+  private sandbox: Sandbox | null;
+  private opts: VerifierOptions;
+  /** Counts by deciding method (for metrics). */
+  readonly counts: Record<Method, number> = { exact: 0, numeric: 0, symbolic: 0, sampling: 0, sympy: 0, none: 0 };
+
+  constructor(opts: VerifierOptions = {}) {
+    this.opts = opts;
+    this.sandbox = opts.sandbox ?? null;
+    this.pool = new SymbolicPool({ size: opts.workers ?? 2 });
+  }
+
+  async close(): Promise<void> { await this.pool.close(); }
+
+  async verify(gold: string, pred: string, opts: VerifyOptions = {}): Promise<VerifyResult> {
+    const o = { ...this.opts, ...opts };
+    const ex = extractAnswer(pred, o.mode ?? 'answer');
+    if (ex.answer === null) { this.counts.none++; return { correct: false, method: 'none', extracted: null, reason: `no answer extracted: ${ex.reason}` }; }
+    const g = normalize(extractGold(gold));
+    const p = normalize(ex.answer);
+    let v = await this.compareTop(g.s, p.s, o);
+    // percent / degrees: "50\%" vs "0.5" — the flag may be dropped on either side; try the /100 reading too.
+    if (!v.equal && (g.percent || p.percent)) {
+      const gn = parseNumber(g.s), pn = parseNumber(p.s);
+      if (gn !== null && pn !== null) {
+        const alt = [gn, g.percent ? gn / 100 : gn].some((x) => [pn, p.percent ? pn / 100 : pn].some((y) => numbersClose(x, y)));
+        if (alt) v = { equal: true, method: 'numeric', reason: 'equal as percentages' };
+      }
+    }
+    const method = v.method;
+    this.counts[method]++;
+    return { correct: v.equal === true, method, extracted: ex.answer, reason: v.reason };
+  }
+
+  private async compareTop(g: string, p: string, o: VerifierOptions): Promise<Verdict> {
+    if (g === p) return { equal: true, method: 'exact', reason: 'identical after normalisation' };
+    const gl = choiceLetter(g, true);
+    if (gl) { const pl = choiceLetter(p); return { equal: pl === gl, method: 'exact', reason: pl ? `choice ${pl} vs ${gl}` : `gold is choice ${gl}` }; }
+    return this.compareStruct(structure(g), structure(p), o);
+  }
+
+  private async compareStruct(g: Structured, p: Structured, o: VerifierOptions): Promise<Verdict> {
+    if (g.kind === 'scalar' && p.kind === 'scalar') return this.compareScalar(g.s, p.s, o);
+    if (g.kind === 'eq' && p.kind === 'eq') return this.compareEq(g, p, o);
+    const shape = (s: Structured) => (s.kind === 'seq' ? `${s.open}${s.items.length}${s.close}` : s.kind === 'set' || s.kind === 'union' ? `${s.kind}${s.items.length}` : s.kind === 'matrix' ? `matrix${s.rows.length}x${s.rows[0]?.length ?? 0}` : s.kind);
+    if (shape(g) !== shape(p)) return { equal: false, method: 'exact', reason: `different shapes: ${shape(g)} vs ${shape(p)}` };
+    if (g.kind === 'matrix' && p.kind === 'matrix') {
+      if (g.rows.some((r, i) => r.length !== p.rows[i].length)) return { equal: false, method: 'exact', reason: 'different matrix shapes' };
+      return this.all(g.rows.flat(), p.rows.flat(), o);
+    }
+    if (g.kind === 'seq' && p.kind === 'seq') return this.all(g.items, p.items, o);
+    if ((g.kind === 'set' && p.kind === 'set') || (g.kind === 'union' && p.kind === 'union')) return this.unordered(g.items, (p as { items: Structured[] }).items, o);
+    return { equal: false, method: 'exact', reason: 'different shapes' };
+  }
+
+  private async all(gs: Structured[], ps: Structured[], o: VerifierOptions): Promise<Verdict> {
+    let method: Method = 'exact';
+    const rank: Method[] = ['exact', 'numeric', 'symbolic', 'sampling', 'sympy'];
+    for (let i = 0; i < gs.length; i++) {
+      const v = await this.compareStruct(gs[i], ps[i], o);
+      if (!v.equal) return { ...v, reason: `element ${i + 1}: ${v.reason}` };
+      if (rank.indexOf(v.method) > rank.indexOf(method)) method = v.method;
+    }
+    return { equal: true, method, reason: `all ${gs.length} elements equal` };
+  }
+
+  private async unordered(gs: Structured[], ps: Structured[], o: VerifierOptions): Promise<Verdict> {
+    const used = new Set<number>();
+    let method: Method = 'exact';
+    const rank: Method[] = ['exact', 'numeric', 'symbolic', 'sampling', 'sympy'];
+    for (let i = 0; i < gs.length; i++) {
+      let found = false;
+      for (let j = 0; j < ps.length && !found; j++) {
+        if (used.has(j)) continue;
+        const v = await this.compareStruct(gs[i], ps[j], o);
+        if (v.equal) { used.add(j); found = true; if (rank.indexOf(v.method) > rank.indexOf(method)) method = v.method; }
+      }
+      if (!found) return { equal: false, method, reason: `no match for element ${i + 1} of the gold set` };
+    }
+    return { equal: true, method, reason: `all ${gs.length} elements match (any order)` };
+  }
+
+  private async compareEq(g: { lhs: string; rhs: string }, p: { lhs: string; rhs: string }, o: VerifierOptions): Promise<Verdict> {
+    if (g.lhs === p.lhs) { const v = await this.compareScalar(g.rhs, p.rhs, o); if (v.equal) return v; }
+    if (g.lhs === p.rhs && g.rhs === p.lhs) return { equal: true, method: 'exact', reason: 'same equation, sides swapped' };
+    const a = `(${g.lhs})-(${g.rhs})`, b = `(${p.lhs})-(${p.rhs})`;
+    const v = await this.compareScalar(a, b, o);
+    if (v.equal) return v;
+    const w = await this.compareScalar(a, b, o, true);
+    return w.equal ? w : { ...v, reason: `equations differ: ${v.reason}` };
+  }
+
+  private async compareScalar(g: string, p: string, o: VerifierOptions, negate = false): Promise<Verdict> {
+    if (!negate && g === p) return { equal: true, method: 'exact', reason: 'identical after normalisation' };
+    const gn = parseNumber(g), pn = parseNumber(p);
+    if (gn !== null && pn !== null) {
+      const eq = numbersClose(gn, negate ? -pn : pn);
+      return { equal: eq, method: 'numeric', reason: eq ? `${gn} ≈ ${pn}` : `${gn} ≠ ${pn}` };
+    }
+    // Plain words (no math at all) that differ are different.
+    const wordy = (s: string) => /^[a-zA-Z\s]{3,}$/.test(s);
+    if (wordy(g) || wordy(p)) return { equal: false, method: 'exact', reason: 'different text' };
+    const steps = o.steps ?? ['symbolic', 'sympy'];
+    let last: Verdict = { equal: false, method: 'exact', reason: 'not identical' };
+    if (steps.includes('symbolic')) {
+      const r = await this.pool.run({ a: g, b: p, negate }, o.timeoutMs ?? 2000);
+      if (r.equal !== null) return { equal: r.equal, method: r.method, reason: r.reason };
+      last = { equal: false, method: r.method, reason: r.reason };
+    }
+    if (steps.includes('sympy')) {
+      if (!this.sandbox) return { ...last, reason: `${last.reason}; sympy last resort unavailable (no sandbox)` };
+      const res = await this.sandbox.run({ code: SYMPY_CODE, input: JSON.stringify({ a: toSympyText(g), b: negate ? `-(${toSympyText(p)})` : toSympyText(p) }), timeoutS: o.sympyTimeoutS ?? 5 });
+      if (res.status !== 'ok') return { ...last, reason: `${last.reason}; sympy ${res.status}: ${res.errorMessage ?? res.stderr.slice(0, 200)}` };
+      try {
+        const out = JSON.parse(res.stdout.trim().split('\n').pop()!);
+        if (out.equal !== null) return { equal: out.equal, method: 'sympy', reason: out.reason };
+        return { ...last, reason: `${last.reason}; ${out.reason}` };
+      } catch { return { ...last, reason: `${last.reason}; sympy gave no verdict` }; }
+    }
+    return last;
+  }
+}
+
+let shared: Verifier | null = null;
+/** One-off verify with a shared process-wide Verifier (worker threads unref'd; no sandbox unless given one). */
+export function verify(gold: string, pred: string, opts: VerifyOptions & { verifier?: Verifier } = {}): Promise<VerifyResult> {
+  const v = opts.verifier ?? (shared ??= new Verifier());
+  return v.verify(gold, pred, opts);
+}
