@@ -264,18 +264,9 @@ def wipe_tmp():
                 wipe_dir('/dev/shm')
         except OSError:
             pass
-    names = os.listdir(TMP_ROOT)
-    if names == ['work'] and not os.listdir(WORK):
+    if os.listdir(TMP_ROOT) == ['work'] and not os.listdir(WORK):
         return
-    for name in names:
-        p = os.path.join(TMP_ROOT, name)
-        try:
-            if os.path.isdir(p) and not os.path.islink(p):
-                shutil.rmtree(p, ignore_errors=True)
-            else:
-                os.unlink(p)
-        except OSError:
-            pass
+    wipe_dir(TMP_ROOT)
     os.makedirs(WORK, exist_ok=True)
 
 
