@@ -1,0 +1,163 @@
+// The embedded ONNX engine on models exported at test time by workers/trainer/export_onnx.py (random weights,
+// ~1 s each). Needs /usr/bin/python3 with torch (apt python3-torch); skipped without it.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { OnnxEngine } from '../../workers/engines/onnx-engine.ts';
+import { CharTokenizer } from '../../workers/engines/tokenizer.ts';
+import type { GenerateRequest } from '../../workers/engines/types.ts';
+
+const PY = '/usr/bin/python3';
+const env = { ...process.env, PYTHONDONTWRITEBYTECODE: '1' }; // no __pycache__ in workers/trainer
+const TRAINER = path.join(import.meta.dirname, '../../workers/trainer');
+const hasTorch = spawnSync(PY, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
+const skip = hasTorch ? false : 'needs /usr/bin/python3 with torch';
+// init_std 0.3 makes random-init logits peaked, so greedy decoding is far from ties and outputs vary by prompt.
+const CONFIG = JSON.stringify({ n_layer: 2, n_head: 4, n_embd: 64, block_size: 96, init_std: 0.3 });
+
+let tmp = '';
+let dirA = '', dirB = '';
+let engine: OnnxEngine;
+
+function exportModel(dir: string, seed: number) {
+  execFileSync(PY, [path.join(TRAINER, 'export_onnx.py'), '--out', dir, '--seed', String(seed), '--config', CONFIG], { stdio: 'pipe', env });
+}
+
+const req = (prompt: string, o: Partial<GenerateRequest> = {}): GenerateRequest =>
+  ({ prompt, maxTokens: 20, temperature: 0, topP: 1, stop: [], ...o });
+
+before(async () => {
+  if (!hasTorch) return;
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'onnx-engine-'));
+  dirA = path.join(tmp, 'a'); dirB = path.join(tmp, 'b');
+  exportModel(dirA, 1);
+  exportModel(dirB, 2);
+  engine = await OnnxEngine.load(dirA, { maxBatch: 8 });
+});
+after(async () => {
+  if (engine) await engine.close();
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+test('export writes model.onnx, tokenizer.json, config.json; char tokenizer round-trips, unknown → <unk>', { skip }, () => {
+  for (const f of ['model.onnx', 'tokenizer.json', 'config.json']) assert.ok(fs.existsSync(path.join(dirA, f)), f);
+  const tok = CharTokenizer.fromFile(path.join(dirA, 'tokenizer.json'));
+  assert.equal(tok.vocabSize, JSON.parse(fs.readFileSync(path.join(dirA, 'config.json'), 'utf8')).vocab_size);
+  assert.equal(tok.decode(tok.encode('Q: 4831*297+1234\n')), 'Q: 4831*297+1234\n');
+  const ids = tok.encode('a→b');
+  assert.equal(ids.length, 3);
+  assert.equal(ids[1], tok.unkId);
+  assert.equal(tok.decode(ids), 'a\uFFFDb');
+  assert.equal(engine.countTokens('hello'), 5);
+});
+
+test('greedy through the KV cache equals greedy by full forward passes in PyTorch', { skip }, async () => {
+  const prompt = 'Q: 12+30=';
+  const r = await engine.generate(req(prompt, { maxTokens: 24 }));
+  const tok = CharTokenizer.fromFile(path.join(dirA, 'tokenizer.json'));
+  const script = `
+import sys, json, types, torch
+sys.path.insert(0, ${JSON.stringify(TRAINER)})
+from export_onnx import build
+m, cfg, vocab = build(types.SimpleNamespace(seed=1, config=${JSON.stringify(CONFIG)}, checkpoint=None))
+ids = ${JSON.stringify(tok.encode(prompt))}
+out = []
+with torch.no_grad():
+    for _ in range(${r.tokenIds.length}):
+        logits, _ = m(torch.tensor([ids]))
+        t = int(torch.argmax(logits[0, -1]))
+        ids.append(t); out.append(t)
+print(json.dumps(out))`;
+  const ref = JSON.parse(execFileSync(PY, ['-c', script], { encoding: 'utf8', env }).trim().split('\n').pop()!);
+  assert.deepEqual(r.tokenIds, ref);
+});
+
+test('continuous batching: greedy alone equals greedy in a batch of 4 joining at different times', { skip }, async () => {
+  const prompts = ['Hello', 'Q: 4831*297+1234', 'x', '<tool_call>{"code":"print(1)"}'];
+  const alone = [];
+  for (const p of prompts) alone.push((await engine.generate(req(p, { maxTokens: 30 }))).tokenIds);
+  const stepsBefore = engine.steps;
+  const joined: Promise<number[]>[] = [];
+  for (let i = 0; i < prompts.length; i++) {
+    joined.push(engine.generate(req(prompts[i], { maxTokens: 30 + 5 * i })).then((r) => r.tokenIds.slice(0, 30)));
+    await new Promise((r) => setTimeout(r, 3)); // let a few decode steps run before the next one joins
+  }
+  const batched = await Promise.all(joined);
+  assert.deepEqual(batched, alone);
+  // They really overlapped: far fewer steps than running them one after another.
+  assert.ok(engine.steps - stepsBefore < 30 + 35 + 40 + 45, `steps ${engine.steps - stepsBefore}`);
+});
+
+test('seeded sampling: same seed → same output (alone or batched), different seeds differ', { skip }, async () => {
+  const s = (seed: number) => req('Once upon a time', { temperature: 1, topP: 0.95, seed, maxTokens: 40 });
+  const a = await engine.generate(s(7));
+  const [b, , c] = await Promise.all([engine.generate(s(7)), engine.generate(req('noise', { temperature: 1, maxTokens: 33 })), engine.generate(s(8))]);
+  assert.deepEqual(b.tokenIds, a.tokenIds);
+  assert.equal(b.text, a.text);
+  assert.notDeepEqual(c.tokenIds, a.tokenIds);
+});
+
+test('stop string honoured (kept in text, reported); max tokens honoured; logprobs finite and ≤ 0; chunks stream', { skip }, async () => {
+  const free = await engine.generate(req('Q: 7*6=', { maxTokens: 30 }));
+  assert.equal(free.finishReason, 'length');
+  assert.equal(free.tokenIds.length, 30);
+  assert.equal(free.promptTokens, 7);
+  assert.ok(free.logprobs!.every((x) => Number.isFinite(x) && x <= 0));
+  // Use a piece of the greedy continuation as the stop string.
+  const stop = free.text.slice(5, 7);
+  const chunks: string[] = [];
+  const r = await engine.generate(req('Q: 7*6=', { maxTokens: 30, stop: ['\u0000never', stop] }), (c) => chunks.push(c.text));
+  assert.equal(r.finishReason, 'stop');
+  assert.equal(r.stopString, stop);
+  assert.ok(r.text.endsWith(stop));
+  assert.equal(r.text, free.text.slice(0, free.text.indexOf(stop) + stop.length));
+  assert.equal(chunks.join(''), r.text);
+  assert.equal(chunks.length, r.tokenIds.length);
+  const short = await engine.generate(req('Q: 7*6=', { maxTokens: 3 }));
+  assert.deepEqual(short.tokenIds, free.tokenIds.slice(0, 3));
+  assert.equal(short.finishReason, 'length');
+});
+
+test('context limit, empty prompt, abort', { skip }, async () => {
+  const bs = engine.config.block_size;
+  const long = await engine.generate(req('a'.repeat(bs - 4), { maxTokens: 100 }));
+  assert.equal(long.finishReason, 'length');
+  assert.equal(long.tokenIds.length, 4); // prompt + output fill the context exactly
+  assert.equal((await engine.generate(req('a'.repeat(bs)))).finishReason, 'error');
+  assert.equal((await engine.generate(req(''))).finishReason, 'error');
+  const ac = new AbortController();
+  let n = 0;
+  const r = await engine.generate(req('abort me', { maxTokens: 80, signal: ac.signal }), () => { if (++n === 5) ac.abort(); });
+  assert.equal(r.finishReason, 'aborted');
+  assert.ok(r.tokenIds.length >= 5 && r.tokenIds.length < 80);
+});
+
+test('capacity reports in-flight requests and reserved tokens', { skip }, async () => {
+  const idle = engine.capacity();
+  assert.equal(idle.inFlight, 0);
+  assert.equal(idle.totalTokens, 8 * engine.config.block_size);
+  assert.equal(idle.freeTokens, idle.totalTokens);
+  const p = [engine.generate(req('abc', { maxTokens: 10 })), engine.generate(req('de', { maxTokens: 20 }))];
+  const busy = engine.capacity();
+  assert.equal(busy.inFlight, 2);
+  assert.equal(busy.freeTokens, idle.totalTokens - (3 + 10) - (2 + 20));
+  await Promise.all(p);
+  assert.deepEqual(engine.capacity(), idle);
+});
+
+test('reload swaps weights between steps: output changes, in-flight requests finish', { skip }, async () => {
+  const before = await engine.generate(req('Hello', { maxTokens: 20 }));
+  const inflight = engine.generate(req('running during reload', { maxTokens: 40 }));
+  await engine.reload(dirB);
+  assert.equal(engine.weightsVersion, 1);
+  const afterB = await engine.generate(req('Hello', { maxTokens: 20 }));
+  assert.notDeepEqual(afterB.tokenIds, before.tokenIds);
+  const r = await inflight;
+  assert.equal(r.finishReason, 'length');
+  assert.equal(r.tokenIds.length, 40);
+  await engine.reload(dirA);
+  assert.deepEqual((await engine.generate(req('Hello', { maxTokens: 20 }))).tokenIds, before.tokenIds);
+});
