@@ -8,6 +8,7 @@ import { parseFlags } from './args.ts';
 import { UserError } from '../errors.ts';
 import { datasetCommand } from './dataset.ts';
 import { verifyCommand } from './verify.ts';
+import { serveModelCommand } from './serve-model.ts';
 
 export interface Command { name: string; summary: string; usage?: string; run(args: string[]): Promise<number | void> }
 
@@ -91,6 +92,7 @@ export const commands: Command[] = [
     },
   },
   verifyCommand,
+  serveModelCommand,
   {
     name: 'start',
     summary: 'set up and serve the workbench with one worker (same as npm start)',

@@ -1,0 +1,279 @@
+/**
+ * An InferenceEngine over OpenAI-compatible servers (vLLM, SGLang, `npx toolsmith serve-model`): POST
+ * /v1/completions with the raw, already templated prompt, always streamed (SSE).
+ *
+ * Request: {model, prompt, max_tokens, temperature, top_p, seed, stop, stream: true, logprobs: 0 (only the sampled
+ * token's logprob; off with `logprobs: false`), return_token_ids: true (vLLM's extension; off with
+ * `returnTokenIds: false` for servers that reject unknown fields, e.g. api.openai.com)}.
+ *
+ * Token ids: taken from each chunk's `choices[0].token_ids` when the server returns them (vLLM ≥ 0.10.2,
+ * serve-model); otherwise `tokenizer.encode(chunk text)` when a tokenizer was given (approximate: the server's
+ * tokenisation may differ); otherwise empty.
+ *
+ * Stop strings: OpenAI servers strip the stop string from the text. So that callers (the tool-call parser waiting
+ * for `</tool_call>`) see it, on finish_reason 'stop' we work out which stop string ended generation and append
+ * it to the text (as a last chunk with no token ids), matching the embedded engine, which keeps it:
+ *   1. `stop_reason` (vLLM, serve-model) or `matched_stop` (SGLang) is a string → that stop string; a number or
+ *      null there means the model emitted EOS/a stop token → stopString null.
+ *   2. Neither field present (plain OpenAI): if the text already ends with one of the request's stops (a server
+ *      that keeps it), that one, not appended again; else if the request had exactly one stop string, that one
+ *      (appended); else null (EOS and a stripped stop cannot be told apart).
+ * finish_reason 'length' → 'length'; anything else non-null → 'stop'.
+ *
+ * Base URLs (`http://host:port` or `http://host:port/v1`): each request goes to the one with the fewest requests in
+ * flight, ties broken round-robin. A connection error, a timeout, HTTP 5xx or 429 before any token arrived is
+ * retried (up to `retries` more attempts) on the next base URL after a backoff (backoffMs · 2^attempt, capped at
+ * 2 s). Once a token has been received, a failure ends the request with finishReason 'error' and the partial text
+ * (never re-sent: the caller has already seen those chunks). Other 4xx → 'error' at once, with the server's message.
+ * `timeoutMs` bounds the wait for the response headers and every gap between stream events.
+ *
+ * countTokens(): the tokenizer when given, else an estimate of ceil(chars / 4) (about right for BPE vocabularies
+ * on English and code; exactness matters only for admission, which keeps headroom). capacity(): `totalTokens`
+ * (configure it to the servers' KV cache, summed over base URLs) minus what the requests in flight reserved
+ * (prompt tokens + maxTokens each).
+ */
+import type { EngineCapacity, GenerateChunk, GenerateRequest, GenerateResult, InferenceEngine } from './types.ts';
+import type { Tokenizer } from './tokenizer.ts';
+
+export interface OpenAIEngineOptions {
+  baseUrls: string[];
+  model: string;
+  apiKey?: string;
+  /** Timeout for the response headers and between stream events (ms). */
+  timeoutMs: number;
+  /** Extra attempts after the first, each on the next base URL; only before any token was received. */
+  retries: number;
+  /** Capacity reported to the scheduler: tokens the servers hold at once, all base URLs together. */
+  totalTokens: number;
+  tokenizer?: Tokenizer;
+  id?: string;
+  /** First retry backoff (default 100 ms), doubling each attempt, capped at 2 s. */
+  backoffMs?: number;
+  /** Ask for the sampled tokens' logprobs (default true). */
+  logprobs?: boolean;
+  /** Send vLLM's `return_token_ids: true` (default true). */
+  returnTokenIds?: boolean;
+}
+
+interface Endpoint { url: string; inFlight: number }
+
+class Retryable extends Error {}
+
+export class OpenAIEngine implements InferenceEngine {
+  readonly id: string;
+  private readonly endpoints: Endpoint[];
+  private rr = 0;
+  private reserved = 0;
+  private inFlight = 0;
+  private closed = false;
+  private readonly live = new Set<AbortController>();
+
+  constructor(private readonly opts: OpenAIEngineOptions) {
+    if (!opts.baseUrls.length) throw new Error('OpenAIEngine needs at least one base URL');
+    this.endpoints = opts.baseUrls.map((u) => ({ url: u.replace(/\/+$/, '').replace(/\/v1$/, ''), inFlight: 0 }));
+    this.id = opts.id ?? `openai:${opts.model}@${this.endpoints.map((e) => new URL(e.url).host).join(',')}`;
+  }
+
+  countTokens(text: string): number {
+    return this.opts.tokenizer ? this.opts.tokenizer.encode(text).length : Math.ceil(text.length / 4);
+  }
+
+  capacity(): EngineCapacity {
+    return { totalTokens: this.opts.totalTokens, freeTokens: Math.max(0, this.opts.totalTokens - this.reserved), inFlight: this.inFlight };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const c of this.live) c.abort();
+  }
+
+  /** The endpoint with the fewest requests in flight, ties broken round-robin; skips `avoid` when there is another. */
+  private pick(avoid?: Endpoint): Endpoint {
+    const n = this.endpoints.length;
+    let best: Endpoint | null = null;
+    for (let i = 0; i < n; i++) {
+      const e = this.endpoints[(this.rr + i) % n];
+      if (e === avoid && n > 1) continue;
+      if (!best || e.inFlight < best.inFlight) best = e;
+    }
+    this.rr = (this.endpoints.indexOf(best!) + 1) % n;
+    return best!;
+  }
+
+  async generate(req: GenerateRequest, onChunk?: (c: GenerateChunk) => void): Promise<GenerateResult> {
+    const promptTokens = req.promptTokens ?? this.countTokens(req.prompt);
+    const base: GenerateResult = { text: '', tokenIds: [], logprobs: null, finishReason: 'aborted', stopString: null, promptTokens };
+    if (this.closed) return { ...base, error: 'engine closed' };
+    if (req.signal?.aborted) return base;
+    const reserve = promptTokens + Math.max(0, req.maxTokens);
+    this.reserved += reserve;
+    this.inFlight++;
+    try {
+      let ep: Endpoint | undefined;
+      let lastErr = '';
+      for (let attempt = 0; attempt <= this.opts.retries; attempt++) {
+        if (attempt > 0) {
+          await sleep(Math.min(2000, (this.opts.backoffMs ?? 100) * 2 ** (attempt - 1)), req.signal);
+          if (req.signal?.aborted || this.closed) return { ...base, error: this.closed ? 'engine closed' : undefined };
+        }
+        ep = this.pick(ep);
+        try {
+          return await this.attempt(ep, req, promptTokens, onChunk);
+        } catch (e) {
+          if (!(e instanceof Retryable)) throw e;
+          lastErr = `${ep.url}: ${e.message}`;
+        }
+      }
+      return { ...base, finishReason: 'error', error: `no server answered after ${this.opts.retries + 1} attempt(s); last: ${lastErr}` };
+    } finally {
+      this.reserved -= reserve;
+      this.inFlight--;
+    }
+  }
+
+  /** One request to `ep`. Throws Retryable when nothing was received yet and another server may do better. */
+  private async attempt(ep: Endpoint, req: GenerateRequest, promptTokens: number, onChunk?: (c: GenerateChunk) => void): Promise<GenerateResult> {
+    const ctl = new AbortController();
+    const onAbort = () => ctl.abort();
+    req.signal?.addEventListener('abort', onAbort);
+    this.live.add(ctl);
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => { clearTimeout(timer); timer = setTimeout(() => { timedOut = true; ctl.abort(); }, this.opts.timeoutMs); };
+    ep.inFlight++;
+    const out = { text: '', tokenIds: [] as number[], logprobs: [] as number[], anyLogprobs: false };
+    let received = false;
+    const result = (finishReason: GenerateResult['finishReason'], extra: Partial<GenerateResult> = {}): GenerateResult => ({
+      text: out.text, tokenIds: out.tokenIds, logprobs: out.anyLogprobs ? out.logprobs : null, finishReason, stopString: null, promptTokens, ...extra,
+    });
+    const failed = (msg: string): GenerateResult => {
+      if (req.signal?.aborted || (this.closed && !timedOut)) return result('aborted', this.closed ? { error: 'engine closed' } : {});
+      if (!received) throw new Retryable(msg);
+      return result('error', { error: `${ep.url}: ${msg} after ${out.tokenIds.length || out.text.length} token(s)/char(s) of output` });
+    };
+    try {
+      arm();
+      const body: Record<string, unknown> = {
+        model: this.opts.model, prompt: req.prompt, max_tokens: req.maxTokens, temperature: req.temperature, top_p: req.topP,
+        stop: req.stop.length ? req.stop : undefined, stream: true, stream_options: { include_usage: true },
+      };
+      if (req.seed !== undefined) body.seed = req.seed;
+      if (this.opts.logprobs !== false) body.logprobs = 0;
+      if (this.opts.returnTokenIds !== false) body.return_token_ids = true;
+      let res: Response;
+      try {
+        res = await fetch(`${ep.url}/v1/completions`, {
+          method: 'POST', signal: ctl.signal,
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}) },
+          body: JSON.stringify(body),
+        });
+      } catch (e) {
+        return failed(timedOut ? `no response in ${this.opts.timeoutMs} ms` : causeOf(e));
+      }
+      if (!res.ok) {
+        const msg = `HTTP ${res.status}: ${errorText(await res.text().catch(() => ''))}`;
+        if (res.status >= 500 || res.status === 429) return failed(msg);
+        return result('error', { error: `${ep.url}: ${msg}` });
+      }
+      if (!res.body) return failed('response has no body');
+      let finish: string | null = null;
+      let stopReason: unknown = undefined;
+      let serverPromptTokens: number | undefined;
+      const handle = (data: string): boolean => {
+        if (data === '[DONE]') return true;
+        let ev: any;
+        try { ev = JSON.parse(data); } catch { return false; }
+        if (ev?.error) throw new Error(`server error: ${errorText(JSON.stringify(ev))}`);
+        if (typeof ev?.usage?.prompt_tokens === 'number') serverPromptTokens = ev.usage.prompt_tokens;
+        const ch = ev?.choices?.[0];
+        if (!ch) return false;
+        const text: string = typeof ch.text === 'string' ? ch.text : '';
+        let ids: number[] = Array.isArray(ch.token_ids) ? ch.token_ids : [];
+        if (!Array.isArray(ch.token_ids) && text && this.opts.tokenizer) ids = this.opts.tokenizer.encode(text);
+        const lps: unknown[] | null = Array.isArray(ch.logprobs?.token_logprobs) ? ch.logprobs.token_logprobs : null;
+        if (lps) { out.anyLogprobs = true; out.logprobs.push(...lps.map((x) => (typeof x === 'number' ? x : NaN))); }
+        if (text || ids.length) {
+          received = true;
+          out.text += text;
+          out.tokenIds.push(...ids);
+          onChunk?.({ text, tokenIds: ids, logprobs: lps ? lps.map((x) => (typeof x === 'number' ? x : NaN)) : null });
+        }
+        if (ch.finish_reason != null) {
+          finish = String(ch.finish_reason);
+          if ('stop_reason' in ch) stopReason = ch.stop_reason;
+          else if ('matched_stop' in ch) stopReason = ch.matched_stop;
+        }
+        return false;
+      };
+      const reader = res.body.getReader();
+      const dec = new TextDecoder();
+      let buf = '';
+      let done = false;
+      try {
+        while (!done) {
+          arm();
+          const { value, done: eof } = await reader.read();
+          if (eof) break;
+          buf += dec.decode(value, { stream: true });
+          for (;;) {
+            const m = /\r?\n\r?\n/.exec(buf);
+            if (!m) break;
+            const event = buf.slice(0, m.index);
+            buf = buf.slice(m.index + m[0].length);
+            const data = event.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).replace(/^ /, '')).join('\n');
+            if (data && handle(data)) { done = true; break; }
+          }
+        }
+      } catch (e) {
+        void reader.cancel().catch(() => {});
+        return failed(timedOut ? `stream stalled for ${this.opts.timeoutMs} ms` : causeOf(e));
+      }
+      if (done) void reader.cancel().catch(() => {});
+      if (finish === null) return failed('stream ended without a finish_reason');
+      const pt = serverPromptTokens ?? promptTokens;
+      if (finish === 'length') return result('length', { promptTokens: pt });
+      const stopString = this.whichStop(req.stop, out.text, stopReason);
+      if (stopString !== null && !out.text.endsWith(stopString)) {
+        out.text += stopString;
+        onChunk?.({ text: stopString, tokenIds: [], logprobs: out.anyLogprobs ? [] : null });
+      }
+      return result('stop', { stopString, promptTokens: pt });
+    } finally {
+      clearTimeout(timer);
+      ep.inFlight--;
+      this.live.delete(ctl);
+      req.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private whichStop(stops: string[], text: string, stopReason: unknown): string | null {
+    if (typeof stopReason === 'string') return stopReason;
+    if (stopReason !== undefined) return null; // null or a stop token id: EOS
+    const live = stops.filter(Boolean);
+    const atEnd = live.filter((s) => text.endsWith(s)).sort((a, b) => b.length - a.length)[0];
+    if (atEnd) return atEnd;
+    return live.length === 1 ? live[0] : null;
+  }
+}
+
+function causeOf(e: unknown): string {
+  const err = e as { message?: string; cause?: { code?: string; message?: string } };
+  return err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e);
+}
+
+function errorText(body: string): string {
+  try {
+    const j = JSON.parse(body);
+    if (typeof j?.error?.message === 'string') return j.error.message;
+    if (typeof j?.message === 'string') return j.message;
+  } catch { /* not JSON */ }
+  return body.slice(0, 300);
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() { clearTimeout(t); signal?.removeEventListener('abort', done); resolve(); }
+    signal?.addEventListener('abort', done);
+  });
+}

@@ -1,0 +1,304 @@
+/**
+ * An OpenAI-compatible HTTP front for any InferenceEngine (in practice the embedded OnnxEngine), so that OpenAI
+ * clients, and OpenAIEngine on another machine, can talk to a trained model. Served by `npx toolsmith serve-model`.
+ *
+ * Routes:
+ *   GET  /v1/models, GET /v1/models/{id}   the one served model
+ *   POST /v1/completions                   raw-prompt completions, streaming (SSE) or not
+ *   GET  /health                           200 "ok" (no API key needed)
+ *
+ * /v1/completions request fields (validated with zod; a bad field → 400 `{error:{message,type,param,code}}` with
+ * `param` naming the field; unknown fields such as `user` or `frequency_penalty` are ignored, as OpenAI clients send
+ * them): model (must be the served id), prompt (string, or an array holding exactly one string), max_tokens (≥ 0,
+ * default 16), temperature (0..2, default 1; 0 = greedy), top_p (0 < p ≤ 1, default 1), seed, stop (string or up to
+ * 16 strings), stream, stream_options.include_usage, logprobs (integer 0..5 or null), n (only 1), echo (only false),
+ * and the vLLM extension `return_token_ids` (boolean).
+ *
+ * Response: OpenAI's `text_completion` object. Differences and extensions, all as vLLM does them:
+ *   - The stop string that ended generation is NOT in `text` (OpenAI behaviour; the engine keeps it, we strip it);
+ *     `choices[i].stop_reason` names it (vLLM), or is null when the model emitted EOS or the length ran out.
+ *   - `logprobs` (when requested): `tokens`, `token_logprobs` (of the sampled token under the raw model
+ *     distribution), `text_offset` (offsets into prompt + completion, as OpenAI), and `top_logprobs: null` — the
+ *     engine does not report alternatives, whatever integer was asked for.
+ *   - `return_token_ids: true` adds `choices[i].token_ids` (the generated ids; in a stream, each chunk's new ids) and
+ *     `choices[i].prompt_token_ids` (non-stream, and the first stream chunk), when the engine has a tokenizer.
+ *   - Streaming: `data: {chunk}\n\n` … `data: [DONE]\n\n`. Text that could be the start of a stop string is held back
+ *     until it is known not to be one, so streamed text never contains the (stripped) stop string; token ids and
+ *     logprobs are sent as they are sampled. With stream_options.include_usage, a last chunk with `choices: []` and
+ *     `usage` precedes [DONE]. An engine error after streaming began is sent as `data: {"error":{...}}` then [DONE].
+ * A client that disconnects aborts its request in the engine.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import type { GenerateChunk, GenerateResult, InferenceEngine } from './types.ts';
+import type { Tokenizer } from './tokenizer.ts';
+
+export interface OpenAIServerOptions {
+  engine: InferenceEngine & { tokenizer?: Tokenizer };
+  /** The id clients pass as `model` and /v1/models lists. */
+  model: string;
+  /** When set, every /v1 route needs `Authorization: Bearer <apiKey>`. */
+  apiKey?: string;
+  host?: string;
+  port?: number;
+  /** Largest request body (default 8 MiB). */
+  maxBodyBytes?: number;
+}
+
+const stringOrOne = z.union([z.string(), z.array(z.string()).length(1, 'must hold exactly one prompt')]);
+
+const CompletionBody = z.object({
+  model: z.string(),
+  prompt: stringOrOne,
+  max_tokens: z.number().int().min(0).nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().gt(0).max(1).nullish(),
+  seed: z.number().int().nullish(),
+  stop: z.union([z.string(), z.array(z.string()).max(16)]).nullish(),
+  stream: z.boolean().nullish(),
+  stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
+  logprobs: z.number().int().min(0).max(5).nullish(),
+  n: z.literal(1).nullish(),
+  echo: z.literal(false).nullish(),
+  return_token_ids: z.boolean().nullish(),
+});
+type CompletionBody = z.infer<typeof CompletionBody>;
+
+class HttpError extends Error {
+  constructor(readonly status: number, message: string, readonly param: string | null = null, readonly code: string | null = null, readonly type = 'invalid_request_error') {
+    super(message);
+  }
+}
+
+function errorBody(message: string, type: string, param: string | null, code: string | null) {
+  return { error: { message, type, param, code } };
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  const s = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(s) });
+  res.end(s);
+}
+
+export class OpenAIServer {
+  private server: http.Server | null = null;
+  private readonly created = Math.floor(Date.now() / 1000);
+  private readonly inFlight = new Set<AbortController>();
+  private readonly key: Buffer | null;
+
+  constructor(private readonly opts: OpenAIServerOptions) {
+    this.key = opts.apiKey ? Buffer.from(opts.apiKey) : null;
+  }
+
+  /** Start listening; resolves with the base URL (`http://host:port`, without /v1). */
+  listen(): Promise<{ url: string; port: number; host: string }> {
+    const server = http.createServer((req, res) => {
+      this.handle(req, res).catch((e) => {
+        const err = e instanceof HttpError ? e : new HttpError(500, e instanceof Error ? e.message : String(e), null, null, 'server_error');
+        if (!res.headersSent) sendJson(res, err.status, errorBody(err.message, err.type, err.param, err.code));
+        else res.end();
+      });
+    });
+    this.server = server;
+    const host = this.opts.host ?? '127.0.0.1';
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.opts.port ?? 8000, host, () => {
+        server.off('error', reject);
+        const port = (server.address() as AddressInfo).port;
+        const shown = host.includes(':') ? `[${host}]` : host;
+        resolve({ url: `http://${shown}:${port}`, port, host });
+      });
+    });
+  }
+
+  /** Stop accepting connections, give requests in flight `graceMs` to finish, then abort them. */
+  async close(graceMs = 10000): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = null;
+    const closed = new Promise<void>((r) => server.close(() => r()));
+    server.closeIdleConnections();
+    const deadline = Date.now() + graceMs;
+    while (this.inFlight.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    for (const c of this.inFlight) c.abort();
+    server.closeAllConnections();
+    await closed;
+  }
+
+  private authorised(req: http.IncomingMessage): boolean {
+    if (!this.key) return true;
+    const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+    if (!m) return false;
+    const got = Buffer.from(m[1].trim());
+    return got.length === this.key.length && timingSafeEqual(got, this.key);
+  }
+
+  private modelCard() {
+    return { id: this.opts.model, object: 'model', created: this.created, owned_by: 'toolsmith' };
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const p = url.pathname.replace(/\/+$/, '') || '/';
+    if (p === '/health' && req.method === 'GET') { res.writeHead(200, { 'content-type': 'text/plain' }); res.end('ok'); return; }
+    if (!p.startsWith('/v1/')) throw new HttpError(404, `no route ${req.method} ${p}`, null, 'not_found');
+    if (!this.authorised(req)) throw new HttpError(401, 'Incorrect API key provided (send Authorization: Bearer <key>)', null, 'invalid_api_key');
+    if (p === '/v1/models' && req.method === 'GET') return sendJson(res, 200, { object: 'list', data: [this.modelCard()] });
+    if (p.startsWith('/v1/models/') && req.method === 'GET') {
+      const id = decodeURIComponent(p.slice('/v1/models/'.length));
+      if (id !== this.opts.model) throw new HttpError(404, `The model \`${id}\` does not exist`, 'model', 'model_not_found');
+      return sendJson(res, 200, this.modelCard());
+    }
+    if (p === '/v1/completions') {
+      if (req.method !== 'POST') throw new HttpError(405, 'use POST /v1/completions');
+      return this.completions(req, res, await this.readBody(req));
+    }
+    throw new HttpError(404, `no route ${req.method} ${p}`, null, 'not_found');
+  }
+
+  private async readBody(req: http.IncomingMessage): Promise<unknown> {
+    const max = this.opts.maxBodyBytes ?? 8 * 1024 * 1024;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const c of req) {
+      size += (c as Buffer).length;
+      if (size > max) throw new HttpError(413, `request body over ${max} bytes`);
+      chunks.push(c as Buffer);
+    }
+    try {
+      return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      throw new HttpError(400, 'request body is not valid JSON');
+    }
+  }
+
+  private async completions(req: http.IncomingMessage, res: http.ServerResponse, raw: unknown): Promise<void> {
+    const parsed = CompletionBody.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const param = issue.path.length ? issue.path.map(String).join('.') : null;
+      throw new HttpError(400, `${param ?? 'body'}: ${issue.message}`, param);
+    }
+    const b: CompletionBody = parsed.data;
+    if (b.model !== this.opts.model) throw new HttpError(404, `The model \`${b.model}\` does not exist (this server serves \`${this.opts.model}\`)`, 'model', 'model_not_found');
+    const prompt = typeof b.prompt === 'string' ? b.prompt : b.prompt[0];
+    const stop = (b.stop == null ? [] : typeof b.stop === 'string' ? [b.stop] : b.stop).filter((s) => s.length > 0);
+    const wantLogprobs = b.logprobs != null;
+    const wantIds = b.return_token_ids === true;
+    const tok = this.opts.engine.tokenizer;
+    const promptIds = wantIds && tok ? tok.encode(prompt) : undefined;
+    const ctl = new AbortController();
+    this.inFlight.add(ctl);
+    res.on('close', () => { if (!res.writableFinished) ctl.abort(); });
+    const id = `cmpl-${randomBytes(12).toString('hex')}`;
+    const created = Math.floor(Date.now() / 1000);
+    const greq = {
+      prompt, maxTokens: b.max_tokens ?? 16, temperature: b.temperature ?? 1, topP: b.top_p ?? 1,
+      seed: b.seed ?? undefined, stop, signal: ctl.signal,
+    };
+    const tokenText = (ids: number[]) => ids.map((i) => (tok ? tok.decode([i]) : ''));
+    try {
+      if (!b.stream) {
+        const r = await this.opts.engine.generate(greq);
+        if (r.finishReason === 'error') throw new HttpError(400, r.error ?? 'generation failed', 'prompt');
+        if (r.finishReason === 'aborted') return; // client gone, or server closing
+        const text = r.stopString !== null && r.text.endsWith(r.stopString) ? r.text.slice(0, r.text.length - r.stopString.length) : r.text;
+        const toks = tokenText(r.tokenIds);
+        const choice: Record<string, unknown> = {
+          index: 0, text, finish_reason: r.finishReason, stop_reason: r.stopString,
+          logprobs: wantLogprobs ? logprobsObj(toks, r.logprobs, prompt.length) : null,
+        };
+        if (wantIds) { choice.token_ids = r.tokenIds; choice.prompt_token_ids = promptIds ?? null; }
+        sendJson(res, 200, {
+          id, object: 'text_completion', created, model: this.opts.model, choices: [choice],
+          usage: { prompt_tokens: r.promptTokens, completion_tokens: r.tokenIds.length, total_tokens: r.promptTokens + r.tokenIds.length },
+        });
+        return;
+      }
+      await this.stream(res, greq, { id, created, prompt, stop, wantLogprobs, wantIds, promptIds, includeUsage: b.stream_options?.include_usage === true, tokenText });
+    } finally {
+      this.inFlight.delete(ctl);
+    }
+  }
+
+  private async stream(
+    res: http.ServerResponse,
+    greq: Parameters<InferenceEngine['generate']>[0],
+    o: { id: string; created: number; prompt: string; stop: string[]; wantLogprobs: boolean; wantIds: boolean; promptIds?: number[]; includeUsage: boolean; tokenText: (ids: number[]) => string[] },
+  ): Promise<void> {
+    let started = false;
+    const start = () => {
+      if (started) return;
+      started = true;
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    };
+    const send = (obj: unknown) => { start(); res.write(`data: ${JSON.stringify(obj)}\n\n`); };
+    let full = '';     // engine text so far (may end in a stop string)
+    let emitted = 0;   // chars of `full` already sent
+    let offset = o.prompt.length;
+    let first = true;
+    const chunk = (text: string, ids: number[], lps: number[] | null, finish: string | null, stopReason: string | null) => {
+      const choice: Record<string, unknown> = { index: 0, text, finish_reason: finish, stop_reason: stopReason, logprobs: null };
+      if (o.wantLogprobs && ids.length) {
+        const toks = o.tokenText(ids);
+        choice.logprobs = logprobsObj(toks, lps, offset);
+        offset += toks.join('').length;
+      }
+      if (o.wantIds) {
+        choice.token_ids = ids;
+        if (first) choice.prompt_token_ids = o.promptIds ?? null;
+      }
+      first = false;
+      send({ id: o.id, object: 'text_completion', created: o.created, model: this.opts.model, choices: [choice] });
+    };
+    const onChunk = (c: GenerateChunk) => {
+      full += c.text;
+      const safe = full.length - heldBack(full, o.stop);
+      const text = safe > emitted ? full.slice(emitted, safe) : '';
+      emitted = Math.max(emitted, safe);
+      chunk(text, c.tokenIds, c.logprobs, null, null);
+    };
+    let r: GenerateResult;
+    try {
+      r = await this.opts.engine.generate(greq, onChunk);
+    } catch (e) {
+      r = { text: full, tokenIds: [], logprobs: null, finishReason: 'error', stopString: null, promptTokens: 0, error: e instanceof Error ? e.message : String(e) };
+    }
+    if (r.finishReason === 'error') {
+      if (!started) throw new HttpError(400, r.error ?? 'generation failed', 'prompt');
+      res.write(`data: ${JSON.stringify(errorBody(r.error ?? 'generation failed', 'server_error', null, null))}\n\n`);
+    } else if (r.finishReason === 'aborted') {
+      if (!started || res.destroyed) { res.destroy(); return; }
+    } else {
+      const final = r.stopString !== null && r.text.endsWith(r.stopString) ? r.text.slice(0, r.text.length - r.stopString.length) : r.text;
+      chunk(final.length > emitted ? final.slice(emitted) : '', [], null, r.finishReason, r.stopString);
+      if (o.includeUsage) {
+        send({ id: o.id, object: 'text_completion', created: o.created, model: this.opts.model, choices: [],
+          usage: { prompt_tokens: r.promptTokens, completion_tokens: r.tokenIds.length, total_tokens: r.promptTokens + r.tokenIds.length } });
+      }
+    }
+    start();
+    res.end('data: [DONE]\n\n');
+  }
+}
+
+/** Length of the longest suffix of `text` that is a prefix (possibly all) of one of `stops`: not yet safe to send. */
+function heldBack(text: string, stops: string[]): number {
+  let hold = 0;
+  for (const s of stops) {
+    for (let k = Math.min(s.length, text.length); k > hold; k--) {
+      if (text.endsWith(s.slice(0, k))) { hold = k; break; }
+    }
+  }
+  return hold;
+}
+
+function logprobsObj(tokens: string[], lps: number[] | null, start: number) {
+  const text_offset: number[] = [];
+  let at = start;
+  for (const t of tokens) { text_offset.push(at); at += t.length; }
+  return { tokens, token_logprobs: lps ?? tokens.map(() => null), top_logprobs: null, text_offset };
+}
