@@ -1,4 +1,5 @@
 import { UserError, reportFatal } from '../errors.ts';
+import { isLoopback, listenError } from './listen.ts';
 import { parseFlags } from './args.ts';
 
 /** `npx toolsmith sandbox run`: code on stdin → one SandboxResult as JSON on stdout; 0 whenever a result was produced. */
@@ -50,14 +51,11 @@ export async function sandboxServe(args: string[]): Promise<number> {
     addr = await node.listen();
   } catch (e) {
     await pool.close();
-    const err = e as NodeJS.ErrnoException;
-    if (err.code === 'EADDRINUSE') throw new UserError(`port ${port} on ${host} is already in use`, { fix: 'pick another with --port' });
-    if (err.code === 'EADDRNOTAVAIL') throw new UserError(`cannot bind ${host}: no such local address`, { fix: 'use --host 127.0.0.1, 0.0.0.0 or one of this machine\'s addresses' });
-    throw e;
+    throw listenError(e, host, port);
   }
   const st = pool.status();
   console.log(`sandbox node listening on ${addr.url} (${st.alive}/${st.size} interpreters${st.unsafe ? ', UNSAFE: no isolation' : ''})`);
-  if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') {
+  if (!isLoopback(host)) {
     console.error('toolsmith sandbox serve: serving plain HTTP beyond this machine; the token travels in clear, so keep it on a private network');
   }
 

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseFlags } from './args.ts';
 import { UserError } from '../errors.ts';
+import { isLoopback, listenError } from './listen.ts';
 import type { Command } from './commands.ts';
 
 /**
@@ -45,13 +46,10 @@ export const serveModelCommand: Command = {
       addr = await server.listen();
     } catch (e) {
       await engine.close();
-      const err = e as NodeJS.ErrnoException;
-      if (err.code === 'EADDRINUSE') throw new UserError(`port ${port} on ${host} is already in use`, { fix: 'pick another with --port' });
-      if (err.code === 'EADDRNOTAVAIL') throw new UserError(`cannot bind ${host}: no such local address`, { fix: 'use --host 127.0.0.1, 0.0.0.0 or one of this machine\'s addresses' });
-      throw e;
+      throw listenError(e, host, port);
     }
     console.log(`serving model "${model}" on ${addr.url}/v1 (${apiKey ? 'API key required' : 'no API key'})`);
-    if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') {
+    if (!isLoopback(host)) {
       console.error(`toolsmith serve-model: serving plain HTTP beyond this machine${apiKey ? '; the API key travels in clear' : ' without an API key'}, so keep it on a private network`);
     }
 
