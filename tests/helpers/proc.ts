@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -116,4 +116,24 @@ export async function killAll(): Promise<void> {
 /** Every live worker's output, for failure messages. */
 export function outputs(procs: Proc[]): string {
   return procs.map((p) => `--- ${p.name} (${p.alive() ? 'running' : 'exited'}) ---\n${p.output().split('\n').slice(-40).join('\n')}`).join('\n');
+}
+
+export interface HostProcess { uid: number; pid: number; ppid: number; args: string }
+
+/** Every process on the host, from ps. */
+export function ps(): HostProcess[] {
+  return execFileSync('ps', ['-eo', 'uid=,pid=,ppid=,args='], { encoding: 'utf8' }).trim().split('\n').map((l) => {
+    const m = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(.*)$/.exec(l)!;
+    return { uid: Number(m[1]), pid: Number(m[2]), ppid: Number(m[3]), args: m[4] };
+  });
+}
+
+/** Processes below `root` (children, grandchildren, ...), not `root` itself: so a test sees only its own pool. */
+export function descendants(root = process.pid, all = ps()): HostProcess[] {
+  const out = new Set([root]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const p of all) if (out.has(p.ppid) && !out.has(p.pid)) { out.add(p.pid); grew = true; }
+  }
+  return all.filter((p) => p.pid !== root && out.has(p.pid));
 }

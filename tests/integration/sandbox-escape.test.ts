@@ -1,7 +1,6 @@
 // The escape and abuse battery: each attack gets a clear status, its damage stays in its own call (the next 100
 // calls still succeed), and nothing is left running, checked from inside (the sandbox's /proc) and from the host.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -9,7 +8,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { SandboxPool } from '../../workers/sandbox/pool.ts';
 import type { SandboxCall, SandboxResult } from '../../workers/sandbox/types.ts';
-import { ROOT, waitFor } from '../helpers/proc.ts';
+import { descendants, ps, ROOT, waitFor } from '../helpers/proc.ts';
 
 const SECRET = `sekrit-${process.pid}-${Date.now()}`;
 const dbDir = fs.mkdtempSync(path.join(ROOT, 'data', '.sandbox-test-'));
@@ -17,22 +16,6 @@ const dbFile = path.join(dbDir, 'toolsmith.db');
 let pool: SandboxPool;
 const savedEnv = { secret: process.env.TOOLSMITH_TEST_SECRET, db: process.env.DATABASE_URL };
 
-/** Host processes: [uid, pid, ppid, args]. */
-function ps(): { uid: number; pid: number; ppid: number; args: string }[] {
-  return execFileSync('ps', ['-eo', 'uid=,pid=,ppid=,args='], { encoding: 'utf8' }).trim().split('\n').map((l) => {
-    const m = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(.*)$/.exec(l)!;
-    return { uid: Number(m[1]), pid: Number(m[2]), ppid: Number(m[3]), args: m[4] };
-  });
-}
-function descendants(root: number) {
-  const all = ps();
-  const out = new Set([root]);
-  for (let grew = true; grew;) {
-    grew = false;
-    for (const p of all) if (out.has(p.ppid) && !out.has(p.pid)) { out.add(p.pid); grew = true; }
-  }
-  return all.filter((p) => p.pid !== root && out.has(p.pid));
-}
 let poolUids: number[] = [];
 /** Every host process running as one of the pool's uids: only bwrap and the zygote, per live interpreter. */
 function poolProcesses() {

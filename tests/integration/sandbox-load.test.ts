@@ -1,9 +1,9 @@
 // Load: 10,000 calls at concurrency 256, 5% of them crashing, timing out or exhausting memory. Every call
 // returns exactly one result (each prints a unique token), and no process is left over afterwards.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
 import { SandboxPool } from '../../workers/sandbox/pool.ts';
+import { descendants, ps } from '../helpers/proc.ts';
 import type { SandboxCall, SandboxResult } from '../../workers/sandbox/types.ts';
 
 const N = 10_000;
@@ -26,14 +26,7 @@ function callFor(i: number): SandboxCall {
 test('10,000 calls at concurrency 256 with 5% crashing, timing out or exhausting memory', { timeout: 600_000 }, async () => {
   const pool = await SandboxPool.start({ size: 2, log: () => {} });
   // This pool's uids: those of the zygotes under this process (other pools may run on the machine meanwhile).
-  const procs = execFileSync('ps', ['-eo', 'uid=,pid=,ppid=,args='], { encoding: 'utf8' }).trim().split('\n')
-    .map((l) => l.trim().split(/\s+/)).map(([uid, pid, ppid, ...args]) => ({ uid: Number(uid), pid: Number(pid), ppid: Number(ppid), args: args.join(' ') }));
-  const mine = new Set([process.pid]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const p of procs) if (mine.has(p.ppid) && !mine.has(p.pid)) { mine.add(p.pid); grew = true; }
-  }
-  const uids = new Set(procs.filter((p) => mine.has(p.pid) && p.args.includes('/run/toolsmith/zygote.py') && p.uid >= 100000).map((p) => p.uid));
+  const uids = new Set(descendants().filter((p) => p.args.includes('/run/toolsmith/zygote.py') && p.uid >= 100000).map((p) => p.uid));
   assert.equal(uids.size, pool.status().interpreters, 'found every interpreter of this pool');
   const results: (SandboxResult | undefined)[] = new Array(N);
   let resolvedTwice = 0;
@@ -63,8 +56,7 @@ test('10,000 calls at concurrency 256 with 5% crashing, timing out or exhausting
   assert.deepEqual(wrong.slice(0, 20), [], `${wrong.length} calls with a wrong result`);
   await pool.close();
   // Zombies (<defunct>) run nothing; reaping them is the job of whatever they were reparented to on the host.
-  const left = () => execFileSync('ps', ['-eo', 'uid=,pid=,args='], { encoding: 'utf8' }).split('\n')
-    .filter((l) => uids.has(Number(l.trim().split(/\s+/)[0])) && !l.includes('<defunct>'));
+  const left = () => ps().filter((p) => uids.has(p.uid) && !p.args.includes('<defunct>')).map((p) => `${p.uid} ${p.pid} ${p.args}`);
   for (let i = 0; i < 100 && left().length; i++) await new Promise((r) => setTimeout(r, 50));
   assert.deepEqual(left(), [], 'no process of the pool left');
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SandboxPool } from '../../workers/sandbox/pool.ts';
+import { descendants } from '../helpers/proc.ts';
 
 /**
  * Scheduling inside the pool: light and heavy zygotes, a call queued inside a busy zygote behind another,
@@ -50,15 +51,7 @@ test('a zygote killed with two calls in it: both are retried on its replacement 
   await new Promise((r) => setTimeout(r, 200));
   // Kill the light zygote from outside (it is busy with the first call; the second waits inside it).
   // This pool's light zygote: a descendant of this process running zygote.py without numpy preloaded.
-  const { execFileSync } = await import('node:child_process');
-  const procs = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' }).trim().split('\n')
-    .map((l) => l.trim().split(/\s+/)).map(([pid, ppid, ...args]) => ({ pid: Number(pid), ppid: Number(ppid), args: args.join(' ') }));
-  const mine = new Set([process.pid]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const p of procs) if (mine.has(p.ppid) && !mine.has(p.pid)) { mine.add(p.pid); grew = true; }
-  }
-  const pids = procs.filter((p) => mine.has(p.pid) && p.args.startsWith('/usr/bin/python3 -I /run/toolsmith/zygote.py') && !p.args.includes('numpy')).map((p) => p.pid);
+  const pids = descendants().filter((p) => p.args.startsWith('/usr/bin/python3 -I /run/toolsmith/zygote.py') && !p.args.includes('numpy')).map((p) => p.pid);
   assert.ok(pids.length >= 1, 'found the light zygote');
   for (const pid of pids) { try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ } }
   const results = await Promise.all(calls);
