@@ -25,24 +25,14 @@ import { insertMetricPoints, insertMetricPointSingle, readSeries, type MetricPoi
 import {
   insertTrajectories, insertTrajectorySingle, readStep, type ToolCallInput, type TrajectoryInput,
 } from '../server/store/trajectories.ts';
+import { benchFlags } from './flags.ts';
 
 // ───────────────────────────── options ─────────────────────────────
 
-const argv = process.argv.slice(2);
-if (argv.includes('--help') || argv.includes('-h')) {
-  console.log('usage: npx tsx bench/db.ts [--quick] [--sqlite-only] [--rounds N]');
-  process.exit(0);
-}
-const QUICK = argv.includes('--quick');
-const SQLITE_ONLY = argv.includes('--sqlite-only');
-const roundsArg = argv.indexOf('--rounds');
-const ROUNDS = roundsArg >= 0 ? Math.max(1, Number(argv[roundsArg + 1]) || 3) : 3;
-for (const a of argv) {
-  if (a.startsWith('--') && !['--quick', '--sqlite-only', '--rounds', '--help'].includes(a)) {
-    console.error(`bench:db: unknown flag ${a} (known: --quick, --sqlite-only, --rounds N)`);
-    process.exit(2);
-  }
-}
+const flags = benchFlags('bench:db', 'npx tsx bench/db.ts [--quick] [--sqlite-only] [--rounds N]', { quick: 'boolean', 'sqlite-only': 'boolean', rounds: 'number' });
+const QUICK = Boolean(flags.quick);
+const SQLITE_ONLY = Boolean(flags['sqlite-only']);
+const ROUNDS = Math.max(1, Math.floor(Number(flags.rounds ?? 3)));
 
 /** Read-back shapes are fixed (they are what the UI asks for); ingest sizes shrink with --quick. */
 const STEP_SIZE = 2_000; // trajectories per training step (readStep reads one step)

@@ -27,17 +27,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { benchFlags } from './flags.ts';
 
 // ───────────────────────────── options ─────────────────────────────
 
-const argv = process.argv.slice(2);
-if (argv.includes('--help') || argv.includes('-h')) {
-  console.log('usage: npx tsx bench/sandbox.ts [--quick] [--pool path/to/pool.ts]');
-  process.exit(0);
-}
-const QUICK = argv.includes('--quick');
-const poolArg = argv.indexOf('--pool');
-const POOL_MODULE = poolArg >= 0 ? path.resolve(argv[poolArg + 1]) : new URL('../workers/sandbox/pool.ts', import.meta.url).pathname;
+const flags = benchFlags('bench:sandbox', 'npx tsx bench/sandbox.ts [--quick] [--pool path/to/pool.ts]', { quick: 'boolean', pool: 'string' });
+const QUICK = Boolean(flags.quick);
+const POOL_MODULE = typeof flags.pool === 'string' ? path.resolve(flags.pool) : new URL('../workers/sandbox/pool.ts', import.meta.url).pathname;
 const PYTHON = '/usr/bin/python3';
 const TIMEOUT_S = 4;
 const MEMORY_BYTES = 1024 * 1024 * 1024;
