@@ -20,7 +20,7 @@
  * not generated: all of it is "tool tokens" (response mask 0, counted in the length budget).
  */
 
-export type PromptVariant = 'full' | 'compact';
+export type PromptVariant = 'full' | 'compact' | 'minimal';
 
 export interface TemplateSettings {
   /** Tool (function) name the model must call. Paper: execute_python_code_with_standard_io; released code: python_code_with_standard_io. */
@@ -36,7 +36,11 @@ export interface TemplateSettings {
   /** Tool-call and tool-response tags without brackets (hermes: tool_call / tool_response). */
   callTag: string;
   responseTag: string;
-  /** 'full': the paper's system prompt and tool description; 'compact': a short one for the tiny embedded model. */
+  /**
+   * 'full': the paper's system prompt and tool description; 'compact': shorter texts, same tools block; 'minimal':
+   * one system line naming the tool and no tools block (the embedded character-level model, whose context is a few
+   * hundred tokens: the ~400-token tools block would dominate every forward pass and teach it nothing).
+   */
   variant: PromptVariant;
   /** Replaces the system text before the `# Tools` section (null: the variant's text). */
   systemPrompt: string | null;
@@ -69,6 +73,9 @@ export const DEFAULT_TEMPLATE_SETTINGS: TemplateSettings = {
 /** The compact variant (tiny embedded model): shorter system text and tool description; same layout and tags. */
 export const COMPACT_TEMPLATE_SETTINGS: TemplateSettings = { ...DEFAULT_TEMPLATE_SETTINGS, variant: 'compact' };
 
+/** The embedded tiny model's template: minimal variant, tool named `python`; calls and responses as in the paper. */
+export const EMBEDDED_TEMPLATE_SETTINGS: TemplateSettings = { ...DEFAULT_TEMPLATE_SETTINGS, variant: 'minimal', toolName: 'python' };
+
 export function templateSettings(over: Partial<TemplateSettings> = {}): TemplateSettings {
   return { ...DEFAULT_TEMPLATE_SETTINGS, ...over };
 }
@@ -87,6 +94,7 @@ export function systemText(s: TemplateSettings): string {
   if (s.systemPrompt != null) return s.systemPrompt;
   const r = s.reasonTag;
   const a = s.answerTag;
+  if (s.variant === 'minimal') return `Tool: ${s.toolName}(${s.codeArg}, ${s.inputArg}). Answer: <${a}>\\boxed{}</${a}>`;
   if (s.variant === 'compact') {
     return `Think inside <${r}> </${r}>, then give the final answer inside <${a}> </${a}> as \\boxed{}. You may run Python code with the tool.`;
   }
@@ -102,6 +110,7 @@ export function systemText(s: TemplateSettings): string {
 export function userInstructionText(s: TemplateSettings): string {
   if (s.userInstruction != null) return s.userInstruction;
   const a = s.answerTag;
+  if (s.variant === 'minimal') return '';
   if (s.variant === 'compact') return `Put the final answer inside <${a}> </${a}> as \\boxed{}.`;
   return (
     `You must put your answer inside <${a}> </${a}> tags, i.e., <${a}> answer here </${a}>. ` +
@@ -191,6 +200,9 @@ export function assistantPrefix(s: TemplateSettings): string {
 
 /** The whole prompt, ending with the assistant prefix (generation continues right after `<reason>`). */
 export function buildPrompt(problem: string, s: TemplateSettings = DEFAULT_TEMPLATE_SETTINGS): string {
+  if (s.variant === 'minimal') {
+    return `${IM_START}system\n${systemText(s)}${IM_END}\n${IM_START}user\n${problem}${IM_END}\n${assistantPrefix(s)}`;
+  }
   return (
     `${IM_START}system\n${systemText(s)}\n\n${toolsBlock(s)}${IM_END}\n` +
     `${IM_START}user\n${userInstructionText(s)}\nThis is the problem:\n${problem}${IM_END}\n` +
