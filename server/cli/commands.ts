@@ -3,12 +3,13 @@ import { openDatabase } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
 import { redact } from '../db/url.ts';
 import { launchDiagnostics } from '../diagnostics.ts';
-import { readEvents } from '../store/events.ts';
+import { followRun } from './follow.ts';
 import { parseFlags } from './args.ts';
 import { UserError } from '../errors.ts';
 import { datasetCommand } from './dataset.ts';
 import { verifyCommand } from './verify.ts';
 import { serveModelCommand } from './serve-model.ts';
+import { evalCommand } from './eval.ts';
 
 export interface Command { name: string; summary: string; usage?: string; run(args: string[]): Promise<number | void> }
 
@@ -53,17 +54,7 @@ export const commands: Command[] = [
         }
         const { runId } = await launchDiagnostics(db);
         console.log(`queued diagnostics run ${runId}; waiting for a worker…`);
-        let cursor = 0;
-        for (;;) {
-          const events = await readEvents(db, runId, cursor);
-          for (const e of events) {
-            console.log(e.message);
-            cursor = e.seq;
-          }
-          const run = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
-          if (['succeeded', 'failed', 'cancelled'].includes(run.status) && events.length === 0) return run.status === 'succeeded' ? 0 : 1;
-          await new Promise((r) => setTimeout(r, 300));
-        }
+        return await followRun(db, runId);
       } finally {
         await db.close();
       }
@@ -93,6 +84,7 @@ export const commands: Command[] = [
   },
   verifyCommand,
   serveModelCommand,
+  evalCommand,
   {
     name: 'start',
     summary: 'set up and serve the workbench with one worker (same as npm start)',

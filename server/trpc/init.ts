@@ -1,7 +1,7 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import { ZodError } from 'zod';
 import type { Database } from '../db/client.ts';
-import { UserError } from '../errors.ts';
+import { UserError, zodIssuesText } from '../errors.ts';
 
 export interface Context { db: Database }
 
@@ -15,7 +15,7 @@ const t = initTRPC.context<Context>().create({
     const zod = error.cause instanceof ZodError ? error.cause : null;
     return {
       ...shape,
-      message: zod ? zod.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ') : shape.message,
+      message: zod ? zodIssuesText(zod.issues) : shape.message,
       data: { ...shape.data, fields: zod ? zod.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) : undefined },
     };
   },

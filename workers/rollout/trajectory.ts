@@ -36,6 +36,11 @@ export interface ToolCallRecord {
   /** As the sandbox reports them (run time and queue wait), ms; null for parse errors. */
   durationMs: number | null;
   queueMs: number | null;
+  /** The sandbox's raw result (absent for parse errors), kept for the trace inspector. */
+  stdout?: string;
+  stderr?: string;
+  exitCode?: number | null;
+  errorType?: string | null;
 }
 
 export interface Turn {

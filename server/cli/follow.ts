@@ -1,0 +1,18 @@
+import type { Database } from '../db/client.ts';
+import { FINISHED } from '../store/runs.ts';
+import { readEvents } from '../store/events.ts';
+
+/** Print a run's events as a worker writes them (live rollout snapshots excepted) until it finishes; exit code 0 on success. */
+export async function followRun(db: Database, runId: string): Promise<number> {
+  let cursor = 0;
+  for (;;) {
+    const events = await readEvents(db, runId, cursor);
+    for (const e of events) {
+      if (e.type !== 'rollouts') console.log(e.message);
+      cursor = e.seq;
+    }
+    const run = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
+    if ((FINISHED as string[]).includes(run.status) && events.length === 0) return run.status === 'succeeded' ? 0 : 1;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}

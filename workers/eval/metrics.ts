@@ -1,0 +1,49 @@
+/**
+ * Evaluation metrics (method.md §8). Pure.
+ * pass@1 is averaged over the k samples of each problem, then over problems. pass@k uses the unbiased estimator of
+ * Chen et al. (2021), 1 − C(n−c, k) / C(n, k), with n samples of which c are correct; with n = k it is "any correct".
+ */
+export interface SampleOutcome { correct: boolean; responseTokens: number; toolCalls: number; toolErrors: number; finishReason: string }
+
+export function passAtK(n: number, c: number, k: number): number {
+  if (k > n) throw new Error(`pass@${k} needs at least ${k} samples, got ${n}`);
+  if (n - c < k) return 1;
+  // Product form avoids huge binomials: C(n−c, k)/C(n, k) = Π_{i=n−c+1..n} (1 − k/i).
+  let p = 1;
+  for (let i = n - c + 1; i <= n; i++) p *= 1 - k / i;
+  return 1 - p;
+}
+
+export interface BenchmarkSummary {
+  problems: number;
+  samples: number;
+  k: number;
+  pass1: number;
+  passK: number;
+  meanLength: number;
+  toolCallsPerTrajectory: number;
+  /** Failed calls / all calls, pooled over trajectories (0 when there were no calls). */
+  toolErrorRate: number;
+  finishReasons: Record<string, number>;
+}
+
+/** `groups`: one array of sample outcomes per problem (all of the same size k). */
+export function summarize(groups: SampleOutcome[][], k: number): BenchmarkSummary {
+  const all = groups.flat();
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+  const calls = all.reduce((s, x) => s + x.toolCalls, 0);
+  const errors = all.reduce((s, x) => s + x.toolErrors, 0);
+  const finishReasons: Record<string, number> = {};
+  for (const x of all) finishReasons[x.finishReason] = (finishReasons[x.finishReason] ?? 0) + 1;
+  return {
+    problems: groups.length,
+    samples: all.length,
+    k,
+    pass1: mean(groups.map((g) => mean(g.map((x) => (x.correct ? 1 : 0))))),
+    passK: mean(groups.map((g) => passAtK(g.length, g.filter((x) => x.correct).length, Math.min(k, g.length)))),
+    meanLength: mean(all.map((x) => x.responseTokens)),
+    toolCallsPerTrajectory: mean(all.map((x) => x.toolCalls)),
+    toolErrorRate: calls ? errors / calls : 0,
+    finishReasons,
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * Runs an evaluation (method.md §8) and stores everything: each dataset's problems × k trajectories (split "eval",
+ * every one kept for inspection), one EvalResult row per benchmark, and its numbers as run metrics.
+ *
+ * Work goes in chunks of problems; each chunk's trajectories are stored in one transaction before the next starts, so
+ * a crash loses at most the chunk in flight, and a rerun of the same run skips the problems already stored.
+ */
+import type { Database } from '../../server/db/client.ts';
+import { getDataset } from '../../server/datasets/import.ts';
+import { UserError } from '../../server/errors.ts';
+import { newId } from '../../server/ids.ts';
+import { insertTrajectories } from '../../server/store/trajectories.ts';
+import type { InferenceEngine } from '../engines/types.ts';
+import type { Verifier } from '../reward/verifier.ts';
+import { runRollouts, type RolloutEvent } from '../rollout/agent.ts';
+import { scoreTrajectory } from '../rollout/score.ts';
+import {
+  COMPACT_TEMPLATE_SETTINGS, DEFAULT_TEMPLATE_SETTINGS, EMBEDDED_TEMPLATE_SETTINGS, type TemplateSettings,
+} from '../rollout/template.ts';
+import { toTrajectoryInput } from '../rollout/to-store.ts';
+import { toolStats } from '../rollout/trajectory.ts';
+import type { Sandbox } from '../sandbox/types.ts';
+import { summarize, type BenchmarkSummary, type SampleOutcome } from './metrics.ts';
+import type { EvalSpec } from './spec.ts';
+
+export interface EvalDeps {
+  db: Database;
+  engine: InferenceEngine;
+  sandbox: Sandbox;
+  verifier: Verifier;
+  runId: string;
+  signal?: AbortSignal;
+  log?: (message: string) => Promise<void> | void;
+  metrics?: (step: number, values: Record<string, number>) => Promise<void>;
+  onEvent?: (e: RolloutEvent) => void;
+  /** Trajectories per chunk (default 64): bigger keeps the engine fuller, smaller loses less on a crash. */
+  chunkTrajectories?: number;
+}
+
+export interface EvalRow extends BenchmarkSummary { benchmark: string; datasetId: string }
+
+export function templateFor(spec: Pick<EvalSpec, 'template' | 'engine'>): TemplateSettings {
+  const t = spec.template ?? (spec.engine.kind === 'embedded' ? 'embedded' : 'paper');
+  return t === 'embedded' ? EMBEDDED_TEMPLATE_SETTINGS : t === 'compact' ? COMPACT_TEMPLATE_SETTINGS : DEFAULT_TEMPLATE_SETTINGS;
+}
+
+async function resolveDataset(db: Database, ref: string) {
+  const at = ref.lastIndexOf('@');
+  const name = at > 0 ? ref.slice(0, at) : ref;
+  const version = at > 0 ? Number(ref.slice(at + 1)) : undefined;
+  if (version !== undefined && !(Number.isInteger(version) && version > 0)) throw new UserError(`datasets: "${ref}" has a bad version (use name@N)`);
+  const ds = await getDataset(db, { name, version });
+  if (!ds) throw new UserError(`datasets: no dataset named "${name}"${version ? ` with version ${version}` : ''}`, { fix: 'import it first: npx toolsmith dataset import FILE --name N' });
+  return ds;
+}
+
+const outcome = (t: { correct: boolean | null; responseTokens: number; toolCalls: number; toolErrors: number; finishReason: string }): SampleOutcome => ({
+  correct: !!t.correct, responseTokens: t.responseTokens, toolCalls: t.toolCalls, toolErrors: t.toolErrors, finishReason: t.finishReason,
+});
+
+export async function runEvaluation(deps: EvalDeps, spec: EvalSpec): Promise<EvalRow[]> {
+  const { db, runId } = deps;
+  const template = templateFor(spec);
+  const rows: EvalRow[] = [];
+  const datasets = [];
+  for (const ref of spec.datasets) datasets.push({ ref, ds: await resolveDataset(db, ref) });
+
+  for (const { ref, ds } of datasets) {
+    const benchmark = ref;
+    const done = await db.prisma.evalResult.findFirst({ where: { runId, benchmark, step: spec.step } });
+    if (done) {
+      await deps.log?.(`${benchmark}: already evaluated in this run, skipping`);
+      rows.push({ benchmark, datasetId: ds.id, ...JSON.parse(done.details ?? '{}') });
+      continue;
+    }
+    const problems = await db.prisma.problem.findMany({
+      where: { datasetId: ds.id, ...(spec.split === 'all' ? {} : { split: spec.split }) },
+      orderBy: { index: 'asc' },
+      take: spec.limit,
+    });
+    if (problems.length === 0) throw new UserError(`datasets: "${ref}" has no problems in split "${spec.split}"`);
+
+    // Resume: groups already stored by an earlier attempt of this run count as done.
+    const groupOf = (problemId: string) => `${benchmark}:${problemId}`;
+    const stored = await db.prisma.trajectory.findMany({
+      where: { runId, split: 'eval', step: spec.step, groupId: { startsWith: `${benchmark}:` } },
+      select: { groupId: true, correct: true, responseTokens: true, toolCalls: true, toolErrors: true, finishReason: true },
+    });
+    const groups = new Map<string, SampleOutcome[]>();
+    for (const t of stored) groups.set(t.groupId, [...(groups.get(t.groupId) ?? []), outcome(t)]);
+    for (const [g, outs] of groups) {
+      if (outs.length !== spec.k) throw new Error(`${g} has ${outs.length} stored samples, expected ${spec.k}: the run's k changed`);
+    }
+    const todo = problems.filter((p) => !groups.has(groupOf(p.id)));
+    if (todo.length < problems.length) await deps.log?.(`${benchmark}: resuming, ${problems.length - todo.length} of ${problems.length} problems already done`);
+
+    const perChunk = Math.max(1, Math.floor((deps.chunkTrajectories ?? 64) / spec.k));
+    for (let i = 0; i < todo.length; i += perChunk) {
+      if (deps.signal?.aborted) throw new Error('evaluation stopped');
+      const chunk = todo.slice(i, i + perChunk);
+      const requests = chunk.flatMap((p) => Array.from({ length: spec.k }, (_, j) => ({
+        id: `${groupOf(p.id)}:${j}`, problem: p.question, seed: (spec.seed * 1_000_003 + p.index) * 1024 + j,
+      })));
+      const trajectories = await runRollouts(requests, {
+        engine: deps.engine, sandbox: deps.sandbox, template,
+        limits: { maxResponseTokens: spec.maxTokens, maxTurns: spec.maxTurns },
+        temperature: spec.temperature, topP: spec.topP,
+        toolFormat: { style: spec.toolFormat }, tool: { timeoutS: spec.toolTimeoutS },
+        onEvent: deps.onEvent, signal: deps.signal,
+      });
+      const inputs = [];
+      for (let n = 0; n < trajectories.length; n++) {
+        const p = chunk[Math.floor(n / spec.k)]!;
+        const t = trajectories[n]!;
+        const scored = await scoreTrajectory(t, p.answer, deps.verifier);
+        inputs.push(toTrajectoryInput(t, scored, {
+          runId, step: spec.step, stage: 0, split: 'eval', problemId: p.id, groupId: groupOf(p.id), sampleIndex: n % spec.k,
+        }));
+        const stats = toolStats(t);
+        const g = groupOf(p.id);
+        groups.set(g, [...(groups.get(g) ?? []), {
+          correct: scored.correct, responseTokens: t.modelTokens + t.toolTokens, toolCalls: stats.calls, toolErrors: stats.errors,
+          finishReason: t.finishReason ?? 'engine_error',
+        }]);
+      }
+      if (deps.signal?.aborted) throw new Error('evaluation stopped');
+      await insertTrajectories(db, inputs);
+      const doneProblems = problems.length - todo.length + Math.min(todo.length, i + perChunk);
+      const soFar = summarize(problems.filter((p) => groups.has(groupOf(p.id))).map((p) => groups.get(groupOf(p.id))!), spec.k);
+      await deps.log?.(`${benchmark}: ${doneProblems}/${problems.length} problems, pass@1 so far ${(100 * soFar.pass1).toFixed(1)}%`);
+    }
+
+    const summary = summarize(problems.map((p) => groups.get(groupOf(p.id))!), spec.k);
+    await db.prisma.evalResult.create({
+      data: {
+        id: newId('ev_'), runId, step: spec.step, benchmark, k: spec.k, pass1: summary.pass1, passK: summary.passK,
+        meanLength: summary.meanLength, toolCalls: summary.toolCallsPerTrajectory, toolErrors: summary.toolErrorRate,
+        details: JSON.stringify(summary),
+      },
+    });
+    await deps.metrics?.(spec.step, {
+      [`eval/${benchmark}/pass1`]: summary.pass1, [`eval/${benchmark}/pass${spec.k}`]: summary.passK,
+      [`eval/${benchmark}/length`]: summary.meanLength, [`eval/${benchmark}/tool_calls`]: summary.toolCallsPerTrajectory,
+      [`eval/${benchmark}/tool_error_rate`]: summary.toolErrorRate,
+    });
+    rows.push({ benchmark, datasetId: ds.id, ...summary });
+  }
+  return rows;
+}
+
+/** The table `npx toolsmith eval` prints. */
+export function formatEvalTable(rows: EvalRow[]): string {
+  const head = ['benchmark', 'problems', 'k', 'pass@1', 'pass@k', 'length', 'calls/traj', 'tool err'];
+  const body = rows.map((r) => [
+    r.benchmark, String(r.problems), String(r.k), `${(100 * r.pass1).toFixed(1)}%`, `${(100 * r.passK).toFixed(1)}%`,
+    r.meanLength.toFixed(0), r.toolCallsPerTrajectory.toFixed(2), `${(100 * r.toolErrorRate).toFixed(1)}%`,
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+}

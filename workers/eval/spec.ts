@@ -1,0 +1,29 @@
+/** What an evaluation is (method.md §8): an engine × datasets × k samples, with the report's defaults. */
+import { z } from 'zod';
+import { EngineSpecSchema } from '../engines/create.ts';
+
+export const EvalSpecSchema = z.object({
+  engine: EngineSpecSchema,
+  /** Dataset names, each optionally `name@version` (latest version otherwise). */
+  datasets: z.array(z.string().min(1)).min(1, 'give at least one dataset'),
+  /** Which problems: a dataset's test split, train split, or all of it. */
+  split: z.enum(['all', 'train', 'test']).default('all'),
+  /** Samples per problem; pass@1 is averaged over them (report: 16). */
+  k: z.number().int().min(1).max(1024).default(16),
+  temperature: z.number().min(0).max(5).default(0.6),
+  topP: z.number().gt(0).max(1).default(1),
+  /** Response budget per trajectory, tool tokens included (report: 30K; the embedded model is capped by its context). */
+  maxTokens: z.number().int().min(1).default(30_000),
+  maxTurns: z.number().int().min(1).max(1000).default(30),
+  /** At most this many problems per dataset (in index order). */
+  limit: z.number().int().min(1).optional(),
+  /** Prompt template: the paper's, or the embedded model's minimal one (default: by engine kind). */
+  template: z.enum(['paper', 'compact', 'embedded']).optional(),
+  toolFormat: z.enum(['paper', 'released']).default('paper'),
+  toolTimeoutS: z.number().gt(0).max(600).default(4),
+  seed: z.number().int().min(0).default(0),
+  /** The training step the checkpoint came from (0 for a standalone evaluation). */
+  step: z.number().int().min(0).default(0),
+});
+export type EvalSpec = z.infer<typeof EvalSpecSchema>;
+export type EvalSpecInput = z.input<typeof EvalSpecSchema>;

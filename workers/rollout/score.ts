@@ -1,0 +1,15 @@
+/**
+ * Reward of a finished trajectory (method.md §4): 1 when the answer in the model's own text is equivalent to the gold
+ * answer, else 0. Only model-generated text is searched: a `\boxed{}` printed by the tool is not the model's answer.
+ */
+import type { Verifier, VerifyResult } from '../reward/verifier.ts';
+import type { Trajectory } from './trajectory.ts';
+
+export const modelText = (t: Trajectory) => t.turns.map((x) => x.text).join('');
+
+export interface Scored { reward: number; correct: boolean; verdict: VerifyResult }
+
+export async function scoreTrajectory(t: Trajectory, gold: string, verifier: Verifier): Promise<Scored> {
+  const verdict = await verifier.verify(gold, modelText(t));
+  return { reward: verdict.correct ? 1 : 0, correct: verdict.correct, verdict };
+}
