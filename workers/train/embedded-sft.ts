@@ -1,0 +1,103 @@
+/**
+ * A small SFT'd embedded model, trained on demand and cached by content: the tests, bench:rollout and the live demo
+ * need a policy that already calls the tool (a random one never does), and training one takes about a minute.
+ *
+ * The cache key hashes the config and every source file the result depends on, so editing the task, template,
+ * tokenizer, model or trainer retrains it. Concurrent callers (test files run in parallel) wait on a lock dir.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { EMBEDDED_VOCAB, CharTokenizer, embeddedTokenizerSpec } from '../engines/tokenizer.ts';
+import { sftDataset, tokenizeDemo } from '../tasks/demos.ts';
+import { TrainerClient } from '../trainer/client.ts';
+import { runSft, sftSteps } from './sft.ts';
+
+export interface EmbeddedSftConfig {
+  model: { n_layer: number; n_head: number; n_embd: number; block_size: number };
+  demos: number;
+  epochs: number;
+  batch: number;
+  lr: number;
+  maxSteps?: number;
+  seed: number;
+}
+
+export const DEFAULT_EMBEDDED_SFT: EmbeddedSftConfig = {
+  model: { n_layer: 3, n_head: 4, n_embd: 96, block_size: 384 },
+  demos: 3000, epochs: 1, batch: 16, lr: 3e-3, seed: 1,
+};
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const SOURCES = [
+  'workers/tasks/arith.ts', 'workers/tasks/demos.ts', 'workers/rollout/template.ts', 'workers/engines/tokenizer.ts',
+  'workers/trainer/model.py', 'workers/trainer/trainer.py', 'workers/trainer/export_onnx.py', 'workers/train/sft.ts',
+];
+
+export function sftCacheKey(cfg: EmbeddedSftConfig): string {
+  const h = crypto.createHash('sha256').update(JSON.stringify(cfg));
+  for (const f of SOURCES) {
+    const p = path.join(ROOT, f);
+    if (fs.existsSync(p)) h.update(f).update(fs.readFileSync(p));
+  }
+  return h.digest('hex').slice(0, 16);
+}
+
+async function lock(dir: string, timeoutMs: number): Promise<() => void> {
+  const l = `${dir}.lock`;
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      fs.mkdirSync(l);
+      fs.writeFileSync(path.join(l, 'pid'), String(process.pid));
+      return () => fs.rmSync(l, { recursive: true, force: true });
+    } catch {
+      // A lock left by a dead process is stale.
+      const pid = Number(fs.readFileSync(path.join(l, 'pid'), 'utf8').trim() || 0);
+      let alive = false;
+      try { if (pid) { process.kill(pid, 0); alive = true; } } catch { /* dead */ }
+      if (!alive) { fs.rmSync(l, { recursive: true, force: true }); continue; }
+      if (Date.now() > until) throw new Error(`timed out waiting for ${l}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+/** The export dir (model.onnx, tokenizer.json, config.json) of an SFT'd embedded model; trains it if not cached. */
+export async function ensureEmbeddedSftModel(opts: { cacheDir?: string; config?: EmbeddedSftConfig; log?: (m: string) => void } = {}): Promise<string> {
+  const cfg = opts.config ?? DEFAULT_EMBEDDED_SFT;
+  const base = path.join(opts.cacheDir ?? path.join(ROOT, 'data', 'models'), `sft-${sftCacheKey(cfg)}`);
+  const out = path.join(base, 'export');
+  if (fs.existsSync(path.join(out, 'model.onnx'))) return out;
+  fs.mkdirSync(path.dirname(base), { recursive: true });
+  const unlock = await lock(base, 15 * 60_000);
+  try {
+    if (fs.existsSync(path.join(out, 'model.onnx'))) return out;
+    const log = opts.log ?? (() => {});
+    const tok = new CharTokenizer(embeddedTokenizerSpec());
+    const data = sftDataset({ n: cfg.demos, seed: cfg.seed }).map((d) => tokenizeDemo(d, tok));
+    const longest = Math.max(...data.map((d) => d.ids.length));
+    if (longest > cfg.model.block_size) throw new Error(`a demonstration has ${longest} tokens, more than block_size ${cfg.model.block_size}`);
+    const trainer = await TrainerClient.start();
+    try {
+      const total = sftSteps(data.length, cfg);
+      await trainer.init({
+        model: { ...cfg.model, vocab_size: EMBEDDED_VOCAB.length }, vocab: EMBEDDED_VOCAB, seed: cfg.seed,
+        optim: { lr: cfg.lr, warmup_steps: Math.ceil(total * 0.04), total_steps: total, schedule: 'cosine', weight_decay: 0.01, grad_clip: 1 },
+      });
+      const t0 = Date.now();
+      await runSft(trainer, data, {
+        epochs: cfg.epochs, batch: cfg.batch, seed: cfg.seed, maxSteps: cfg.maxSteps,
+        onStep: (m) => { if (m.step % 50 === 0 || m.step === total) log(`sft step ${m.step}/${total} loss ${m.loss.toFixed(3)} (${((Date.now() - t0) / 1000).toFixed(0)} s)`); },
+      });
+      fs.mkdirSync(base, { recursive: true });
+      await trainer.save(path.join(base, 'checkpoint.pt'));
+      await trainer.exportOnnx(out);
+    } finally {
+      await trainer.close();
+    }
+    return out;
+  } finally {
+    unlock();
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * Non-reasoning SFT (method.md §7) through the trainer: epochs over tokenised demonstrations in shuffled batches,
+ * loss only on model tokens (prompt and tool tokens masked). The trainer owns the schedule (warm-up, cosine).
+ */
+import { mulberry32 } from '../engines/sampling.ts';
+import type { SftMetrics, TrainerClient } from '../trainer/client.ts';
+
+export interface SftExample { ids: number[]; lossMask: number[] }
+
+export interface SftOptions {
+  epochs: number;
+  batch: number;
+  seed: number;
+  /** Stop early after this many optimiser steps (tests, benches). */
+  maxSteps?: number;
+  signal?: AbortSignal;
+  onStep?: (m: SftMetrics & { epoch: number }) => void | Promise<void>;
+}
+
+/** Optimiser steps `runSft` takes for `n` examples (the trainer's total_steps for its schedule). */
+export const sftSteps = (n: number, o: Pick<SftOptions, 'epochs' | 'batch' | 'maxSteps'>) =>
+  Math.min(o.maxSteps ?? Infinity, o.epochs * Math.ceil(n / o.batch));
+
+export async function runSft(trainer: TrainerClient, data: SftExample[], o: SftOptions): Promise<SftMetrics[]> {
+  if (data.length === 0) throw new Error('SFT needs at least one example');
+  const rng = mulberry32(o.seed);
+  const total = sftSteps(data.length, o);
+  const out: SftMetrics[] = [];
+  for (let epoch = 0; out.length < total; epoch++) {
+    const order = data.map((_, i) => i);
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(rng() * (i + 1));
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    for (let b = 0; b < order.length && out.length < total; b += o.batch) {
+      if (o.signal?.aborted) throw new Error('SFT stopped');
+      const batch = order.slice(b, b + o.batch).map((i) => data[i]!);
+      const m = await trainer.sftStep({ sequences: batch.map((x) => x.ids), loss_masks: batch.map((x) => x.lossMask) });
+      out.push(m);
+      await o.onStep?.({ ...m, epoch });
+    }
+  }
+  return out;
+}
