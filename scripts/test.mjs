@@ -1,6 +1,6 @@
 // `npm test`: set-up (npm packages, apt packages incl. chromium and postgresql, Prisma clients, build), then
 // unit tests, integration tests on SQLite and on a throwaway PostgreSQL cluster, and Playwright e2e tests in
-// Chromium. `npm test -- unit|integration|sqlite|postgresql|sandbox|e2e` runs a subset. Ends with "N passed, N failed".
+// Chromium. `npm test -- unit|integration|sqlite|postgresql|sandbox|e2e` runs a subset (sandbox = the no-database integration files). Ends with "N passed, N failed".
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -48,9 +48,11 @@ try {
 
 const results = [];
 const unit = files('tests/unit');
-// Sandbox tests do not touch the database: they run once, not once per database.
+// Tests that do not touch the database (sandbox, engines, trainer, rollouts) say `@no-database` in their header:
+// they run once, not once per database.
 const allIntegration = files('tests/integration');
-const sandbox = allIntegration.filter((f) => path.basename(f).startsWith('sandbox-'));
+const noDatabase = (f) => fs.readFileSync(path.join(ROOT, f), 'utf8').slice(0, 600).includes('@no-database');
+const sandbox = allIntegration.filter(noDatabase);
 const integration = allIntegration.filter((f) => !sandbox.includes(f));
 if (want('unit') && unit.length) results.push(await runSuite('unit', ...nodeTest(unit)));
 if (want('sqlite', 'integration') && integration.length) {
@@ -69,7 +71,7 @@ if (want('postgresql', 'integration') && integration.length) {
     pg?.stop();
   }
 }
-if (want('sandbox', 'integration') && sandbox.length) results.push(await runSuite('integration (sandbox)', ...nodeTest(sandbox)));
+if ((want('sandbox', 'integration') || want('nodb')) && sandbox.length) results.push(await runSuite('integration (no database: sandbox, engines, trainer, rollouts)', ...nodeTest(sandbox)));
 if (want('e2e') && fs.existsSync(path.join(ROOT, 'e2e'))) {
   results.push(await runSuite('e2e (chromium)', path.join(ROOT, 'node_modules/.bin/playwright'), ['test', '--reporter=list']));
 }

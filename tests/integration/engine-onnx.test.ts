@@ -1,3 +1,4 @@
+// @no-database: runs once, not once per database.
 // The embedded ONNX engine on models exported at test time by workers/trainer/export_onnx.py (random weights,
 // ~1 s each). Needs /usr/bin/python3 with torch (apt python3-torch); skipped without it.
 import { after, before, test } from 'node:test';

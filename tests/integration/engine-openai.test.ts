@@ -1,3 +1,4 @@
+// @no-database: runs once, not once per database.
 // `npx toolsmith serve-model` (a real process) and OpenAIEngine against it, on a random model exported at test
 // time by workers/trainer/export_onnx.py. Needs /usr/bin/python3 with torch (apt python3-torch); skipped without it.
 import { after, before, test } from 'node:test';

@@ -1,3 +1,4 @@
+// @no-database: runs once, not once per database.
 // The method.md §6 scheduler over two real embedded engines (random-weight models exported at test time).
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';

@@ -1,3 +1,4 @@
+// @no-database: runs once, not once per database.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -1,3 +1,4 @@
+// @no-database: runs once, not once per database.
 // The escape and abuse battery: each attack gets a clear status, its damage stays in its own call (the next 100
 // calls still succeed), and nothing is left running, checked from inside (the sandbox's /proc) and from the host.
 import assert from 'node:assert/strict';

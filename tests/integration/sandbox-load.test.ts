@@ -1,3 +1,4 @@
+// @no-database: runs once, not once per database.
 // Load: 10,000 calls at concurrency 256, 5% of them crashing, timing out or exhausting memory. Every call
 // returns exactly one result (each prints a unique token), and no process is left over afterwards.
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// @no-database: runs once, not once per database.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SandboxPool } from '../../workers/sandbox/pool.ts';

@@ -108,6 +108,17 @@ def export(model, cfg, out_dir):
     return path
 
 
+def write_dir(model, cfg, vocab, out_dir):
+    """model.onnx + tokenizer.json + config.json into out_dir (which must exist). Used by the CLI and the trainer."""
+    export(model, cfg, out_dir)
+    unk = vocab.index(UNK) if UNK in vocab else 0
+    eos = vocab.index(EOS) if EOS in vocab else 1
+    with open(os.path.join(out_dir, "tokenizer.json"), "w") as f:
+        json.dump({"type": "char", "vocab": vocab, "unk_id": unk, "eos_id": eos}, f)
+    with open(os.path.join(out_dir, "config.json"), "w") as f:
+        json.dump({**cfg.to_dict(), "head_dim": cfg.head_dim}, f, indent=2)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
@@ -117,11 +128,7 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     model, cfg, vocab = build(args)
-    export(model, cfg, args.out)
-    with open(os.path.join(args.out, "tokenizer.json"), "w") as f:
-        json.dump({"type": "char", "vocab": vocab, "unk_id": vocab.index(UNK), "eos_id": vocab.index(EOS)}, f)
-    with open(os.path.join(args.out, "config.json"), "w") as f:
-        json.dump({**cfg.to_dict(), "head_dim": cfg.head_dim}, f, indent=2)
+    write_dir(model, cfg, vocab, args.out)
     print(json.dumps({"out": args.out, "params": sum(p.numel() for p in model.parameters())}))
 
 

@@ -1,0 +1,195 @@
+// TypeScript side of the trainer RPC (workers/trainer/trainer.py; its docstring is the protocol reference).
+// One long-lived `/usr/bin/python3 -u trainer.py` process speaking JSON lines over stdio; requests are answered in
+// order, one at a time on the Python side, but several may be in flight here (each has its own id and timeout).
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import path from 'node:path';
+
+export const TRAINER_SCRIPT = path.join(import.meta.dirname, 'trainer.py');
+
+/**
+ * A failed trainer call. `type`: what trainer.py reports ('bad_request', 'nan_loss', 'oom', 'not_initialised',
+ * 'internal'), or, from this client, 'exited' (the process died; `stderr` holds its last ~2 KB), 'timeout'
+ * (no answer within timeoutMs; the process keeps running and a late answer is dropped), 'start' (it never came up).
+ */
+export class TrainerError extends Error {
+  constructor(readonly type: string, message: string, readonly stderr?: string) {
+    super(message);
+    this.name = 'TrainerError';
+  }
+}
+
+export interface GPTConfig { vocab_size?: number; n_layer?: number; n_head?: number; n_embd?: number; block_size?: number; init_std?: number }
+export interface OptimConfig {
+  lr?: number; weight_decay?: number; betas?: [number, number]; eps?: number; warmup_steps?: number; total_steps?: number | null;
+  schedule?: 'constant' | 'cosine'; min_lr_ratio?: number; grad_clip?: number | null;
+}
+export type TrainerDevice = 'auto' | 'cpu' | 'cuda';
+export interface InitParams { model: GPTConfig; vocab: string[]; seed: number; optim?: OptimConfig; device?: TrainerDevice }
+export interface LoadParams { path: string; optim?: OptimConfig; device?: TrainerDevice; reset_optimizer?: boolean }
+export interface TrainerInfo {
+  device: string; torch_version: string; cuda: boolean; initialised: boolean; step: number; params: number;
+  config: Required<GPTConfig> | null; optim: Required<OptimConfig> | null;
+}
+export interface SftParams { sequences: number[][]; loss_masks?: number[][]; micro_batch?: number }
+export interface SftMetrics { loss: number; grad_norm: number; lr: number; tokens: number; masked_tokens: number; tokens_per_s: number; step: number }
+export interface EvalMetrics { loss: number; tokens: number; masked_tokens: number; tokens_per_s: number }
+/** Without response_start row i has one entry per token (entry 0 null); with it, one per token of s[response_start[i]:]. */
+export interface LogprobsParams { sequences: number[][]; response_start?: number[]; micro_batch?: number }
+export interface PolicyParams {
+  sequences: number[][];
+  /** Index in each sequence where the response begins (>= 1). */
+  response_start: number[];
+  /** Response-aligned: 1 = model-generated token (trained on), 0 = tool/environment token. */
+  response_mask: number[][];
+  /** Response-aligned log-probs under the rollout policy; null allowed where the mask is 0. */
+  old_logprobs: (number | null)[][];
+  /** One per sequence, broadcast to its tokens. */
+  advantages: number[];
+  eps_low?: number; eps_high?: number; dual_clip?: number | null; micro_batch?: number;
+}
+export interface PolicyMetrics {
+  loss: number; clip_frac_low: number; clip_frac_high: number; dual_clip_frac: number; approx_kl: number; entropy: number;
+  grad_norm: number; lr: number; tokens: number; masked_tokens: number; tokens_per_s: number; step: number;
+  /** True when every advantage was zero (or nothing was masked in): no optimiser step was taken. */
+  skipped: boolean;
+}
+export interface ExportResult { dir: string; files: string[]; step: number; seconds: number }
+
+export interface TrainerStartOptions {
+  python?: string;
+  script?: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** How long to wait for the ready line (importing torch takes a second or two). Default 60 s. */
+  startTimeoutMs?: number;
+}
+export interface CallOptions { timeoutMs?: number }
+
+interface Pending { resolve: (v: unknown) => void; reject: (e: TrainerError) => void; timer?: NodeJS.Timeout }
+
+const STDERR_TAIL = 2048;
+
+export class TrainerClient {
+  private buf = '';
+  private nextId = 1;
+  private pending = new Map<number, Pending>();
+  private stderrBuf = '';
+  private exitInfo: string | null = null;
+  readonly exited: Promise<void>;
+  /** What the ready line said: torch version and whether CUDA is visible. */
+  ready: { torch_version: string; cuda: boolean; pid: number } | null = null;
+
+  private constructor(private readonly proc: ChildProcessWithoutNullStreams) {
+    let markExited!: () => void;
+    this.exited = new Promise<void>((r) => { markExited = r; });
+    proc.stdout.setEncoding('utf8');
+    proc.stdout.on('data', (d: string) => {
+      this.buf += d;
+      let nl: number;
+      while ((nl = this.buf.indexOf('\n')) !== -1) {
+        const line = this.buf.slice(0, nl);
+        this.buf = this.buf.slice(nl + 1);
+        this.onLine(line);
+      }
+    });
+    proc.stderr.setEncoding('utf8');
+    proc.stderr.on('data', (d: string) => { this.stderrBuf = (this.stderrBuf + d).slice(-STDERR_TAIL); });
+    proc.stdin.on('error', () => {});
+    proc.on('error', (e) => this.die(`could not run the trainer: ${e.message}`));
+    proc.on('exit', (code, signal) => { this.die(`the trainer exited (${signal ?? `code ${code}`})`); markExited(); });
+  }
+
+  /** Spawn the trainer and wait until it has imported torch and is ready for requests. */
+  static async start(opts: TrainerStartOptions = {}): Promise<TrainerClient> {
+    const proc = spawn(opts.python ?? '/usr/bin/python3', ['-u', opts.script ?? TRAINER_SCRIPT], {
+      stdio: ['pipe', 'pipe', 'pipe'], cwd: opts.cwd,
+      env: { ...(opts.env ?? process.env), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' },
+    });
+    const c = new TrainerClient(proc);
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => { reject(new TrainerError('start', 'the trainer did not become ready in time', c.stderrTail)); c.kill(); },
+        opts.startTimeoutMs ?? 60_000);
+      c.onReady = () => { clearTimeout(timer); resolve(); };
+      c.onDeath = (why) => { clearTimeout(timer); reject(new TrainerError('start', `${why} during start-up`, c.stderrTail)); };
+    });
+    c.onReady = c.onDeath = undefined;
+    return c;
+  }
+
+  private onReady?: () => void;
+  private onDeath?: (why: string) => void;
+
+  get pid(): number | undefined { return this.proc.pid; }
+  get alive(): boolean { return this.exitInfo === null; }
+  /** The last ~2 KB the trainer wrote to stderr (logs, tracebacks). */
+  get stderrTail(): string { return this.stderrBuf; }
+
+  private onLine(line: string) {
+    let msg: { id?: number; result?: unknown; error?: { type: string; message: string }; ready?: boolean; torch_version?: string; cuda?: boolean; pid?: number };
+    try { msg = JSON.parse(line); } catch { return; }
+    if (msg.ready) {
+      this.ready = { torch_version: msg.torch_version ?? '', cuda: !!msg.cuda, pid: msg.pid ?? 0 };
+      this.onReady?.();
+      return;
+    }
+    const p = typeof msg.id === 'number' ? this.pending.get(msg.id) : undefined;
+    if (!p) return; // an answer to a call that already timed out
+    this.pending.delete(msg.id!);
+    if (p.timer) clearTimeout(p.timer);
+    if (msg.error) p.reject(new TrainerError(msg.error.type, msg.error.message));
+    else p.resolve(msg.result);
+  }
+
+  private die(why: string) {
+    if (this.exitInfo !== null) return;
+    this.exitInfo = why;
+    this.onDeath?.(why);
+    for (const p of this.pending.values()) {
+      if (p.timer) clearTimeout(p.timer);
+      p.reject(new TrainerError('exited', `${why}; stderr: ${this.stderrBuf.trim() || '(none)'}`, this.stderrBuf));
+    }
+    this.pending.clear();
+  }
+
+  /** One request. Rejects with a TrainerError (see its `type`). */
+  call<T>(method: string, params: object = {}, opts: CallOptions = {}): Promise<T> {
+    if (this.exitInfo !== null) return Promise.reject(new TrainerError('exited', `${this.exitInfo}; stderr: ${this.stderrBuf.trim() || '(none)'}`, this.stderrBuf));
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      const p: Pending = { resolve: resolve as (v: unknown) => void, reject };
+      if (opts.timeoutMs !== undefined) {
+        p.timer = setTimeout(() => {
+          this.pending.delete(id);
+          reject(new TrainerError('timeout', `${method} got no answer within ${opts.timeoutMs} ms`));
+        }, opts.timeoutMs);
+      }
+      this.pending.set(id, p);
+      this.proc.stdin.write(JSON.stringify({ id, method, params }) + '\n');
+    });
+  }
+
+  init(p: InitParams, o?: CallOptions) { return this.call<TrainerInfo>('init', p, o); }
+  load(p: LoadParams, o?: CallOptions) { return this.call<TrainerInfo>('load', p, o); }
+  save(filePath: string, o?: CallOptions) { return this.call<{ path: string; bytes: number; step: number }>('save', { path: filePath }, o); }
+  resetOptimizer(o?: CallOptions) { return this.call<{ step: number }>('reset_optimizer', {}, o); }
+  sftStep(p: SftParams, o?: CallOptions) { return this.call<SftMetrics>('sft_step', p, o); }
+  evalLoss(p: SftParams, o?: CallOptions) { return this.call<EvalMetrics>('eval_loss', p, o); }
+  async logprobs(p: LogprobsParams, o?: CallOptions) { return (await this.call<{ logprobs: (number | null)[][] }>('logprobs', p, o)).logprobs; }
+  policyStep(p: PolicyParams, o?: CallOptions) { return this.call<PolicyMetrics>('policy_step', p, o); }
+  exportOnnx(dir: string, o?: CallOptions) { return this.call<ExportResult>('export_onnx', { dir }, o); }
+  info(o?: CallOptions) { return this.call<TrainerInfo>('info', {}, o); }
+  /** sha256 over the model's state_dict (weights bit-identical ⇔ equal digests). */
+  digest(o?: CallOptions) { return this.call<{ model: string; step: number }>('digest', {}, o); }
+
+  private kill() { if (this.exitInfo === null) this.proc.kill('SIGKILL'); }
+
+  /** Ask the trainer to shut down; SIGKILL it if it has not exited after graceMs. */
+  async close(graceMs = 3000): Promise<void> {
+    if (this.exitInfo !== null) return;
+    this.call('shutdown').catch(() => {});
+    this.proc.stdin.end();
+    const timer = setTimeout(() => this.kill(), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}
