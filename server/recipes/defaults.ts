@@ -1,0 +1,105 @@
+/**
+ * Built-in recipes. `embedded-arith` is the workbench's default (method.md §7 scaled down): SFT → RL stage 1 →
+ * RL stage 2 (longer response budget) → RL stage 3 (hard subset, optimiser reset), on the generated arith task and
+ * the embedded transformer, sized to finish in about 15 minutes on a 2-core CPU. `micro` is a seconds-long recipe
+ * for tests. Client-safe (no node: imports).
+ */
+import { parseRecipe, type Recipe, type RecipeInput } from './schema.ts';
+
+/**
+ * The knobs of embedded-arith in one place, to calibrate against the 15-minute budget. Cost is dominated by
+ * SFT steps × batch and by RL steps × prompts × rollouts × (turns, response tokens) plus the stage-3 hard filter
+ * (hardPool × hardK rollouts) and each evaluation (evalProblems × evalK rollouts).
+ */
+export const EMBEDDED_ARITH_KNOBS = {
+  model: { n_layer: 2, n_head: 4, n_embd: 64, block_size: 512 },
+  /** SFT: 3 epochs (report) × ⌈4000 / 8⌉ = 1500 steps. */
+  sftDemos: 4000, sftEpochs: 3, sftBatch: 8, sftLr: 3e-3,
+  /** RL: 8 prompts × 2G = 8 rollouts (G = 4) per step. */
+  rlPrompts: 8, rlRollouts: 8, rlKeep: 4, rlLr: 1e-4, rlWarmup: 2,
+  /** Prompts are 162–206 characters, so prompt + response stays under block_size (512). */
+  stage1: { steps: 16, maxResponseTokens: 240, maxTurns: 4 },
+  stage2: { steps: 12, maxResponseTokens: 300, maxTurns: 5 },
+  stage3: { steps: 12, maxResponseTokens: 300, maxTurns: 5 },
+  rlPool: 2000,
+  /** Stage 3 pool and the hard filter's k (report: 8). */
+  hardPool: 128, hardK: 4,
+  evalProblems: 32, evalK: 4,
+} as const;
+
+const K = EMBEDDED_ARITH_KNOBS;
+const rlCommon = {
+  type: 'rl' as const,
+  promptsPerStep: K.rlPrompts,
+  rolloutsPerPrompt: K.rlRollouts,
+  keep: K.rlKeep,
+  roc: { enabled: true, positiveSelection: 'weighted' as const, minPerSign: 2, dropEqualReward: true },
+  epsLow: 0.2,
+  epsHigh: 0.28,
+  dualClip: null,
+  lr: K.rlLr,
+  warmupSteps: K.rlWarmup,
+  temperature: 1.0,
+};
+
+export const EMBEDDED_ARITH_INPUT = {
+  name: 'embedded-arith',
+  description:
+    'rStar2-Agent recipe scaled to the embedded character-level transformer and the generated arithmetic task: ' +
+    'non-reasoning SFT, then GRPO-RoC in three stages (longer budget, then the hard subset with the optimiser reset). ' +
+    'About 15 minutes on a 2-core CPU.',
+  seed: 1,
+  model: { kind: 'embedded', ...K.model },
+  tokenizer: { kind: 'char' },
+  template: { toolName: 'python', reasonTag: 'reason', answerTag: 'answer', variant: 'minimal', toolFormat: { style: 'paper', maxFieldChars: null, middle: null } },
+  tool: { timeoutS: 4, memoryMb: 1024, session: false },
+  stages: [
+    {
+      type: 'sft', name: 'sft',
+      data: { kind: 'generated', task: 'arith', n: K.sftDemos, seed: 1, shares: { tool: 0.7, recover: 0.15, no_tool: 0.15 } },
+      epochs: K.sftEpochs, lr: K.sftLr, warmupRatio: 0.04, schedule: 'cosine', batch: K.sftBatch, maxLength: K.model.block_size,
+    },
+    {
+      ...rlCommon, name: 'rl-stage-1',
+      data: { kind: 'generated', task: 'arith', split: 'train', n: K.rlPool, seed: 11 },
+      ...K.stage1, dataFilter: { kind: 'all' }, resetOptimizer: false,
+    },
+    {
+      ...rlCommon, name: 'rl-stage-2',
+      data: { kind: 'generated', task: 'arith', split: 'train', n: K.rlPool, seed: 12 },
+      ...K.stage2, dataFilter: { kind: 'all' }, resetOptimizer: false,
+    },
+    {
+      ...rlCommon, name: 'rl-stage-3-hard',
+      data: { kind: 'generated', task: 'arith', split: 'train', n: K.hardPool, seed: 13 },
+      ...K.stage3, dataFilter: { kind: 'hard', k: K.hardK, dropSolved: true }, resetOptimizer: true,
+    },
+  ],
+  eval: {
+    datasets: [{ kind: 'generated', task: 'arith', split: 'test', n: K.evalProblems, seed: 7 }],
+    k: K.evalK, temperature: 0.6, maxTokens: K.stage2.maxResponseTokens, maxTurns: K.stage2.maxTurns, everySteps: null,
+  },
+} satisfies RecipeInput;
+
+/** The default recipe, parsed (every default filled in). */
+export const EMBEDDED_ARITH: Recipe = parseRecipe(EMBEDDED_ARITH_INPUT);
+
+/** A recipe that runs in seconds (tests): ~30 SFT steps, then 2 RL steps of 2 prompts × 4 rollouts. */
+export const MICRO_INPUT = {
+  name: 'micro',
+  description: 'Tiny smoke-test recipe: a few SFT steps and two RL steps.',
+  seed: 1,
+  stages: [
+    { type: 'sft', name: 'sft', data: { kind: 'generated', n: 60, seed: 1 }, epochs: 2, batch: 4 },
+    {
+      type: 'rl', name: 'rl', data: { kind: 'generated', n: 16, seed: 2 },
+      steps: 2, promptsPerStep: 2, rolloutsPerPrompt: 4, keep: 2, warmupSteps: 0, maxResponseTokens: 200, maxTurns: 2,
+    },
+  ],
+  eval: { datasets: [{ kind: 'generated', n: 4, seed: 3 }], k: 2, maxTokens: 200, maxTurns: 2 },
+} satisfies RecipeInput;
+
+export const MICRO: Recipe = parseRecipe(MICRO_INPUT);
+
+/** Recipes seeded into a new database (seedDefaultRecipes). */
+export const BUILTIN_RECIPES: readonly RecipeInput[] = [EMBEDDED_ARITH_INPUT];

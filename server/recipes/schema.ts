@@ -1,0 +1,453 @@
+/**
+ * The recipe (method.md §5, §7, §8): what a training run does, as one zod schema shared by the UI (recipe editor,
+ * inline errors) and the workers (run orchestrator). A recipe is the unit of reproducibility: a run freezes the
+ * parsed recipe (every default filled in) into Run.recipeSpec.
+ *
+ *   model + tokenizer + template + tool limits, then an ordered list of stages:
+ *     sft  — non-reasoning SFT on demonstrations (§7);
+ *     rl   — GRPO-RoC (§5) on prompts, optionally on the hard subset (§7 stage 3) with the optimiser reset;
+ *   and an optional periodic evaluation (§8).
+ *
+ * Defaults. Scale-free settings default to the report's values (ε_low/ε_high, RoC, temperatures, epochs, warm-up
+ * share, schedule, eval k/turns, hard-filter k). Settings that depend on the model's size (learning rates, batch
+ * sizes, rollouts, response budgets, turns) default by model kind: the report's for a `checkpoint` model
+ * (REPORT_DEFAULTS) and scaled-down ones for the `embedded` model (EMBEDDED_DEFAULTS), whose context is
+ * `block_size` characters and whose parameters number ~100K. The fields are optional in the input and the parse
+ * fills them in (resolveDefaults), so the UI shows the resolved values.
+ *
+ * Client-safe on purpose: no node: imports and no runtime imports from workers/ (the recipe editor bundles this
+ * file); worker types are imported as types only and checked against the schema below.
+ */
+import { z } from 'zod';
+import { zodIssuesText, parseUserInput } from '../errors.ts';
+import type { Family, Difficulty } from '../../workers/tasks/arith.ts';
+import type { DemoShares } from '../../workers/tasks/demos.ts';
+import type { PromptVariant } from '../../workers/rollout/template.ts';
+import type { ToolFormat } from '../../workers/sandbox/format.ts';
+import type { PositiveSelection } from '../../workers/rl/grpo-roc.ts';
+
+/** Same rule as dataset names (server/datasets/import.ts NAME_RE); copied so this file stays client-safe. */
+export const RECIPE_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+const nameField = z.string().regex(RECIPE_NAME_RE, 'use 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit');
+
+// ---- Report values and embedded (scaled) values ------------------------------------------------------------------
+
+/**
+ * The report's settings (method.md §5, §7, §8), for reference and as the defaults of a `checkpoint` model.
+ * Where the report gives none, the comment says so and the value is ours.
+ */
+export const REPORT_DEFAULTS = {
+  sft: {
+    epochs: 3,
+    lr: 5e-6,
+    /** 4% of the steps. */
+    warmupRatio: 0.04,
+    schedule: 'cosine' as const,
+    batch: 128,
+    /** Not given (answers are kept ~1K tokens); ours. */
+    maxLength: 8192,
+  },
+  rl: {
+    /** Stage 1: 300, stage 2: 85, stage 3: 125. */
+    steps: 300,
+    /** Paper: 512; released scripts: 128. */
+    promptsPerStep: 512,
+    /** 2G = 32. */
+    rolloutsPerPrompt: 32,
+    /** G = 16 (half of 2G). */
+    keep: 16,
+    epsLow: 0.2,
+    epsHigh: 0.28,
+    /** Off in the paper; verl's dual-clip uses c = 3. */
+    dualClip: null,
+    lr: 1e-6,
+    warmupSteps: 20,
+    temperature: 1.0,
+    /** Stage 1: 8K; stages 2 and 3: 12K. */
+    maxResponseTokens: 8192,
+    /** Not given for training; the evaluation's 30. */
+    maxTurns: 30,
+    /** Stage 3: run the policy 8× per problem, drop problems solved 8/8. */
+    hardK: 8,
+  },
+  eval: { k: 16, temperature: 0.6, maxTokens: 30_000, maxTurns: 30 },
+} as const;
+
+/**
+ * Scaled values for the embedded character-level transformer (2 layers, 64 wide, 512-character context) that must
+ * train in minutes on a CPU: bigger learning rates, tiny batches, a response budget that fits the context with the
+ * minimal prompt (162–206 characters for the arith task), few turns.
+ */
+export const EMBEDDED_DEFAULTS = {
+  model: { kind: 'embedded' as const, n_layer: 2, n_head: 4, n_embd: 64, block_size: 512 },
+  sft: { lr: 3e-3, batch: 8 },
+  rl: { steps: 16, promptsPerStep: 8, rolloutsPerPrompt: 8, lr: 1e-4, warmupSteps: 2, maxResponseTokens: 300, maxTurns: 4 },
+  eval: { k: 4, maxTurns: 4 },
+} as const;
+
+/** The prompt budget the embedded defaults leave: maxLength / maxTokens default to block_size; responses to this less. */
+const EMBEDDED_PROMPT_RESERVE = 212;
+
+// ---- Data sources ------------------------------------------------------------------------------------------------
+
+export const FAMILIES = ['product', 'sum', 'powmod', 'mod', 'choose', 'arrange', 'factorial', 'word', 'easy'] as const satisfies readonly Family[];
+const DifficultySchema = z.union([z.literal(1), z.literal(2), z.literal(3)]);
+const _families: Family extends (typeof FAMILIES)[number] ? true : never = true;
+const _difficulty: Difficulty extends z.output<typeof DifficultySchema> ? true : never = true;
+void _families; void _difficulty;
+
+const seedField = z.number().int().min(0).max(2 ** 31 - 1);
+const familiesField = z.array(z.enum(FAMILIES)).min(1, 'give at least one family').optional();
+const difficultyField = z.union([DifficultySchema, z.array(DifficultySchema).min(1, 'give at least one level')]).optional();
+
+/** The generated embedded task (workers/tasks/arith.ts): n problems of a split, deterministic in the seed. */
+const generatedSource = (split: 'train' | 'test') => z.object({
+  kind: z.literal('generated'),
+  task: z.literal('arith').default('arith'),
+  split: z.enum(['train', 'test']).default(split),
+  n: z.number().int().min(1).max(1_000_000),
+  seed: seedField.default(0),
+  /** Default: every family but `easy`. */
+  families: familiesField,
+  /** One level or a list drawn per problem (default [1, 2, 3]). */
+  difficulty: difficultyField,
+});
+
+/** A stored (imported) dataset by name; latest version unless `version` is given. */
+const storedSource = (split: 'all' | 'train' | 'test') => z.object({
+  kind: z.literal('stored'),
+  name: nameField,
+  version: z.number().int().min(1).optional(),
+  split: z.enum(['all', 'train', 'test']).default(split),
+  /** At most this many problems (in index order). */
+  limit: z.number().int().min(1).optional(),
+});
+
+const sourceError = { error: 'kind must be "generated" or "stored"' };
+/** RL prompts: the train split by default. */
+export const PromptSourceSchema = z.discriminatedUnion('kind', [generatedSource('train'), storedSource('train')], sourceError);
+/** Evaluation problems: the held-out split by default. */
+export const EvalSourceSchema = z.discriminatedUnion('kind', [generatedSource('test'), storedSource('test')], sourceError);
+export type PromptSource = z.output<typeof PromptSourceSchema>;
+
+/**
+ * SFT demonstrations. Only generated demos for now (workers/tasks/demos.ts sftDataset: train-split problems, a
+ * mix of clean tool calls, a failed call then a fix, and no-tool answers); a stored kind can join the union later.
+ */
+export const SftDataSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('generated'),
+    task: z.literal('arith').default('arith'),
+    /** Number of demonstrations. */
+    n: z.number().int().min(1).max(1_000_000),
+    seed: seedField.default(1),
+    /** Share of each demo kind (normalised; workers/tasks/demos.ts DEFAULT_SHARES). */
+    shares: z.object({
+      tool: z.number().min(0).default(0.7),
+      recover: z.number().min(0).default(0.15),
+      no_tool: z.number().min(0).default(0.15),
+    }).prefault({}).refine((s) => s.tool + s.recover + s.no_tool > 0, 'shares must have a positive sum'),
+    families: familiesField,
+    difficulty: difficultyField,
+  }),
+], { error: 'kind must be "generated" (stored demonstrations are not supported yet)' });
+const _shares: z.output<typeof SftDataSchema>['shares'] extends DemoShares ? true : never = true;
+void _shares;
+
+// ---- Model, tokenizer, template, tool ----------------------------------------------------------------------------
+
+export const ModelSchema = z.discriminatedUnion('kind', [
+  /** The embedded character-level transformer (workers/trainer/model.py), trained from scratch. */
+  z.object({
+    kind: z.literal('embedded'),
+    n_layer: z.number().int().min(1).max(48).default(EMBEDDED_DEFAULTS.model.n_layer),
+    n_head: z.number().int().min(1).max(64).default(EMBEDDED_DEFAULTS.model.n_head),
+    n_embd: z.number().int().min(8).max(8192).default(EMBEDDED_DEFAULTS.model.n_embd),
+    /** Context length in tokens (characters): prompt + response + tool output must fit. */
+    block_size: z.number().int().min(64).max(65_536).default(EMBEDDED_DEFAULTS.model.block_size),
+  }),
+  /** Start from a trainer checkpoint / export dir. */
+  z.object({
+    kind: z.literal('checkpoint'),
+    path: z.string().min(1, 'give the checkpoint directory'),
+  }),
+], { error: 'kind must be "embedded" or "checkpoint"' });
+export type ModelSpec = z.output<typeof ModelSchema>;
+
+export const TokenizerSchema = z.discriminatedUnion('kind', [
+  /** The embedded character vocabulary (workers/engines/tokenizer.ts EMBEDDED_VOCAB). */
+  z.object({ kind: z.literal('char') }),
+  /** A char tokenizer.json file (e.g. the one next to a checkpoint). */
+  z.object({ kind: z.literal('file'), path: z.string().min(1, 'give the tokenizer.json path') }),
+], { error: 'kind must be "char" or "file"' });
+
+const tagField = z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,39}$/, 'use a tag name without brackets (letters, digits, "_", "-")');
+
+/** workers/rollout/template.ts TemplateSettings (the fields a recipe sets) and workers/sandbox/format.ts ToolFormat. */
+export const TemplateSchema = z.object({
+  /** Default by model: `python` for the embedded model, the paper's `execute_python_code_with_standard_io` otherwise. */
+  toolName: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'use a function name (letters, digits, "_")').optional(),
+  reasonTag: tagField.default('reason'),
+  answerTag: tagField.default('answer'),
+  /** Default by model: 'minimal' for the embedded model (its context is 512 characters), the paper's 'full' otherwise. */
+  variant: z.enum(['full', 'compact', 'minimal']).optional(),
+  toolFormat: z.object({
+    style: z.enum(['paper', 'released']).default('paper'),
+    /** Cut stdout and stderr each to this many characters (code-judge: 1000); null = no cut (paper). */
+    maxFieldChars: z.number().int().min(1).nullable().default(null),
+    /** Keep the first `head` and last `tail` characters of the whole text (verl: 128 + 128); null = off (paper). */
+    middle: z.object({ head: z.number().int().min(0), tail: z.number().int().min(0) }).nullable().default(null),
+  }).prefault({}),
+});
+const _variant: PromptVariant extends NonNullable<z.output<typeof TemplateSchema>['variant']> ? true : never = true;
+const _format: z.output<typeof TemplateSchema>['toolFormat'] extends ToolFormat ? true : never = true;
+void _variant; void _format;
+
+/** Sandbox limits per tool call (method.md §3: 4 s, 1 GiB; one fresh interpreter per call unless `session`). */
+export const ToolLimitsSchema = z.object({
+  timeoutS: z.number().gt(0).max(600).default(4),
+  memoryMb: z.number().int().min(64).max(65_536).default(1024),
+  /** Keep interpreter state across the calls of one trajectory (off in the paper). */
+  session: z.boolean().default(false),
+});
+
+// ---- Stages ------------------------------------------------------------------------------------------------------
+
+const stageName = z.string().min(1, 'give the stage a name').max(100);
+const lrField = z.number().gt(0, 'must be positive').max(1);
+
+/** Non-reasoning SFT (method.md §7). Steps = epochs × ⌈demos / batch⌉, capped by maxSteps. */
+export const SftStageSchema = z.object({
+  type: z.literal('sft'),
+  name: stageName,
+  data: SftDataSchema,
+  epochs: z.number().int().min(1).max(1000).default(REPORT_DEFAULTS.sft.epochs),
+  /** Report 5e-6; embedded 3e-3. */
+  lr: lrField.optional(),
+  /** Share of the steps spent warming up linearly (report: 4%). */
+  warmupRatio: z.number().min(0).max(1).default(REPORT_DEFAULTS.sft.warmupRatio),
+  schedule: z.enum(['cosine', 'constant']).default(REPORT_DEFAULTS.sft.schedule),
+  /** Report 128; embedded 8. */
+  batch: z.number().int().min(1).max(65_536).optional(),
+  /** Longest tokenised demo kept (longer ones are dropped); embedded default: block_size. */
+  maxLength: z.number().int().min(16).optional(),
+  /** Stop after this many optimiser steps (tuning, tests). */
+  maxSteps: z.number().int().min(1).optional(),
+});
+
+/** Which problems an RL stage trains on (method.md §7 stage 3: the hard subset). */
+export const DataFilterSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('all') }),
+  /** Run the current policy k× per problem before the stage and drop the problems solved k/k. */
+  z.object({
+    kind: z.literal('hard'),
+    k: z.number().int().min(1).max(256).default(REPORT_DEFAULTS.rl.hardK),
+    dropSolved: z.literal(true).default(true),
+  }),
+], { error: 'kind must be "all" or "hard"' });
+
+/** One GRPO-RoC stage (method.md §5, §7). */
+export const RlStageSchema = z.object({
+  type: z.literal('rl'),
+  name: stageName,
+  data: PromptSourceSchema,
+  /** Optimiser steps (one update per step, fully on-policy). */
+  steps: z.number().int().min(1).max(1_000_000).optional(),
+  /** Prompts (questions) per step. */
+  promptsPerStep: z.number().int().min(1).max(100_000).optional(),
+  /** 2G: rollouts sampled per prompt (plain GRPO: G). */
+  rolloutsPerPrompt: z.number().int().min(2, 'GRPO needs at least 2 rollouts per prompt').max(1024).optional(),
+  /** G: rollouts kept per group; default half of rolloutsPerPrompt with RoC, all of them without. */
+  keep: z.number().int().min(1).optional(),
+  roc: z.object({
+    /** false = plain GRPO (keep every rollout of a non-dropped group). */
+    enabled: z.boolean().default(true),
+    /** 'weighted' by 1 / p_total (paper) or the 'lowest' p_total (released code). */
+    positiveSelection: z.enum(['weighted', 'lowest']).default('weighted'),
+    /** Keep at least this many of each sign where available (released code: 2). */
+    minPerSign: z.number().int().min(0).default(2),
+    /** Drop groups whose rewards are all equal (released code). */
+    dropEqualReward: z.boolean().default(true),
+  }).prefault({}),
+  epsLow: z.number().min(0).max(1).default(REPORT_DEFAULTS.rl.epsLow),
+  epsHigh: z.number().min(0).max(10).default(REPORT_DEFAULTS.rl.epsHigh),
+  /** Dual-clip constant c > 1 on negative advantages (verl: 3); null = off (paper). */
+  dualClip: z.number().gt(1, 'must be greater than 1 (or null for off)').nullable().default(REPORT_DEFAULTS.rl.dualClip),
+  /** Report 1e-6 constant after warm-up; embedded 1e-4. */
+  lr: lrField.optional(),
+  /** Linear warm-up steps (report: 20; embedded: 2). */
+  warmupSteps: z.number().int().min(0).optional(),
+  temperature: z.number().min(0).max(5).default(REPORT_DEFAULTS.rl.temperature),
+  /** Response budget per trajectory, tool tokens included (report 8K/12K; embedded: block_size − prompt). */
+  maxResponseTokens: z.number().int().min(1).optional(),
+  maxTurns: z.number().int().min(1).max(1000).optional(),
+  /** This stage's tool limits (default: the recipe's `tool`). */
+  tool: ToolLimitsSchema.optional(),
+  dataFilter: DataFilterSchema.prefault({ kind: 'all' }),
+  /** Fresh AdamW moments at the start of the stage (report: stage 3). */
+  resetOptimizer: z.boolean().default(false),
+});
+const _sel: PositiveSelection extends z.output<typeof RlStageSchema>['roc']['positiveSelection'] ? true : never = true;
+void _sel;
+
+export const StageSchema = z.discriminatedUnion('type', [SftStageSchema, RlStageSchema], { error: 'type must be "sft" or "rl"' });
+
+/** Periodic evaluation (method.md §8): pass@1 averaged over k samples per problem. */
+export const EvalSchema = z.object({
+  datasets: z.array(EvalSourceSchema).min(1, 'give at least one dataset'),
+  /** Samples per problem (report 16; embedded 4). */
+  k: z.number().int().min(1).max(1024).optional(),
+  temperature: z.number().min(0).max(5).default(REPORT_DEFAULTS.eval.temperature),
+  /** Response budget (report 30K; embedded: block_size − prompt). */
+  maxTokens: z.number().int().min(1).optional(),
+  /** Report 30; embedded 4. */
+  maxTurns: z.number().int().min(1).max(1000).optional(),
+  /** Evaluate every N RL steps (counted across stages); null = only after each stage. */
+  everySteps: z.number().int().min(1).nullable().default(null),
+});
+
+// ---- The recipe --------------------------------------------------------------------------------------------------
+
+const RecipeObjectSchema = z.object({
+  name: nameField,
+  description: z.string().max(10_000).default(''),
+  seed: seedField.default(0),
+  model: ModelSchema.prefault({ kind: 'embedded' }),
+  tokenizer: TokenizerSchema.prefault({ kind: 'char' }),
+  template: TemplateSchema.prefault({}),
+  tool: ToolLimitsSchema.prefault({}),
+  stages: z.array(StageSchema).min(1, 'give at least one stage'),
+  eval: EvalSchema.optional(),
+});
+
+type Filled<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: NonNullable<T[P]> };
+export type SftStage = Filled<z.output<typeof SftStageSchema>, 'lr' | 'batch' | 'maxLength'>;
+export type RlStage = Filled<z.output<typeof RlStageSchema>, 'steps' | 'promptsPerStep' | 'rolloutsPerPrompt' | 'keep' | 'lr' | 'warmupSteps' | 'maxResponseTokens' | 'maxTurns' | 'tool'>;
+export type Stage = SftStage | RlStage;
+export type EvalSpec = Filled<z.output<typeof EvalSchema>, 'k' | 'maxTokens' | 'maxTurns'>;
+export type TemplateSpec = Filled<z.output<typeof TemplateSchema>, 'toolName' | 'variant'>;
+type RecipeObject = z.output<typeof RecipeObjectSchema>;
+/** A parsed recipe: every default filled in (what a run freezes). */
+export type Recipe = Omit<RecipeObject, 'stages' | 'eval' | 'template'> & { template: TemplateSpec; stages: Stage[]; eval?: EvalSpec };
+/** What a person writes: most fields optional. */
+export type RecipeInput = z.input<typeof RecipeObjectSchema>;
+
+/** Cross-field checks, each naming the field it is about. */
+function checkRecipe(r: RecipeObject, ctx: z.RefinementCtx): void {
+  const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
+  const blockSize = r.model.kind === 'embedded' ? r.model.block_size : null;
+  if (r.model.kind === 'embedded' && r.model.n_head >= 1 && r.model.n_embd % r.model.n_head !== 0) {
+    issue(['model', 'n_embd'], `must be divisible by model.n_head (${r.model.n_embd} % ${r.model.n_head} = ${r.model.n_embd % r.model.n_head})`);
+  }
+  const names = new Set<string>();
+  r.stages.forEach((s, i) => {
+    if (names.has(s.name)) issue(['stages', i, 'name'], `"${s.name}" is used by an earlier stage; stage names must be unique`);
+    names.add(s.name);
+    if (s.type === 'sft') {
+      if (blockSize != null && s.maxLength != null && s.maxLength > blockSize) issue(['stages', i, 'maxLength'], `must be at most model.block_size (${blockSize})`);
+      return;
+    }
+    const n = s.rolloutsPerPrompt ?? defaultsFor(r.model).rl.rolloutsPerPrompt;
+    if (s.keep != null) {
+      if (s.keep > n) issue(['stages', i, 'keep'], `must be at most rolloutsPerPrompt (${n})`);
+      else if (s.roc.enabled && s.keep >= n) issue(['stages', i, 'keep'], `must be less than rolloutsPerPrompt (${n}) with RoC on (RoC keeps G of 2G; turn roc.enabled off for plain GRPO)`);
+      else if (!s.roc.enabled && s.keep !== n) issue(['stages', i, 'keep'], `plain GRPO (roc.enabled false) keeps every rollout: leave keep out or set it to rolloutsPerPrompt (${n})`);
+    }
+    if (blockSize != null && s.maxResponseTokens != null && s.maxResponseTokens >= blockSize) {
+      issue(['stages', i, 'maxResponseTokens'], `must be less than model.block_size (${blockSize}): the prompt needs room too`);
+    }
+    if (s.dataFilter.kind === 'hard' && i === 0) {
+      issue(['stages', i, 'dataFilter'], 'the hard subset needs a trained policy: put an SFT or RL stage before this one');
+    }
+  });
+  if (r.eval && blockSize != null && r.eval.maxTokens != null && r.eval.maxTokens >= blockSize) {
+    issue(['eval', 'maxTokens'], `must be less than model.block_size (${blockSize}): the prompt needs room too`);
+  }
+}
+
+function defaultsFor(model: ModelSpec) {
+  if (model.kind === 'checkpoint') {
+    const R = REPORT_DEFAULTS;
+    return {
+      sft: { lr: R.sft.lr, batch: R.sft.batch, maxLength: R.sft.maxLength },
+      rl: { steps: R.rl.steps, promptsPerStep: R.rl.promptsPerStep, rolloutsPerPrompt: R.rl.rolloutsPerPrompt, lr: R.rl.lr, warmupSteps: R.rl.warmupSteps, maxResponseTokens: R.rl.maxResponseTokens, maxTurns: R.rl.maxTurns },
+      eval: { k: R.eval.k, maxTokens: R.eval.maxTokens, maxTurns: R.eval.maxTurns },
+      template: { toolName: 'execute_python_code_with_standard_io', variant: 'full' as const },
+    };
+  }
+  const E = EMBEDDED_DEFAULTS;
+  const response = Math.max(1, Math.min(E.rl.maxResponseTokens, model.block_size - EMBEDDED_PROMPT_RESERVE));
+  return {
+    sft: { lr: E.sft.lr, batch: E.sft.batch, maxLength: model.block_size },
+    rl: { ...E.rl, maxResponseTokens: response },
+    eval: { k: E.eval.k, maxTokens: response, maxTurns: E.eval.maxTurns },
+    template: { toolName: 'python', variant: 'minimal' as const },
+  };
+}
+
+/** Fill the model-dependent defaults (see the file comment). */
+function resolveDefaults(r: RecipeObject): Recipe {
+  const d = defaultsFor(r.model);
+  const stages: Stage[] = r.stages.map((s) => {
+    if (s.type === 'sft') return { ...s, lr: s.lr ?? d.sft.lr, batch: s.batch ?? d.sft.batch, maxLength: s.maxLength ?? d.sft.maxLength };
+    const rolloutsPerPrompt = s.rolloutsPerPrompt ?? d.rl.rolloutsPerPrompt;
+    return {
+      ...s,
+      steps: s.steps ?? d.rl.steps,
+      promptsPerStep: s.promptsPerStep ?? d.rl.promptsPerStep,
+      rolloutsPerPrompt,
+      keep: s.keep ?? (s.roc.enabled ? Math.floor(rolloutsPerPrompt / 2) : rolloutsPerPrompt),
+      lr: s.lr ?? d.rl.lr,
+      warmupSteps: s.warmupSteps ?? d.rl.warmupSteps,
+      maxResponseTokens: s.maxResponseTokens ?? d.rl.maxResponseTokens,
+      maxTurns: s.maxTurns ?? d.rl.maxTurns,
+      tool: s.tool ?? r.tool,
+    };
+  });
+  const template: TemplateSpec = { ...r.template, toolName: r.template.toolName ?? d.template.toolName, variant: r.template.variant ?? d.template.variant };
+  const { eval: ev, ...rest } = r;
+  const out: Recipe = { ...rest, template, stages };
+  if (ev) out.eval = { ...ev, k: ev.k ?? d.eval.k, maxTokens: ev.maxTokens ?? d.eval.maxTokens, maxTurns: ev.maxTurns ?? d.eval.maxTurns };
+  return out;
+}
+
+/** The recipe schema: input → checked → defaults resolved. Output type: Recipe. */
+export const RecipeSchema = RecipeObjectSchema.superRefine(checkRecipe).transform(resolveDefaults);
+
+/** Parse a recipe; a failure is a UserError naming each field path and the reason ("stages.1.keep: …"). */
+export function parseRecipe(value: unknown): Recipe {
+  return parseUserInput(RecipeSchema, value, 'recipe');
+}
+
+export interface RecipeIssue { path: string; message: string }
+
+/** For the editor's inline errors: every issue with its dotted path ("stages.1.rolloutsPerPrompt"). */
+export function validateRecipe(value: unknown): { ok: true; recipe: Recipe } | { ok: false; errors: RecipeIssue[] } {
+  const r = RecipeSchema.safeParse(value);
+  if (r.success) return { ok: true, recipe: r.data };
+  return { ok: false, errors: r.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })) };
+}
+
+/** The issues as one line (same text parseRecipe throws, without the prefix). */
+export function recipeIssuesText(errors: RecipeIssue[]): string {
+  return zodIssuesText(errors.map((e) => ({ path: e.path ? e.path.split('.') : [], message: e.message })));
+}
+
+/** Optimiser steps of one stage (SFT: epochs × ⌈demos / batch⌉ capped by maxSteps, as workers/train/sft.ts sftSteps). */
+export function stageSteps(s: Stage): number {
+  if (s.type === 'rl') return s.steps;
+  return Math.min(s.maxSteps ?? Infinity, s.epochs * Math.ceil(s.data.n / s.batch));
+}
+
+/** Total optimiser steps of a recipe (the run's progress bar). */
+export function totalSteps(recipe: Recipe): number {
+  return recipe.stages.reduce((a, s) => a + stageSteps(s), 0);
+}
+
+/** Every data source a recipe reads (for listing "datasets" and checking stored ones exist before a run). */
+export function recipeDataSources(recipe: Recipe): { where: string; source: PromptSource | z.output<typeof SftDataSchema> }[] {
+  const out: { where: string; source: PromptSource | z.output<typeof SftDataSchema> }[] = [];
+  recipe.stages.forEach((s, i) => out.push({ where: `stages.${i}.data`, source: s.data }));
+  recipe.eval?.datasets.forEach((d, i) => out.push({ where: `eval.datasets.${i}`, source: d }));
+  return out;
+}
