@@ -13,6 +13,8 @@ export interface WorkerOptions {
   pollMs: number;
   shutdownGraceMs: number;
   kinds?: string[];
+  /** Lease only these jobs (an in-process run of one job, e.g. `npx toolsmith train`). */
+  jobIds?: string[];
   log?: (line: string) => void;
 }
 
@@ -73,7 +75,7 @@ export class Worker {
         for (const j of await queue.reapExhausted(this.db)) {
           if (j.runId) await this.safeRunStatus(j.runId, 'failed', `worker lost: lease expired on attempt ${j.attempts} and no attempts are left`);
         }
-        const job = await queue.lease(this.db, this.opts.id, this.opts.leaseMs, this.opts.kinds);
+        const job = await queue.lease(this.db, this.opts.id, this.opts.leaseMs, this.opts.kinds, this.opts.jobIds);
         backoff = this.opts.pollMs;
         if (!job) {
           await this.idle(this.opts.pollMs);
@@ -185,8 +187,9 @@ export class Worker {
     try {
       const run = await this.db.prisma.run.findUnique({ where: { id: runId }, select: { status: true } });
       if (!run) return;
-      // A cancelled run stays cancelled, whatever a late worker reports.
+      // A cancelled run stays cancelled, whatever a late worker reports; a paused one stays paused when its job stops.
       if (run.status === 'cancelled') return;
+      if (run.status === 'paused' && (status === 'cancelled' || status === 'queued')) return;
       await setRunStatus(this.db, runId, status, { error: error ?? (status === 'failed' ? 'failed' : undefined), message });
     } catch (e) {
       this.log(`could not update run ${runId}: ${errorMessage(e)}`);

@@ -10,6 +10,7 @@ import { datasetCommand } from './dataset.ts';
 import { verifyCommand } from './verify.ts';
 import { serveModelCommand } from './serve-model.ts';
 import { evalCommand } from './eval.ts';
+import { trainCommand } from './train.ts';
 
 export interface Command { name: string; summary: string; usage?: string; run(args: string[]): Promise<number | void> }
 
@@ -85,6 +86,7 @@ export const commands: Command[] = [
   verifyCommand,
   serveModelCommand,
   evalCommand,
+  trainCommand,
   {
     name: 'start',
     summary: 'set up and serve the workbench with one worker (same as npm start)',

@@ -43,9 +43,10 @@ export async function reapExhausted(db: Database, now = Date.now()): Promise<{ i
  * FOR UPDATE SKIP LOCKED lets many workers pull at once without blocking or taking the same row; on SQLite the
  * single UPDATE is atomic under the database's write lock.
  */
-export async function lease(db: Database, owner: string, leaseMs: number, kinds?: string[]): Promise<Job | null> {
+export async function lease(db: Database, owner: string, leaseMs: number, kinds?: string[], ids?: string[]): Promise<Job | null> {
   const now = Date.now();
-  const kindFilter = kinds && kinds.length > 0 ? `AND "kind" IN (${kinds.map(() => '?').join(', ')})` : '';
+  const kindFilter = (kinds && kinds.length > 0 ? `AND "kind" IN (${kinds.map(() => '?').join(', ')})` : '')
+    + (ids && ids.length > 0 ? ` AND "id" IN (${ids.map(() => '?').join(', ')})` : '');
   const lock = db.dialect === 'postgresql' ? 'FOR UPDATE SKIP LOCKED' : '';
   const rows = await db.query<{ id: string }>(
     `UPDATE "Job" SET "status" = 'leased', "leaseOwner" = ?, "leaseExpiresAt" = ?, "heartbeatAt" = ?, "attempts" = "attempts" + 1,
@@ -57,7 +58,7 @@ export async function lease(db: Database, owner: string, leaseMs: number, kinds?
        ORDER BY "priority" DESC, "runAfter" ASC, "id" ASC
        LIMIT 1 ${lock})
      RETURNING "id"`,
-    [owner, now + leaseMs, now, now, now, now, ...(kinds ?? [])],
+    [owner, now + leaseMs, now, now, now, now, ...(kinds ?? []), ...(ids ?? [])],
   );
   if (rows.length === 0) return null;
   return getJob(db, rows[0].id);

@@ -74,6 +74,12 @@ export async function runCli(args: string[], env: Record<string, string>, timeou
   return { code, signal, stdout, stderr };
 }
 
+/** Start a long-running `npx toolsmith <args>` (e.g. serve-model); killAll() stops it. */
+export function startCli(args: string[], env: Record<string, string>): Proc {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  return track(`toolsmith ${args.join(' ')}`, child);
+}
+
 let dataDir: string | undefined;
 
 export interface WorkerSettings { leaseSeconds?: number; heartbeatSeconds?: number; pollMs?: number; graceSeconds?: number; env?: Record<string, string> }

@@ -99,6 +99,9 @@ export class OnnxEngine implements InferenceEngine {
   private pendingReload: { next: Loaded; resolve: () => void } | null = null;
   /** Decode steps run so far (batched steps, not prefills). */
   steps = 0;
+  /** Sum of batch sizes over decode steps (steps × mean batch), and ms spent inside the model (prefill + decode). */
+  stepRows = 0;
+  computeMs = 0;
   /** Incremented by every completed reload. */
   weightsVersion = 0;
 
@@ -186,11 +189,15 @@ export class OnnxEngine implements InferenceEngine {
         if (this.running.length > 0 && reserved + this.waiting[0].reserved > this.totalTokens) break;
         const q = this.waiting.shift()!;
         this.running.push(q);
+        const t0 = performance.now();
         await this.guard([q], () => this.prefill(q));
+        this.computeMs += performance.now() - t0;
       }
       if (this.running.length) {
         const batch = [...this.running];
+        const t0 = performance.now();
         await this.guard(batch, () => this.decodeStep(batch));
+        this.computeMs += performance.now() - t0;
       }
       await new Promise((r) => setImmediate(r)); // let new requests, aborts and reloads in
     }
@@ -277,6 +284,7 @@ export class OnnxEngine implements InferenceEngine {
     }
     const out = await this.m.session.run(this.feeds(ids, pos, mask, B, 1, past, P));
     this.steps++;
+    this.stepRows += B;
     const names = Array.from({ length: n_layer }, (_, l) => [`present_key_${l}`, `present_value_${l}`]).flat();
     const logits = out.logits.data as Float32Array;
     batch.forEach((q, b) => {

@@ -35,6 +35,8 @@ export interface EvalDeps {
   onEvent?: (e: RolloutEvent) => void;
   /** Trajectories per chunk (default 64): bigger keeps the engine fuller, smaller loses less on a crash. */
   chunkTrajectories?: number;
+  /** The template to use instead of the spec's (a training run's recipe template). */
+  template?: TemplateSettings;
 }
 
 export interface EvalRow extends BenchmarkSummary { benchmark: string; datasetId: string }
@@ -44,7 +46,8 @@ export function templateFor(spec: Pick<EvalSpec, 'template' | 'engine'>): Templa
   return t === 'embedded' ? EMBEDDED_TEMPLATE_SETTINGS : t === 'compact' ? COMPACT_TEMPLATE_SETTINGS : DEFAULT_TEMPLATE_SETTINGS;
 }
 
-async function resolveDataset(db: Database, ref: string) {
+/** A stored dataset by `name` or `name@version` (latest version otherwise); a UserError naming it when missing. */
+export async function resolveDataset(db: Database, ref: string) {
   const at = ref.lastIndexOf('@');
   const name = at > 0 ? ref.slice(0, at) : ref;
   const version = at > 0 ? Number(ref.slice(at + 1)) : undefined;
@@ -60,7 +63,7 @@ const outcome = (t: { correct: boolean | null; responseTokens: number; toolCalls
 
 export async function runEvaluation(deps: EvalDeps, spec: EvalSpec): Promise<EvalRow[]> {
   const { db, runId } = deps;
-  const template = templateFor(spec);
+  const template = deps.template ?? templateFor(spec);
   const rows: EvalRow[] = [];
   const datasets = [];
   for (const ref of spec.datasets) datasets.push({ ref, ds: await resolveDataset(db, ref) });

@@ -1,13 +1,15 @@
 import type { JobHandler } from '../types.ts';
 import { diagnostics } from './diagnostics.ts';
 import { evaluation } from './eval.ts';
+import { train } from './train.ts';
 import { testHandlers } from './testing.ts';
 
-/** Job kinds this worker can run. Later issues add "train" here. */
+/** Job kinds this worker can run.  */
 export function handlers(): Record<string, JobHandler> {
   return {
     diagnostics,
     eval: evaluation,
+    train,
     ...(process.env.TOOLSMITH_TEST_JOBS === '1' ? testHandlers : {}),
   };
 }

@@ -14,7 +14,7 @@ import { TrainerClient } from '../trainer/client.ts';
 import { runSft, sftSteps } from './sft.ts';
 
 export interface EmbeddedSftConfig {
-  model: { n_layer: number; n_head: number; n_embd: number; block_size: number };
+  model: { n_layer: number; n_head: number; n_embd: number; block_size: number; pos_emb?: 'learned' | 'rope' };
   demos: number;
   epochs: number;
   batch: number;
@@ -24,8 +24,8 @@ export interface EmbeddedSftConfig {
 }
 
 export const DEFAULT_EMBEDDED_SFT: EmbeddedSftConfig = {
-  model: { n_layer: 3, n_head: 4, n_embd: 96, block_size: 384 },
-  demos: 3000, epochs: 1, batch: 16, lr: 3e-3, seed: 1,
+  model: { n_layer: 2, n_head: 4, n_embd: 64, block_size: 512, pos_emb: 'rope' },
+  demos: 12000, epochs: 1, batch: 8, lr: 3e-3, seed: 1,
 };
 
 const ROOT = path.resolve(import.meta.dirname, '../..');

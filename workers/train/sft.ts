@@ -13,6 +13,8 @@ export interface SftOptions {
   seed: number;
   /** Stop early after this many optimiser steps (tests, benches). */
   maxSteps?: number;
+  /** Steps already done (resume): their batches are skipped, so the data order is the same as without a stop. */
+  skip?: number;
   signal?: AbortSignal;
   onStep?: (m: SftMetrics & { epoch: number }) => void | Promise<void>;
 }
@@ -21,18 +23,21 @@ export interface SftOptions {
 export const sftSteps = (n: number, o: Pick<SftOptions, 'epochs' | 'batch' | 'maxSteps'>) =>
   Math.min(o.maxSteps ?? Infinity, o.epochs * Math.ceil(n / o.batch));
 
+/** Returns the metrics of the steps it ran (skipped ones excluded). */
 export async function runSft(trainer: TrainerClient, data: SftExample[], o: SftOptions): Promise<SftMetrics[]> {
   if (data.length === 0) throw new Error('SFT needs at least one example');
   const rng = mulberry32(o.seed);
   const total = sftSteps(data.length, o);
   const out: SftMetrics[] = [];
-  for (let epoch = 0; out.length < total; epoch++) {
+  let done = 0;
+  for (let epoch = 0; done < total; epoch++) {
     const order = data.map((_, i) => i);
     for (let i = order.length - 1; i > 0; i--) {
       const j = Math.floor(rng() * (i + 1));
       [order[i], order[j]] = [order[j]!, order[i]!];
     }
-    for (let b = 0; b < order.length && out.length < total; b += o.batch) {
+    for (let b = 0; b < order.length && done < total; b += o.batch) {
+      if (done++ < (o.skip ?? 0)) continue;
       if (o.signal?.aborted) throw new Error('SFT stopped');
       const batch = order.slice(b, b + o.batch).map((i) => data[i]!);
       const m = await trainer.sftStep({ sequences: batch.map((x) => x.ids), loss_masks: batch.map((x) => x.lossMask) });

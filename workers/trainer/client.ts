@@ -18,7 +18,7 @@ export class TrainerError extends Error {
   }
 }
 
-export interface GPTConfig { vocab_size?: number; n_layer?: number; n_head?: number; n_embd?: number; block_size?: number; init_std?: number }
+export interface GPTConfig { vocab_size?: number; n_layer?: number; n_head?: number; n_embd?: number; block_size?: number; init_std?: number; pos_emb?: 'learned' | 'rope' }
 export interface OptimConfig {
   lr?: number; weight_decay?: number; betas?: [number, number]; eps?: number; warmup_steps?: number; total_steps?: number | null;
   schedule?: 'constant' | 'cosine'; min_lr_ratio?: number; grad_clip?: number | null;
@@ -103,7 +103,9 @@ export class TrainerClient {
   static async start(opts: TrainerStartOptions = {}): Promise<TrainerClient> {
     const proc = spawn(opts.python ?? '/usr/bin/python3', ['-u', opts.script ?? TRAINER_SCRIPT], {
       stdio: ['pipe', 'pipe', 'pipe'], cwd: opts.cwd,
-      env: { ...(opts.env ?? process.env), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' },
+      // glibc returns big freed blocks to the OS at once (mmap/trim), so every step's activations page-fault anew:
+      // ~30% of a step in the kernel. Keeping them in the heap removes that.
+      env: { MALLOC_MMAP_THRESHOLD_: '33554432', MALLOC_TRIM_THRESHOLD_: '4294967296', ...(opts.env ?? process.env), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' },
     });
     const c = new TrainerClient(proc);
     await new Promise<void>((resolve, reject) => {
@@ -172,6 +174,8 @@ export class TrainerClient {
   load(p: LoadParams, o?: CallOptions) { return this.call<TrainerInfo>('load', p, o); }
   save(filePath: string, o?: CallOptions) { return this.call<{ path: string; bytes: number; step: number }>('save', { path: filePath }, o); }
   resetOptimizer(o?: CallOptions) { return this.call<{ step: number }>('reset_optimizer', {}, o); }
+  /** A stage's optimiser settings; the schedule restarts at the current step; `reset` also clears AdamW's moments. */
+  setOptim(optim: OptimConfig, reset = false, o?: CallOptions) { return this.call<{ step: number; optim: Required<OptimConfig> }>('set_optim', { optim, reset }, o); }
   sftStep(p: SftParams, o?: CallOptions) { return this.call<SftMetrics>('sft_step', p, o); }
   evalLoss(p: SftParams, o?: CallOptions) { return this.call<EvalMetrics>('eval_loss', p, o); }
   async logprobs(p: LogprobsParams, o?: CallOptions) { return (await this.call<{ logprobs: (number | null)[][] }>('logprobs', p, o)).logprobs; }

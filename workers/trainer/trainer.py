@@ -36,6 +36,7 @@ load {path, optim?: overrides of the stored optimiser config, device?, reset_opt
 save {path} → {path, bytes, step}.  torch.save to path + ".tmp-<pid>", fsync, then rename: never half-written.
      The checkpoint is {"format": 1, "config", "model", "vocab", "optimizer", "optim", "step", "rng"}; the first
      three are the format export_onnx.py --checkpoint reads.
+set_optim {optim, reset?: bool} → {step, optim}.  A stage's optimiser settings: the schedule restarts at the current step.
 reset_optimizer {} → {step}.  Fresh AdamW moments (stage 3 of the recipe); the step counter (and so the lr
      schedule) keeps going.
 sft_step {sequences: [[int]], loss_masks?: [[int]] (aligned with sequences; 1 = train on predicting this token,
@@ -96,7 +97,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from model import GPT, GPTConfig, MASK_VALUE  # noqa: E402
+from model import GPT, GPTConfig  # noqa: E402
 import export_onnx  # noqa: E402
 
 if os.environ.get("TOOLSMITH_TRAINER_THREADS"):
@@ -215,20 +216,11 @@ def get_aligned(params, name, lengths, kind, required=True, allow_null=False):
 
 
 def forward_logits(model, idx, attn):
-    """model.py's forward without a past, with every tensor on the model's device (model.forward builds its masks
-    and empty cache on the CPU). idx [B, T] int64, attn [B, T] 0/1 (right padding). Returns logits [B, T, V]."""
-    cfg = model.cfg
+    """Logits [B, T, V] for right-padded idx [B, T] with attn [B, T] 0/1: model.py's forward, no past."""
     B, T = idx.shape
-    dev = idx.device
-    pos = torch.arange(T, dtype=torch.long, device=dev).unsqueeze(0).expand(B, T)
-    causal = torch.ones(T, T, dtype=torch.float32, device=dev).tril()
-    allowed = causal.unsqueeze(0).unsqueeze(0) * attn.to(torch.float32).unsqueeze(1).unsqueeze(1)
-    bias = (1.0 - allowed) * MASK_VALUE
-    x = model.wte(idx) + model.wpe(pos)
-    z = torch.zeros(B, cfg.n_head, 0, cfg.head_dim, dtype=x.dtype, device=dev)
-    for block in model.blocks:
-        x, _, _ = block(x, z, z, bias)
-    return model.head(model.ln_f(x))
+    pos = torch.arange(T, dtype=torch.long, device=idx.device).unsqueeze(0).expand(B, T)
+    logits, _ = model(idx, None, pos, attn)
+    return logits
 
 
 def sync(device):
@@ -244,6 +236,7 @@ class Trainer:
         self.vocab = None
         self.optim_cfg = None
         self.step = 0
+        self.sched_start = 0  # the step the current optimiser schedule (warm-up, cosine) started at
         self.device = torch.device("cpu")
 
     # -- set-up ------------------------------------------------------------------------------------------------
@@ -293,6 +286,7 @@ class Trainer:
 
     def lr_at(self, step):
         o = self.optim_cfg
+        step -= self.sched_start
         lr, w = o["lr"], o["warmup_steps"]
         if w and step < w:
             return lr * (step + 1) / w
@@ -330,6 +324,9 @@ class Trainer:
         for k, v in mc.items():
             if k == "init_std":
                 get_num(mc, k, required=True)
+            elif k == "pos_emb":
+                if v not in ("learned", "rope"):
+                    raise bad("model.pos_emb", "must be learned or rope")
             else:
                 get_int(mc, k, lo=1)
         mc.setdefault("vocab_size", len(vocab))
@@ -345,6 +342,7 @@ class Trainer:
         torch.manual_seed(seed)  # also seeds every CUDA device
         model = GPT(cfg).to(device)
         self.model, self.cfg, self.vocab, self.optim_cfg, self.device, self.step = model, cfg, list(vocab), optim, device, 0
+        self.sched_start = 0
         self._make_optimizer()
         return self.info()
 
@@ -352,6 +350,18 @@ class Trainer:
         self.need_model()
         self._make_optimizer()
         return {"step": self.step}
+
+    def set_optim(self, p):
+        """A new stage's optimiser settings: its schedule (warm-up, cosine) restarts at the current step; the AdamW
+        moments carry over unless reset is true (the report resets them for stage 3)."""
+        self.need_model()
+        self.optim_cfg = self._optim_cfg(p.get("optim"), base=self.optim_cfg)
+        self.sched_start = self.step
+        if p.get("reset"):
+            self._make_optimizer()
+        for g, wd in zip(self.opt.param_groups, (self.optim_cfg["weight_decay"], 0.0)):
+            g["weight_decay"], g["betas"], g["eps"] = wd, tuple(self.optim_cfg["betas"]), self.optim_cfg["eps"]
+        return {"step": self.step, "optim": self.optim_cfg}
 
     # -- checkpoints -------------------------------------------------------------------------------------------
 
@@ -367,6 +377,7 @@ class Trainer:
             "format": 1, "config": self.cfg.to_dict(), "vocab": self.vocab,
             "model": {k: v.detach().cpu() for k, v in self.model.state_dict().items()},
             "optimizer": self.opt.state_dict(), "optim": self.optim_cfg, "step": self.step, "rng": rng,
+            "sched_start": self.sched_start,
         }
         d = os.path.dirname(os.path.abspath(path))
         os.makedirs(d, exist_ok=True)
@@ -404,6 +415,7 @@ class Trainer:
         model.to(device)
         self.model, self.cfg, self.vocab, self.optim_cfg, self.device = model, cfg, list(vocab), optim, device
         self.step = int(ckpt.get("step", 0))
+        self.sched_start = int(ckpt.get("sched_start", 0))
         self._make_optimizer()
         if ckpt.get("optimizer") is not None and not p.get("reset_optimizer"):
             self.opt.load_state_dict(ckpt["optimizer"])
@@ -680,7 +692,7 @@ def swap_in(tmp, out):
     shutil.rmtree(old, ignore_errors=True)
 
 
-METHODS = {"init", "load", "save", "reset_optimizer", "sft_step", "eval_loss", "logprobs", "policy_step",
+METHODS = {"init", "load", "save", "reset_optimizer", "set_optim", "sft_step", "eval_loss", "logprobs", "policy_step",
            "export_onnx", "digest", "info", "sleep"}
 
 

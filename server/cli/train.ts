@@ -1,0 +1,119 @@
+import fs from 'node:fs';
+import type { Command } from './commands.ts';
+import { parseFlags } from './args.ts';
+import { config } from '../config.ts';
+import { openDatabase, type Database } from '../db/client.ts';
+import { migrate } from '../db/migrate.ts';
+import { UserError } from '../errors.ts';
+import { seedDefaultRecipes } from '../recipes/store.ts';
+import { readEvents } from '../store/events.ts';
+import { FINISHED, type RunStatus } from '../store/runs.ts';
+import { launchTraining, type RecipeRef } from '../train.ts';
+
+/** `npx toolsmith train`: run a recipe (in this process by default) with a progress bar. */
+export const trainCommand: Command = {
+  name: 'train',
+  summary: 'train a recipe (SFT, then GRPO-RoC stages) with a progress bar; resumable after a crash or Ctrl-C',
+  usage: `--recipe NAME[@VERSION] | --file recipe.json | --resume RUN_ID   [--seed S] [--name N] [--queue]
+
+  --recipe   a stored recipe (npm start seeds "embedded-arith"); --file: a recipe JSON (stored as a new version)
+  --resume   continue a run from its last checkpoint (after Ctrl-C, a crash, or a pause)
+  --queue    leave the run to the workers (npm start runs one) and only show its progress
+Ctrl-C stops at the current step; the run keeps its checkpoints and continues with --resume RUN_ID.`,
+  async run(args) {
+    const f = parseFlags(args, { recipe: 'string', file: 'string', resume: 'string', seed: 'number', name: 'string', queue: 'boolean' });
+    if ([f.recipe, f.file, f.resume].filter(Boolean).length !== 1) throw new UserError('train needs exactly one of --recipe NAME, --file recipe.json or --resume RUN_ID');
+    const url = config().databaseUrl;
+    await migrate(url);
+    const db = await openDatabase(url);
+    try {
+      await seedDefaultRecipes(db);
+      let runId: string;
+      let jobId: string;
+      if (f.resume) {
+        const run = await db.prisma.run.findUnique({ where: { id: f.resume as string } });
+        if (!run || run.kind !== 'train') throw new UserError(`--resume: no training run ${f.resume}`);
+        if (FINISHED.includes(run.status as RunStatus) && run.status !== 'cancelled') throw new UserError(`--resume: run ${run.id} already ${run.status}`);
+        const job = await db.prisma.job.findFirst({ where: { runId: run.id, status: { in: ['queued', 'leased'] } } });
+        if (job) jobId = job.id;
+        else {
+          const { enqueue } = await import('../jobs/queue.ts');
+          jobId = await enqueue(db, { kind: 'train', runId: run.id, payload: { recipe: JSON.parse(run.recipeSpec) }, maxAttempts: 5 });
+        }
+        await db.prisma.run.update({ where: { id: run.id }, data: { status: 'queued', finishedAt: null } });
+        runId = run.id;
+      } else {
+        let ref: RecipeRef;
+        if (f.file) {
+          if (!fs.existsSync(f.file as string)) throw new UserError(`--file: no such file ${f.file}`);
+          let spec: unknown;
+          try { spec = JSON.parse(fs.readFileSync(f.file as string, 'utf8')); } catch (e) { throw new UserError(`--file: ${f.file} is not JSON (${(e as Error).message})`); }
+          ref = { spec };
+        } else {
+          const [name, v] = String(f.recipe).split('@');
+          ref = { name: name!, version: v ? Number(v) : undefined };
+        }
+        ({ runId, jobId } = await launchTraining(db, ref, { name: f.name as string | undefined, seed: f.seed as number | undefined }));
+      }
+      console.log(`training run ${runId}${f.queue ? ' (queued for the workers)' : ''}`);
+      if (f.queue) return await watch(db, runId);
+      const { handlers } = await import('../../workers/handlers/index.ts');
+      const { Worker } = await import('../../workers/worker.ts');
+      const cfg = config();
+      const worker = new Worker(db, handlers(), {
+        id: `cli-${process.pid}`, leaseMs: cfg.leaseSeconds * 1000, heartbeatMs: cfg.heartbeatSeconds * 1000, pollMs: 200,
+        shutdownGraceMs: cfg.shutdownGraceSeconds * 1000, jobIds: [jobId], log: () => {},
+      });
+      const done = worker.start();
+      let interrupted = false;
+      const onSig = () => { interrupted = true; console.log(`\nstopping; continue later with: npx toolsmith train --resume ${runId}`); void worker.stop(); };
+      process.once('SIGINT', onSig);
+      try {
+        const code = await watch(db, runId, () => interrupted);
+        await worker.stop();
+        await done;
+        return code;
+      } finally {
+        process.off('SIGINT', onSig);
+      }
+    } finally {
+      await db.close();
+    }
+  },
+};
+
+/** Follow a run: a progress bar on a terminal (a line per 5% otherwise), warnings and stage changes, the final evals. */
+async function watch(db: Database, runId: string, stopped: () => boolean = () => false): Promise<number> {
+  const tty = process.stdout.isTTY;
+  let cursor = 0;
+  let lastPct = -1;
+  let lastLine = '';
+  const t0 = Date.now();
+  for (;;) {
+    const run = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
+    for (const e of await readEvents(db, runId, cursor, 1000)) {
+      cursor = e.seq;
+      if (['stage', 'eval', 'filter', 'resume', 'trainer_error'].includes(e.type) || e.level === 'warn' || e.level === 'error') {
+        if (tty && lastLine) process.stdout.write('\n');
+        console.log(e.message);
+        lastLine = '';
+      } else if (e.type === 'step' || /^sft step/.test(e.message)) lastLine = e.message;
+    }
+    const total = run.totalSteps ?? 0;
+    const pct = total ? Math.floor((100 * run.step) / total) : 0;
+    const elapsed = (Date.now() - t0) / 1000;
+    const bar = `[${'#'.repeat(Math.floor(pct / 4)).padEnd(25, '.')}] ${String(pct).padStart(3)}%  step ${run.step}/${total}  ${run.stageName ?? ''}  ${Math.round(elapsed)} s`;
+    if (tty) process.stdout.write(`\r${bar}  ${lastLine.slice(0, 60)}`.padEnd(140));
+    else if (pct >= lastPct + 5) { console.log(bar); lastPct = pct; }
+    if (FINISHED.includes(run.status as RunStatus) || run.status === 'paused' || (stopped() && run.status === 'queued')) {
+      if (tty) process.stdout.write('\n');
+      console.log(`run ${run.status}${run.error ? `: ${run.error}` : ''}`);
+      if (run.status === 'succeeded') {
+        const evals = await db.prisma.evalResult.findMany({ where: { runId }, orderBy: [{ step: 'asc' }, { benchmark: 'asc' }] });
+        for (const e of evals) console.log(`  eval step ${e.step}  ${e.benchmark}  pass@1 ${(100 * e.pass1).toFixed(1)}%  pass@${e.k} ${(100 * (e.passK ?? 0)).toFixed(1)}%  tool errors ${(100 * (e.toolErrors ?? 0)).toFixed(1)}%`);
+      }
+      return run.status === 'succeeded' ? 0 : 1;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}

@@ -1,0 +1,53 @@
+import path from 'node:path';
+import { config } from '../../server/config.ts';
+import { RecipeSchema } from '../../server/recipes/schema.ts';
+import { zodIssuesText } from '../../server/errors.ts';
+import { Verifier } from '../reward/verifier.ts';
+import { LiveBoard } from '../rollout/live.ts';
+import { createSandbox } from '../sandbox/index.ts';
+import { TrainerClient, TrainerError } from '../trainer/client.ts';
+import { runTraining } from '../train/orchestrator.ts';
+import { PermanentJobError, type JobHandler } from '../types.ts';
+
+const LIVE_MS = 1000;
+
+/**
+ * "train" job: the payload is { recipe } (a parsed recipe, frozen in the run). A NaN loss or an out-of-memory in
+ * the trainer fails the run with that reason (another attempt would hit it again); a crash of the trainer or the
+ * worker is retried, and the next attempt resumes from the last checkpoint.
+ */
+export const train: JobHandler = async (ctx) => {
+  const parsed = RecipeSchema.safeParse((ctx.job.payload as { recipe?: unknown })?.recipe);
+  if (!parsed.success) throw new PermanentJobError(`bad recipe: ${zodIssuesText(parsed.error.issues)}`);
+  if (!ctx.job.runId) throw new PermanentJobError('a train job needs a run');
+  const runId = ctx.job.runId;
+  const trainer = await TrainerClient.start();
+  const sandbox = await createSandbox();
+  const verifier = new Verifier({ sandbox });
+  const board = new LiveBoard();
+  const publish = async () => {
+    const changed = board.drain();
+    if (changed.length) await ctx.log(`${changed.length} rollout(s) updated`, { type: 'rollouts', level: 'debug', data: changed });
+  };
+  const timer = setInterval(() => void publish().catch(() => {}), LIVE_MS);
+  try {
+    const info = await trainer.info();
+    await ctx.log(`trainer: torch ${info.torch_version} on ${info.device}`);
+    return await runTraining({
+      db: ctx.db, runId, trainer, sandbox, verifier, runDir: path.join(config().dataDir, 'runs', runId), signal: ctx.signal,
+      log: (m, o) => ctx.log(m, o), metrics: ctx.metrics, progress: ctx.progress, onEvent: board.onEvent,
+    }, parsed.data);
+  } catch (e) {
+    if (e instanceof TrainerError && (e.type === 'nan_loss' || e.type === 'oom' || e.type === 'bad_request')) {
+      await ctx.log(`trainer: ${e.type}: ${e.message}`, { level: 'error', type: 'trainer_error' });
+      throw new PermanentJobError(`trainer ${e.type === 'nan_loss' ? 'produced a NaN loss' : e.type === 'oom' ? 'ran out of memory' : 'rejected a request'}: ${e.message}`);
+    }
+    throw e;
+  } finally {
+    clearInterval(timer);
+    await publish().catch(() => {});
+    await trainer.close();
+    await verifier.close();
+    await sandbox.close();
+  }
+};

@@ -1,0 +1,35 @@
+/**
+ * Where a run's problems come from: the generated embedded task, or a stored (imported) dataset. Generated eval sets
+ * are also stored as datasets (named by their parameters) so that evaluations, the UI and the CLI treat both alike.
+ */
+import type { Database } from '../../server/db/client.ts';
+import { importDataset } from '../../server/datasets/import.ts';
+import type { PromptSource } from '../../server/recipes/schema.ts';
+import { resolveDataset } from '../eval/run.ts';
+import { generate, type Family } from '../tasks/arith.ts';
+
+export interface TaskProblem { id: string; question: string; answer: string }
+
+type Generated = Extract<PromptSource, { kind: 'generated' }>;
+
+function generated(s: Generated) {
+  return generate({ split: s.split, n: s.n, seed: s.seed, families: s.families as Family[] | undefined, difficulty: s.difficulty });
+}
+
+export async function loadProblems(db: Database, s: PromptSource): Promise<TaskProblem[]> {
+  if (s.kind === 'generated') return generated(s).map((p) => ({ id: p.id, question: p.problem, answer: p.answer }));
+  const ds = await resolveDataset(db, s.version ? `${s.name}@${s.version}` : s.name);
+  const rows = await db.prisma.problem.findMany({
+    where: { datasetId: ds.id, ...(s.split === 'all' ? {} : { split: s.split }) }, orderBy: { index: 'asc' }, take: s.limit,
+  });
+  return rows.map((p) => ({ id: p.id, question: p.question, answer: p.answer }));
+}
+
+/** The dataset reference (name) an evaluation reads for this source; generated sets are stored on first use. */
+export async function evalDatasetRef(db: Database, s: PromptSource): Promise<string> {
+  if (s.kind === 'stored') return s.version ? `${s.name}@${s.version}` : s.name;
+  const name = `arith-${s.split}-n${s.n}-s${s.seed}${s.families ? `-${s.families.join('+')}` : ''}${s.difficulty ? `-d${[s.difficulty].flat().join('+')}` : ''}`;
+  const lines = generated(s).map((p) => JSON.stringify({ problem: p.problem, answer: p.answer, id: p.id, family: p.family }));
+  const r = await importDataset(db, new TextEncoder().encode(lines.join('\n')), { name, file: `${name}.jsonl`, format: 'jsonl', idField: 'id', split: 'test' });
+  return `${r.dataset.name}@${r.dataset.version}`;
+}

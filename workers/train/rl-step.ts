@@ -1,0 +1,138 @@
+/**
+ * One GRPO-RoC step (method.md §5): 2G rollouts per prompt → rewards → penalties → group filtering and RoC
+ * selection → advantages over the kept G → one policy update. Returns everything the orchestrator stores.
+ */
+import type { Tokenizer } from '../engines/tokenizer.ts';
+import type { InferenceEngine } from '../engines/types.ts';
+import type { Verifier, VerifyResult } from '../reward/verifier.ts';
+import { runRollouts, type RolloutEvent } from '../rollout/agent.ts';
+import { scoreTrajectory } from '../rollout/score.ts';
+import type { TemplateSettings } from '../rollout/template.ts';
+import { toolStats, type Trajectory } from '../rollout/trajectory.ts';
+import { trajectoryPenalties } from '../rl/penalties.ts';
+import { selectStep, type GroupSelection, type RocOptions } from '../rl/grpo-roc.ts';
+import type { Rng } from '../rl/sampling.ts';
+import type { ToolFormat } from '../sandbox/format.ts';
+import type { Sandbox } from '../sandbox/types.ts';
+import type { PolicyMetrics, TrainerClient } from '../trainer/client.ts';
+import { policySample } from './policy-batch.ts';
+import type { TaskProblem } from './data.ts';
+
+export interface RlStepConfig {
+  rolloutsPerPrompt: number;
+  keep: number;
+  roc: Pick<RocOptions, 'roc' | 'positiveSelection' | 'minPerSign' | 'dropEqualReward'>;
+  epsLow: number;
+  epsHigh: number;
+  dualClip: number | null;
+  temperature: number;
+  maxResponseTokens: number;
+  maxTurns: number;
+  tool: { timeoutS: number; memoryMb: number; session: boolean };
+  template: TemplateSettings;
+  toolFormat: ToolFormat;
+}
+
+export interface RlStepDeps {
+  engine: InferenceEngine;
+  tokenizer: Tokenizer;
+  sandbox: Sandbox;
+  verifier: Verifier;
+  trainer: TrainerClient;
+  signal?: AbortSignal;
+  onEvent?: (e: RolloutEvent) => void;
+}
+
+export interface ScoredRollout { problem: TaskProblem; group: number; sample: number; trajectory: Trajectory; verdict: VerifyResult; reward: number; pErr: number; pFormat: number }
+
+export interface RlStepResult {
+  rollouts: ScoredRollout[];
+  groups: GroupSelection[];
+  policy: PolicyMetrics | null;
+  metrics: Record<string, number>;
+  timings: { rollout: number; reward: number; roc: number; train: number };
+}
+
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+
+export async function rlStep(deps: RlStepDeps, cfg: RlStepConfig, prompts: TaskProblem[], seedBase: number, rng: Rng): Promise<RlStepResult> {
+  const t0 = performance.now();
+  const requests = prompts.flatMap((p, g) => Array.from({ length: cfg.rolloutsPerPrompt }, (_, j) => ({
+    id: `g${g}:${j}`, problem: p.question, seed: seedBase + g * cfg.rolloutsPerPrompt + j,
+  })));
+  const trajectories = await runRollouts(requests, {
+    engine: deps.engine, sandbox: deps.sandbox, template: cfg.template, toolFormat: cfg.toolFormat,
+    limits: { maxResponseTokens: cfg.maxResponseTokens, maxTurns: cfg.maxTurns }, temperature: cfg.temperature,
+    tool: cfg.tool, onEvent: deps.onEvent, signal: deps.signal,
+  });
+  if (deps.signal?.aborted) throw new Error('training stopped');
+  const t1 = performance.now();
+  const rollouts: ScoredRollout[] = [];
+  for (let n = 0; n < trajectories.length; n++) {
+    const g = Math.floor(n / cfg.rolloutsPerPrompt);
+    const t = trajectories[n]!;
+    const s = await scoreTrajectory(t, prompts[g]!.answer, deps.verifier);
+    const pen = trajectoryPenalties(t, cfg.template);
+    rollouts.push({ problem: prompts[g]!, group: g, sample: n % cfg.rolloutsPerPrompt, trajectory: t, verdict: s.verdict, reward: s.reward, pErr: pen.pErr, pFormat: pen.pFormat });
+  }
+  const t2 = performance.now();
+  const byGroup = prompts.map((_, g) => rollouts.filter((r) => r.group === g));
+  const { groups, summary } = selectStep(byGroup.map((rs) => rs.map((r) => ({ reward: r.reward, pErr: r.pErr, pFormat: r.pFormat }))),
+    { ...cfg.roc, keep: cfg.keep }, rng);
+  const t3 = performance.now();
+
+  // The policy update over the kept rollouts; old logprobs recomputed by the trainer (as verl does), so the ratio is
+  // exactly 1 at the first micro-step whatever the engine's numerics; the engine-vs-trainer gap is a metric.
+  const kept: { r: ScoredRollout; advantage: number }[] = [];
+  groups.forEach((gs, g) => gs.samples.forEach((s, i) => { if (s.selected && s.advantage !== null) kept.push({ r: byGroup[g]![i]!, advantage: s.advantage }); }));
+  let policy: PolicyMetrics | null = null;
+  let logprobGap = 0;
+  if (kept.length > 0) {
+    const samples = kept.map((k) => policySample(k.r.trajectory, deps.tokenizer));
+    const old = await deps.trainer.logprobs({ sequences: samples.map((s) => s.ids), response_start: samples.map((s) => s.responseStart) });
+    const gaps: number[] = [];
+    samples.forEach((s, i) => s.engineLogprobs.forEach((lp, j) => { if (lp !== null && s.responseMask[j] && old[i]![j] != null) gaps.push(Math.abs(lp - old[i]![j]!)); }));
+    logprobGap = mean(gaps);
+    policy = await deps.trainer.policyStep({
+      sequences: samples.map((s) => s.ids), response_start: samples.map((s) => s.responseStart), response_mask: samples.map((s) => s.responseMask),
+      old_logprobs: old, advantages: kept.map((k) => k.advantage), eps_low: cfg.epsLow, eps_high: cfg.epsHigh, dual_clip: cfg.dualClip,
+    });
+  }
+  const t4 = performance.now();
+
+  const stats = rollouts.map((r) => ({ ...toolStats(r.trajectory), r }));
+  const correct = stats.filter((s) => s.r.reward > 0);
+  const errRate = (xs: typeof stats) => { const c = xs.reduce((a, s) => a + s.calls, 0); return c ? xs.reduce((a, s) => a + s.errors, 0) / c : 0; };
+  const selected = new Set(kept.map((k) => k.r));
+  const metrics: Record<string, number> = {
+    'rollout/accuracy': mean(rollouts.map((r) => r.reward)),
+    'rollout/tool_error_rate': errRate(stats),
+    'rollout/tool_error_rate_correct': errRate(correct),
+    'rollout/tool_error_rate_kept_correct': errRate(correct.filter((s) => selected.has(s.r))),
+    'rollout/response_length': mean(rollouts.map((r) => r.trajectory.modelTokens + r.trajectory.toolTokens)),
+    'rollout/response_length_correct': mean(correct.map((s) => s.r.trajectory.modelTokens + s.r.trajectory.toolTokens)),
+    'rollout/turns': mean(rollouts.map((r) => r.trajectory.turns.length)),
+    'rollout/tool_calls': mean(stats.map((s) => s.calls)),
+    'rollout/no_tool_call_rate': mean(stats.map((s) => (s.calls === 0 ? 1 : 0))),
+    'rollout/finish_length_rate': mean(rollouts.map((r) => (r.trajectory.finishReason === 'length' || r.trajectory.finishReason === 'tool_overflow' ? 1 : 0))),
+    'roc/groups_dropped': summary.droppedAllPositive + summary.droppedAllNegative,
+    'roc/groups_kept': summary.keptGroups,
+    'roc/kept': kept.length,
+    'roc/p_err_positives': summary.meanPErrPositives ?? 0,
+    'roc/p_err_kept_positives': summary.meanPErrKeptPositives ?? 0,
+    'train/logprob_gap': logprobGap,
+    'sandbox/latency_ms': median(rollouts.flatMap((r) => r.trajectory.turns.map((t) => t.tool?.durationMs ?? null)).filter((x): x is number => x !== null)),
+  };
+  if (policy) {
+    for (const k of ['loss', 'clip_frac_low', 'clip_frac_high', 'dual_clip_frac', 'approx_kl', 'entropy', 'grad_norm', 'lr', 'tokens_per_s'] as const) {
+      metrics[`train/${k}`] = policy[k];
+    }
+  }
+  return { rollouts, groups, policy, metrics, timings: { rollout: (t1 - t0) / 1000, reward: (t2 - t1) / 1000, roc: (t3 - t2) / 1000, train: (t4 - t3) / 1000 } };
+}
+
+function median(xs: number[]): number {
+  if (!xs.length) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
