@@ -223,6 +223,10 @@ def forward_logits(model, idx, attn):
     return logits
 
 
+# Fault injection for tests, named as such: TOOLSMITH_TRAINER_FAULT_NAN_AT_STEP=N makes update N report a NaN loss.
+FAULT_NAN_AT_STEP = int(os.environ["TOOLSMITH_TRAINER_FAULT_NAN_AT_STEP"]) if os.environ.get("TOOLSMITH_TRAINER_FAULT_NAN_AT_STEP") else None
+
+
 def sync(device):
     if device.type == "cuda":
         torch.cuda.synchronize()
@@ -491,6 +495,8 @@ class Trainer:
         max_norm = self.optim_cfg["grad_clip"]
         gn = torch.nn.utils.clip_grad_norm_(params, max_norm if max_norm else float("inf"))
         gn = float(gn)
+        if FAULT_NAN_AT_STEP is not None and self.step + 1 == FAULT_NAN_AT_STEP:
+            loss_sum = float("nan")  # fault injection (tests): a real tiny model will not diverge on demand
         if not math.isfinite(loss_sum) or not math.isfinite(gn):
             self.opt.zero_grad(set_to_none=True)
             what = "loss" if not math.isfinite(loss_sum) else "gradient norm"

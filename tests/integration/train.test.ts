@@ -1,0 +1,129 @@
+// The "train" job end to end on real parts: worker processes, the PyTorch trainer process, the embedded ONNX engine,
+// the sandbox pool, the database. The micro recipe (30 SFT steps, a few RL steps) keeps each run to seconds.
+import { after, afterEach, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { freshDatabase } from '../helpers/db.ts';
+import { killAll, outputs, spawnWorker, waitFor, type Proc } from '../helpers/proc.ts';
+import type { Database } from '../../server/db/client.ts';
+import { MICRO_INPUT } from '../../server/recipes/defaults.ts';
+import { readEvents } from '../../server/store/events.ts';
+import { launchTraining, pauseTraining, resumeTraining } from '../../server/train.ts';
+
+let fresh: Awaited<ReturnType<typeof freshDatabase>>;
+let db: Database;
+before(async () => { fresh = await freshDatabase(); db = fresh.db; });
+afterEach(async () => { await killAll(); });
+after(async () => { await fresh?.close(); });
+
+const recipe = (over: Record<string, unknown> = {}, rl: Record<string, unknown> = {}) => ({
+  ...MICRO_INPUT, ...over,
+  stages: [MICRO_INPUT.stages[0], { ...MICRO_INPUT.stages[1], ...rl }],
+});
+
+async function finished(runId: string, procs: Proc[], timeoutMs = 180_000) {
+  return waitFor(`run ${runId} to finish`, async () => {
+    const r = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
+    return ['succeeded', 'failed', 'cancelled', 'paused'].includes(r.status) ? r : null;
+  }, { timeoutMs, intervalMs: 200, detail: () => outputs(procs) });
+}
+
+const series = async (runId: string, key: string) =>
+  (await db.prisma.metricPoint.findMany({ where: { runId, key }, orderBy: { step: 'asc' } })).map((p) => [p.step, p.value] as const);
+
+test('micro recipe: SFT then GRPO-RoC steps through the real trainer, engine and sandbox; everything stored', async () => {
+  const { runId } = await launchTraining(db, { spec: recipe({ name: 'micro-e2e' }) });
+  const w = spawnWorker(fresh.url, 'train-1', { leaseSeconds: 5, heartbeatSeconds: 1 });
+  const run = await finished(runId, [w]);
+  assert.equal(run.status, 'succeeded', run.error ?? '');
+  assert.equal(run.step, 32);
+  assert.equal(run.totalSteps, 32);
+
+  const loss = await series(runId, 'sft/loss');
+  assert.deepEqual(loss.map(([s]) => s), Array.from({ length: 30 }, (_, i) => i + 1));
+  const head = loss.slice(0, 3).reduce((a, [, v]) => a + v, 0) / 3;
+  const tail = loss.slice(-3).reduce((a, [, v]) => a + v, 0) / 3;
+  assert.ok(tail < head * 0.7, `SFT loss decreases (${head.toFixed(3)} → ${tail.toFixed(3)})`);
+
+  assert.deepEqual((await series(runId, 'rollout/accuracy')).map(([s]) => s), [31, 32]);
+  for (const key of ['time/rollout', 'time/reward', 'time/roc', 'time/train', 'time/sync', 'time/storage', 'rollout/tool_error_rate', 'roc/kept']) {
+    assert.equal((await series(runId, key)).length, 2, key);
+  }
+  const trajectories = await db.prisma.trajectory.findMany({ where: { runId, split: 'train' } });
+  assert.equal(trajectories.length, 2 * 2 * 4, 'all 2G rollouts of every prompt of every step are stored');
+  for (const step of [31, 32]) {
+    const ts = trajectories.filter((t) => t.step === step);
+    assert.equal(ts.length, 8);
+    assert.ok(ts.every((t) => t.selectReason && t.pErr !== null && t.pFormat !== null && t.stage === 1));
+    // Per group: either dropped (equal rewards) or exactly G = 2 kept.
+    for (const g of new Set(ts.map((t) => t.groupId))) {
+      const group = ts.filter((t) => t.groupId === g);
+      const kept = group.filter((t) => t.selected).length;
+      if (new Set(group.map((t) => t.reward)).size === 1) assert.equal(kept, 0);
+      else assert.equal(kept, 2);
+    }
+  }
+  const ckpts = await db.prisma.checkpoint.findMany({ where: { runId }, orderBy: { step: 'asc' } });
+  assert.deepEqual(ckpts.map((c) => c.step), [30, 31, 32]);
+  const evals = await db.prisma.evalResult.findMany({ where: { runId } });
+  assert.equal(evals.length, 1);
+  assert.equal(evals[0]!.step, 32);
+  assert.equal(await db.prisma.trajectory.count({ where: { runId, split: 'eval' } }), 4 * 2);
+  const events = await readEvents(db, runId, 0, 10_000);
+  assert.ok(events.some((e) => e.type === 'stage' && /"rl"/.test(e.message)));
+  assert.ok(events.some((e) => e.type === 'rollouts'), 'live rollouts were published');
+});
+
+test('resume: a worker SIGKILLed mid-RL is replaced; no step is skipped or stored twice', async () => {
+  const { runId } = await launchTraining(db, { spec: recipe({ name: 'micro-resume' }, { steps: 5 }) });
+  const first = spawnWorker(fresh.url, 'train-a', { leaseSeconds: 3, heartbeatSeconds: 0.5 });
+  await waitFor('RL step 32 to be stored', async () => (await db.prisma.metricPoint.count({ where: { runId, key: 'rollout/accuracy', step: { gte: 32 } } })) > 0,
+    { timeoutMs: 180_000, intervalMs: 100, detail: () => outputs([first]) });
+  first.child.kill('SIGKILL');
+  await first.exited;
+  const second = spawnWorker(fresh.url, 'train-b', { leaseSeconds: 3, heartbeatSeconds: 0.5 });
+  const run = await finished(runId, [second]);
+  assert.equal(run.status, 'succeeded', run.error ?? '');
+  assert.equal(run.step, 35);
+  assert.deepEqual((await series(runId, 'rollout/accuracy')).map(([s]) => s), [31, 32, 33, 34, 35]);
+  assert.deepEqual((await series(runId, 'sft/loss')).map(([s]) => s), Array.from({ length: 30 }, (_, i) => i + 1));
+  const rows = await db.prisma.trajectory.findMany({ where: { runId, split: 'train' }, select: { step: true, groupId: true, sampleIndex: true } });
+  assert.equal(rows.length, 5 * 8);
+  assert.equal(new Set(rows.map((r) => `${r.step}/${r.groupId}/${r.sampleIndex}`)).size, rows.length, 'no duplicate trajectory');
+  const events = await readEvents(db, runId, 0, 10_000);
+  assert.ok(events.some((e) => e.type === 'resume' && /resuming from the checkpoint at step 3[12]/.test(e.message)), 'the second attempt resumed from a checkpoint');
+});
+
+test('pause stops at a step boundary and keeps the run; resume continues it to the end', async () => {
+  const { runId } = await launchTraining(db, { spec: recipe({ name: 'micro-pause' }, { steps: 4 }) });
+  const w = spawnWorker(fresh.url, 'train-p', { leaseSeconds: 5, heartbeatSeconds: 0.5 });
+  await waitFor('RL to start', async () => (await db.prisma.metricPoint.count({ where: { runId, key: 'rollout/accuracy' } })) > 0, { timeoutMs: 180_000, detail: () => outputs([w]) });
+  await pauseTraining(db, runId);
+  await waitFor('the job to stop', async () => (await db.prisma.job.count({ where: { runId, status: 'leased' } })) === 0, { timeoutMs: 30_000 });
+  const paused = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
+  assert.equal(paused.status, 'paused');
+  assert.ok(paused.step < 34);
+  await assert.rejects(pauseTraining(db, runId), /only a queued or running run can pause/);
+  await resumeTraining(db, runId);
+  const run = await finished(runId, [w]);
+  assert.equal(run.status, 'succeeded', run.error ?? '');
+  assert.deepEqual((await series(runId, 'rollout/accuracy')).map(([s]) => s), [31, 32, 33, 34]);
+});
+
+test('a NaN loss fails the run with the reason (fault injected into the trainer); the worker lives on', async () => {
+  const { runId } = await launchTraining(db, { spec: recipe({ name: 'micro-nan' }) });
+  const w = spawnWorker(fresh.url, 'train-nan', { env: { TOOLSMITH_TRAINER_FAULT_NAN_AT_STEP: '5' } });
+  const run = await finished(runId, [w]);
+  assert.equal(run.status, 'failed');
+  assert.match(run.error ?? '', /NaN loss/);
+  const events = await readEvents(db, runId, 0, 10_000);
+  assert.ok(events.some((e) => e.type === 'trainer_error' && e.level === 'error'));
+  const job = await db.prisma.job.findFirstOrThrow({ where: { runId } });
+  assert.equal(job.attempts, 1, 'not retried: another attempt would hit the same NaN');
+  assert.ok(w.alive(), 'the worker is still running');
+});
+
+test('bad recipes are refused before a run exists, naming the field', async () => {
+  await assert.rejects(launchTraining(db, { spec: recipe({ name: 'bad' }, { keep: 9 }) }), /stages\.1\.keep: /);
+  await assert.rejects(launchTraining(db, { name: 'no-such-recipe' }), /no recipe named "no-such-recipe"/);
+  assert.equal(await db.prisma.run.count({ where: { name: { startsWith: 'bad' } } }), 0);
+});
