@@ -19,11 +19,18 @@ export const commands: Command[] = [
   datasetCommand,
   {
     name: 'migrate',
-    summary: 'apply the SQL migrations to DATABASE_URL (idempotent)',
+    summary: 'apply the SQL migrations to DATABASE_URL and seed the built-in recipes (idempotent)',
     async run() {
       const url = config().databaseUrl;
       const r = await migrate(url);
-      console.log(`${r.dialect} ${redact(url)}: applied ${r.applied.length} migration(s)${r.applied.length ? ` (${r.applied.join(', ')})` : ''}, ${r.alreadyApplied} already applied`);
+      const db = await openDatabase(url);
+      try {
+        const { seedDefaultRecipes } = await import('../recipes/store.ts');
+        await seedDefaultRecipes(db);
+      } finally {
+        await db.close();
+      }
+      console.log(`${r.dialect} ${redact(url)}: applied ${r.applied.length} migration(s)${r.applied.length ? ` (${r.applied.join(', ')})` : ''}, ${r.alreadyApplied} already applied; built-in recipes seeded`);
     },
   },
   {

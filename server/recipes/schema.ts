@@ -165,6 +165,8 @@ export const ModelSchema = z.discriminatedUnion('kind', [
     n_embd: z.number().int().min(8).max(8192).default(EMBEDDED_DEFAULTS.model.n_embd),
     /** Context length in tokens (characters): prompt + response + tool output must fit. */
     block_size: z.number().int().min(64).max(65_536).default(EMBEDDED_DEFAULTS.model.block_size),
+    /** Rotary (default: copying numbers needs relative-position heads, which RoPE makes quick to learn) or learned. */
+    pos_emb: z.enum(['rope', 'learned']).default('rope'),
   }),
   /** Start from a trainer checkpoint / export dir. */
   z.object({
