@@ -12,9 +12,10 @@ import { parseRecipe, type Recipe, type RecipeInput } from './schema.ts';
  * (hardPool × hardK rollouts) and each evaluation (evalProblems × evalK rollouts).
  */
 export const EMBEDDED_ARITH_KNOBS = {
-  model: { n_layer: 2, n_head: 4, n_embd: 64, block_size: 512 },
-  /** SFT: 3 epochs (report) × ⌈4000 / 8⌉ = 1500 steps. */
-  sftDemos: 4000, sftEpochs: 3, sftBatch: 8, sftLr: 3e-3,
+  model: { n_layer: 4, n_head: 4, n_embd: 64, block_size: 512 },
+  /** SFT: 1 epoch × ⌈16000 / 8⌉ = 2000 steps (the report does 3 epochs; fresh generated demos serve the tiny model
+   *  better than repeats, and it needs ~1,000 steps before it learns to copy numbers into its code). */
+  sftDemos: 16000, sftEpochs: 1, sftBatch: 8, sftLr: 3e-3,
   /** RL: 8 prompts × 2G = 8 rollouts (G = 4) per step. */
   rlPrompts: 8, rlRollouts: 8, rlKeep: 4, rlLr: 1e-4, rlWarmup: 2,
   /** Prompts are 162–206 characters, so prompt + response stays under block_size (512). */

@@ -79,7 +79,7 @@ export const REPORT_DEFAULTS = {
  * minimal prompt (162–206 characters for the arith task), few turns.
  */
 export const EMBEDDED_DEFAULTS = {
-  model: { kind: 'embedded' as const, n_layer: 2, n_head: 4, n_embd: 64, block_size: 512 },
+  model: { kind: 'embedded' as const, n_layer: 4, n_head: 4, n_embd: 64, block_size: 512 },
   sft: { lr: 3e-3, batch: 8 },
   rl: { steps: 16, promptsPerStep: 8, rolloutsPerPrompt: 8, lr: 1e-4, warmupSteps: 2, maxResponseTokens: 300, maxTurns: 4 },
   eval: { k: 4, maxTurns: 4 },

@@ -135,6 +135,15 @@ test('three concurrent migrate processes on one empty database: one applies, non
   assert.deepEqual(applied.map(([a]) => a).sort(), [0, 0, n], JSON.stringify(applied));
   for (const [a, already] of applied) assert.equal(a + already, n);
   assert.equal((await recorded(url)).length, n);
+  // Start-up (npm start runs `toolsmith migrate`) seeds the default recipe, once however many processes raced.
+  const db = await openDatabase(url);
+  try {
+    const recipes = await db.prisma.recipe.findMany({ where: { name: 'embedded-arith' } });
+    assert.equal(recipes.length, 1);
+    assert.equal(JSON.parse(recipes[0]!.spec).stages.length, 4);
+  } finally {
+    await db.close();
+  }
 });
 
 test('three concurrent migrate() calls in one process: one applies, none fails', async () => {

@@ -24,8 +24,8 @@ export interface EmbeddedSftConfig {
 }
 
 export const DEFAULT_EMBEDDED_SFT: EmbeddedSftConfig = {
-  model: { n_layer: 2, n_head: 4, n_embd: 64, block_size: 512, pos_emb: 'rope' },
-  demos: 12000, epochs: 1, batch: 8, lr: 3e-3, seed: 1,
+  model: { n_layer: 4, n_head: 4, n_embd: 64, block_size: 512, pos_emb: 'rope' },
+  demos: 16000, epochs: 1, batch: 8, lr: 3e-3, seed: 1,
 };
 
 const ROOT = path.resolve(import.meta.dirname, '../..');

@@ -1,0 +1,286 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { Database } from '../db/client.ts';
+import { newId } from '../ids.ts';
+import { parseUserInput, UserError } from '../errors.ts';
+import { listMetricKeys, readSeries, type SeriesPoint } from '../store/metrics.ts';
+import { readEvents, type RunEvent } from '../store/events.ts';
+
+/**
+ * Share links: a read-only capability naming exactly one run, one step of a run, one trajectory, or a comparison
+ * of 2–8 runs. The token (32 random bytes, base64url) is shown once at creation; only its SHA-256 is stored, so
+ * the table (or a backup of it) cannot be turned back into working links. A link that is unknown, revoked or
+ * expired, and any request for something the link does not name, fail the same way (ShareLinkNotFound), so a
+ * link reveals nothing about what else exists.
+ */
+
+export const SHARE_SCOPES = ['run', 'step', 'trajectory', 'compare'] as const;
+export type ShareScope = (typeof SHARE_SCOPES)[number];
+
+/** 32 bytes = 256 random bits; base64url without padding is always 43 characters. */
+export const TOKEN_BYTES = 32;
+const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
+const MAX_EXPIRY_SECONDS = 10 * 365 * 24 * 3600;
+
+const id = z.string().min(1).max(100);
+// Steps are 32-bit INTEGER columns on PostgreSQL.
+const stepNumber = z.number().int().min(0).max(2 ** 31 - 1);
+
+export const runTarget = z.object({ runId: id });
+export const stepTarget = z.object({ runId: id, step: stepNumber });
+export const trajectoryTarget = z.object({ trajectoryId: id });
+export const compareTarget = z.object({
+  runIds: z.array(id).min(2).max(8).refine((ids) => new Set(ids).size === ids.length, { message: 'run ids must be distinct' }),
+});
+
+const common = {
+  label: z.string().trim().min(1).max(200).optional(),
+  expiresInSeconds: z.number().int().min(1).max(MAX_EXPIRY_SECONDS).optional(),
+  expiresAt: z.union([z.date(), z.iso.datetime({ offset: true }), z.number().int().positive()]).optional(),
+};
+
+/** Input of createShareLink (and of the tRPC `share.create` mutation): the scope picks the target's shape. */
+export const createShareLinkInput = z
+  .discriminatedUnion('scope', [
+    z.object({ scope: z.literal('run'), target: runTarget, ...common }),
+    z.object({ scope: z.literal('step'), target: stepTarget, ...common }),
+    z.object({ scope: z.literal('trajectory'), target: trajectoryTarget, ...common }),
+    z.object({ scope: z.literal('compare'), target: compareTarget, ...common }),
+  ])
+  .refine((v) => v.expiresAt === undefined || v.expiresInSeconds === undefined, { message: 'give expiresAt or expiresInSeconds, not both', path: ['expiresAt'] });
+export type CreateShareLinkInput = z.input<typeof createShareLinkInput>;
+
+/** What a link names, as stored in ShareLink.target (trajectory links also record their run). */
+export type ShareTarget =
+  | { scope: 'run'; target: { runId: string } }
+  | { scope: 'step'; target: { runId: string; step: number } }
+  | { scope: 'trajectory'; target: { trajectoryId: string; runId: string } }
+  | { scope: 'compare'; target: { runIds: string[] } };
+
+export type ShareLinkInfo = ShareTarget & { id: string; label: string | null; createdAt: Date; expiresAt: Date | null };
+
+export interface ShareLinkListItem {
+  id: string; scope: ShareScope; target: ShareTarget['target']; label: string | null;
+  createdAt: Date; expiresAt: Date | null; revokedAt: Date | null; state: 'active' | 'expired' | 'revoked';
+}
+
+/** A dead link, or a request outside what the link names. Deliberately says nothing more. */
+export class ShareLinkNotFound extends Error {
+  constructor() {
+    super('share link not found');
+    this.name = 'ShareLinkNotFound';
+  }
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+export function sharePath(token: string): string {
+  return `/s/${token}`;
+}
+
+/** Create a link. Returns the token (the only time it exists outside the holder's hands) and the page path. */
+export async function createShareLink(db: Database, raw: CreateShareLinkInput, now = new Date()) {
+  const input = parseUserInput(createShareLinkInput, raw);
+  const stored = await checkTarget(db, input as ShareTarget);
+  let expiresAt: Date | null = null;
+  if (input.expiresInSeconds !== undefined) expiresAt = new Date(now.getTime() + input.expiresInSeconds * 1000);
+  else if (input.expiresAt !== undefined) {
+    expiresAt = input.expiresAt instanceof Date ? input.expiresAt : new Date(input.expiresAt);
+    if (Number.isNaN(expiresAt.getTime())) throw new UserError('expiresAt: not a valid date', { field: 'expiresAt' });
+    if (expiresAt.getTime() <= now.getTime()) throw new UserError('expiresAt: must be in the future', { field: 'expiresAt' });
+  }
+  const token = randomBytes(TOKEN_BYTES).toString('base64url');
+  const row = await db.prisma.shareLink.create({
+    data: {
+      id: newId('sl_'),
+      tokenHash: hashToken(token),
+      scope: input.scope,
+      target: JSON.stringify(stored),
+      label: input.label ?? null,
+      createdAt: now,
+      expiresAt,
+    },
+  });
+  return { id: row.id, token, path: sharePath(token), scope: input.scope as ShareScope, target: stored, label: row.label, createdAt: row.createdAt, expiresAt: row.expiresAt };
+}
+
+/** Check that what the link names exists; returns the target as stored. Errors name the field. */
+async function checkTarget(db: Database, t: ShareTarget): Promise<ShareTarget['target']> {
+  const runExists = async (runId: string, field: string) => {
+    const run = await db.prisma.run.findUnique({ where: { id: runId }, select: { id: true } });
+    if (!run) throw new UserError(`${field}: run ${runId} not found`, { field });
+  };
+  switch (t.scope) {
+    case 'run':
+      await runExists(t.target.runId, 'target.runId');
+      return { runId: t.target.runId };
+    case 'step':
+      await runExists(t.target.runId, 'target.runId');
+      return { runId: t.target.runId, step: t.target.step };
+    case 'trajectory': {
+      const tr = await db.prisma.trajectory.findUnique({ where: { id: t.target.trajectoryId }, select: { id: true, runId: true } });
+      if (!tr) throw new UserError(`target.trajectoryId: trajectory ${t.target.trajectoryId} not found`, { field: 'target.trajectoryId' });
+      return { trajectoryId: tr.id, runId: tr.runId };
+    }
+    case 'compare':
+      for (const [i, runId] of t.target.runIds.entries()) await runExists(runId, `target.runIds.${i}`);
+      return { runIds: [...t.target.runIds] };
+  }
+}
+
+/** Revoke by link id (never by token). Idempotent: revoking a revoked link keeps its first revocation time. */
+export async function revokeShareLink(db: Database, linkId: string, now = new Date()) {
+  const row = await db.prisma.shareLink.findUnique({ where: { id: linkId }, select: { id: true, revokedAt: true } });
+  if (!row) throw new UserError(`id: no share link has this id`, { field: 'id', fix: 'revoke takes the link id from the list, not its token' });
+  if (row.revokedAt) return { id: row.id, revokedAt: row.revokedAt };
+  const updated = await db.prisma.shareLink.update({ where: { id: linkId }, data: { revokedAt: now }, select: { id: true, revokedAt: true } });
+  return { id: updated.id, revokedAt: updated.revokedAt! };
+}
+
+/** The owner's list (newest first), optionally only links that name `runId`. Never includes tokens or hashes. */
+export async function listShareLinks(db: Database, opts: { runId?: string; limit?: number } = {}, now = new Date()): Promise<ShareLinkListItem[]> {
+  const rows = await db.prisma.shareLink.findMany({
+    // `contains` narrows the scan; the parsed target decides.
+    where: opts.runId ? { target: { contains: opts.runId } } : {},
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    select: { id: true, scope: true, target: true, label: true, createdAt: true, expiresAt: true, revokedAt: true },
+  });
+  const items: ShareLinkListItem[] = [];
+  for (const r of rows) {
+    const info = { scope: r.scope, target: JSON.parse(r.target) } as ShareTarget;
+    if (opts.runId && !runsOf(info).includes(opts.runId)) continue;
+    const state = r.revokedAt ? 'revoked' : r.expiresAt && r.expiresAt.getTime() <= now.getTime() ? 'expired' : 'active';
+    items.push({ id: r.id, scope: info.scope, target: info.target, label: r.label, createdAt: r.createdAt, expiresAt: r.expiresAt, revokedAt: r.revokedAt, state });
+    if (opts.limit && items.length >= opts.limit) break;
+  }
+  return items;
+}
+
+/** The live link a token opens, or null when the token is malformed, unknown, revoked or expired. */
+export async function resolveShareLink(db: Database, token: string, now = new Date()): Promise<ShareLinkInfo | null> {
+  if (typeof token !== 'string' || !TOKEN_RE.test(token)) return null;
+  const row = await db.prisma.shareLink.findUnique({ where: { tokenHash: hashToken(token) } });
+  if (!row || row.revokedAt) return null;
+  if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return null;
+  if (!(SHARE_SCOPES as readonly string[]).includes(row.scope)) return null;
+  return { id: row.id, scope: row.scope, target: JSON.parse(row.target), label: row.label, createdAt: row.createdAt, expiresAt: row.expiresAt } as ShareLinkInfo;
+}
+
+/** The live link, or ShareLinkNotFound. */
+export async function assertReadOnlyToken(db: Database, token: string, now = new Date()): Promise<ShareLinkInfo> {
+  const link = await resolveShareLink(db, token, now);
+  if (!link) throw new ShareLinkNotFound();
+  return link;
+}
+
+/** Runs whose data a link shows (a trajectory link shows only its trajectory, but its run summary names it). */
+export function runsOf(link: ShareTarget): string[] {
+  return link.scope === 'compare' ? link.target.runIds : [link.target.runId];
+}
+
+// ---- the read-only view a link opens -------------------------------------------------------------------------
+
+const RUN_SUMMARY = {
+  id: true, name: true, kind: true, status: true, stage: true, stageName: true, step: true, totalSteps: true,
+  seed: true, codeVersion: true, recipeSpec: true, error: true, createdAt: true, startedAt: true, finishedAt: true,
+} as const;
+
+async function runSummary(db: Database, runId: string) {
+  const run = await db.prisma.run.findUnique({ where: { id: runId }, select: RUN_SUMMARY });
+  if (!run) throw new ShareLinkNotFound();
+  return { ...run, recipeSpec: JSON.parse(run.recipeSpec) as unknown };
+}
+
+/** What the shared page draws first: the link's scope and label and the run(s) it names. */
+export async function sharedView(db: Database, token: string, now = new Date()) {
+  const link = await assertReadOnlyToken(db, token, now);
+  const runs = [];
+  for (const runId of runsOf(link)) runs.push(await runSummary(db, runId));
+  return {
+    scope: link.scope,
+    label: link.label,
+    createdAt: link.createdAt,
+    expiresAt: link.expiresAt,
+    runs,
+    step: link.scope === 'step' ? link.target.step : null,
+    trajectoryId: link.scope === 'trajectory' ? link.target.trajectoryId : null,
+  };
+}
+
+/**
+ * Metric series of a run the link names. A run or compare link shows whole series; a step link only the points
+ * of its step; a trajectory link shows no metrics.
+ */
+export async function sharedMetrics(db: Database, token: string, q: { runId: string; keys?: string[] }, now = new Date()) {
+  const link = await assertReadOnlyToken(db, token, now);
+  if (link.scope === 'trajectory' || !runsOf(link).includes(q.runId)) throw new ShareLinkNotFound();
+  const [from, to] = link.scope === 'step' ? [link.target.step, link.target.step] : [undefined, undefined];
+  const all = await listMetricKeys(db, q.runId);
+  const keys = q.keys ? all.filter((k) => q.keys!.includes(k)) : all;
+  const series: Record<string, SeriesPoint[]> = {};
+  for (const key of keys) series[key] = await readSeries(db, q.runId, key, from, to);
+  return { runId: q.runId, series };
+}
+
+/** Trajectory rows (without content) of one step the link covers, in group order; `cursor` is an offset. */
+export async function sharedTrajectories(db: Database, token: string, q: { runId: string; step: number; limit?: number; cursor?: number }, now = new Date()) {
+  const link = await assertReadOnlyToken(db, token, now);
+  const limit = Math.min(Math.max(q.limit ?? 50, 1), 500);
+  const offset = Math.max(q.cursor ?? 0, 0);
+  let where: { runId: string; step: number; id?: string };
+  switch (link.scope) {
+    case 'run':
+      if (q.runId !== link.target.runId) throw new ShareLinkNotFound();
+      where = { runId: q.runId, step: q.step };
+      break;
+    case 'step':
+      if (q.runId !== link.target.runId || q.step !== link.target.step) throw new ShareLinkNotFound();
+      where = { runId: q.runId, step: q.step };
+      break;
+    case 'trajectory':
+      if (q.runId !== link.target.runId) throw new ShareLinkNotFound();
+      where = { runId: q.runId, step: q.step, id: link.target.trajectoryId };
+      break;
+    default:
+      throw new ShareLinkNotFound();
+  }
+  const rows = await db.prisma.trajectory.findMany({
+    where,
+    orderBy: [{ groupId: 'asc' }, { sampleIndex: 'asc' }, { id: 'asc' }],
+    omit: { content: true },
+    skip: offset,
+    take: limit + 1,
+  });
+  // A trajectory link asked about another step of its run sees nothing there, the same as an unknown link.
+  if (link.scope === 'trajectory' && rows.length === 0) throw new ShareLinkNotFound();
+  const items = rows.slice(0, limit);
+  return { items, nextCursor: rows.length > limit ? offset + limit : null };
+}
+
+/** One trajectory with its content and tool calls, if the link covers it. */
+export async function sharedTrajectory(db: Database, token: string, trajectoryId: string, now = new Date()) {
+  const link = await assertReadOnlyToken(db, token, now);
+  if (link.scope === 'compare') throw new ShareLinkNotFound();
+  if (link.scope === 'trajectory' && trajectoryId !== link.target.trajectoryId) throw new ShareLinkNotFound();
+  const t = await db.prisma.trajectory.findUnique({ where: { id: trajectoryId } });
+  if (!t || t.runId !== link.target.runId) throw new ShareLinkNotFound();
+  if (link.scope === 'step' && t.step !== link.target.step) throw new ShareLinkNotFound();
+  const toolCalls = await db.prisma.toolCall.findMany({ where: { trajectoryId }, orderBy: [{ turn: 'asc' }, { id: 'asc' }] });
+  return { ...t, content: JSON.parse(t.content) as unknown, toolCalls };
+}
+
+/** A run link's event log (from `afterSeq`, exclusive). Other scopes name no log. */
+export async function sharedEvents(db: Database, token: string, q: { afterSeq?: number; limit?: number } = {}, now = new Date()): Promise<{ events: RunEvent[] }> {
+  const link = await assertReadOnlyToken(db, token, now);
+  if (link.scope !== 'run') throw new ShareLinkNotFound();
+  const limit = Math.min(Math.max(q.limit ?? 500, 1), 1000);
+  let after = q.afterSeq;
+  if (after === undefined) {
+    // The tail: the last `limit` events.
+    const last = await db.prisma.runEvent.findFirst({ where: { runId: link.target.runId }, orderBy: { seq: 'desc' }, select: { seq: true } });
+    after = Math.max(0, (last?.seq ?? 0) - limit);
+  }
+  return { events: await readEvents(db, link.target.runId, after, limit) };
+}

@@ -1,0 +1,64 @@
+import { TRPCError } from '@trpc/server';
+import { z } from 'zod';
+import { publicProcedure, router } from '../init.ts';
+import {
+  createShareLink, createShareLinkInput, listShareLinks, revokeShareLink, ShareLinkNotFound,
+  sharedEvents, sharedMetrics, sharedTrajectories, sharedTrajectory, sharedView,
+} from '../../share/links.ts';
+
+export { assertReadOnlyToken } from '../../share/links.ts';
+
+const id = z.string().min(1).max(100);
+// Any string up to a sane length: a malformed token is answered like an unknown one (NOT_FOUND), not BAD_REQUEST.
+const token = z.string().max(512);
+const stepNumber = z.number().int().min(0).max(2 ** 31 - 1);
+
+/** Dead links and requests outside a link's scope are one indistinguishable NOT_FOUND. */
+async function shared<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof ShareLinkNotFound) throw new TRPCError({ code: 'NOT_FOUND', message: 'share link not found' });
+    throw e;
+  }
+}
+
+/**
+ * What a share link opens: queries only, each taking the token and answering only about what the link names.
+ * Nothing here writes, and nothing lists anything beyond the link's own run(s), step or trajectory.
+ */
+export const shareViewRouter = router({
+  summary: publicProcedure.input(z.object({ token })).query(({ ctx, input }) => shared(() => sharedView(ctx.db, input.token))),
+
+  metrics: publicProcedure
+    .input(z.object({ token, runId: id, keys: z.array(z.string().min(1).max(200)).max(100).optional() }))
+    .query(({ ctx, input }) => shared(() => sharedMetrics(ctx.db, input.token, { runId: input.runId, keys: input.keys }))),
+
+  trajectories: publicProcedure
+    .input(z.object({ token, runId: id, step: stepNumber, limit: z.number().int().min(1).max(500).default(50), cursor: z.number().int().min(0).optional() }))
+    .query(({ ctx, input }) => shared(() => sharedTrajectories(ctx.db, input.token, input))),
+
+  trajectory: publicProcedure
+    .input(z.object({ token, trajectoryId: id }))
+    .query(({ ctx, input }) => shared(() => sharedTrajectory(ctx.db, input.token, input.trajectoryId))),
+
+  events: publicProcedure
+    .input(z.object({ token, afterSeq: z.number().int().min(0).optional(), limit: z.number().int().min(1).max(1000).default(500) }))
+    .query(({ ctx, input }) => shared(() => sharedEvents(ctx.db, input.token, { afterSeq: input.afterSeq, limit: input.limit }))),
+});
+
+/** Owner side (the workbench's own API): create, list and revoke links; plus `view`, what a link holder may call. */
+export const shareRouter = router({
+  /** Returns the token once (only its hash is stored) and the page path `/s/<token>`. */
+  create: publicProcedure.input(createShareLinkInput).mutation(({ ctx, input }) => createShareLink(ctx.db, input)),
+
+  /** Takes the link id from `list`; a token is not an id and revokes nothing. */
+  revoke: publicProcedure.input(z.object({ id })).mutation(({ ctx, input }) => revokeShareLink(ctx.db, input.id)),
+
+  /** Links, newest first, optionally only those naming a run. Never includes tokens or their hashes. */
+  list: publicProcedure
+    .input(z.object({ runId: id.optional(), limit: z.number().int().min(1).max(500).default(100) }).default({ limit: 100 }))
+    .query(({ ctx, input }) => listShareLinks(ctx.db, input)),
+
+  view: shareViewRouter,
+});
