@@ -135,12 +135,13 @@ test('a worker runs an "eval" job: live rollout events, then the table; an OpenA
   const server = startCli(['serve-model', '--checkpoint', model, '--port', String(port)], env());
   try {
     await waitFor('serve-model to answer', async () => (await fetch(`http://127.0.0.1:${port}/v1/models`).catch(() => null))?.ok, { timeoutMs: 30_000, detail: () => server.output() });
-    const r = await runCli(['eval', '--url', `http://127.0.0.1:${port}`, '--model', 'embedded', '--tokenizer', path.join(model, 'tokenizer.json'),
+    const served = ((await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json()) as { data: { id: string }[] }).data[0]!.id;
+    const r = await runCli(['eval', '--url', `http://127.0.0.1:${port}`, '--model', served, '--tokenizer', path.join(model, 'tokenizer.json'),
       '--template', 'embedded', '--dataset', 'arith-test', '--k', '1', '--max-tokens', '400', '--max-turns', '5', '--temperature', '0'], env(), 180_000);
     assert.equal(r.code, 0, r.stderr + r.stdout);
     const viaServer = await db.prisma.run.findFirstOrThrow({ where: { kind: 'eval' }, orderBy: { createdAt: 'desc' } });
-    const served = (await evalRun(viaServer.id)).rows;
-    assert.deepEqual(served.map((t) => [t.problemId, t.answer, t.correct, t.toolCalls]), embedded.map((t) => [t.problemId, t.answer, t.correct, t.toolCalls]));
+    const rows = (await evalRun(viaServer.id)).rows;
+    assert.deepEqual(rows.map((t) => [t.problemId, t.answer, t.correct, t.toolCalls]), embedded.map((t) => [t.problemId, t.answer, t.correct, t.toolCalls]));
   } finally {
     server.child.kill('SIGTERM');
   }
