@@ -90,7 +90,7 @@ const EMBEDDED_PROMPT_RESERVE = 212;
 
 // ---- Data sources ------------------------------------------------------------------------------------------------
 
-export const FAMILIES = ['product', 'sum', 'powmod', 'mod', 'choose', 'arrange', 'factorial', 'word', 'easy'] as const satisfies readonly Family[];
+export const FAMILIES = ['product', 'sum', 'powmod', 'mod', 'choose', 'arrange', 'factorial', 'count', 'word', 'easy'] as const satisfies readonly Family[];
 const DifficultySchema = z.union([z.literal(1), z.literal(2), z.literal(3)]);
 const _families: Family extends (typeof FAMILIES)[number] ? true : never = true;
 const _difficulty: Difficulty extends z.output<typeof DifficultySchema> ? true : never = true;

@@ -40,6 +40,13 @@ function solve(p: Problem): bigint {
     case 'choose': return perm(n[1]!, n[0]!) / fact(n[0]!);
     case 'arrange': return perm(n[1]!, n[0]!);
     case 'factorial': return fact(n[0]!);
+    case 'count': { // 1..N, multiples of a, then of b that are not of a (independent of the generator's inclusion–exclusion)
+      const [N, a, b] = [Number(n[1]), Number(n[2]), Number(n[3])];
+      let c = 0;
+      for (let i = a; i <= N; i += a) c++;
+      for (let i = b; i <= N; i += b) if (i % a !== 0) c++;
+      return BigInt(c);
+    }
     case 'word':
       if (/apples/.test(t)) return n[0]! * n[1]! - n[2]!;
       if (/eggs|km/.test(t)) return n[0]! * n[1]!;

@@ -134,8 +134,8 @@ test('loss mask: 1 exactly on model tokens; segment-wise tokenisation equals tok
 test('token lengths over 1000 demos stay within the embedded context', () => {
   const max: Record<string, number> = {};
   for (const d of DS) max[d.kind] = Math.max(max[d.kind] ?? 0, tokenizeDemo(d, tok).ids.length);
-  assert.ok(max.tool! <= 215, `tool max ${max.tool}`);
-  assert.ok(max.recover! <= 420, `recover max ${max.recover}`);
+  assert.ok(max.tool! <= 260, `tool max ${max.tool}`);
+  assert.ok(max.recover! <= 512, `recover max ${max.recover}`);
   assert.ok(max.no_tool! <= 90, `no_tool max ${max.no_tool}`);
 });
 

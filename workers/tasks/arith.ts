@@ -15,11 +15,11 @@
 import { createHash } from 'node:crypto';
 import { mulberry32 } from '../engines/sampling.ts';
 
-export type Family = 'product' | 'sum' | 'powmod' | 'mod' | 'choose' | 'arrange' | 'factorial' | 'word' | 'easy';
+export type Family = 'product' | 'sum' | 'powmod' | 'mod' | 'choose' | 'arrange' | 'factorial' | 'count' | 'word' | 'easy';
 export type Split = 'train' | 'test';
 export type Difficulty = 1 | 2 | 3;
 
-export const ALL_FAMILIES: readonly Family[] = ['product', 'sum', 'powmod', 'mod', 'choose', 'arrange', 'factorial', 'word', 'easy'];
+export const ALL_FAMILIES: readonly Family[] = ['product', 'sum', 'powmod', 'mod', 'choose', 'arrange', 'factorial', 'count', 'word', 'easy'];
 /** The tool-worthy families (everything but `easy`). */
 export const DEFAULT_FAMILIES: readonly Family[] = ALL_FAMILIES.filter((f) => f !== 'easy');
 /** Percent of all problem texts that are held out (test split). A constant, so that splits never overlap. */
@@ -152,6 +152,17 @@ const MAKERS: Record<Family, Maker> = {
   factorial(rng, d) {
     const n = randInt(rng, 7, 6 + 3 * d);
     return { problem: `What is ${n} factorial?`, answer: bfact(n), code: `import math\nprint(math.factorial(${n}))` };
+  },
+  /** A brute-force count: the code loops up to N (10^4 … 3·10^6), so its tool call takes ~1–400 ms, as real ones vary. */
+  count(rng, d) {
+    const n = randInt(rng, 10 ** (d + 3), 3 * 10 ** (d + 3));
+    const a = randInt(rng, 3, 9 + 4 * d);
+    let b = randInt(rng, 3, 9 + 4 * d);
+    if (b === a) b = a + 1;
+    const gcd = (x: number, y: number): number => (y === 0 ? x : gcd(y, x % y));
+    const lcm = (a * b) / gcd(a, b);
+    const answer = B(Math.floor(n / a)) + B(Math.floor(n / b)) - B(Math.floor(n / lcm));
+    return { problem: `How many of 1..${n} are multiples of ${a} or ${b}?`, answer, code: `print(sum(1 for i in range(1,${n}+1) if i%${a}==0 or i%${b}==0))` };
   },
   word(rng, d) {
     const small = () => withDigits(rng, randInt(rng, 2, Math.min(3, d + 1)));

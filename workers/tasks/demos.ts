@@ -133,6 +133,7 @@ const FIRST_REASON: Record<Family, readonly string[]> = {
   choose: ['Use comb.', 'Binomial.'],
   arrange: ['Use perm.', 'Ordered picks.'],
   factorial: ['Use factorial.', 'Compute n!.'],
+  count: ['Count by brute force.', 'Loop and count.'],
   word: ['Code it.', 'Use Python.'],
   easy: ['Compute it.', 'Check it.'],
 };
