@@ -64,10 +64,9 @@ test('micro recipe: SFT then GRPO-RoC steps through the real trainer, engine and
   }
   const ckpts = await db.prisma.checkpoint.findMany({ where: { runId }, orderBy: { step: 'asc' } });
   assert.deepEqual(ckpts.map((c) => c.step), [30, 31, 32]);
-  const evals = await db.prisma.evalResult.findMany({ where: { runId } });
-  assert.equal(evals.length, 1);
-  assert.equal(evals[0]!.step, 32);
-  assert.equal(await db.prisma.trajectory.count({ where: { runId, split: 'eval' } }), 4 * 2);
+  const evals = await db.prisma.evalResult.findMany({ where: { runId }, orderBy: { step: 'asc' } });
+  assert.deepEqual(evals.map((e) => e.step), [30, 32], 'evaluated after each stage: the SFT baseline, then after RL');
+  assert.equal(await db.prisma.trajectory.count({ where: { runId, split: 'eval' } }), 2 * 4 * 2);
   const events = await readEvents(db, runId, 0, 10_000);
   assert.ok(events.some((e) => e.type === 'stage' && /"rl"/.test(e.message)));
   assert.ok(events.some((e) => e.type === 'rollouts'), 'live rollouts were published');

@@ -75,9 +75,8 @@ export async function ensureEmbeddedSftModel(opts: { cacheDir?: string; config?:
     if (fs.existsSync(path.join(out, 'model.onnx'))) return out;
     const log = opts.log ?? (() => {});
     const tok = new CharTokenizer(embeddedTokenizerSpec());
-    const data = sftDataset({ n: cfg.demos, seed: cfg.seed }).map((d) => tokenizeDemo(d, tok));
-    const longest = Math.max(...data.map((d) => d.ids.length));
-    if (longest > cfg.model.block_size) throw new Error(`a demonstration has ${longest} tokens, more than block_size ${cfg.model.block_size}`);
+    // Demonstrations longer than the context are dropped, as the SFT stage of a recipe does (maxLength).
+    const data = sftDataset({ n: cfg.demos, seed: cfg.seed }).map((d) => tokenizeDemo(d, tok)).filter((d) => d.ids.length <= cfg.model.block_size);
     const trainer = await TrainerClient.start();
     try {
       const total = sftSteps(data.length, cfg);

@@ -148,15 +148,20 @@ export async function runTraining(ctx: TrainContext, recipe: Recipe): Promise<Tr
     for (let i = pos.stage; i < recipe.stages.length; i++) {
       const stage = recipe.stages[i]!;
       const resumed = i === pos.stage && pos.path !== null;
-      if (resumed && pos.stageDone) continue;
+      if (resumed && pos.stageDone) {
+        // The crash may have come during this stage's evaluation: finish it (stored benchmarks are skipped).
+        if (recipe.eval) { await sync(); await evaluate(step); }
+        continue;
+      }
       const done = resumed ? pos.stageStep : 0;
       await ctx.progress({ stage: i, stageName: stage.name });
       await ctx.log(`stage ${i + 1}/${recipe.stages.length} "${stage.name}" (${stage.type}, ${stageSteps(stage)} steps)${done ? `, resuming after step ${done}` : ''}`, { type: 'stage', data: { stage: i, name: stage.name, type: stage.type, startStep: step - done } });
       if (stage.type === 'sft') step = await sftStage(stage, i, done, step);
       else step = await rlStage(stage, i, done, step);
       await checkpoint(step, { stage: i, stageStep: stageSteps(stage), stageDone: true });
-      if (stage.type === 'rl' || i === recipe.stages.length - 1) {
-        if (!engine) await sync();
+      // Every stage ends with an evaluation, so the SFT checkpoint is the baseline each RL stage is compared with.
+      if (recipe.eval) {
+        await sync();
         await evaluate(step);
       }
     }
@@ -214,8 +219,11 @@ export async function runTraining(ctx: TrainContext, recipe: Recipe): Promise<Tr
       const t0 = performance.now();
       const rng = mulberry32((recipe.seed * 1_000_003 + s) >>> 0);
       const prompts = samplePrompts(pool, stage.promptsPerStep, rng);
+      const busy0 = (engine as OnnxEngine | null)?.computeMs ?? 0;
       const r = await rlStep({ engine: engine!, tokenizer: tok, sandbox: ctx.sandbox, verifier: ctx.verifier, trainer, signal: ctx.signal, onEvent: ctx.onEvent },
         cfg, prompts, ((recipe.seed * 7919 + s) % 100_000) * 100_000, rng);
+      // Share of the rollout phase the engine spent inside the model (the method.md §6 utilisation).
+      const engineBusy = (((engine as OnnxEngine | null)?.computeMs ?? 0) - busy0) / 1000 / Math.max(1e-9, r.timings.rollout);
       const syncS = await sync();
       const t1 = performance.now();
       const byGroup = r.groups;
@@ -230,7 +238,7 @@ export async function runTraining(ctx: TrainContext, recipe: Recipe): Promise<Tr
       await ctx.metrics(s, {
         ...r.metrics,
         'time/rollout': r.timings.rollout, 'time/reward': r.timings.reward, 'time/roc': r.timings.roc, 'time/train': r.timings.train,
-        'time/sync': syncS, 'time/storage': storageS, 'time/step': (performance.now() - t0) / 1000,
+        'time/sync': syncS, 'time/storage': storageS, 'time/step': (performance.now() - t0) / 1000, 'engine/busy_fraction': engineBusy,
       });
       await checkpoint(s, { stage: i, stageStep: n, stageDone: false });
       await ctx.progress({ step: s });
