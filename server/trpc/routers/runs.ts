@@ -5,6 +5,10 @@ import { readEvents } from '../../store/events.ts';
 import { listMetricKeys, readSeries } from '../../store/metrics.ts';
 import { cancelRun } from '../../store/cancel.ts';
 import { config } from '../../config.ts';
+import { pauseTraining, resumeTraining } from '../../train.ts';
+import { stageSteps, type Stage } from '../../recipes/schema.ts';
+import { diffSpecs, type SpecDiff } from '../../recipes/diff.ts';
+import type { Database } from '../../db/client.ts';
 
 const runId = z.string().min(1).max(100);
 // Steps are 32-bit INTEGER columns on PostgreSQL.
@@ -70,7 +74,79 @@ export const runsRouter = router({
     }),
 
   cancel: publicProcedure.input(z.object({ runId })).mutation(({ ctx, input }) => cancelRun(ctx.db, input.runId)),
+
+  /** Pause a queued or running training run (the worker stops at its next heartbeat and keeps the checkpoints). */
+  pause: publicProcedure.input(z.object({ runId })).mutation(async ({ ctx, input }) => {
+    await mustExist(ctx.db, input.runId);
+    return pauseTraining(ctx.db, input.runId);
+  }),
+
+  /** Resume a paused training run from its last checkpoint (queues a new "train" job). */
+  resume: publicProcedure.input(z.object({ runId })).mutation(async ({ ctx, input }) => {
+    await mustExist(ctx.db, input.runId);
+    return resumeTraining(ctx.db, input.runId);
+  }),
+
+  /**
+   * Several runs side by side: each run with its recipe and stage boundaries, the metric series by run and key
+   * (`keys`, or every key any of the runs has), and the recipe differences of each other run from the first.
+   */
+  compare: publicProcedure
+    .input(z.object({
+      runIds: z.array(runId).min(2).max(8).refine((ids) => new Set(ids).size === ids.length, { message: 'each run may appear once' }),
+      keys: z.array(z.string().min(1).max(200)).max(100).optional(),
+    }))
+    .query(async ({ ctx, input }) => {
+      const rows = await ctx.db.prisma.run.findMany({ where: { id: { in: input.runIds } } });
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      const missing = input.runIds.filter((id) => !byId.has(id));
+      if (missing.length) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${missing.join(', ')} not found` });
+      const runs = input.runIds.map((id) => {
+        const r = byId.get(id)!;
+        const recipeSpec = JSON.parse(r.recipeSpec) as unknown;
+        return { id: r.id, name: r.name, kind: r.kind, status: r.status, step: r.step, totalSteps: r.totalSteps, recipeSpec, stageBoundaries: stageBoundaries(recipeSpec) };
+      });
+      const keys = input.keys ?? [...new Set((await Promise.all(input.runIds.map((id) => listMetricKeys(ctx.db, id)))).flat())].sort();
+      const series: Record<string, Record<string, { step: number; value: number }[]>> = {};
+      for (const id of input.runIds) {
+        const perKey: Record<string, { step: number; value: number }[]> = Object.fromEntries(keys.map((k) => [k, []]));
+        if (keys.length) {
+          const points = await ctx.db.prisma.metricPoint.findMany({
+            where: { runId: id, key: { in: keys } }, orderBy: [{ key: 'asc' }, { step: 'asc' }], select: { key: true, step: true, value: true },
+          });
+          for (const p of points) perKey[p.key]!.push({ step: p.step, value: p.value });
+        }
+        series[id] = perKey;
+      }
+      const base = runs[0]!.recipeSpec;
+      const recipeDiff: { runId: string; diff: SpecDiff[] }[] = runs.slice(1).map((r) => ({ runId: r.id, diff: diffSpecs(base, r.recipeSpec) }));
+      return { runs, series, recipeDiff };
+    }),
 });
+
+async function mustExist(db: Database, id: string) {
+  const run = await db.prisma.run.findUnique({ where: { id }, select: { id: true } });
+  if (!run) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${id} not found` });
+}
+
+/**
+ * Where each stage of a training recipe starts and ends on the run's global step axis (steps count from 1 across
+ * stages, as the orchestrator numbers them): stage i covers startStep..endStep. [] for a run without stages.
+ */
+export function stageBoundaries(spec: unknown): { stage: number; name: string; type: string; startStep: number; endStep: number }[] {
+  const stages = (spec as { stages?: unknown } | null)?.stages;
+  if (!Array.isArray(stages)) return [];
+  const out: { stage: number; name: string; type: string; startStep: number; endStep: number }[] = [];
+  let done = 0;
+  for (const [i, s] of (stages as Stage[]).entries()) {
+    let n: number;
+    try { n = stageSteps(s); } catch { return out; }
+    if (!Number.isFinite(n)) return out;
+    out.push({ stage: i, name: String(s.name ?? `stage ${i}`), type: String(s.type), startStep: done + 1, endStep: done + n });
+    done += n;
+  }
+  return out;
+}
 
 /** Wait `ms`, or less if `signal` aborts. Removes its abort listener either way: a stream polls for hours. */
 function sleep(ms: number, signal?: AbortSignal) {

@@ -1,0 +1,93 @@
+import { TRPCError } from '@trpc/server';
+import { z } from 'zod';
+import { publicProcedure, router } from '../init.ts';
+import { UserError } from '../../errors.ts';
+import { createRecipeVersion, getRecipe, listRecipes, listRecipeVersions } from '../../recipes/store.ts';
+import { validateRecipe } from '../../recipes/schema.ts';
+import { diffSpecs } from '../../recipes/diff.ts';
+import { EMBEDDED_ARITH_INPUT, MICRO_INPUT } from '../../recipes/defaults.ts';
+import { launchTraining } from '../../train.ts';
+
+const id = z.string().min(1).max(100);
+const name = z.string().min(1).max(100);
+const version = z.number().int().min(1).max(2 ** 31 - 1);
+const seed = z.number().int().min(0).max(2 ** 31 - 1);
+
+/** `{id}` or `{name, version?}`: exactly one of id / name. */
+const recipeRef = z
+  .object({ id: id.optional(), name: name.optional(), version: version.optional() })
+  .superRefine((v, ctx) => {
+    if ((v.id === undefined) === (v.name === undefined)) ctx.addIssue({ code: 'custom', path: ['id'], message: 'give id, or name (with an optional version), not both' });
+    if (v.id !== undefined && v.version !== undefined) ctx.addIssue({ code: 'custom', path: ['version'], message: 'version goes with name, not with id' });
+  });
+
+async function mustGet(db: Parameters<typeof getRecipe>[0], by: Parameters<typeof getRecipe>[1]) {
+  const r = await getRecipe(db, by);
+  if (!r) {
+    const what = 'id' in by ? by.id : `"${by.name}"${by.version != null ? ` version ${by.version}` : ''}`;
+    throw new TRPCError({ code: 'NOT_FOUND', message: `recipe ${what} not found` });
+  }
+  return r;
+}
+
+export const recipesRouter = router({
+  /** The latest version of each name (summary: stages, total steps, number of versions), by name. */
+  list: publicProcedure.query(({ ctx }) => listRecipes(ctx.db)),
+
+  /** One stored version with its full spec: by id, or by name (latest, or `version`). */
+  get: publicProcedure.input(recipeRef).query(({ ctx, input }) =>
+    mustGet(ctx.db, input.id !== undefined ? { id: input.id } : { name: input.name!, version: input.version })),
+
+  /** Every version of a name, newest first (NOT_FOUND when the name has none). */
+  versions: publicProcedure.input(z.object({ name })).query(async ({ ctx, input }) => {
+    const rows = await listRecipeVersions(ctx.db, input.name);
+    if (rows.length === 0) throw new TRPCError({ code: 'NOT_FOUND', message: `recipe "${input.name}" not found` });
+    return rows;
+  }),
+
+  /**
+   * Inline validation for the designer: `{ok: true, recipe}` (defaults filled in) or `{ok: false, errors: [{path,
+   * message}]}` with dotted paths ("stages.1.keep"). Never throws for an invalid spec.
+   */
+  validate: publicProcedure.input(z.object({ spec: z.unknown() })).query(({ input }) => validateRecipe(input.spec)),
+
+  /**
+   * Store the spec as the next version of its name (`name`, or the spec's own `name`): version 1 for a new name,
+   * so a clone is a save under a new name. Unchanged from the latest version → nothing written, status 'unchanged'.
+   */
+  save: publicProcedure
+    .input(z.object({ spec: z.unknown(), name: name.optional(), note: z.string().max(2000).nullish(), parentId: id.nullish() }))
+    .mutation(({ ctx, input }) => {
+      const specName = input.spec !== null && typeof input.spec === 'object' && !Array.isArray(input.spec) ? (input.spec as { name?: unknown }).name : undefined;
+      const recipeName = input.name ?? (typeof specName === 'string' ? specName : undefined);
+      if (recipeName === undefined) throw new UserError('recipe: name: a recipe needs a name', { field: 'spec.name' });
+      return createRecipeVersion(ctx.db, recipeName, input.spec, { note: input.note, parentId: input.parentId });
+    }),
+
+  /** Leaf differences from version a to version b: [{path: "stages.1.lr", kind, a, b}]. */
+  diff: publicProcedure.input(z.object({ a: id, b: id })).query(async ({ ctx, input }) => {
+    const [a, b] = [await mustGet(ctx.db, { id: input.a }), await mustGet(ctx.db, { id: input.b })];
+    return diffSpecs(a.spec, b.spec);
+  }),
+
+  /**
+   * Start a training run from a stored version (`id`) or an inline spec (`spec`, stored first as a version of its
+   * name); `seed` overrides the recipe's. Creates the run and its queued "train" job.
+   */
+  launch: publicProcedure
+    .input(
+      z
+        .object({ id: id.optional(), spec: z.unknown().optional(), name: z.string().min(1).max(200).optional(), seed: seed.optional() })
+        .superRefine((v, ctx) => {
+          if ((v.id === undefined) === (v.spec === undefined)) ctx.addIssue({ code: 'custom', path: ['id'], message: 'give a recipe id or an inline spec (one of them)' });
+        }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      if (input.id !== undefined) await mustGet(ctx.db, { id: input.id });
+      const r = await launchTraining(ctx.db, input.id !== undefined ? { id: input.id } : { spec: input.spec }, { name: input.name, seed: input.seed });
+      return { runId: r.runId, jobId: r.jobId };
+    }),
+
+  /** Templates for "new recipe": the built-in recipes as written (inputs, before defaults are filled in). */
+  defaults: publicProcedure.query(() => ({ embedded: EMBEDDED_ARITH_INPUT, micro: MICRO_INPUT })),
+});
