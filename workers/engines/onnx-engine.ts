@@ -194,9 +194,8 @@ export class OnnxEngine implements InferenceEngine {
         this.computeMs += performance.now() - t0;
       }
       if (this.running.length) {
-        const batch = [...this.running];
         const t0 = performance.now();
-        await this.guard(batch, () => this.decodeStep(batch));
+        for (const batch of lengthBuckets(this.running)) await this.guard(batch, () => this.decodeStep(batch));
         this.computeMs += performance.now() - t0;
       }
       await new Promise((r) => setImmediate(r)); // let new requests, aborts and reloads in
@@ -336,4 +335,28 @@ export class OnnxEngine implements InferenceEngine {
       promptTokens: q.prompt.length, ...(error ? { error } : {}),
     });
   }
+}
+
+/**
+ * Continuous batching mixes short and long contexts, and a decode step pads every row's past to the longest one
+ * (copying it in and out). Sorting by length and splitting where the padding would waste more than half the copy
+ * keeps each step's work near the real tokens; each extra bucket costs one more session.run.
+ */
+export function lengthBuckets<T extends { len: number }>(running: T[]): T[][] {
+  const sorted = [...running].sort((a, b) => a.len - b.len);
+  const out: T[][] = [];
+  let cur: T[] = [];
+  let sum = 0;
+  for (const q of sorted) {
+    // Adding q (the longest so far) makes the bucket's cost (n+1) × q.len against sum + q.len of real tokens.
+    if (cur.length >= 4 && (cur.length + 1) * q.len > 2 * (sum + q.len)) {
+      out.push(cur);
+      cur = [];
+      sum = 0;
+    }
+    cur.push(q);
+    sum += q.len;
+  }
+  if (cur.length) out.push(cur);
+  return out;
 }

@@ -1,0 +1,12 @@
+import { CompareView } from '@/components/compare/CompareView.tsx';
+import { parseRunIds } from '@/components/compare/align.ts';
+
+type Search = Record<string, string | string[] | undefined>;
+
+/** /compare?runs=a,b,c — several runs' metrics overlaid by step, with their recipe differences. */
+export default async function ComparePage({ searchParams }: { searchParams: Promise<Search> }) {
+  const q = await searchParams;
+  const runIds = parseRunIds(q.runs);
+  // No key: the view owns the selection after the first render and writes it back to the URL itself.
+  return <CompareView initialRunIds={runIds} />;
+}

@@ -1,0 +1,5 @@
+import { RecipeList } from '@/components/recipe/RecipeList.tsx';
+
+export default function RecipesPage() {
+  return <RecipeList />;
+}

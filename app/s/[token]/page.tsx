@@ -1,0 +1,15 @@
+import type { Metadata } from 'next';
+import { SharedView } from '@/components/share/SharedView.tsx';
+
+export const metadata: Metadata = { title: 'Shared view · Toolsmith', robots: { index: false, follow: false }, referrer: 'no-referrer' };
+
+/** /s/<token> — a share link, read-only: only share.view.* with this token. */
+export default async function SharedPage({ params }: { params: Promise<{ token: string }> }) {
+  const { token } = await params;
+  return <SharedView token={safeDecode(token)} />;
+}
+
+/** Params may arrive still percent-encoded; a malformed escape is passed on as is (the server answers NOT_FOUND). */
+function safeDecode(s: string): string {
+  try { return decodeURIComponent(s); } catch { return s; }
+}

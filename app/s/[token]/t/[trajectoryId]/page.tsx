@@ -1,0 +1,15 @@
+import type { Metadata } from 'next';
+import { SharedTrajectoryPage } from '@/components/share/SharedTrajectoryPage.tsx';
+
+export const metadata: Metadata = { title: 'Shared trajectory · Toolsmith', robots: { index: false, follow: false }, referrer: 'no-referrer' };
+
+/** /s/<token>/t/<trajectoryId> — one trajectory of a shared run or step, read-only. */
+export default async function SharedTrajectoryRoute({ params }: { params: Promise<{ token: string; trajectoryId: string }> }) {
+  const { token, trajectoryId } = await params;
+  return <SharedTrajectoryPage token={safeDecode(token)} trajectoryId={safeDecode(trajectoryId)} />;
+}
+
+/** Params may arrive still percent-encoded; a malformed escape is passed on as is (the server answers NOT_FOUND). */
+function safeDecode(s: string): string {
+  try { return decodeURIComponent(s); } catch { return s; }
+}

@@ -1,0 +1,234 @@
+/**
+ * The recipe designer's field catalogue: for every recipe field (server/recipes/schema.ts) a label, the kind of
+ * control, the default shown as placeholder, and a one-line help drawn from the method (docs/method.md §2–§8).
+ * Paths are relative to the object a catalogue describes: RECIPE_FIELDS to the recipe (stages and eval datasets
+ * aside), SFT_FIELDS / RL_FIELDS to one stage, EVAL_SOURCE_FIELDS to one evaluation dataset.
+ * tests/unit/recipe-designer.test.ts walks the zod schema and checks every field has an entry here.
+ */
+import { EMBEDDED_DEFAULTS, FAMILIES, REPORT_DEFAULTS } from '../../server/recipes/schema.ts';
+import type { Spec } from './path.ts';
+
+export type ModelKind = 'embedded' | 'checkpoint';
+export type FieldKind =
+  | 'text' | 'textarea' | 'int' | 'number' | 'select' | 'bool'
+  /** A discriminator ("kind"): switching replaces the parent object with `variants[value]`. */
+  | 'variant'
+  /** A literal the schema fills in (shown, not editable). */
+  | 'fixed'
+  /** An optional / nullable object: a checkbox that sets it to `on` or removes it (`off`: undefined or null). */
+  | 'toggle'
+  | 'families' | 'difficulty';
+
+export interface FieldDef {
+  label: string;
+  help: string;
+  kind: FieldKind;
+  options?: readonly string[];
+  /** Empty means null (the schema's "off") rather than "leave out". */
+  nullable?: boolean;
+  /** The default, shown as placeholder when the field is empty; by model kind where it depends on it. */
+  def?: string | ((m: ModelKind) => string);
+  /** variant: the object each option starts from. */
+  variants?: Record<string, Spec>;
+  /** toggle: the value when switched on, and the value when off (undefined = key removed). */
+  on?: unknown;
+  off?: null;
+}
+
+export type Catalogue = Record<string, FieldDef>;
+
+const R = REPORT_DEFAULTS;
+const E = EMBEDDED_DEFAULTS;
+const byModel = (checkpoint: unknown, embedded: unknown) => (m: ModelKind) => String(m === 'checkpoint' ? checkpoint : embedded);
+
+export function defaultText(f: FieldDef, m: ModelKind): string {
+  return typeof f.def === 'function' ? f.def(m) : (f.def ?? '');
+}
+
+const toolFields = (prefix: string, scope: string): Catalogue => ({
+  [`${prefix}timeoutS`]: { label: 'Timeout (s)', kind: 'number', def: '4', help: `Time limit per tool call${scope} (code-judge is launched with 4 s).` },
+  [`${prefix}memoryMb`]: { label: 'Memory (MiB)', kind: 'int', def: '1024', help: `Memory limit per tool call${scope} (method §3: 1 GiB).` },
+  [`${prefix}session`]: { label: 'Keep interpreter session', kind: 'bool', def: 'false', help: 'Keep interpreter state across the calls of one trajectory (off in the paper: a fresh interpreter per call).' },
+});
+
+const familiesField: FieldDef = { label: 'Families', kind: 'families', options: FAMILIES, def: 'all but easy', help: 'Problem families of the generated arith task (default: every family but "easy").' };
+const difficultyField: FieldDef = { label: 'Difficulty', kind: 'difficulty', options: ['1', '2', '3'], def: '1, 2, 3', help: 'Difficulty levels, drawn per problem (default: all three).' };
+
+/** A prompt / evaluation data source (generated arith problems or a stored dataset), under `prefix`. */
+export function sourceFields(prefix: string, split: 'train' | 'test'): Catalogue {
+  return {
+    [`${prefix}kind`]: {
+      label: 'Source', kind: 'variant', options: ['generated', 'stored'],
+      variants: { generated: { kind: 'generated', n: split === 'train' ? 2000 : 32 }, stored: { kind: 'stored', name: '' } },
+      help: 'generated: arith problems made from a seed; stored: an imported dataset (npx toolsmith dataset import).',
+    },
+    [`${prefix}task`]: { label: 'Task', kind: 'fixed', def: 'arith', help: 'The generated task (arith is the only one).' },
+    [`${prefix}split`]: {
+      label: 'Split', kind: 'select', options: ['train', 'test', 'all'], def: split,
+      help: split === 'train' ? 'Split the prompts come from (default train; RL data is integer-answer problems, §7).' : 'Split evaluated (default test: held-out problems, §8).',
+    },
+    [`${prefix}n`]: { label: 'Problems', kind: 'int', help: 'Number of generated problems in the pool.' },
+    [`${prefix}seed`]: { label: 'Data seed', kind: 'int', def: '0', help: 'Seed of the generated problems (same seed, same problems).' },
+    [`${prefix}families`]: familiesField,
+    [`${prefix}difficulty`]: difficultyField,
+    [`${prefix}name`]: { label: 'Dataset', kind: 'text', help: 'Name of a stored (imported) dataset.' },
+    [`${prefix}version`]: { label: 'Dataset version', kind: 'int', def: 'latest', help: 'Version of the stored dataset (default: the latest).' },
+    [`${prefix}limit`]: { label: 'Limit', kind: 'int', def: 'all', help: 'Use at most this many problems, in index order.' },
+  };
+}
+
+/** Top-level recipe fields (stages and eval datasets have their own catalogues). */
+export const RECIPE_FIELDS: Catalogue = {
+  name: { label: 'Name', kind: 'text', help: 'Recipe name; saving under a new name starts its version 1 (a clone).' },
+  description: { label: 'Description', kind: 'textarea', def: '(none)', help: 'Free text shown in the recipe list.' },
+  seed: { label: 'Seed', kind: 'int', def: '0', help: 'Run seed (initialisation, sampling, data order); a launch can override it.' },
+
+  'model.kind': {
+    label: 'Model', kind: 'variant', options: ['embedded', 'checkpoint'],
+    variants: { embedded: { kind: 'embedded' }, checkpoint: { kind: 'checkpoint', path: '' } },
+    help: 'embedded: the ~100K-parameter character transformer trained from scratch; checkpoint: start from a trainer checkpoint.',
+  },
+  'model.n_layer': { label: 'Layers', kind: 'int', def: String(E.model.n_layer), help: 'Transformer blocks of the embedded model.' },
+  'model.n_head': { label: 'Heads', kind: 'int', def: String(E.model.n_head), help: 'Attention heads per block; n_embd must be divisible by it.' },
+  'model.n_embd': { label: 'Width (n_embd)', kind: 'int', def: String(E.model.n_embd), help: 'Embedding width of the embedded model.' },
+  'model.block_size': { label: 'Context (block_size)', kind: 'int', def: String(E.model.block_size), help: 'Context in characters: prompt + response + tool output must fit.' },
+  'model.pos_emb': { label: 'Position embedding', kind: 'select', options: ['rope', 'learned'], def: 'rope', help: 'rope (default: relative-position heads learn to copy numbers quickly) or learned.' },
+  'model.path': { label: 'Checkpoint directory', kind: 'text', help: 'Trainer checkpoint / export directory to start from.' },
+
+  'tokenizer.kind': {
+    label: 'Tokenizer', kind: 'variant', options: ['char', 'file'],
+    variants: { char: { kind: 'char' }, file: { kind: 'file', path: '' } },
+    help: 'char: the embedded character vocabulary; file: a char tokenizer.json (e.g. next to a checkpoint).',
+  },
+  'tokenizer.path': { label: 'tokenizer.json path', kind: 'text', help: 'Path of the tokenizer.json file.' },
+
+  'template.toolName': { label: 'Tool name', kind: 'text', def: byModel('execute_python_code_with_standard_io', 'python'), help: 'The one tool\'s function name (paper: execute_python_code_with_standard_io; embedded: python).' },
+  'template.reasonTag': { label: 'Reasoning tag', kind: 'text', def: 'reason', help: 'Each assistant turn starts with <reason> (the paper\'s figure shows <think>).' },
+  'template.answerTag': { label: 'Answer tag', kind: 'text', def: 'answer', help: 'The one final answer, holding \\boxed{…}, goes inside this tag.' },
+  'template.variant': { label: 'Prompt variant', kind: 'select', options: ['full', 'compact', 'minimal'], def: byModel('full', 'minimal'), help: 'System prompt: full (the paper\'s, with # Tools), compact, or minimal (fits a 512-character context).' },
+  'template.toolFormat.style': { label: 'Tool output style', kind: 'select', options: ['paper', 'released'], def: 'paper', help: 'paper: raw stdout or "tool call failed"; released: "Tool call success\\nstdout: …" (code-judge).' },
+  'template.toolFormat.maxFieldChars': { label: 'Cut stdout/stderr at', kind: 'int', nullable: true, def: 'no cut', help: 'Cut stdout and stderr each to this many characters (code-judge: 1000); empty = no cut (paper).' },
+  'template.toolFormat.middle': { label: 'Middle truncation', kind: 'toggle', on: { head: 128, tail: 128 }, off: null, help: 'Keep only the first head + last tail characters of a tool response (verl: 128 + 128); off in the paper.' },
+  'template.toolFormat.middle.head': { label: 'Head chars', kind: 'int', help: 'Characters kept from the start of the tool response.' },
+  'template.toolFormat.middle.tail': { label: 'Tail chars', kind: 'int', help: 'Characters kept from the end of the tool response.' },
+
+  ...toolFields('tool.', ''),
+
+  eval: {
+    label: 'Periodic evaluation', kind: 'toggle',
+    on: { datasets: [{ kind: 'generated', split: 'test', n: 32, seed: 7 }] },
+    help: 'Evaluate pass@1 averaged over k samples per problem (§8), after each stage or every N RL steps.',
+  },
+  'eval.k': { label: 'Samples per problem (k)', kind: 'int', def: byModel(R.eval.k, E.eval.k), help: 'pass@1 is averaged over k samples per problem (report: 16).' },
+  'eval.temperature': { label: 'Temperature', kind: 'number', def: String(R.eval.temperature), help: 'Evaluation sampling temperature (report: 0.6).' },
+  'eval.maxTokens': { label: 'Max tokens', kind: 'int', def: byModel(R.eval.maxTokens, 'block_size − prompt'), help: 'Response budget per sample (report: 30K tokens; embedded: block_size − prompt).' },
+  'eval.maxTurns': { label: 'Max turns', kind: 'int', def: byModel(R.eval.maxTurns, E.eval.maxTurns), help: 'Most assistant turns per sample (report: 30).' },
+  'eval.everySteps': { label: 'Every N RL steps', kind: 'int', nullable: true, def: 'after each stage', help: 'Evaluate every N RL steps (counted across stages); empty = only after each stage.' },
+};
+
+const stageCommon: Catalogue = {
+  type: { label: 'Type', kind: 'fixed', help: 'sft or rl (set when the stage is added).' },
+  name: { label: 'Stage name', kind: 'text', help: 'Unique name of the stage (shown in the timeline and the run\'s events).' },
+};
+
+export const SFT_FIELDS: Catalogue = {
+  ...stageCommon,
+  'data.kind': { label: 'Demonstrations', kind: 'variant', options: ['generated'], variants: { generated: { kind: 'generated', n: 1000 } }, help: 'generated: demos made from train-split arith problems (stored demos are not supported yet).' },
+  'data.task': { label: 'Task', kind: 'fixed', def: 'arith', help: 'The generated task (arith is the only one).' },
+  'data.n': { label: 'Demonstrations', kind: 'int', help: 'Number of demonstrations.' },
+  'data.seed': { label: 'Data seed', kind: 'int', def: '1', help: 'Seed of the generated demonstrations.' },
+  'data.shares.tool': { label: 'Share: tool', kind: 'number', def: '0.7', help: 'Share of clean tool-call demos (normalised with the others).' },
+  'data.shares.recover': { label: 'Share: recover', kind: 'number', def: '0.15', help: 'Share of demos where a call fails and the next one fixes it.' },
+  'data.shares.no_tool': { label: 'Share: no tool', kind: 'number', def: '0.15', help: 'Share of demos that answer without the tool.' },
+  'data.families': familiesField,
+  'data.difficulty': difficultyField,
+  epochs: { label: 'Epochs', kind: 'int', def: String(R.sft.epochs), help: 'Non-reasoning SFT: 3 epochs in the report (§7).' },
+  lr: { label: 'Learning rate', kind: 'number', def: byModel(R.sft.lr, E.sft.lr), help: 'AdamW peak learning rate (report: 5e-6; embedded: 3e-3).' },
+  warmupRatio: { label: 'Warm-up ratio', kind: 'number', def: String(R.sft.warmupRatio), help: 'Share of the steps warming up linearly (report: 4%).' },
+  schedule: { label: 'Schedule', kind: 'select', options: ['cosine', 'constant'], def: R.sft.schedule, help: 'Learning-rate decay after warm-up (report: cosine).' },
+  batch: { label: 'Batch', kind: 'int', def: byModel(R.sft.batch, E.sft.batch), help: 'Demonstrations per optimiser step (report: 128; embedded: 8).' },
+  maxLength: { label: 'Max length', kind: 'int', def: byModel(R.sft.maxLength, 'block_size'), help: 'Longest tokenised demo kept; longer ones are dropped (embedded: block_size).' },
+  maxSteps: { label: 'Max steps', kind: 'int', def: 'epochs × ⌈n / batch⌉', help: 'Stop after this many optimiser steps (tuning, tests).' },
+};
+
+export const RL_FIELDS: Catalogue = {
+  ...stageCommon,
+  ...sourceFields('data.', 'train'),
+  steps: { label: 'Steps', kind: 'int', def: byModel(R.rl.steps, E.rl.steps), help: 'Optimiser steps, one fully on-policy update each (report: 300, 85, 125 in stages 1–3).' },
+  promptsPerStep: { label: 'Prompts per step', kind: 'int', def: byModel(R.rl.promptsPerStep, E.rl.promptsPerStep), help: 'Questions per step (paper: 512; released scripts: 128).' },
+  rolloutsPerPrompt: { label: 'Rollouts per prompt (2G)', kind: 'int', def: byModel(R.rl.rolloutsPerPrompt, E.rl.rolloutsPerPrompt), help: '2G: rollouts sampled per question (report: 2G = 32).' },
+  keep: { label: 'Kept per group (G)', kind: 'int', def: 'half of 2G (all without RoC)', help: 'G: rollouts kept after Resample-on-Correct down-sampling (report: G = 16).' },
+  'roc.enabled': { label: 'RoC on', kind: 'bool', def: 'true', help: 'Resample-on-Correct (§5); off = plain GRPO, keeping every rollout of a non-dropped group.' },
+  'roc.positiveSelection': { label: 'Positive selection', kind: 'select', options: ['weighted', 'lowest'], def: 'weighted', help: 'Keep positives weighted by 1 / p_total (paper) or the lowest p_total (released code).' },
+  'roc.minPerSign': { label: 'Min per sign', kind: 'int', def: '2', help: 'Keep at least this many positives and negatives where available (released code: 2).' },
+  'roc.dropEqualReward': { label: 'Drop equal-reward groups', kind: 'bool', def: 'true', help: 'Drop groups whose rewards are all 0 or all 1: they carry no signal (released code).' },
+  epsLow: { label: 'ε_low', kind: 'number', def: String(R.rl.epsLow), help: 'ε_low = 0.2: lower clip of the ratio (1 − ε_low); the report\'s value.' },
+  epsHigh: { label: 'ε_high', kind: 'number', def: String(R.rl.epsHigh), help: 'ε_high = 0.28 (Clip-Higher): upper clip of the ratio; the report\'s value.' },
+  dualClip: { label: 'Dual-clip c', kind: 'number', nullable: true, def: 'off', help: 'Dual-clip constant c > 1 on negative advantages (verl: 3); empty = off (paper).' },
+  lr: { label: 'Learning rate', kind: 'number', def: byModel(R.rl.lr, E.rl.lr), help: 'AdamW learning rate, constant after warm-up (report: 1e-6; embedded: 1e-4).' },
+  warmupSteps: { label: 'Warm-up steps', kind: 'int', def: byModel(R.rl.warmupSteps, E.rl.warmupSteps), help: 'Linear warm-up steps (report: 20).' },
+  temperature: { label: 'Temperature', kind: 'number', def: String(R.rl.temperature), help: 'Rollout sampling temperature (report: 1.0).' },
+  maxResponseTokens: { label: 'Max response tokens', kind: 'int', def: byModel(R.rl.maxResponseTokens, 'block_size − prompt'), help: 'Response budget per trajectory, tool tokens included (report: 8K in stage 1, 12K in stages 2–3).' },
+  maxTurns: { label: 'Max turns', kind: 'int', def: byModel(R.rl.maxTurns, E.rl.maxTurns), help: 'Most assistant turns per rollout (paper: 10 in stages 1–2, 15 in stage 3; released code: 5).' },
+  tool: { label: 'Own tool limits', kind: 'toggle', on: { timeoutS: 4, memoryMb: 1024, session: false }, help: 'Override the recipe\'s tool limits for this stage (default: the recipe\'s).' },
+  ...toolFields('tool.', ' in this stage'),
+  'dataFilter.kind': {
+    label: 'Problems', kind: 'variant', options: ['all', 'hard'],
+    variants: { all: { kind: 'all' }, hard: { kind: 'hard', k: R.rl.hardK } },
+    help: 'all, or the hard subset: run the policy k× per problem and drop those solved k/k (report: stage 3).',
+  },
+  'dataFilter.k': { label: 'Hard filter k', kind: 'int', def: String(R.rl.hardK), help: 'Rollouts per problem for the hard filter (report: 8).' },
+  'dataFilter.dropSolved': { label: 'Drop solved', kind: 'fixed', def: 'true', help: 'Problems solved k/k are dropped (always).' },
+  resetOptimizer: { label: 'Reset optimiser', kind: 'bool', def: 'false', help: 'Fresh AdamW moments at the start of the stage (report: stage 3).' },
+};
+
+export const EVAL_SOURCE_FIELDS: Catalogue = sourceFields('', 'test');
+
+/** Which source fields a data source of each kind shows. */
+export const SOURCE_KEYS = {
+  generated: ['kind', 'task', 'split', 'n', 'seed', 'families', 'difficulty'],
+  stored: ['kind', 'name', 'version', 'split', 'limit'],
+} as const;
+
+// ---- New stages and the timeline ---------------------------------------------------------------------------------
+
+function uniqueName(taken: readonly string[], base: string): string {
+  if (!taken.includes(base)) return base;
+  for (let i = 2; ; i++) if (!taken.includes(`${base}-${i}`)) return `${base}-${i}`;
+}
+
+export function stageNames(spec: Spec): string[] {
+  const stages = Array.isArray(spec.stages) ? spec.stages : [];
+  return stages.map((s) => (s && typeof s === 'object' && typeof (s as { name?: unknown }).name === 'string' ? (s as { name: string }).name : ''));
+}
+
+/** A new stage with the fewest fields set (everything else defaults). */
+export function newStage(type: 'sft' | 'rl', taken: readonly string[]): Spec {
+  if (type === 'sft') return { type: 'sft', name: uniqueName(taken, 'sft'), data: { kind: 'generated', n: 1000, seed: 1 } };
+  return { type: 'rl', name: uniqueName(taken, 'rl'), data: { kind: 'generated', split: 'train', n: 2000, seed: 11 } };
+}
+
+export interface TimelineStage { name: string; type: string; steps: number }
+
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+
+/**
+ * Steps per stage as the schema counts them (stageSteps: SFT epochs × ⌈demos / batch⌉ capped by maxSteps; RL
+ * steps), filling unset values with the defaults for the model kind. Works on an invalid spec (unknowns count 0).
+ */
+export function timelineOf(spec: Spec): TimelineStage[] {
+  const model: ModelKind = (spec.model as { kind?: unknown } | undefined)?.kind === 'checkpoint' ? 'checkpoint' : 'embedded';
+  const stages = Array.isArray(spec.stages) ? (spec.stages as unknown[]) : [];
+  return stages.map((raw) => {
+    const s = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+    const type = typeof s.type === 'string' ? s.type : '?';
+    const name = typeof s.name === 'string' ? s.name : '';
+    if (type === 'rl') return { name, type, steps: num(s.steps) ?? (model === 'checkpoint' ? R.rl.steps : E.rl.steps) };
+    if (type !== 'sft') return { name, type, steps: 0 };
+    const n = num((s.data as { n?: unknown } | undefined)?.n) ?? 0;
+    const batch = num(s.batch) ?? (model === 'checkpoint' ? R.sft.batch : E.sft.batch);
+    const epochs = num(s.epochs) ?? R.sft.epochs;
+    const steps = batch > 0 ? epochs * Math.ceil(n / batch) : 0;
+    return { name, type, steps: Math.min(num(s.maxSteps) ?? Infinity, steps) };
+  });
+}

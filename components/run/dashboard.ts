@@ -1,0 +1,186 @@
+/** Pure helpers of the run dashboard: chart panels, chart rows, stage boundaries, step rate and ETA. */
+import { debiasedEma } from './smoothing.ts';
+
+export type SeriesPoint = { step: number; value: number; time?: number };
+export type SeriesMap = Record<string, SeriesPoint[]>;
+
+export interface Panel {
+  id: string;
+  title: string;
+  /** Metric keys drawn, with their legend labels. */
+  lines: { key: string; label: string }[];
+  kind: 'line' | 'stacked';
+  /** Values are fractions: the axis shows percentages. */
+  percent?: boolean;
+}
+
+export const PANELS: Panel[] = [
+  { id: 'reward', title: 'Reward / accuracy', kind: 'line', percent: true, lines: [{ key: 'rollout/accuracy', label: 'accuracy (mean reward)' }] },
+  { id: 'tool-errors', title: 'Tool-error rate', kind: 'line', percent: true, lines: [
+    { key: 'rollout/tool_error_rate', label: 'all trajectories' },
+    { key: 'rollout/tool_error_rate_correct', label: 'correct trajectories' },
+  ] },
+  { id: 'length', title: 'Response length (tokens)', kind: 'line', lines: [{ key: 'rollout/response_length', label: 'response length' }] },
+  { id: 'turns', title: 'Turns and tool calls per trajectory', kind: 'line', lines: [
+    { key: 'rollout/turns', label: 'turns' },
+    { key: 'rollout/tool_calls', label: 'tool calls' },
+  ] },
+  { id: 'clip', title: 'Clip fractions', kind: 'line', percent: true, lines: [
+    { key: 'train/clip_frac_low', label: 'low (1−ε_low)' },
+    { key: 'train/clip_frac_high', label: 'high (1+ε_high)' },
+  ] },
+  { id: 'loss', title: 'Loss', kind: 'line', lines: [
+    { key: 'sft/loss', label: 'SFT loss' },
+    { key: 'train/loss', label: 'policy loss' },
+  ] },
+  { id: 'entropy', title: 'Entropy', kind: 'line', lines: [{ key: 'train/entropy', label: 'entropy' }] },
+  { id: 'grad-norm', title: 'Grad norm', kind: 'line', lines: [
+    { key: 'sft/grad_norm', label: 'SFT' },
+    { key: 'train/grad_norm', label: 'RL' },
+  ] },
+  { id: 'step-time', title: 'Step time breakdown (s)', kind: 'stacked', lines: [
+    { key: 'time/rollout', label: 'rollout' },
+    { key: 'time/reward', label: 'reward' },
+    { key: 'time/roc', label: 'RoC' },
+    { key: 'time/train', label: 'train' },
+    { key: 'time/sync', label: 'sync' },
+    { key: 'time/storage', label: 'storage' },
+  ] },
+  { id: 'sandbox', title: 'Sandbox latency (ms)', kind: 'line', lines: [{ key: 'sandbox/latency_ms', label: 'latency' }] },
+];
+
+/** Keys that are drawn by a panel (the rest go to the "all metrics" chart only). */
+export const PANEL_KEYS = new Set(PANELS.flatMap((p) => p.lines.map((l) => l.key)));
+
+/** Evaluation keys (eval/<benchmark>/pass1 …) as extra lines of an "Evaluation" panel, when the run has any. */
+export function evalPanel(series: SeriesMap): Panel | null {
+  const keys = Object.keys(series).filter((k) => k.startsWith('eval/')).sort();
+  if (keys.length === 0) return null;
+  return { id: 'eval', title: 'Evaluation', kind: 'line', lines: keys.map((k) => ({ key: k, label: k.slice(5) })) };
+}
+
+export type ChartRow = { step: number } & Record<string, number | null>;
+
+/**
+ * One row per step seen in any of `keys`: `row[key]` is the raw value (null where the key has no point at that
+ * step) and `row[key + '~']` the smoothed one (debiased EMA with `weight`, see smoothing.ts).
+ */
+export function chartRows(series: SeriesMap, keys: string[], weight: number): ChartRow[] {
+  const rows = new Map<number, ChartRow>();
+  for (const key of keys) {
+    const pts = series[key] ?? [];
+    for (const p of debiasedEma(pts, weight)) {
+      let row = rows.get(p.step);
+      if (!row) { row = { step: p.step } as ChartRow; rows.set(p.step, row); }
+      row[key] = Number.isFinite(p.value) ? p.value : null;
+      row[`${key}~`] = p.smoothed;
+    }
+  }
+  const out = [...rows.values()].sort((a, b) => a.step - b.step);
+  for (const row of out) for (const key of keys) { if (!(key in row)) { row[key] = null; row[`${key}~`] = null; } }
+  return out;
+}
+
+export interface StageBoundary { stage: number; name: string; type: string; startStep: number; endStep: number | null }
+
+/**
+ * Stage boundaries from a recipe spec, as the orchestrator numbers steps (from 1, across stages): an rl stage is
+ * `steps` long, an sft stage epochs × ⌈demos / batch⌉ capped by maxSteps. Mirrors server/trpc/routers/runs.ts
+ * stageBoundaries (which the page cannot import); stops at the first stage whose length it cannot tell.
+ */
+export function stageBoundariesFromSpec(spec: unknown): StageBoundary[] {
+  const stages = (spec as { stages?: unknown } | null)?.stages;
+  if (!Array.isArray(stages)) return [];
+  const out: StageBoundary[] = [];
+  let done = 0;
+  for (const [i, s] of stages.entries()) {
+    const n = stageLength(s);
+    if (n === null) break;
+    const rec = s as { name?: unknown; type?: unknown };
+    out.push({ stage: i, name: String(rec.name ?? `stage ${i}`), type: String(rec.type ?? '?'), startStep: done + 1, endStep: done + n });
+    done += n;
+  }
+  return out;
+}
+
+function stageLength(s: unknown): number | null {
+  if (!s || typeof s !== 'object') return null;
+  const r = s as { type?: unknown; steps?: unknown; epochs?: unknown; batch?: unknown; maxSteps?: unknown; data?: { n?: unknown } };
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+  if (r.type === 'rl') return num(r.steps);
+  if (r.type === 'sft') {
+    const epochs = num(r.epochs), batch = num(r.batch), n = num(r.data?.n), max = num(r.maxSteps);
+    if (epochs === null || batch === null || batch <= 0 || n === null) return max;
+    const steps = epochs * Math.ceil(n / batch);
+    return max === null ? steps : Math.min(max, steps);
+  }
+  return null;
+}
+
+/**
+ * The recipe's boundaries corrected by the run's 'stage' events (data {stage, name, type, startStep}): an event's
+ * startStep is where the stage really started. Sorted by stage.
+ */
+export function mergeStageEvents(fromSpec: StageBoundary[], events: { stage: number; name: string; type: string; startStep: number }[]): StageBoundary[] {
+  const byStage = new Map(fromSpec.map((b) => [b.stage, { ...b }]));
+  for (const e of events) {
+    if (!Number.isFinite(e.startStep)) continue;
+    const b = byStage.get(e.stage);
+    if (b) { b.startStep = e.startStep; b.name = e.name ?? b.name; b.type = e.type ?? b.type; }
+    else byStage.set(e.stage, { stage: e.stage, name: e.name, type: e.type, startStep: e.startStep, endStep: null });
+  }
+  return [...byStage.values()].sort((a, b) => a.stage - b.stage);
+}
+
+/** The stage a step falls in (the last one starting at or before it). */
+export function stageOf(boundaries: StageBoundary[], step: number): StageBoundary | null {
+  let found: StageBoundary | null = null;
+  for (const b of boundaries) if (b.startStep <= step) found = b;
+  return found;
+}
+
+/** When each step was first logged: the earliest point time at that step across every series. */
+export function stepTimes(series: SeriesMap): { step: number; time: number }[] {
+  const t = new Map<number, number>();
+  for (const pts of Object.values(series)) {
+    for (const p of pts) {
+      if (p.time === undefined || !Number.isFinite(p.time)) continue;
+      const prev = t.get(p.step);
+      if (prev === undefined || p.time < prev) t.set(p.step, p.time);
+    }
+  }
+  return [...t.entries()].map(([step, time]) => ({ step, time })).sort((a, b) => a.step - b.step);
+}
+
+/**
+ * Steps per second over the last `window` logged steps, and the seconds left at that rate to reach `total`.
+ * null where it cannot tell (fewer than two steps, no time passing, no total).
+ */
+export function estimateEta(samples: { step: number; time: number }[], current: number, total: number | null | undefined, window = 20): { rate: number; etaSeconds: number | null } | null {
+  if (samples.length < 2) return null;
+  const recent = samples.slice(-window);
+  const a = recent[0]!, b = recent[recent.length - 1]!;
+  const dt = (b.time - a.time) / 1000;
+  const ds = b.step - a.step;
+  if (!(dt > 0) || !(ds > 0)) return null;
+  const rate = ds / dt;
+  if (!total || total <= 0) return { rate, etaSeconds: null };
+  return { rate, etaSeconds: Math.max(0, (total - current) / rate) };
+}
+
+/** 3725 → "1 h 2 min"; 75 → "1 min 15 s"; 9 → "9 s". */
+export function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return '—';
+  const s = Math.round(seconds);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  const h = Math.floor(s / 3600);
+  if (h < 48) return `${h} h ${Math.floor((s % 3600) / 60)} min`;
+  return `${Math.floor(h / 24)} d ${h % 24} h`;
+}
+
+/** Which controls a run in this status offers. */
+export function controlsFor(status: string, kind: string): { cancel: boolean; pause: boolean; resume: boolean } {
+  const live = ['queued', 'running', 'leased'].includes(status);
+  return { cancel: live || status === 'paused', pause: kind === 'train' && (status === 'queued' || status === 'running'), resume: kind === 'train' && status === 'paused' };
+}
