@@ -18,6 +18,8 @@ export default function RootLayout({ children }: { children: ReactNode }) {
           <Link href="/" className="brand">Toolsmith</Link>
           <nav aria-label="Main">
             <Link href="/">Dashboard</Link>
+            <Link href="/recipes">Recipes</Link>
+            <Link href="/compare">Compare</Link>
             <Link href="/datasets">Datasets</Link>
             <Link href="/system">System</Link>
           </nav>

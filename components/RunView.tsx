@@ -11,6 +11,7 @@ import { eventLine, formatTime } from './format.ts';
 import { mergePoints } from './mergePoints.ts';
 import { LiveRollouts } from './run/LiveRollouts.tsx';
 import { RunControls } from './run/RunControls.tsx';
+import { ShareButton } from './share/ShareButton.tsx';
 import { RunDashboard } from './run/RunDashboard.tsx';
 import { RunProgress } from './run/RunProgress.tsx';
 import { mergeStageEvents, PANEL_KEYS, stageBoundariesFromSpec } from './run/dashboard.ts';
@@ -120,6 +121,8 @@ export function RunView({ runId }: { runId: string }) {
           <StatusBadge status={current} />
           <span className="muted" aria-label="Stream state">{finished ? 'finished' : stream.status === 'pending' ? 'live' : stream.status}</span>
           {isTrain && <Link href={`/runs/${encodeURIComponent(runId)}/explorer`}>Rollout explorer</Link>}
+          {(isTrain || kind === 'eval') && <Link href={`/runs/${encodeURIComponent(runId)}/evals`}>Evaluations</Link>}
+          <ShareButton scope="run" target={{ runId }} linkLabel={run?.name} />
           <RunControls runId={runId} status={current} kind={kind} onDone={onControl} />
         </div>
       </div>

@@ -1,4 +1,5 @@
 'use client';
+import { ShareButton } from '../share/ShareButton.tsx';
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
@@ -143,6 +144,7 @@ export function RolloutExplorer({ runId, initialStep }: { runId: string; initial
           </label>
         )}
         <label><input type="checkbox" checked={allSteps} onChange={(e) => setAllSteps(e.target.checked)} aria-label="All steps" /> all steps</label>
+        {step !== null && <ShareButton scope="step" target={{ runId, step }} />}
         <span className="muted">{stepList.length} stored step{stepList.length === 1 ? '' : 's'}</span>
       </div>
       {steps.isLoading ? <div className="panel empty">Loading stored steps…</div> : stepList.length === 0 ? (

@@ -1,4 +1,5 @@
 'use client';
+import { ShareButton } from '../share/ShareButton.tsx';
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
@@ -56,7 +57,10 @@ export function TraceView({ id, compareId, initialT, initialSpeed }: TraceViewPr
     <div>
       <div className="row" style={{ justifyContent: 'space-between' }}>
         <h1>Trajectory {a.id}</h1>
-        <CompareForm id={id} compareId={compareId} />
+        <div className="row">
+          <ShareButton scope="trajectory" target={{ trajectoryId: a.id }} />
+          <CompareForm id={id} compareId={compareId} />
+        </div>
       </div>
       <ReplayControls
         t={replay.t} duration={replay.duration} playing={replay.playing} speed={replay.speed}

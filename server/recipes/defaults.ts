@@ -25,7 +25,7 @@ export const EMBEDDED_ARITH_KNOBS = {
   rlPool: 2000,
   /** Stage 3 pool and the hard filter's k (report: 8). */
   hardPool: 128, hardK: 4,
-  evalProblems: 32, evalK: 4,
+  evalProblems: 64, evalK: 4,
 } as const;
 
 const K = EMBEDDED_ARITH_KNOBS;
