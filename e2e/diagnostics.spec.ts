@@ -1,31 +1,11 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
+import { expectAccessibleNames, shot } from './helpers.ts';
 
 /**
  * The first thing a new user does: open the dashboard, run diagnostics, watch the checks stream into the run
  * page's terminal and chart, then read the report on /system. Any browser console error or uncaught page error
  * fails the test. Screenshots go to test-results/screenshots/ for people to look at.
  */
-
-const SHOTS = path.join(process.cwd(), 'test-results/screenshots');
-
-async function shot(page: Page, name: string) {
-  fs.mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-}
-
-/** Every visible button, select and link (native or by role) must have a non-empty accessible name. */
-async function expectAccessibleNames(page: Page) {
-  const controls = page.locator('button, select, a[href], [role="button"], [role="link"], [role="combobox"]').filter({ visible: true });
-  const n = await controls.count();
-  expect(n, 'the page has controls').toBeGreaterThan(0);
-  for (let i = 0; i < n; i++) {
-    const el = controls.nth(i);
-    const what = await el.evaluate((e) => e.outerHTML.slice(0, 160));
-    await expect(el, `accessible name of ${what}`).toHaveAccessibleName(/\S/);
-  }
-}
 
 test('diagnostics: dashboard → live run page (terminal, chart, status) → system report', async ({ page }) => {
   const problems: string[] = [];

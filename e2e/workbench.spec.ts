@@ -1,6 +1,5 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
+import { expectAccessibleNames, shot, watchErrors } from './helpers.ts';
 
 /**
  * The researcher's loop, in Chromium against the real server and worker: design a micro recipe, launch it, watch
@@ -8,16 +7,6 @@ import { expect, test, type Page } from '@playwright/test';
  * access), check that the token cannot change anything, revoke it and see it die. Screenshots of each main page go
  * to test-results/screenshots/. Any console error or uncaught page error fails the test.
  */
-const SHOTS = path.join(process.cwd(), 'test-results/screenshots');
-async function shot(page: Page, name: string) {
-  fs.mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-}
-function watchErrors(page: Page, problems: string[]) {
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console.error: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.stack ?? e.message}`));
-}
-
 test('design → launch → live rollouts → trace and replay → share read-only → revoke', async ({ page, browser }) => {
   test.setTimeout(300_000);
   await page.setViewportSize({ width: 1280, height: 800 });
@@ -28,6 +17,7 @@ test('design → launch → live rollouts → trace and replay → share read-on
   await page.goto('/recipes');
   await expect(page.getByRole('heading', { name: 'Recipes', level: 1 })).toBeVisible();
   await shot(page, 'recipes');
+  await expectAccessibleNames(page);
   await page.getByRole('group', { name: 'New from template' }).getByRole('link', { name: 'micro' }).click();
   await page.waitForURL(/\/recipes\/new\?template=micro/);
   await page.locator('#f-name').fill('e2e-micro');
@@ -40,6 +30,7 @@ test('design → launch → live rollouts → trace and replay → share read-on
   const launch = page.getByRole('button', { name: 'Launch run' });
   await expect(launch).toBeEnabled();
   await shot(page, 'recipe-designer');
+  await expectAccessibleNames(page);
   await launch.click();
   await page.waitForURL(/\/runs\/run_[a-z0-9]+$/);
   const runId = page.url().split('/').pop()!;
@@ -51,6 +42,7 @@ test('design → launch → live rollouts → trace and replay → share read-on
   await expect(page.locator('[data-status]').first()).toHaveAttribute('data-status', 'succeeded', { timeout: 180_000 });
   await expect(page.getByRole('region', { name: 'Training dashboard' })).toBeVisible();
   await shot(page, 'run-dashboard');
+  await expectAccessibleNames(page);
 
   // Explorer → a trajectory.
   await page.getByRole('link', { name: 'Rollout explorer' }).click();
@@ -58,6 +50,7 @@ test('design → launch → live rollouts → trace and replay → share read-on
   const open = page.getByRole('link', { name: /^Open trajectory / }).first();
   await expect(open).toBeVisible();
   await shot(page, 'explorer');
+  await expectAccessibleNames(page);
   await open.click();
   await page.waitForURL(/\/trajectories\/tr_/);
   const trajectoryId = page.url().split('/').pop()!.split('?')[0]!;
@@ -72,6 +65,7 @@ test('design → launch → live rollouts → trace and replay → share read-on
   await expect(replay.getByRole('button', { name: 'Pause replay' })).toBeVisible();
   await replay.getByRole('button', { name: 'Pause replay' }).click();
   await shot(page, 'trace-replay');
+  await expectAccessibleNames(page);
 
   // Share the trajectory.
   await page.getByRole('button', { name: 'Share trajectory' }).click();
@@ -93,6 +87,7 @@ test('design → launch → live rollouts → trace and replay → share read-on
   await expect(g.getByRole('region', { name: 'Turn 1' })).toBeVisible();
   await expect(g.getByRole('button', { name: /Cancel run|Pause run|Launch run|Share/ })).toHaveCount(0);
   await shot(g, 'shared-trajectory');
+  await expectAccessibleNames(g);
 
   // The token opens nothing else and changes nothing: mutations with it are refused and the link still works.
   const revokeWithToken = await g.request.post('/api/trpc/share.revoke', { data: { id: token } });
@@ -115,9 +110,11 @@ test('design → launch → live rollouts → trace and replay → share read-on
   await page.goto(`/runs/${runId}/evals`);
   await expect(page.getByRole('heading', { name: 'Reference (rStar2-Agent report)' })).toBeVisible();
   await shot(page, 'evals');
+  await expectAccessibleNames(page);
   await page.goto('/compare');
   await expect(page.getByRole('heading', { level: 1 })).toBeVisible();
   await shot(page, 'compare');
+  await expectAccessibleNames(page);
 
   expect(problems, problems.join('\n')).toEqual([]);
   expect(beforeDead, beforeDead.join('\n')).toEqual([]);

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Database } from '../server/db/client.ts';
 import * as queue from '../server/jobs/queue.ts';
 import { appendEvent } from '../server/store/events.ts';
@@ -105,6 +106,8 @@ export class Worker {
 
   private async run(job: queue.Job) {
     const abort = new AbortController();
+    // A training step has hundreds of generations and tool calls in flight, each listening for this abort.
+    setMaxListeners(0, abort.signal);
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
     this.current = { job, abort, done };

@@ -67,7 +67,7 @@ export const DashboardChart = memo(function DashboardChart({ panel, series, weig
               <LineChart data={rows} margin={{ top: 6, right: 12, bottom: 0, left: 0 }}>
                 <CartesianGrid stroke={GRID} strokeDasharray="3 3" />
                 <XAxis dataKey="step" stroke={AXIS} type="number" domain={['dataMin', 'dataMax']} allowDecimals={false} tick={{ fontSize: 11 }} />
-                <YAxis stroke={AXIS} width={48} tick={{ fontSize: 11 }} tickFormatter={(v: number) => fmt(v, panel.percent)} domain={['auto', 'auto']} />
+                <YAxis stroke={AXIS} width={48} tick={{ fontSize: 11 }} tickFormatter={(v: number) => fmt(v, panel.percent)} domain={panel.percent ? [0, 1] : ['auto', 'auto']} />
                 <Tooltip contentStyle={{ background: '#171a21', border: `1px solid ${GRID}` }} formatter={(v) => fmt(v, panel.percent)} labelFormatter={(s) => `step ${s}`} />
                 {present.length > 1 && <Legend wrapperStyle={{ fontSize: 11 }} />}
                 {weight > 0 && present.map((l) => (

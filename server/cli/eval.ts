@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Command } from './commands.ts';
 import { parseFlags } from './args.ts';
 import { config } from '../config.ts';
@@ -58,6 +59,7 @@ Every trajectory is stored (split "eval") and the results appear on the run's pa
       const sandbox = await createSandbox();
       const verifier = new Verifier({ sandbox });
       const stop = new AbortController();
+      setMaxListeners(0, stop.signal); // every in-flight generation and tool call listens for Ctrl-C
       const onSig = () => stop.abort();
       process.once('SIGINT', onSig);
       try {
