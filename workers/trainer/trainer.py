@@ -537,8 +537,10 @@ class Trainer:
                 for r, i in enumerate(idxs):
                     lm[r, :lens[i]] = torch.tensor(masks[i], dtype=torch.float32)
                 lm = lm[:, 1:].to(self.device)
-                lp, _ = self._token_logprobs(ids, attn)
-                loss = -(lp * lm).sum() / masked
+                # Fused cross-entropy (no [B, T, V] log-softmax kept for backward): what raw PyTorch training does.
+                logits = forward_logits(self.model, ids, attn)
+                nll = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1), reduction="none")
+                loss = (nll.view(lm.shape) * lm).sum() / masked
                 if train:
                     loss.backward()
                 loss_sum += float(loss.detach())
