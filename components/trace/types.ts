@@ -1,46 +1,16 @@
 /**
- * The client's view of `trajectories.get` (server/trpc/root.ts). Typed here rather than inferred from AppRouter so
- * the inspector compiles whether or not the router is merged yet; keep in step with workers/rollout/to-store.ts.
+ * The client's view of `trajectories.get` (server/trpc/routers/trajectories.ts): the router returns `content` as
+ * parsed JSON (unknown), so the inspector names its shape here, built from the rollout's record types.
  */
-export type ToolStatus = 'ok' | 'error' | 'timeout' | 'memory' | 'output_limit' | 'internal' | 'parse_error';
-export type EngineFinish = 'stop' | 'length' | 'abort' | 'error';
+import type { EngineFinish, ToolCallRecord, ToolStatus, Turn } from '../../workers/rollout/trajectory.ts';
+import type { ParseResult, ToolArguments } from '../../workers/rollout/parser.ts';
 
-export interface ToolArguments { code: string; input: string }
-
-export type TurnParse =
-  | { kind: 'call'; name: string; arguments: ToolArguments; raw: string }
-  | { kind: 'parse_error'; message: string; raw: string }
-  | { kind: 'none' };
-
-export interface ToolRecord {
-  name: string | null;
-  arguments: ToolArguments | null;
-  status: ToolStatus;
-  text: string;
-  appendedText: string;
-  tokens: number;
-  appended: boolean;
-  queuedAt: number;
-  startedAt: number;
-  finishedAt: number;
-  durationMs: number | null;
-  queueMs: number | null;
-  stdout?: string;
-  stderr?: string;
-  exitCode?: number | null;
-  errorType?: string | null;
-}
-
-export interface TraceTurn {
-  index: number;
-  text: string;
-  tokens: number;
-  engineFinish: EngineFinish;
-  parse: TurnParse;
-  tool: ToolRecord | null;
-  genStartedAt: number;
-  genFinishedAt: number;
-}
+// The rollout's own record types (type-only imports: nothing from workers/ reaches the browser bundle). Stored
+// content drops token ids and logprobs (workers/rollout/to-store.ts).
+export type { EngineFinish, ToolArguments, ToolStatus };
+export type TurnParse = ParseResult;
+export type ToolRecord = ToolCallRecord;
+export type TraceTurn = Omit<Turn, 'tokenIds' | 'logprobs'>;
 
 export interface Verdict { correct: boolean; method: string; extracted: string | null; reason: string }
 

@@ -3,13 +3,12 @@ import { config } from '../../server/config.ts';
 import { RecipeSchema } from '../../server/recipes/schema.ts';
 import { zodIssuesText } from '../../server/errors.ts';
 import { Verifier } from '../reward/verifier.ts';
-import { LiveBoard } from '../rollout/live.ts';
+import { publishLiveRollouts } from './live.ts';
 import { createSandbox } from '../sandbox/index.ts';
 import { TrainerClient, TrainerError } from '../trainer/client.ts';
 import { runTraining } from '../train/orchestrator.ts';
 import { PermanentJobError, type JobHandler } from '../types.ts';
 
-const LIVE_MS = 1000;
 
 /**
  * "train" job: the payload is { recipe } (a parsed recipe, frozen in the run). A NaN loss or an out-of-memory in
@@ -24,18 +23,13 @@ export const train: JobHandler = async (ctx) => {
   const trainer = await TrainerClient.start();
   const sandbox = await createSandbox();
   const verifier = new Verifier({ sandbox });
-  const board = new LiveBoard();
-  const publish = async () => {
-    const changed = board.drain();
-    if (changed.length) await ctx.log(`${changed.length} rollout(s) updated`, { type: 'rollouts', level: 'debug', data: changed });
-  };
-  const timer = setInterval(() => void publish().catch(() => {}), LIVE_MS);
+  const live = publishLiveRollouts(ctx);
   try {
     const info = await trainer.info();
     await ctx.log(`trainer: torch ${info.torch_version} on ${info.device}`);
     return await runTraining({
       db: ctx.db, runId, trainer, sandbox, verifier, runDir: path.join(config().dataDir, 'runs', runId), signal: ctx.signal,
-      log: (m, o) => ctx.log(m, o), metrics: ctx.metrics, progress: ctx.progress, onEvent: board.onEvent,
+      log: (m, o) => ctx.log(m, o), metrics: ctx.metrics, progress: ctx.progress, onEvent: live.onEvent,
     }, parsed.data);
   } catch (e) {
     if (e instanceof TrainerError && (e.type === 'nan_loss' || e.type === 'oom' || e.type === 'bad_request')) {
@@ -44,8 +38,7 @@ export const train: JobHandler = async (ctx) => {
     }
     throw e;
   } finally {
-    clearInterval(timer);
-    await publish().catch(() => {});
+    await live.stop();
     await trainer.close();
     await verifier.close();
     await sandbox.close();
