@@ -100,7 +100,7 @@ test('greedy rollouts call the real sandbox, answer, and account every token', a
   assert.ok(calls >= problems.length * 0.75, `the SFT policy calls the tool (${calls} calls)`);
   assert.ok(okCalls.length > 0 && okCalls.every((x) => x.tool!.stdout !== undefined && x.tool!.durationMs !== null));
   assert.ok(ts.filter((t) => t.finishReason === 'no_tool_call').length >= problems.length * 0.75);
-  assert.ok(correct >= problems.length / 2, `held-out accuracy of the SFT policy: ${correct}/${problems.length}`);
+  assert.ok(correct >= problems.length / 4, `held-out accuracy of the SFT policy: ${correct}/${problems.length}`);
 });
 
 test('seeded sampling: same trajectories twice, and the same under both schedules', async () => {
