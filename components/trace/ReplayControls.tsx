@@ -20,11 +20,11 @@ export function ReplayControls({ t, duration, playing, speed, status, onPlayPaus
   const empty = duration <= 0;
   return (
     <section className="panel row" aria-label="Replay" style={{ position: 'sticky', top: 0, zIndex: 2, marginBottom: 12 }}>
-      <button onClick={onStepBack} disabled={empty || t <= 0} aria-label="Step back a turn" title="Step back a turn">⏮</button>
+      <button onClick={onStepBack} disabled={empty || t <= 0} aria-label="Step back a turn" title="Step back a turn">« turn</button>
       <button onClick={onPlayPause} disabled={empty} aria-label={playing ? 'Pause replay' : 'Play replay'} style={{ minWidth: 72 }}>
         {playing ? 'Pause' : t >= duration ? 'Replay' : 'Play'}
       </button>
-      <button onClick={onStepForward} disabled={empty || t >= duration} aria-label="Step forward a turn" title="Step forward a turn">⏭</button>
+      <button onClick={onStepForward} disabled={empty || t >= duration} aria-label="Step forward a turn" title="Step forward a turn">turn »</button>
       <input
         type="range" min={0} max={Math.max(1, duration)} step={10} value={Math.min(t, duration)}
         onChange={(e) => onSeek(Number(e.target.value))} disabled={empty}
