@@ -14,7 +14,8 @@ import { RunControls } from './run/RunControls.tsx';
 import { ShareButton } from './share/ShareButton.tsx';
 import { RunDashboard } from './run/RunDashboard.tsx';
 import { RunProgress } from './run/RunProgress.tsx';
-import { mergeStageEvents, PANEL_KEYS, stageBoundariesFromSpec } from './run/dashboard.ts';
+import { mergeStageEvents, PANEL_KEYS } from './run/dashboard.ts';
+import { stageBoundaries } from '../server/recipes/schema.ts';
 import { applyRollouts, clearFinished, rolloutsOf, type LiveRollout } from './run/liveRollouts.ts';
 
 type MetricEventData = { step: number; time: number; values: Record<string, number> };
@@ -103,7 +104,7 @@ export function RunView({ runId }: { runId: string }) {
   useEffect(() => { if (finished) setBoard([]); }, [finished]);
 
   const spec = snapshot.data?.run.recipeSpec;
-  const stages = useMemo(() => mergeStageEvents(stageBoundariesFromSpec(spec), stageEvents), [spec, stageEvents]);
+  const stages = useMemo(() => mergeStageEvents(stageBoundaries(spec), stageEvents), [spec, stageEvents]);
   const refetchRun = runRow.refetch;
   const onControl = useCallback(() => { void refetchRun(); }, [refetchRun]);
 

@@ -84,40 +84,6 @@ export function chartRows(series: SeriesMap, keys: string[], weight: number): Ch
 export interface StageBoundary { stage: number; name: string; type: string; startStep: number; endStep: number | null }
 
 /**
- * Stage boundaries from a recipe spec, as the orchestrator numbers steps (from 1, across stages): an rl stage is
- * `steps` long, an sft stage epochs × ⌈demos / batch⌉ capped by maxSteps. Mirrors server/trpc/routers/runs.ts
- * stageBoundaries (which the page cannot import); stops at the first stage whose length it cannot tell.
- */
-export function stageBoundariesFromSpec(spec: unknown): StageBoundary[] {
-  const stages = (spec as { stages?: unknown } | null)?.stages;
-  if (!Array.isArray(stages)) return [];
-  const out: StageBoundary[] = [];
-  let done = 0;
-  for (const [i, s] of stages.entries()) {
-    const n = stageLength(s);
-    if (n === null) break;
-    const rec = s as { name?: unknown; type?: unknown };
-    out.push({ stage: i, name: String(rec.name ?? `stage ${i}`), type: String(rec.type ?? '?'), startStep: done + 1, endStep: done + n });
-    done += n;
-  }
-  return out;
-}
-
-function stageLength(s: unknown): number | null {
-  if (!s || typeof s !== 'object') return null;
-  const r = s as { type?: unknown; steps?: unknown; epochs?: unknown; batch?: unknown; maxSteps?: unknown; data?: { n?: unknown } };
-  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-  if (r.type === 'rl') return num(r.steps);
-  if (r.type === 'sft') {
-    const epochs = num(r.epochs), batch = num(r.batch), n = num(r.data?.n), max = num(r.maxSteps);
-    if (epochs === null || batch === null || batch <= 0 || n === null) return max;
-    const steps = epochs * Math.ceil(n / batch);
-    return max === null ? steps : Math.min(max, steps);
-  }
-  return null;
-}
-
-/**
  * The recipe's boundaries corrected by the run's 'stage' events (data {stage, name, type, startStep}): an event's
  * startStep is where the stage really started. Sorted by stage.
  */

@@ -446,6 +446,28 @@ export function totalSteps(recipe: Recipe): number {
   return recipe.stages.reduce((a, s) => a + stageSteps(s), 0);
 }
 
+export interface StageBoundary { stage: number; name: string; type: string; startStep: number; endStep: number }
+
+/**
+ * Where each stage of a training recipe starts and ends on the run's global step axis (steps count from 1 across
+ * stages, as the orchestrator numbers them): stage i covers startStep..endStep. [] for a run without stages; stops
+ * at the first stage whose length cannot be told. Client-safe: the run page and the compare API both use it.
+ */
+export function stageBoundaries(spec: unknown): StageBoundary[] {
+  const stages = (spec as { stages?: unknown } | null)?.stages;
+  if (!Array.isArray(stages)) return [];
+  const out: StageBoundary[] = [];
+  let done = 0;
+  for (const [i, s] of (stages as Stage[]).entries()) {
+    let n: number;
+    try { n = stageSteps(s); } catch { return out; }
+    if (!Number.isFinite(n)) return out;
+    out.push({ stage: i, name: String(s.name ?? `stage ${i}`), type: String(s.type), startStep: done + 1, endStep: done + n });
+    done += n;
+  }
+  return out;
+}
+
 /** Every data source a recipe reads (for listing "datasets" and checking stored ones exist before a run). */
 export function recipeDataSources(recipe: Recipe): { where: string; source: PromptSource | z.output<typeof SftDataSchema> }[] {
   const out: { where: string; source: PromptSource | z.output<typeof SftDataSchema> }[] = [];

@@ -14,7 +14,7 @@ import { createRecipeVersion } from '../../server/recipes/store.ts';
 import { MICRO, MICRO_INPUT, EMBEDDED_ARITH_INPUT } from '../../server/recipes/defaults.ts';
 import { parseRecipe } from '../../server/recipes/schema.ts';
 import { diffSpecs } from '../../server/recipes/diff.ts';
-import { stageBoundaries } from '../../server/trpc/routers/runs.ts';
+import { stageBoundaries } from '../../server/recipes/schema.ts';
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;

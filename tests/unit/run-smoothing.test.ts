@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { debiasedEma, smoothingWeight } from '../../components/run/smoothing.ts';
-import { chartRows, controlsFor, estimateEta, formatDuration, mergeStageEvents, stageBoundariesFromSpec, stageOf, stepTimes } from '../../components/run/dashboard.ts';
+import { stageBoundaries } from '../../server/recipes/schema.ts';
+import { chartRows, controlsFor, estimateEta, formatDuration, mergeStageEvents, stageOf, stepTimes } from '../../components/run/dashboard.ts';
 import { applyRollouts, clearFinished, groupByGroupId, rolloutsOf, type LiveRollout } from '../../components/run/liveRollouts.ts';
 
 const close = (a: number | null, b: number, msg?: string) => assert.ok(a !== null && Math.abs(a - b) < 1e-9, `${msg ?? ''} ${a} ≈ ${b}`);
@@ -57,15 +58,15 @@ test('chartRows: one row per step, raw and smoothed, null where a key has no poi
   assert.equal(rows[1]!['b~'], 10);
 });
 
-test('stageBoundariesFromSpec: rl steps and sft epochs × ⌈n / batch⌉ capped by maxSteps', () => {
+test('stageBoundaries (the run page uses the recipe schema\'s): rl steps and sft epochs × ⌈n / batch⌉ capped by maxSteps', () => {
   const spec = { stages: [
     { name: 'sft', type: 'sft', epochs: 2, batch: 8, data: { n: 20 } },
     { name: 'rl1', type: 'rl', steps: 10 },
     { name: 'sft2', type: 'sft', epochs: 5, batch: 8, data: { n: 80 }, maxSteps: 7 },
   ] };
-  assert.deepEqual(stageBoundariesFromSpec(spec).map((b) => [b.name, b.startStep, b.endStep]), [['sft', 1, 6], ['rl1', 7, 16], ['sft2', 17, 23]]);
-  assert.deepEqual(stageBoundariesFromSpec(null), []);
-  assert.deepEqual(stageBoundariesFromSpec({ stages: [{ type: 'rl' }] }), []);
+  assert.deepEqual(stageBoundaries(spec).map((b) => [b.name, b.startStep, b.endStep]), [['sft', 1, 6], ['rl1', 7, 16], ['sft2', 17, 23]]);
+  assert.deepEqual(stageBoundaries(null), []);
+  assert.deepEqual(stageBoundaries({ stages: [{ type: 'rl' }] }), []);
 });
 
 test('mergeStageEvents: events move a stage start and add unknown stages; stageOf finds a step\'s stage', () => {

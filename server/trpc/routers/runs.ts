@@ -6,7 +6,7 @@ import { listMetricKeys, readSeries } from '../../store/metrics.ts';
 import { cancelRun } from '../../store/cancel.ts';
 import { config } from '../../config.ts';
 import { pauseTraining, resumeTraining } from '../../train.ts';
-import { stageSteps, type Stage } from '../../recipes/schema.ts';
+import { stageBoundaries } from '../../recipes/schema.ts';
 import { diffSpecs, type SpecDiff } from '../../recipes/diff.ts';
 import type { Database } from '../../db/client.ts';
 
@@ -127,25 +127,6 @@ export const runsRouter = router({
 async function mustExist(db: Database, id: string) {
   const run = await db.prisma.run.findUnique({ where: { id }, select: { id: true } });
   if (!run) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${id} not found` });
-}
-
-/**
- * Where each stage of a training recipe starts and ends on the run's global step axis (steps count from 1 across
- * stages, as the orchestrator numbers them): stage i covers startStep..endStep. [] for a run without stages.
- */
-export function stageBoundaries(spec: unknown): { stage: number; name: string; type: string; startStep: number; endStep: number }[] {
-  const stages = (spec as { stages?: unknown } | null)?.stages;
-  if (!Array.isArray(stages)) return [];
-  const out: { stage: number; name: string; type: string; startStep: number; endStep: number }[] = [];
-  let done = 0;
-  for (const [i, s] of (stages as Stage[]).entries()) {
-    let n: number;
-    try { n = stageSteps(s); } catch { return out; }
-    if (!Number.isFinite(n)) return out;
-    out.push({ stage: i, name: String(s.name ?? `stage ${i}`), type: String(s.type), startStep: done + 1, endStep: done + n });
-    done += n;
-  }
-  return out;
 }
 
 /** Wait `ms`, or less if `signal` aborts. Removes its abort listener either way: a stream polls for hours. */
