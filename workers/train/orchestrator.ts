@@ -109,11 +109,16 @@ export async function runTraining(ctx: TrainContext, recipe: Recipe): Promise<Tr
   await ctx.progress({ totalSteps: total, step: pos.step });
 
   let engine: OnnxEngine | null = null;
+  // Whether the trainer holds weights the engine has not loaded: stage ends, evaluations and RL stage starts all ask
+  // for a sync, and only the first after an update needs the export and reload.
+  let stale = true;
   const sync = async () => {
+    if (engine && !stale) return 0;
     const t0 = performance.now();
     await trainer.exportOnnx(exportDir);
     if (engine) await engine.reload(exportDir);
     else engine = await OnnxEngine.load(exportDir, { maxBatch: 32, threads: ctx.engineThreads });
+    stale = false;
     return (performance.now() - t0) / 1000;
   };
   const checkpoint = async (step: number, meta: CkptMeta) => {
@@ -127,10 +132,14 @@ export async function runTraining(ctx: TrainContext, recipe: Recipe): Promise<Tr
     const files = fs.readdirSync(path.join(ctx.runDir, 'checkpoints')).filter((f) => /^step-\d+\.pt$/.test(f)).sort();
     for (const f of files.slice(0, -KEEP_CHECKPOINT_FILES)) fs.rmSync(path.join(ctx.runDir, 'checkpoints', f), { force: true });
   };
+  let evalRefs: string[] | null = null; // generated eval sets are stored once per run, not once per evaluation
   const evaluate = async (step: number) => {
     if (!recipe.eval || !engine) return;
-    const refs = [];
-    for (const d of recipe.eval.datasets) refs.push(await evalDatasetRef(db, d));
+    if (!evalRefs) {
+      evalRefs = [];
+      for (const d of recipe.eval.datasets) evalRefs.push(await evalDatasetRef(db, d));
+    }
+    const refs = evalRefs;
     const spec = EvalSpecSchema.parse({
       engine: { kind: 'embedded', checkpoint: exportDir }, datasets: refs, k: recipe.eval.k, temperature: recipe.eval.temperature,
       maxTokens: recipe.eval.maxTokens, maxTurns: recipe.eval.maxTurns, step, seed: recipe.seed, toolTimeoutS: recipe.tool.timeoutS,
@@ -186,6 +195,7 @@ export async function runTraining(ctx: TrainContext, recipe: Recipe): Promise<Tr
       epochs: stage.epochs, batch: stage.batch, seed: recipe.seed + i, maxSteps: stage.maxSteps, skip: done, signal: ctx.signal,
       onStep: async (m) => {
         s++; n++;
+        stale = true;
         await ctx.metrics(s, { 'sft/loss': m.loss, 'sft/grad_norm': m.grad_norm, 'sft/lr': m.lr, 'train/tokens_per_s': m.tokens_per_s });
         await ctx.progress({ step: s });
         if (n % SFT_CHECKPOINT_EVERY === 0) await checkpoint(s, { stage: i, stageStep: n, stageDone: false });
@@ -222,6 +232,7 @@ export async function runTraining(ctx: TrainContext, recipe: Recipe): Promise<Tr
       const busy0 = (engine as OnnxEngine | null)?.computeMs ?? 0;
       const r = await rlStep({ engine: engine!, tokenizer: tok, sandbox: ctx.sandbox, verifier: ctx.verifier, trainer, signal: ctx.signal, onEvent: ctx.onEvent },
         cfg, prompts, ((recipe.seed * 7919 + s) % 100_000) * 100_000, rng);
+      stale = true;
       // Share of the rollout phase the engine spent inside the model (the method.md §6 utilisation).
       const engineBusy = (((engine as OnnxEngine | null)?.computeMs ?? 0) - busy0) / 1000 / Math.max(1e-9, r.timings.rollout);
       const syncS = await sync();
