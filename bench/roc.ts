@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../server/db/client.ts';
 import { migrate } from '../server/db/migrate.ts';
-import { parseRecipe, type RecipeInput } from '../server/recipes/schema.ts';
+import { parseRecipe, type RecipeInput } from '../contracts/recipe.ts';
 import { createRun } from '../server/store/runs.ts';
 import { logMetrics } from '../server/store/metrics.ts';
 import { Verifier } from '../workers/reward/verifier.ts';

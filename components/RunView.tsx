@@ -15,7 +15,7 @@ import { ShareButton } from './share/ShareButton.tsx';
 import { RunDashboard } from './run/RunDashboard.tsx';
 import { RunProgress } from './run/RunProgress.tsx';
 import { mergeStageEvents, PANEL_KEYS } from './run/dashboard.ts';
-import { stageBoundaries } from '../server/recipes/schema.ts';
+import { stageBoundaries } from '../contracts/recipe.ts';
 import { applyRollouts, clearFinished, rolloutsOf, type LiveRollout } from './run/liveRollouts.ts';
 
 type MetricEventData = { step: number; time: number; values: Record<string, number> };

@@ -1,22 +1,4 @@
-/**
- * An error meant for a person: one line saying what is wrong and how to fix it. Entry points print
- * `message` (never a stack) and exit non-zero; tRPC turns it into a BAD_REQUEST with the same text.
- */
-export class UserError extends Error {
-  readonly fix?: string;
-  readonly field?: string;
-  constructor(message: string, opts: { fix?: string; field?: string } = {}) {
-    super(opts.fix ? `${message} — ${opts.fix}` : message);
-    this.name = 'UserError';
-    this.fix = opts.fix;
-    this.field = opts.field;
-  }
-}
-
-export function errorMessage(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
-}
+import { UserError, errorMessage } from '../contracts/errors.ts';
 
 /** Print an error for a person: a UserError as its one line; anything else as one line plus where to look. */
 export function reportFatal(prefix: string, err: unknown): void {
@@ -28,16 +10,4 @@ export function reportFatal(prefix: string, err: unknown): void {
     if (process.env.TOOLSMITH_DEBUG) console.error(err);
     else console.error(`${prefix}: (set TOOLSMITH_DEBUG=1 for the full stack trace)`);
   }
-}
-
-/** Zod issues as one line naming each field path and the reason ("k: Too small: expected number to be >=1; …"). */
-export function zodIssuesText(issues: { path: PropertyKey[]; message: string }[], prefix = ''): string {
-  return issues.map((i) => `${[prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(input)'}: ${i.message}`).join('; ');
-}
-
-/** Validate user input with a zod schema; a failure is a UserError naming the fields and reasons. */
-export function parseUserInput<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, value: unknown, label = ''): T {
-  const r = schema.safeParse(value);
-  if (!r.success) throw new UserError(`${label ? `${label}: ` : ''}${zodIssuesText(r.error.issues)}`);
-  return r.data;
 }

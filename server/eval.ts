@@ -1,8 +1,8 @@
 import type { Database } from './db/client.ts';
-import { parseUserInput } from './errors.ts';
+import { parseUserInput } from '../contracts/errors.ts';
 import { enqueue } from './jobs/queue.ts';
 import { createRun } from './store/runs.ts';
-import { EvalSpecSchema, type EvalSpecInput } from '../workers/eval/spec.ts';
+import { EvalSpecSchema, type EvalSpecInput } from '../contracts/eval.ts';
 
 /** Start an evaluation: validate the spec (errors name the field), create its run and the job a worker picks up. */
 export async function launchEval(db: Database, input: EvalSpecInput, name?: string) {

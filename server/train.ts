@@ -1,7 +1,7 @@
 import type { Database } from './db/client.ts';
-import { UserError } from './errors.ts';
+import { UserError } from '../contracts/errors.ts';
 import { cancel as cancelJob, enqueue } from './jobs/queue.ts';
-import { parseRecipe, totalSteps } from './recipes/schema.ts';
+import { parseRecipe, totalSteps } from '../contracts/recipe.ts';
 import { createRecipeVersion, getRecipe } from './recipes/store.ts';
 import { appendEvent } from './store/events.ts';
 import { createRun, setRunStatus } from './store/runs.ts';

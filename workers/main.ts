@@ -1,7 +1,8 @@
 import { config } from '../server/config.ts';
 import { openDatabase } from '../server/db/client.ts';
 import { migrate } from '../server/db/migrate.ts';
-import { errorMessage, reportFatal } from '../server/errors.ts';
+import { errorMessage } from '../contracts/errors.ts';
+import { reportFatal } from '../server/errors.ts';
 import { handlers } from './handlers/index.ts';
 import { Worker } from './worker.ts';
 

@@ -4,7 +4,7 @@ import * as queue from '../server/jobs/queue.ts';
 import { appendEvent } from '../server/store/events.ts';
 import { logMetrics } from '../server/store/metrics.ts';
 import { setRunProgress, setRunStatus, type RunStatus } from '../server/store/runs.ts';
-import { errorMessage } from '../server/errors.ts';
+import { errorMessage } from '../contracts/errors.ts';
 import { PermanentJobError, type JobContext, type JobHandler } from './types.ts';
 
 export interface WorkerOptions {

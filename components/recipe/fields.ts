@@ -5,7 +5,7 @@
  * aside), SFT_FIELDS / RL_FIELDS to one stage, EVAL_SOURCE_FIELDS to one evaluation dataset.
  * tests/unit/recipe-designer.test.ts walks the zod schema and checks every field has an entry here.
  */
-import { EMBEDDED_DEFAULTS, FAMILIES, REPORT_DEFAULTS } from '../../server/recipes/schema.ts';
+import { EMBEDDED_DEFAULTS, FAMILIES, REPORT_DEFAULTS } from '../../contracts/recipe.ts';
 import type { Spec } from './path.ts';
 
 export type ModelKind = 'embedded' | 'checkpoint';

@@ -5,7 +5,7 @@ import { redact } from '../db/url.ts';
 import { launchDiagnostics } from '../diagnostics.ts';
 import { followRun } from './follow.ts';
 import { parseFlags } from './args.ts';
-import { UserError } from '../errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import { datasetCommand } from './dataset.ts';
 import { verifyCommand } from './verify.ts';
 import { serveModelCommand } from './serve-model.ts';

@@ -1,7 +1,7 @@
 import { config } from '../config.ts';
 import { openDatabase } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
-import { UserError } from '../errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import { parseFlags } from './args.ts';
 import type { Command } from './commands.ts';
 import { getDataset, importDatasetFile, listDatasets, listProblems, type Split } from '../datasets/import.ts';

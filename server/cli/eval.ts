@@ -4,7 +4,7 @@ import { parseFlags } from './args.ts';
 import { config } from '../config.ts';
 import { openDatabase } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
-import { UserError, errorMessage } from '../errors.ts';
+import { UserError, errorMessage } from '../../contracts/errors.ts';
 import { launchEval } from '../eval.ts';
 import { appendEvent } from '../store/events.ts';
 import { followRun } from './follow.ts';
@@ -22,7 +22,7 @@ export const evalCommand: Command = {
   --dataset            stored dataset names (npx toolsmith dataset list), each optionally name@version
   --split all|train|test   (default all)      --limit N   at most N problems per dataset
   --k N (16)  --temperature T (0.6)  --top-p P (1)  --max-tokens N (30000)  --max-turns N (30)  --seed S (0)
-  --template paper|compact|embedded (default: embedded for --checkpoint, paper for --url)
+  --template full|compact|minimal (the recipe's template variants; default: minimal for --checkpoint, full for --url)
   --queue              let a running worker do it and stream its progress here
 Every trajectory is stored (split "eval") and the results appear on the run's page.`,
   async run(args) {

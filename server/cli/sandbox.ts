@@ -1,4 +1,5 @@
-import { UserError, reportFatal } from '../errors.ts';
+import { UserError } from '../../contracts/errors.ts';
+import { reportFatal } from '../errors.ts';
 import { isLoopback, listenError } from './listen.ts';
 import { parseFlags } from './args.ts';
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseFlags } from './args.ts';
-import { UserError } from '../errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import { isLoopback, listenError } from './listen.ts';
 import type { Command } from './commands.ts';
 

@@ -4,7 +4,7 @@ import { parseFlags } from './args.ts';
 import { config } from '../config.ts';
 import { openDatabase, type Database } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
-import { UserError } from '../errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import { seedDefaultRecipes } from '../recipes/store.ts';
 import { readEvents } from '../store/events.ts';
 import { FINISHED, type RunStatus } from '../store/runs.ts';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import readline from 'node:readline';
 import type { Command } from './commands.ts';
 import { parseFlags } from './args.ts';
-import { UserError } from '../errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 
 /** `npx toolsmith verify`: check answers with the reward verifier (workers/reward). */
 export const verifyCommand: Command = {

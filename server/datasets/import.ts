@@ -9,11 +9,12 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { Database, PrismaClient } from '../db/client.ts';
 import { inTransaction, insertRows } from '../db/batch.ts';
-import { UserError } from '../errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import { newId } from '../ids.ts';
 import { isUniqueViolation } from '../store/events.ts';
 import { ParseError, parseCsv, parseJsonl, readParquet, type SourceRow } from './parse.ts';
 import { dedupe, mapRows, normaliseProblem, resolveMapping } from './mapping.ts';
+import { NAME_RE, NAME_RULE } from '../../contracts/names.ts';
 
 export type DatasetFormat = 'jsonl' | 'csv' | 'parquet';
 export type Split = 'train' | 'test';
@@ -40,8 +41,6 @@ export interface ImportResult {
   splits: Record<string, number>;
   mapping: { problemField: string; answerField: string; idField?: string };
 }
-
-export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
 export function formatOf(file: string, given?: string): DatasetFormat {
   const f = (given ?? path.extname(file).slice(1)).toLowerCase();
@@ -99,7 +98,7 @@ export async function importDatasetFile(db: Database, file: string, opts: Import
 
 /** Import bytes (from a file or an upload). `file` is the name used in messages and metadata. */
 export async function importDataset(db: Database, bytes: Uint8Array, opts: ImportOptions & { file: string; format: DatasetFormat }): Promise<ImportResult> {
-  if (!NAME_RE.test(opts.name)) throw new UserError(`dataset name "${opts.name}" is not allowed`, { fix: 'use 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit', field: 'name' });
+  if (!NAME_RE.test(opts.name)) throw new UserError(`dataset name "${opts.name}" is not allowed`, { fix: NAME_RULE, field: 'name' });
   if (opts.split && opts.testFraction !== undefined) throw new UserError('--split and --test-fraction cannot be used together', { fix: 'choose one' });
   if (opts.split && opts.split !== 'train' && opts.split !== 'test') throw new UserError(`split "${opts.split}" is not train or test`, { field: 'split' });
   if (opts.testFraction !== undefined && !(opts.testFraction >= 0 && opts.testFraction <= 1)) throw new UserError(`test fraction ${opts.testFraction} is not between 0 and 1`, { field: 'testFraction' });

@@ -3,7 +3,7 @@
  * verl conventions (prompt = list of chat messages, reward_model = {ground_truth, style}, extra_info = metadata).
  * Pure: no I/O.
  */
-import { UserError } from '../errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import type { Row, SourceRow } from './parse.ts';
 
 export const PROBLEM_CANDIDATES = ['problem', 'question', 'prompt'];

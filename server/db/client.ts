@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PrismaClient } from './generated/sqlite/client.ts';
-import { UserError } from '../errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import { config } from '../config.ts';
 import { parseDatabaseUrl, placeholders, redact, type Dialect } from './url.ts';
 import { pgConnectionError } from './pg-errors.ts';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { UserError } from '../errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import { parseDatabaseUrl, type Dialect } from './url.ts';
 import { pgConnectionError } from './pg-errors.ts';
 

@@ -1,4 +1,4 @@
-import { UserError } from '../errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import { redact } from './url.ts';
 
 /** Turn a PostgreSQL connection failure into one line that says what to do. */

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { UserError } from '../errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 
 export type Dialect = 'sqlite' | 'postgresql';
 export type ParsedUrl = { dialect: 'sqlite'; file: string } | { dialect: 'postgresql'; url: string };

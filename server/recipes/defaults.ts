@@ -4,7 +4,7 @@
  * the embedded transformer, sized to finish in about 15 minutes on a 2-core CPU. `micro` is a seconds-long recipe
  * for tests. Client-safe (no node: imports).
  */
-import { parseRecipe, type Recipe, type RecipeInput } from './schema.ts';
+import { parseRecipe, type Recipe, type RecipeInput } from '../../contracts/recipe.ts';
 
 /**
  * The knobs of embedded-arith in one place, to calibrate against the 15-minute budget. Cost is dominated by

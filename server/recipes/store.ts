@@ -5,11 +5,12 @@
  * change of a default never changes what an old version means.
  */
 import type { Database } from '../db/client.ts';
-import { UserError } from '../errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import { newId } from '../ids.ts';
 import { isUniqueViolation } from '../store/events.ts';
 import { BUILTIN_RECIPES } from './defaults.ts';
-import { parseRecipe, totalSteps, RECIPE_NAME_RE, type Recipe } from './schema.ts';
+import { parseRecipe, totalSteps, type Recipe } from '../../contracts/recipe.ts';
+import { NAME_RE, NAME_RULE } from '../../contracts/names.ts';
 
 export interface StoredRecipe {
   id: string;
@@ -57,8 +58,8 @@ export interface CreateRecipeResult { status: 'created' | 'unchanged'; recipe: S
 export async function createRecipeVersion(
   db: Database, name: string, spec: unknown, opts: { note?: string | null; parentId?: string | null } = {},
 ): Promise<CreateRecipeResult> {
-  if (!RECIPE_NAME_RE.test(name)) {
-    throw new UserError(`recipe name "${name}" is not allowed`, { fix: 'use 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit', field: 'name' });
+  if (!NAME_RE.test(name)) {
+    throw new UserError(`recipe name "${name}" is not allowed`, { fix: NAME_RULE, field: 'name' });
   }
   if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) throw new UserError('recipe: (input): expected a JSON object');
   const given = (spec as { name?: unknown }).name;

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Database } from '../db/client.ts';
 import { newId } from '../ids.ts';
-import { parseUserInput, UserError } from '../errors.ts';
+import { parseUserInput, UserError } from '../../contracts/errors.ts';
 import { listMetricKeys, readSeries, type SeriesPoint } from '../store/metrics.ts';
 import { readEvents, type RunEvent } from '../store/events.ts';
 

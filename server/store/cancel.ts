@@ -1,5 +1,5 @@
 import type { Database } from '../db/client.ts';
-import { UserError } from '../errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import { cancel as cancelJob } from '../jobs/queue.ts';
 import { appendEvent } from './events.ts';
 import { FINISHED, setRunStatus, type RunStatus } from './runs.ts';

@@ -1,7 +1,7 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import { ZodError } from 'zod';
 import type { Database } from '../db/client.ts';
-import { UserError, zodIssuesText } from '../errors.ts';
+import { UserError, zodIssuesText } from '../../contracts/errors.ts';
 
 export interface Context { db: Database }
 

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { freshDatabase } from '../helpers/db.ts';
 import type { Database } from '../../server/db/client.ts';
-import { UserError } from '../../server/errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import { getDataset, importDatasetFile, listDatasets, listProblems } from '../../server/datasets/import.ts';
 import { datasetsRouter } from '../../server/trpc/routers/datasets.ts';
 import { createCallerFactory, router } from '../../server/trpc/init.ts';

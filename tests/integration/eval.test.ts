@@ -15,7 +15,7 @@ import { createRun } from '../../server/store/runs.ts';
 import { readEvents } from '../../server/store/events.ts';
 import { OnnxEngine } from '../../workers/engines/onnx-engine.ts';
 import { runEvaluation } from '../../workers/eval/run.ts';
-import { EvalSpecSchema } from '../../workers/eval/spec.ts';
+import { EvalSpecSchema } from '../../contracts/eval.ts';
 import { Verifier } from '../../workers/reward/verifier.ts';
 import { SandboxPool } from '../../workers/sandbox/pool.ts';
 import { generate } from '../../workers/tasks/arith.ts';
@@ -137,7 +137,7 @@ test('a worker runs an "eval" job: live rollout events, then the table; an OpenA
     await waitFor('serve-model to answer', async () => (await fetch(`http://127.0.0.1:${port}/v1/models`).catch(() => null))?.ok, { timeoutMs: 30_000, detail: () => server.output() });
     const served = ((await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json()) as { data: { id: string }[] }).data[0]!.id;
     const r = await runCli(['eval', '--url', `http://127.0.0.1:${port}`, '--model', served, '--tokenizer', path.join(model, 'tokenizer.json'),
-      '--template', 'embedded', '--dataset', 'arith-test', '--k', '1', '--max-tokens', '400', '--max-turns', '5', '--temperature', '0'], env(), 180_000);
+      '--template', 'minimal', '--dataset', 'arith-test', '--k', '1', '--max-tokens', '400', '--max-turns', '5', '--temperature', '0'], env(), 180_000);
     assert.equal(r.code, 0, r.stderr + r.stdout);
     const viaServer = await db.prisma.run.findFirstOrThrow({ where: { kind: 'eval' }, orderBy: { createdAt: 'desc' } });
     const rows = (await evalRun(viaServer.id)).rows;

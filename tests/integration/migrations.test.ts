@@ -11,7 +11,7 @@ import { killAll, runCli } from '../helpers/proc.ts';
 import { listMigrations, migrate, MIGRATIONS_ROOT } from '../../server/db/migrate.ts';
 import { openDatabase } from '../../server/db/client.ts';
 import { parseDatabaseUrl } from '../../server/db/url.ts';
-import { UserError } from '../../server/errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 
 after(killAll);
 

@@ -8,7 +8,7 @@ import { appendEvent, appendEvents, isUniqueViolation, readEvents } from '../../
 import { logMetrics, readSeries } from '../../server/store/metrics.ts';
 import { createRun } from '../../server/store/runs.ts';
 import { cancelRun } from '../../server/store/cancel.ts';
-import { UserError } from '../../server/errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;

@@ -2,10 +2,10 @@ import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshDatabase } from '../helpers/db.ts';
 import type { Database } from '../../server/db/client.ts';
-import { UserError } from '../../server/errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import { EMBEDDED_ARITH, MICRO_INPUT } from '../../server/recipes/defaults.ts';
 import { createRecipeVersion, getRecipe, listRecipes, listRecipeVersions, seedDefaultRecipes } from '../../server/recipes/store.ts';
-import { totalSteps } from '../../server/recipes/schema.ts';
+import { totalSteps } from '../../contracts/recipe.ts';
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;

@@ -5,7 +5,7 @@ import { TRPCError } from '@trpc/server';
 import { ZodError } from 'zod';
 import { freshDatabase } from '../helpers/db.ts';
 import type { Database } from '../../server/db/client.ts';
-import { UserError, zodIssuesText } from '../../server/errors.ts';
+import { UserError, zodIssuesText } from '../../contracts/errors.ts';
 import { createRun } from '../../server/store/runs.ts';
 import { insertTrajectories, type TrajectoryInput } from '../../server/store/trajectories.ts';
 import { logMetrics } from '../../server/store/metrics.ts';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseFlags } from '../../server/cli/args.ts';
-import { UserError } from '../../server/errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 
 const SPEC = { kinds: 'string', steps: 'number', queue: 'boolean' } as const;
 

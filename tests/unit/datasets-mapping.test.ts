@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dedupe, getPath, mapRows, normaliseProblem, resolveMapping } from '../../server/datasets/mapping.ts';
 import { assignSplits, contentHash } from '../../server/datasets/import.ts';
-import { UserError } from '../../server/errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import type { SourceRow } from '../../server/datasets/parse.ts';
 
 const rows = (...data: Record<string, unknown>[]): SourceRow[] => data.map((d, i) => ({ data: d, line: i + 1, row: i + 1 }));

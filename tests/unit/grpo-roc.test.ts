@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  advantages, isPositive, selectGroup, selectStep, splitQuota, DEFAULT_ROC_OPTIONS, type RocSample,
-} from '../../workers/rl/grpo-roc.ts';
+import { advantages, isPositive, selectGroup, selectStep, splitQuota, DEFAULT_ROC_OPTIONS, type RocSample } from '../../workers/rl/grpo-roc.ts';
 import { penalties, trajectoryFacts, trajectoryPenalties } from '../../workers/rl/penalties.ts';
 import { inclusionProbabilities, uniformSample, weightedSample } from '../../workers/rl/sampling.ts';
 import { mulberry32 } from '../../workers/engines/sampling.ts';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EMBEDDED_ARITH, EMBEDDED_ARITH_INPUT, MICRO_INPUT } from '../../server/recipes/defaults.ts';
-import { EvalSourceSchema, RecipeSchema, RlStageSchema, SftStageSchema, stageSteps, validateRecipe } from '../../server/recipes/schema.ts';
+import { EvalSourceSchema, RecipeSchema, RlStageSchema, SftStageSchema, stageSteps, validateRecipe } from '../../contracts/recipe.ts';
 import { errorsByPath, getPath, movePath, parseSpecJson, setPath, specToJson, stableJson, type Spec } from '../../components/recipe/path.ts';
 import { EVAL_SOURCE_FIELDS, RECIPE_FIELDS, RL_FIELDS, SFT_FIELDS, defaultText, newStage, stageNames, timelineOf, type Catalogue } from '../../components/recipe/fields.ts';
 

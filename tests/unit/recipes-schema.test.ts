@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { UserError } from '../../server/errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import { EMBEDDED_ARITH, EMBEDDED_ARITH_INPUT, EMBEDDED_ARITH_KNOBS, MICRO, MICRO_INPUT } from '../../server/recipes/defaults.ts';
-import { parseRecipe, REPORT_DEFAULTS, stageSteps, totalSteps, validateRecipe, type RlStage, type SftStage } from '../../server/recipes/schema.ts';
+import { parseRecipe, REPORT_DEFAULTS, stageSteps, totalSteps, validateRecipe, type RlStage, type SftStage } from '../../contracts/recipe.ts';
 
 const rl = (over: Record<string, unknown> = {}) => ({ type: 'rl', name: 'rl', data: { kind: 'generated', n: 10 }, ...over });
 const sft = (over: Record<string, unknown> = {}) => ({ type: 'sft', name: 'sft', data: { kind: 'generated', n: 100 }, ...over });

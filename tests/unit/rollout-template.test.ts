@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  buildPrompt, toolResponseTurn, stopStrings, pyJson, templateSettings, COMPACT_TEMPLATE_SETTINGS, toolSchema,
-} from '../../workers/rollout/template.ts';
+import { buildPrompt, toolResponseTurn, stopStrings, pyJson, templateSettings, COMPACT_TEMPLATE_SETTINGS, toolSchema } from '../../workers/rollout/template.ts';
 
 const SCHEMA =
   '{"type": "function", "function": {"name": "execute_python_code_with_standard_io", "description": "Execute Python code with standard input and capture standard output. This function takes a Python code string and an input string, provides the input string through standard input (stdin) to the code, and captures and returns any output produced through standard output (stdout). If the executed code raises an exception, the error message will be captured and returned instead.", ' +

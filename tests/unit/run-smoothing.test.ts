@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { debiasedEma, smoothingWeight } from '../../components/run/smoothing.ts';
-import { stageBoundaries } from '../../server/recipes/schema.ts';
+import { stageBoundaries } from '../../contracts/recipe.ts';
 import { chartRows, controlsFor, estimateEta, formatDuration, mergeStageEvents, stageOf, stepTimes } from '../../components/run/dashboard.ts';
 import { applyRollouts, clearFinished, groupByGroupId, rolloutsOf, type LiveRollout } from '../../components/run/liveRollouts.ts';
 

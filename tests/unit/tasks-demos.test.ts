@@ -10,9 +10,7 @@ import { countAnswerBlocks, lastAnswerBlock, parseTurn } from '../../workers/rol
 import { EMBEDDED_TEMPLATE_SETTINGS as S, IM_END, buildPrompt, stopStrings, toolResponseTurn } from '../../workers/rollout/template.ts';
 import { DEFAULT_TOOL_FORMAT, formatToolResult } from '../../workers/sandbox/format.ts';
 import { generate, makeProblem } from '../../workers/tasks/arith.ts';
-import {
-  asSandboxResult, breakCode, demoText, kindCounts, sftDataset, sftDemo, tokenizeDemo, type Demo, type Segment,
-} from '../../workers/tasks/demos.ts';
+import { asSandboxResult, breakCode, demoText, kindCounts, sftDataset, sftDemo, tokenizeDemo, type Demo, type Segment } from '../../workers/tasks/demos.ts';
 
 const PYTHON = ['/usr/bin/python3', 'python3'].find((p) => spawnSync(p, ['-c', 'pass']).status === 0) ?? null;
 const ZYGOTE = new URL('../../workers/sandbox/zygote.py', import.meta.url).pathname;

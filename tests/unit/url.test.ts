@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { parseDatabaseUrl, placeholders, redact } from '../../server/db/url.ts';
-import { UserError } from '../../server/errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 
 /** Assert `fn` throws a one-line UserError that names DATABASE_URL and says how to fix it. */
 function throwsUserError(fn: () => unknown, mustInclude: RegExp): UserError {

@@ -7,21 +7,19 @@
  */
 import type { Database } from '../../server/db/client.ts';
 import { getDataset } from '../../server/datasets/import.ts';
-import { UserError } from '../../server/errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import { newId } from '../../server/ids.ts';
 import { insertTrajectories } from '../../server/store/trajectories.ts';
 import type { InferenceEngine } from '../engines/types.ts';
 import type { Verifier } from '../reward/verifier.ts';
 import { runRollouts, type RolloutEvent } from '../rollout/agent.ts';
 import { scoreTrajectory } from '../rollout/score.ts';
-import {
-  COMPACT_TEMPLATE_SETTINGS, DEFAULT_TEMPLATE_SETTINGS, EMBEDDED_TEMPLATE_SETTINGS, type TemplateSettings,
-} from '../rollout/template.ts';
+import { COMPACT_TEMPLATE_SETTINGS, DEFAULT_TEMPLATE_SETTINGS, EMBEDDED_TEMPLATE_SETTINGS, type TemplateSettings } from '../rollout/template.ts';
 import { toTrajectoryInput } from '../rollout/to-store.ts';
 import { toolStats } from '../rollout/trajectory.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 import { summarize, type BenchmarkSummary, type SampleOutcome } from './metrics.ts';
-import type { EvalSpec } from './spec.ts';
+import type { EvalSpec } from '../../contracts/eval.ts';
 
 export interface EvalDeps {
   db: Database;
@@ -42,8 +40,8 @@ export interface EvalDeps {
 export interface EvalRow extends BenchmarkSummary { benchmark: string; datasetId: string }
 
 export function templateFor(spec: Pick<EvalSpec, 'template' | 'engine'>): TemplateSettings {
-  const t = spec.template ?? (spec.engine.kind === 'embedded' ? 'embedded' : 'paper');
-  return t === 'embedded' ? EMBEDDED_TEMPLATE_SETTINGS : t === 'compact' ? COMPACT_TEMPLATE_SETTINGS : DEFAULT_TEMPLATE_SETTINGS;
+  const t = spec.template ?? (spec.engine.kind === 'embedded' ? 'minimal' : 'full');
+  return t === 'minimal' ? EMBEDDED_TEMPLATE_SETTINGS : t === 'compact' ? COMPACT_TEMPLATE_SETTINGS : DEFAULT_TEMPLATE_SETTINGS;
 }
 
 /** A stored dataset by `name` or `name@version` (latest version otherwise); a UserError naming it when missing. */

@@ -1,11 +1,11 @@
 import { createEngine } from '../engines/create.ts';
 import { formatEvalTable, runEvaluation } from '../eval/run.ts';
-import { EvalSpecSchema } from '../eval/spec.ts';
+import { EvalSpecSchema } from '../../contracts/eval.ts';
 import { Verifier } from '../reward/verifier.ts';
 import { publishLiveRollouts } from './live.ts';
 import { createSandbox } from '../sandbox/index.ts';
 import { PermanentJobError, type JobContext, type JobHandler } from '../types.ts';
-import { zodIssuesText } from '../../server/errors.ts';
+import { zodIssuesText } from '../../contracts/errors.ts';
 
 
 /**

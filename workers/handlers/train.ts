@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { config } from '../../server/config.ts';
-import { RecipeSchema } from '../../server/recipes/schema.ts';
-import { zodIssuesText } from '../../server/errors.ts';
+import { RecipeSchema } from '../../contracts/recipe.ts';
+import { zodIssuesText } from '../../contracts/errors.ts';
 import { Verifier } from '../reward/verifier.ts';
 import { publishLiveRollouts } from './live.ts';
 import { createSandbox } from '../sandbox/index.ts';

@@ -19,6 +19,7 @@
  *
  * roc = false is plain GRPO: every sample of a (non-dropped) group is kept; sample G rollouts instead of 2G upstream.
  */
+import type { PositiveSelection } from '../../contracts/recipe.ts';
 import { uniformSample, weightedSample, type Rng } from './sampling.ts';
 
 export interface RocSample {
@@ -27,7 +28,6 @@ export interface RocSample {
   pFormat: number;
 }
 
-export type PositiveSelection = 'weighted' | 'lowest';
 export type StdKind = 'population' | 'sample';
 
 export interface RocOptions {

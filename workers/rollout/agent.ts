@@ -13,7 +13,8 @@
  * nothing but a function call per chunk.
  */
 import type { GenerateFinish, InferenceEngine } from '../engines/types.ts';
-import { formatToolResult, DEFAULT_TOOL_FORMAT, type ToolFormat } from '../sandbox/format.ts';
+import { formatToolResult, DEFAULT_TOOL_FORMAT } from '../sandbox/format.ts';
+import { type ToolFormat } from '../../contracts/recipe.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 import { afterGeneration, afterTool, maxTokensForNextTurn, type StopLimits } from './stop.ts';
 import { buildPrompt, DEFAULT_TEMPLATE_SETTINGS, stopStrings, toolResponseTurn, type TemplateSettings } from './template.ts';

@@ -19,8 +19,8 @@
  * string, so the model never generated `<|im_end|>` itself). Everything in this string is appended by the rollout,
  * not generated: all of it is "tool tokens" (response mask 0, counted in the length budget).
  */
+import type { PromptVariant } from '../../contracts/recipe.ts';
 
-export type PromptVariant = 'full' | 'compact' | 'minimal';
 
 export interface TemplateSettings {
   /** Tool (function) name the model must call. Paper: execute_python_code_with_standard_io; released code: python_code_with_standard_io. */

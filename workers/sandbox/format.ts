@@ -1,3 +1,4 @@
+import type { ToolFormat } from '../../contracts/recipe.ts';
 import type { SandboxResult } from './types.ts';
 
 /**
@@ -9,11 +10,6 @@ import type { SandboxResult } from './types.ts';
  * Truncation: `maxFieldChars` cuts stdout and stderr each (code-judge: 1000); `middle` keeps the first `head`
  * and last `tail` characters of the whole text (verl: 128 + 128). Both off by default (the paper sets none).
  */
-export interface ToolFormat {
-  style: 'paper' | 'released';
-  maxFieldChars?: number | null;
-  middle?: { head: number; tail: number } | null;
-}
 
 export const DEFAULT_TOOL_FORMAT: ToolFormat = { style: 'paper', maxFieldChars: null, middle: null };
 

@@ -1,4 +1,4 @@
-import { UserError } from '../../server/errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import { SandboxPool, type PoolOptions } from './pool.ts';
 import { parseNodeUrls, RemoteSandbox, type RemoteOptions } from './remote.ts';
 import type { Sandbox } from './types.ts';

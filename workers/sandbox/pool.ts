@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { config } from '../../server/config.ts';
 import { parseDatabaseUrl } from '../../server/db/url.ts';
-import { UserError } from '../../server/errors.ts';
+import { UserError } from '../../contracts/errors.ts';
 import { bwrapCommand } from './bwrap.ts';
 import { internalResult, type CallStatus, type RunOptions, type Sandbox, type SandboxCall, type SandboxResult } from './types.ts';
 import { ZygoteProcess, type ZygoteReply } from './zygote-process.ts';

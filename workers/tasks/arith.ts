@@ -13,15 +13,13 @@
  * not in the default family list (DEFAULT_FAMILIES): pass it explicitly.
  */
 import { createHash } from 'node:crypto';
+import { FAMILIES, type Difficulty, type Family } from '../../contracts/recipe.ts';
 import { mulberry32 } from '../engines/sampling.ts';
 
-export type Family = 'product' | 'sum' | 'powmod' | 'mod' | 'choose' | 'arrange' | 'factorial' | 'count' | 'word' | 'easy';
 export type Split = 'train' | 'test';
-export type Difficulty = 1 | 2 | 3;
 
-export const ALL_FAMILIES: readonly Family[] = ['product', 'sum', 'powmod', 'mod', 'choose', 'arrange', 'factorial', 'count', 'word', 'easy'];
 /** The tool-worthy families (everything but `easy`). */
-export const DEFAULT_FAMILIES: readonly Family[] = ALL_FAMILIES.filter((f) => f !== 'easy');
+export const DEFAULT_FAMILIES: readonly Family[] = FAMILIES.filter((f) => f !== 'easy');
 /** Percent of all problem texts that are held out (test split). A constant, so that splits never overlap. */
 export const HELD_OUT_PERCENT = 10;
 

@@ -4,9 +4,10 @@
  */
 import type { Database } from '../../server/db/client.ts';
 import { importDataset } from '../../server/datasets/import.ts';
-import type { PromptSource } from '../../server/recipes/schema.ts';
+import type { PromptSource } from '../../contracts/recipe.ts';
 import { resolveDataset } from '../eval/run.ts';
-import { generate, type Family } from '../tasks/arith.ts';
+import { generate } from '../tasks/arith.ts';
+import { type Family } from '../../contracts/recipe.ts';
 
 export interface TaskProblem { id: string; question: string; answer: string }
 

@@ -12,7 +12,7 @@ import { toolStats, type Trajectory } from '../rollout/trajectory.ts';
 import { trajectoryPenalties } from '../rl/penalties.ts';
 import { selectStep, type GroupSelection, type RocOptions } from '../rl/grpo-roc.ts';
 import type { Rng } from '../rl/sampling.ts';
-import type { ToolFormat } from '../sandbox/format.ts';
+import type { ToolFormat } from '../../contracts/recipe.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 import type { PolicyMetrics, TrainerClient } from '../trainer/client.ts';
 import { policySample } from './policy-batch.ts';

@@ -6,7 +6,7 @@ import { listMetricKeys, readSeries } from '../../store/metrics.ts';
 import { cancelRun } from '../../store/cancel.ts';
 import { config } from '../../config.ts';
 import { pauseTraining, resumeTraining } from '../../train.ts';
-import { stageBoundaries } from '../../recipes/schema.ts';
+import { stageBoundaries } from '../../../contracts/recipe.ts';
 import { diffSpecs, type SpecDiff } from '../../recipes/diff.ts';
 import type { Database } from '../../db/client.ts';
 

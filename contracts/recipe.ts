@@ -15,20 +15,14 @@
  * `block_size` characters and whose parameters number ~100K. The fields are optional in the input and the parse
  * fills them in (resolveDefaults), so the UI shows the resolved values.
  *
- * Client-safe on purpose: no node: imports and no runtime imports from workers/ (the recipe editor bundles this
- * file); worker types are imported as types only and checked against the schema below.
+ * A contract (contracts/): zod and types only, so the recipe editor bundles it. The workers take their shared
+ * types from here (task families, template variants, tool format, RoC's positive selection).
  */
 import { z } from 'zod';
-import { zodIssuesText, parseUserInput } from '../errors.ts';
-import type { Family, Difficulty } from '../../workers/tasks/arith.ts';
-import type { DemoShares } from '../../workers/tasks/demos.ts';
-import type { PromptVariant } from '../../workers/rollout/template.ts';
-import type { ToolFormat } from '../../workers/sandbox/format.ts';
-import type { PositiveSelection } from '../../workers/rl/grpo-roc.ts';
+import { zodIssuesText, parseUserInput } from './errors.ts';
+import { NAME_RE, NAME_RULE } from './names.ts';
 
-/** Same rule as dataset names (server/datasets/import.ts NAME_RE); copied so this file stays client-safe. */
-export const RECIPE_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
-const nameField = z.string().regex(RECIPE_NAME_RE, 'use 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit');
+const nameField = z.string().regex(NAME_RE, NAME_RULE);
 
 // ---- Report values and embedded (scaled) values ------------------------------------------------------------------
 
@@ -90,11 +84,11 @@ const EMBEDDED_PROMPT_RESERVE = 212;
 
 // ---- Data sources ------------------------------------------------------------------------------------------------
 
-export const FAMILIES = ['product', 'sum', 'powmod', 'mod', 'choose', 'arrange', 'factorial', 'count', 'word', 'easy'] as const satisfies readonly Family[];
+/** The generated task's problem families (workers/tasks/arith.ts). */
+export const FAMILIES = ['product', 'sum', 'powmod', 'mod', 'choose', 'arrange', 'factorial', 'count', 'word', 'easy'] as const;
+export type Family = (typeof FAMILIES)[number];
 const DifficultySchema = z.union([z.literal(1), z.literal(2), z.literal(3)]);
-const _families: Family extends (typeof FAMILIES)[number] ? true : never = true;
-const _difficulty: Difficulty extends z.output<typeof DifficultySchema> ? true : never = true;
-void _families; void _difficulty;
+export type Difficulty = z.output<typeof DifficultySchema>;
 
 const seedField = z.number().int().min(0).max(2 ** 31 - 1);
 const familiesField = z.array(z.enum(FAMILIES)).min(1, 'give at least one family').optional();
@@ -151,8 +145,8 @@ export const SftDataSchema = z.discriminatedUnion('kind', [
     difficulty: difficultyField,
   }),
 ], { error: 'kind must be "generated" (stored demonstrations are not supported yet)' });
-const _shares: z.output<typeof SftDataSchema>['shares'] extends DemoShares ? true : never = true;
-void _shares;
+/** Share of each SFT demonstration kind (workers/tasks/demos.ts). */
+export type DemoShares = z.output<typeof SftDataSchema>['shares'];
 
 // ---- Model, tokenizer, template, tool ----------------------------------------------------------------------------
 
@@ -183,6 +177,20 @@ export const TokenizerSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('file'), path: z.string().min(1, 'give the tokenizer.json path') }),
 ], { error: 'kind must be "char" or "file"' });
 
+/** The prompt template's variants (workers/rollout/template.ts): the paper's full text, a shorter one, the embedded model's. */
+export const TEMPLATE_VARIANTS = ['full', 'compact', 'minimal'] as const;
+export type PromptVariant = (typeof TEMPLATE_VARIANTS)[number];
+
+/** How a tool result is shown to the model (workers/sandbox/format.ts). */
+export const ToolFormatSchema = z.object({
+  style: z.enum(['paper', 'released']).default('paper'),
+  /** Cut stdout and stderr each to this many characters (code-judge: 1000); null = no cut (paper). */
+  maxFieldChars: z.number().int().min(1).nullable().default(null),
+  /** Keep the first `head` and last `tail` characters of the whole text (verl: 128 + 128); null = off (paper). */
+  middle: z.object({ head: z.number().int().min(0), tail: z.number().int().min(0) }).nullable().default(null),
+});
+export type ToolFormat = z.input<typeof ToolFormatSchema>;
+
 const tagField = z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,39}$/, 'use a tag name without brackets (letters, digits, "_", "-")');
 
 /** workers/rollout/template.ts TemplateSettings (the fields a recipe sets) and workers/sandbox/format.ts ToolFormat. */
@@ -192,18 +200,9 @@ export const TemplateSchema = z.object({
   reasonTag: tagField.default('reason'),
   answerTag: tagField.default('answer'),
   /** Default by model: 'minimal' for the embedded model (its context is 512 characters), the paper's 'full' otherwise. */
-  variant: z.enum(['full', 'compact', 'minimal']).optional(),
-  toolFormat: z.object({
-    style: z.enum(['paper', 'released']).default('paper'),
-    /** Cut stdout and stderr each to this many characters (code-judge: 1000); null = no cut (paper). */
-    maxFieldChars: z.number().int().min(1).nullable().default(null),
-    /** Keep the first `head` and last `tail` characters of the whole text (verl: 128 + 128); null = off (paper). */
-    middle: z.object({ head: z.number().int().min(0), tail: z.number().int().min(0) }).nullable().default(null),
-  }).prefault({}),
+  variant: z.enum(TEMPLATE_VARIANTS).optional(),
+  toolFormat: ToolFormatSchema.prefault({}),
 });
-const _variant: PromptVariant extends NonNullable<z.output<typeof TemplateSchema>['variant']> ? true : never = true;
-const _format: z.output<typeof TemplateSchema>['toolFormat'] extends ToolFormat ? true : never = true;
-void _variant; void _format;
 
 /** Sandbox limits per tool call (method.md §3: 4 s, 1 GiB; one fresh interpreter per call unless `session`). */
 export const ToolLimitsSchema = z.object({
@@ -248,6 +247,10 @@ export const DataFilterSchema = z.discriminatedUnion('kind', [
   }),
 ], { error: 'kind must be "all" or "hard"' });
 
+/** How RoC picks the positives it keeps (workers/rl/grpo-roc.ts): by 1 / p_total (paper) or the lowest (released code). */
+export const POSITIVE_SELECTIONS = ['weighted', 'lowest'] as const;
+export type PositiveSelection = (typeof POSITIVE_SELECTIONS)[number];
+
 /** One GRPO-RoC stage (method.md §5, §7). */
 export const RlStageSchema = z.object({
   type: z.literal('rl'),
@@ -265,7 +268,7 @@ export const RlStageSchema = z.object({
     /** false = plain GRPO (keep every rollout of a non-dropped group). */
     enabled: z.boolean().default(true),
     /** 'weighted' by 1 / p_total (paper) or the 'lowest' p_total (released code). */
-    positiveSelection: z.enum(['weighted', 'lowest']).default('weighted'),
+    positiveSelection: z.enum(POSITIVE_SELECTIONS).default('weighted'),
     /** Keep at least this many of each sign where available (released code: 2). */
     minPerSign: z.number().int().min(0).default(2),
     /** Drop groups whose rewards are all equal (released code). */
@@ -289,13 +292,11 @@ export const RlStageSchema = z.object({
   /** Fresh AdamW moments at the start of the stage (report: stage 3). */
   resetOptimizer: z.boolean().default(false),
 });
-const _sel: PositiveSelection extends z.output<typeof RlStageSchema>['roc']['positiveSelection'] ? true : never = true;
-void _sel;
 
 export const StageSchema = z.discriminatedUnion('type', [SftStageSchema, RlStageSchema], { error: 'type must be "sft" or "rl"' });
 
 /** Periodic evaluation (method.md §8): pass@1 averaged over k samples per problem. */
-export const EvalSchema = z.object({
+export const RecipeEvalSchema = z.object({
   datasets: z.array(EvalSourceSchema).min(1, 'give at least one dataset'),
   /** Samples per problem (report 16; embedded 4). */
   k: z.number().int().min(1).max(1024).optional(),
@@ -319,18 +320,18 @@ const RecipeObjectSchema = z.object({
   template: TemplateSchema.prefault({}),
   tool: ToolLimitsSchema.prefault({}),
   stages: z.array(StageSchema).min(1, 'give at least one stage'),
-  eval: EvalSchema.optional(),
+  eval: RecipeEvalSchema.optional(),
 });
 
 type Filled<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: NonNullable<T[P]> };
 export type SftStage = Filled<z.output<typeof SftStageSchema>, 'lr' | 'batch' | 'maxLength'>;
 export type RlStage = Filled<z.output<typeof RlStageSchema>, 'steps' | 'promptsPerStep' | 'rolloutsPerPrompt' | 'keep' | 'lr' | 'warmupSteps' | 'maxResponseTokens' | 'maxTurns' | 'tool'>;
 export type Stage = SftStage | RlStage;
-export type EvalSpec = Filled<z.output<typeof EvalSchema>, 'k' | 'maxTokens' | 'maxTurns'>;
+export type RecipeEval = Filled<z.output<typeof RecipeEvalSchema>, 'k' | 'maxTokens' | 'maxTurns'>;
 export type TemplateSpec = Filled<z.output<typeof TemplateSchema>, 'toolName' | 'variant'>;
 type RecipeObject = z.output<typeof RecipeObjectSchema>;
 /** A parsed recipe: every default filled in (what a run freezes). */
-export type Recipe = Omit<RecipeObject, 'stages' | 'eval' | 'template'> & { template: TemplateSpec; stages: Stage[]; eval?: EvalSpec };
+export type Recipe = Omit<RecipeObject, 'stages' | 'eval' | 'template'> & { template: TemplateSpec; stages: Stage[]; eval?: RecipeEval };
 /** What a person writes: most fields optional. */
 export type RecipeInput = z.input<typeof RecipeObjectSchema>;
 

@@ -1,6 +1,7 @@
-/** What an evaluation is (method.md §8): an engine × datasets × k samples, with the report's defaults. */
+/** What an evaluation job is (docs/method.md §8): an engine × datasets × k samples, with the report's defaults. */
 import { z } from 'zod';
-import { EngineSpecSchema } from '../engines/create.ts';
+import { EngineSpecSchema } from './engine.ts';
+import { TEMPLATE_VARIANTS } from './recipe.ts';
 
 export const EvalSpecSchema = z.object({
   engine: EngineSpecSchema,
@@ -17,8 +18,9 @@ export const EvalSpecSchema = z.object({
   maxTurns: z.number().int().min(1).max(1000).default(30),
   /** At most this many problems per dataset (in index order). */
   limit: z.number().int().min(1).optional(),
-  /** Prompt template: the paper's, or the embedded model's minimal one (default: by engine kind). */
-  template: z.enum(['paper', 'compact', 'embedded']).optional(),
+  /** Prompt template variant (as a recipe's template.variant): the paper's `full` text, `compact`, or the embedded
+   *  model's `minimal` one (default: by engine kind). */
+  template: z.enum(TEMPLATE_VARIANTS).optional(),
   toolFormat: z.enum(['paper', 'released']).default('paper'),
   toolTimeoutS: z.number().gt(0).max(600).default(4),
   seed: z.number().int().min(0).default(0),
