@@ -11,7 +11,8 @@ import { runRollouts, type AgentOptions, type RolloutEvent } from '../../workers
 import { LiveBoard } from '../../workers/rollout/live.ts';
 import { scoreTrajectory } from '../../workers/rollout/score.ts';
 import { EMBEDDED_TEMPLATE_SETTINGS } from '../../workers/rollout/template.ts';
-import { responseText, toolStats, trajectoryMask, usedTokens, type Trajectory } from '../../workers/rollout/trajectory.ts';
+import { responseText, toolStats, trajectoryMask, usedTokens } from '../../workers/rollout/trajectory.ts';
+import { type Trajectory } from '../../contracts/trajectory.ts';
 import { SandboxPool } from '../../workers/sandbox/pool.ts';
 import type { RunOptions, Sandbox, SandboxCall, SandboxResult } from '../../workers/sandbox/types.ts';
 import { generate } from '../../workers/tasks/arith.ts';

@@ -4,11 +4,10 @@ import { advantages, isPositive, selectGroup, selectStep, splitQuota, DEFAULT_RO
 import { penalties, trajectoryFacts, trajectoryPenalties } from '../../workers/rl/penalties.ts';
 import { inclusionProbabilities, uniformSample, weightedSample } from '../../workers/rl/sampling.ts';
 import { mulberry32 } from '../../workers/engines/sampling.ts';
-import {
-  newTrajectory, appendAssistantTurn, appendToolResult, parseErrorRecord, type ToolCallRecord, type Trajectory,
-} from '../../workers/rollout/trajectory.ts';
+import { newTrajectory, appendAssistantTurn, appendToolResult, parseErrorRecord } from '../../workers/rollout/trajectory.ts';
+import { type ToolCallRecord, type Trajectory } from '../../contracts/trajectory.ts';
 import { toolResponseTurn } from '../../workers/rollout/template.ts';
-import type { ParseResult } from '../../workers/rollout/parser.ts';
+import type { ParseResult } from '../../contracts/trajectory.ts';
 
 const TOOL = 'execute_python_code_with_standard_io';
 const CALL: ParseResult = { kind: 'call', name: TOOL, arguments: { code: '1', input: '' }, raw: '' };

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  parseTurn, scanJsonObject, stoppedInsideCall, countAnswerBlocks, lastAnswerBlock, type ParseResult,
-} from '../../workers/rollout/parser.ts';
+import { parseTurn, scanJsonObject, stoppedInsideCall, countAnswerBlocks, lastAnswerBlock } from '../../workers/rollout/parser.ts';
+import { type ParseResult } from '../../contracts/trajectory.ts';
 import { templateSettings } from '../../workers/rollout/template.ts';
 
 const TOOL = 'execute_python_code_with_standard_io';

@@ -7,9 +7,8 @@ import { extractAnswer, extractGold, type ExtractMode } from './extract.ts';
 import { choiceLetter, normalize, numbersClose, parseNumber, structure, toSympyText, type Structured } from './normalize.ts';
 import { SymbolicPool } from './pool.ts';
 import type { Sandbox } from '../sandbox/types.ts';
+import type { Method, Verdict } from '../../contracts/trajectory.ts';
 
-export type Method = 'exact' | 'numeric' | 'symbolic' | 'sampling' | 'sympy' | 'none';
-export interface VerifyResult { correct: boolean; method: Method; extracted: string | null; reason: string }
 
 export interface VerifyOptions {
   /** 'answer' (default): \boxed{} inside <answer>; 'boxed': the last \boxed{} anywhere. */
@@ -20,7 +19,7 @@ export interface VerifyOptions {
   sympyTimeoutS?: number;
 }
 
-interface Verdict { equal: boolean | null; method: Method; reason: string }
+interface StepVerdict { equal: boolean | null; method: Method; reason: string }
 
 const SYMPY_CODE = `
 import sys, json
@@ -67,7 +66,7 @@ export class Verifier {
 
   async close(): Promise<void> { await this.pool.close(); }
 
-  async verify(gold: string, pred: string, opts: VerifyOptions = {}): Promise<VerifyResult> {
+  async verify(gold: string, pred: string, opts: VerifyOptions = {}): Promise<Verdict> {
     const o = { ...this.opts, ...opts };
     const ex = extractAnswer(pred, o.mode ?? 'answer');
     if (ex.answer === null) { this.counts.none++; return { correct: false, method: 'none', extracted: null, reason: `no answer extracted: ${ex.reason}` }; }
@@ -87,14 +86,14 @@ export class Verifier {
     return { correct: v.equal === true, method, extracted: ex.answer, reason: v.reason };
   }
 
-  private async compareTop(g: string, p: string, o: VerifierOptions): Promise<Verdict> {
+  private async compareTop(g: string, p: string, o: VerifierOptions): Promise<StepVerdict> {
     if (g === p) return { equal: true, method: 'exact', reason: 'identical after normalisation' };
     const gl = choiceLetter(g, true);
     if (gl) { const pl = choiceLetter(p); return { equal: pl === gl, method: 'exact', reason: pl ? `choice ${pl} vs ${gl}` : `gold is choice ${gl}` }; }
     return this.compareStruct(structure(g), structure(p), o);
   }
 
-  private async compareStruct(g: Structured, p: Structured, o: VerifierOptions): Promise<Verdict> {
+  private async compareStruct(g: Structured, p: Structured, o: VerifierOptions): Promise<StepVerdict> {
     if (g.kind === 'scalar' && p.kind === 'scalar') return this.compareScalar(g.s, p.s, o);
     if (g.kind === 'eq' && p.kind === 'eq') return this.compareEq(g, p, o);
     const shape = (s: Structured) => (s.kind === 'seq' ? `${s.open}${s.items.length}${s.close}` : s.kind === 'set' || s.kind === 'union' ? `${s.kind}${s.items.length}` : s.kind === 'matrix' ? `matrix${s.rows.length}x${s.rows[0]?.length ?? 0}` : s.kind);
@@ -108,7 +107,7 @@ export class Verifier {
     return { equal: false, method: 'exact', reason: 'different shapes' };
   }
 
-  private async all(gs: Structured[], ps: Structured[], o: VerifierOptions): Promise<Verdict> {
+  private async all(gs: Structured[], ps: Structured[], o: VerifierOptions): Promise<StepVerdict> {
     let method: Method = 'exact';
     const rank: Method[] = ['exact', 'numeric', 'symbolic', 'sampling', 'sympy'];
     for (let i = 0; i < gs.length; i++) {
@@ -119,7 +118,7 @@ export class Verifier {
     return { equal: true, method, reason: `all ${gs.length} elements equal` };
   }
 
-  private async unordered(gs: Structured[], ps: Structured[], o: VerifierOptions): Promise<Verdict> {
+  private async unordered(gs: Structured[], ps: Structured[], o: VerifierOptions): Promise<StepVerdict> {
     const used = new Set<number>();
     let method: Method = 'exact';
     const rank: Method[] = ['exact', 'numeric', 'symbolic', 'sampling', 'sympy'];
@@ -135,7 +134,7 @@ export class Verifier {
     return { equal: true, method, reason: `all ${gs.length} elements match (any order)` };
   }
 
-  private async compareEq(g: { lhs: string; rhs: string }, p: { lhs: string; rhs: string }, o: VerifierOptions): Promise<Verdict> {
+  private async compareEq(g: { lhs: string; rhs: string }, p: { lhs: string; rhs: string }, o: VerifierOptions): Promise<StepVerdict> {
     if (g.lhs === p.lhs) { const v = await this.compareScalar(g.rhs, p.rhs, o); if (v.equal) return v; }
     if (g.lhs === p.rhs && g.rhs === p.lhs) return { equal: true, method: 'exact', reason: 'same equation, sides swapped' };
     const a = `(${g.lhs})-(${g.rhs})`, b = `(${p.lhs})-(${p.rhs})`;
@@ -145,7 +144,7 @@ export class Verifier {
     return w.equal ? w : { ...v, reason: `equations differ: ${v.reason}` };
   }
 
-  private async compareScalar(g: string, p: string, o: VerifierOptions, negate = false): Promise<Verdict> {
+  private async compareScalar(g: string, p: string, o: VerifierOptions, negate = false): Promise<StepVerdict> {
     if (!negate && g === p) return { equal: true, method: 'exact', reason: 'identical after normalisation' };
     const gn = parseNumber(g), pn = parseNumber(p);
     if (gn !== null && pn !== null) {
@@ -156,7 +155,7 @@ export class Verifier {
     const wordy = (s: string) => /^[a-zA-Z\s]{3,}$/.test(s);
     if (wordy(g) || wordy(p)) return { equal: false, method: 'exact', reason: 'different text' };
     const steps = o.steps ?? ['symbolic', 'sympy'];
-    let last: Verdict = { equal: false, method: 'exact', reason: 'not identical' };
+    let last: StepVerdict = { equal: false, method: 'exact', reason: 'not identical' };
     if (steps.includes('symbolic')) {
       const r = await this.pool.run({ a: g, b: p, negate }, o.timeoutMs ?? 2000);
       if (r.equal !== null) return { equal: r.equal, method: r.method, reason: r.reason };
@@ -178,7 +177,7 @@ export class Verifier {
 
 let shared: Verifier | null = null;
 /** One-off verify with a shared process-wide Verifier (worker threads unref'd; no sandbox unless given one). */
-export function verify(gold: string, pred: string, opts: VerifyOptions & { verifier?: Verifier } = {}): Promise<VerifyResult> {
+export function verify(gold: string, pred: string, opts: VerifyOptions & { verifier?: Verifier } = {}): Promise<Verdict> {
   const v = opts.verifier ?? (shared ??= new Verifier());
   return v.verify(gold, pred, opts);
 }

@@ -9,7 +9,8 @@
  * - p_total = p_err + p_format, in [0, 2].
  */
 import { formatPenalty } from '../rollout/stop.ts';
-import { answerFacts, toolStats, type Trajectory } from '../rollout/trajectory.ts';
+import { answerFacts, toolStats } from '../rollout/trajectory.ts';
+import { type Trajectory } from '../../contracts/trajectory.ts';
 import { DEFAULT_TEMPLATE_SETTINGS, type TemplateSettings } from '../rollout/template.ts';
 
 export interface PenaltyFacts {

@@ -18,10 +18,8 @@ import { type ToolFormat } from '../../contracts/recipe.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 import { afterGeneration, afterTool, maxTokensForNextTurn, type StopLimits } from './stop.ts';
 import { buildPrompt, DEFAULT_TEMPLATE_SETTINGS, stopStrings, toolResponseTurn, type TemplateSettings } from './template.ts';
-import {
-  appendAssistantTurn, appendToolResult, finishTrajectory, newTrajectory, parseErrorRecord, responseText, usedTokens,
-  type EngineFinish, type ToolCallRecord, type Trajectory,
-} from './trajectory.ts';
+import { appendAssistantTurn, appendToolResult, finishTrajectory, newTrajectory, parseErrorRecord, responseText, usedTokens } from './trajectory.ts';
+import { type EngineFinish, type ToolCallRecord, type Trajectory } from '../../contracts/trajectory.ts';
 
 export type Schedule = 'async' | 'turn_sync';
 

@@ -3,17 +3,8 @@
  * streamed chunk); a timer elsewhere calls `drain()` and publishes what changed, so watching never waits on I/O.
  */
 import type { RolloutEvent } from './agent.ts';
-import type { ToolStatus } from './trajectory.ts';
+import type { LiveRollout } from '../../contracts/live.ts';
 
-export interface LiveTurn { text: string; tool: { code: string; status: ToolStatus | 'running'; output?: string; ms?: number | null } | null }
-
-export interface LiveRollout {
-  id: string;
-  status: 'generating' | 'tool' | 'finished';
-  turns: LiveTurn[];
-  finishReason?: string | null;
-  updatedAt: number;
-}
 
 export class LiveBoard {
   private readonly items = new Map<string, LiveRollout>();

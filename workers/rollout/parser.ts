@@ -17,19 +17,8 @@
  * `arguments` may be an object or a JSON-encoded string of an object (OpenAI style). A missing `input` means "".
  */
 import { DEFAULT_TEMPLATE_SETTINGS, tag, type TemplateSettings } from './template.ts';
+import type { ParseResult, Unterminated } from '../../contracts/trajectory.ts';
 
-export interface ToolArguments {
-  code: string;
-  input: string;
-}
-
-/** Why a call was unterminated: the text ended inside a JSON string, inside the object, or before the close tag. */
-export type Unterminated = 'in_string' | 'in_object' | 'no_close_tag';
-
-export type ParseResult =
-  | { kind: 'call'; name: string; arguments: ToolArguments; raw: string }
-  | { kind: 'parse_error'; message: string; raw: string; unterminated?: Unterminated }
-  | { kind: 'none' };
 
 export interface ParseOptions {
   /** The engine stopped on `</tool_call>` and trimmed it from the text: the end of the text stands for the close tag. */

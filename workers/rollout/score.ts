@@ -2,12 +2,13 @@
  * Reward of a finished trajectory (method.md §4): 1 when the answer in the model's own text is equivalent to the gold
  * answer, else 0. Only model-generated text is searched: a `\boxed{}` printed by the tool is not the model's answer.
  */
-import type { Verifier, VerifyResult } from '../reward/verifier.ts';
-import type { Trajectory } from './trajectory.ts';
+import type { Verifier } from '../reward/verifier.ts';
+import type { Verdict } from '../../contracts/trajectory.ts';
+import type { Trajectory } from '../../contracts/trajectory.ts';
 
 export const modelText = (t: Trajectory) => t.turns.map((x) => x.text).join('');
 
-export interface Scored { reward: number; correct: boolean; verdict: VerifyResult }
+export interface Scored { reward: number; correct: boolean; verdict: Verdict }
 
 export async function scoreTrajectory(t: Trajectory, gold: string, verifier: Verifier): Promise<Scored> {
   const verdict = await verifier.verify(gold, modelText(t));

@@ -1,7 +1,8 @@
 /** A finished trajectory as the store's row (server/store/trajectories.ts): summary columns, JSON content, tool calls. */
 import type { TrajectoryInput } from '../../server/store/trajectories.ts';
 import type { Scored } from './score.ts';
-import { toolStats, type Trajectory } from './trajectory.ts';
+import { toolStats } from './trajectory.ts';
+import { type Trajectory } from '../../contracts/trajectory.ts';
 
 export interface StoreMeta {
   runId: string; step: number; stage: number; split: string; problemId: string | null; groupId: string; sampleIndex: number;

@@ -6,72 +6,10 @@
  * tokens, mask 0). Both count against the length budget. A tool response that would overflow the budget is recorded
  * with `appended: false` and contributes no tokens.
  */
-import type { CallStatus } from '../sandbox/types.ts';
+import type { EngineFinish, ParseResult, Trajectory, Turn, ToolCallRecord, ToolStatus, FinishReason } from '../../contracts/trajectory.ts';
 import { DEFAULT_TEMPLATE_SETTINGS, type TemplateSettings } from './template.ts';
-import { countAnswerBlocks, parseTurn, type ParseResult, type ToolArguments } from './parser.ts';
+import { countAnswerBlocks, parseTurn } from './parser.ts';
 
-export type FinishReason = 'no_tool_call' | 'length' | 'max_turns' | 'tool_overflow' | 'engine_error';
-/** How the engine ended one generation: its stop condition (stop string / EOS), max_tokens, or a failure. */
-export type EngineFinish = 'stop' | 'length' | 'abort' | 'error';
-/** Sandbox statuses plus a parse error (the call never reached the sandbox). Everything but 'ok' is a tool error. */
-export type ToolStatus = CallStatus | 'parse_error';
-
-export interface ToolCallRecord {
-  /** The parsed call; null for a parse error. */
-  name: string | null;
-  arguments: ToolArguments | null;
-  status: ToolStatus;
-  /** The tool text the model sees inside `<tool_response>` (formatted result, or the parse-error message). */
-  text: string;
-  /** The exact string appended to the context (toolResponseTurn(text)). */
-  appendedText: string;
-  /** Tokens of appendedText (known even when it was not appended). */
-  tokens: number;
-  /** False when appending would have overflowed the budget (finish reason tool_overflow). */
-  appended: boolean;
-  /** Epoch ms: submitted to the code environment, started running, result received. Equal for parse errors. */
-  queuedAt: number;
-  startedAt: number;
-  finishedAt: number;
-  /** As the sandbox reports them (run time and queue wait), ms; null for parse errors. */
-  durationMs: number | null;
-  queueMs: number | null;
-  /** The sandbox's raw result (absent for parse errors), kept for the trace inspector. */
-  stdout?: string;
-  stderr?: string;
-  exitCode?: number | null;
-  errorType?: string | null;
-}
-
-export interface Turn {
-  index: number;
-  /** The assistant text generated in this turn (after the `<reason>` prefix, which is part of the prompt/tool text). */
-  text: string;
-  tokens: number;
-  tokenIds: number[] | null;
-  /** Per-token logprobs when the engine returns them (length === tokens). */
-  logprobs: number[] | null;
-  engineFinish: EngineFinish;
-  parse: ParseResult;
-  tool: ToolCallRecord | null;
-  /** Epoch ms of the generation request and of its completion. */
-  genStartedAt: number;
-  genFinishedAt: number;
-}
-
-export interface Trajectory {
-  prompt: string;
-  promptTokens: number;
-  turns: Turn[];
-  /** Sum of turn tokens (mask 1). */
-  modelTokens: number;
-  /** Sum of appended tool tokens (mask 0). */
-  toolTokens: number;
-  finishReason: FinishReason | null;
-  finishedAt: number | null;
-  /** Engine error text when finishReason is engine_error. */
-  error: string | null;
-}
 
 export function newTrajectory(prompt: string, promptTokens: number): Trajectory {
   return { prompt, promptTokens, turns: [], modelTokens: 0, toolTokens: 0, finishReason: null, finishedAt: null, error: null };

@@ -3,7 +3,8 @@ import { SandboxPool, type PoolOptions } from './pool.ts';
 import { parseNodeUrls, RemoteSandbox, type RemoteOptions } from './remote.ts';
 import type { Sandbox } from './types.ts';
 
-export type { Sandbox, SandboxCall, SandboxResult, RunOptions, CallStatus } from './types.ts';
+export type { Sandbox, SandboxCall, SandboxResult, RunOptions } from './types.ts';
+export type { CallStatus } from '../../contracts/trajectory.ts';
 
 export interface CreateSandboxOptions {
   pool?: PoolOptions;

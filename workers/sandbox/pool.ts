@@ -7,7 +7,8 @@ import { config } from '../../server/config.ts';
 import { parseDatabaseUrl } from '../../server/db/url.ts';
 import { UserError } from '../../contracts/errors.ts';
 import { bwrapCommand } from './bwrap.ts';
-import { internalResult, type CallStatus, type RunOptions, type Sandbox, type SandboxCall, type SandboxResult } from './types.ts';
+import { internalResult, type RunOptions, type Sandbox, type SandboxCall, type SandboxResult } from './types.ts';
+import { type CallStatus } from '../../contracts/trajectory.ts';
 import { ZygoteProcess, type ZygoteReply } from './zygote-process.ts';
 import { HEAVY_PRELOAD, STDLIB_PRELOAD, zygoteKind } from './route.ts';
 

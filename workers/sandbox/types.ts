@@ -1,5 +1,5 @@
 /** The code environment's one interface: the workers call `run`/`runBatch` and do not know what is behind it. */
-export type CallStatus = 'ok' | 'error' | 'timeout' | 'memory' | 'output_limit' | 'internal';
+import type { CallStatus } from '../../contracts/trajectory.ts';
 
 export interface SandboxCall {
   code: string;

@@ -4,7 +4,7 @@
  * Model tokens are the engine's own ids; tool text is tokenised as the engine saw it appended.
  */
 import type { Tokenizer } from '../engines/tokenizer.ts';
-import type { Trajectory } from '../rollout/trajectory.ts';
+import type { Trajectory } from '../../contracts/trajectory.ts';
 
 export interface PolicySample {
   ids: number[];

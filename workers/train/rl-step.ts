@@ -4,11 +4,13 @@
  */
 import type { Tokenizer } from '../engines/tokenizer.ts';
 import type { InferenceEngine } from '../engines/types.ts';
-import type { Verifier, VerifyResult } from '../reward/verifier.ts';
+import type { Verifier } from '../reward/verifier.ts';
+import type { Verdict } from '../../contracts/trajectory.ts';
 import { runRollouts, type RolloutEvent } from '../rollout/agent.ts';
 import { scoreTrajectory } from '../rollout/score.ts';
 import type { TemplateSettings } from '../rollout/template.ts';
-import { toolStats, type Trajectory } from '../rollout/trajectory.ts';
+import { toolStats } from '../rollout/trajectory.ts';
+import { type Trajectory } from '../../contracts/trajectory.ts';
 import { trajectoryPenalties } from '../rl/penalties.ts';
 import { selectStep, type GroupSelection, type RocOptions } from '../rl/grpo-roc.ts';
 import type { Rng } from '../rl/sampling.ts';
@@ -43,7 +45,7 @@ export interface RlStepDeps {
   onEvent?: (e: RolloutEvent) => void;
 }
 
-export interface ScoredRollout { problem: TaskProblem; group: number; sample: number; trajectory: Trajectory; verdict: VerifyResult; reward: number; pErr: number; pFormat: number }
+export interface ScoredRollout { problem: TaskProblem; group: number; sample: number; trajectory: Trajectory; verdict: Verdict; reward: number; pErr: number; pFormat: number }
 
 export interface RlStepResult {
   rollouts: ScoredRollout[];

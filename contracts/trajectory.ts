@@ -1,0 +1,149 @@
+/**
+ * A trajectory as every part sees it: the agent loop builds it (workers/rollout/trajectory.ts), the store keeps
+ * its content (workers/rollout/to-store.ts → Trajectory.content, ToolCall rows), the trajectories router returns
+ * it and the trace inspector renders it. Types only (docs/method.md §2).
+ */
+
+/** How a sandboxed call ended (workers/sandbox/). Everything but 'ok' is a tool error. */
+export type CallStatus = 'ok' | 'error' | 'timeout' | 'memory' | 'output_limit' | 'internal';
+
+/** What the parser made of one assistant turn (workers/rollout/parser.ts). */
+export interface ToolArguments {
+  code: string;
+  input: string;
+}
+
+/** Why a call was unterminated: the text ended inside a JSON string, inside the object, or before the close tag. */
+export type Unterminated = 'in_string' | 'in_object' | 'no_close_tag';
+
+export type ParseResult =
+  | { kind: 'call'; name: string; arguments: ToolArguments; raw: string }
+  | { kind: 'parse_error'; message: string; raw: string; unterminated?: Unterminated }
+  | { kind: 'none' };
+
+/** The verifier's verdict on the final answer (workers/reward/verifier.ts): which step decided, and why. */
+export type Method = 'exact' | 'numeric' | 'symbolic' | 'sampling' | 'sympy' | 'none';
+export interface Verdict { correct: boolean; method: Method; extracted: string | null; reason: string }
+
+export type FinishReason = 'no_tool_call' | 'length' | 'max_turns' | 'tool_overflow' | 'engine_error';
+/** How the engine ended one generation: its stop condition (stop string / EOS), max_tokens, or a failure. */
+export type EngineFinish = 'stop' | 'length' | 'abort' | 'error';
+/** Sandbox statuses plus a parse error (the call never reached the sandbox). Everything but 'ok' is a tool error. */
+export type ToolStatus = CallStatus | 'parse_error';
+
+export interface ToolCallRecord {
+  /** The parsed call; null for a parse error. */
+  name: string | null;
+  arguments: ToolArguments | null;
+  status: ToolStatus;
+  /** The tool text the model sees inside `<tool_response>` (formatted result, or the parse-error message). */
+  text: string;
+  /** The exact string appended to the context (toolResponseTurn(text)). */
+  appendedText: string;
+  /** Tokens of appendedText (known even when it was not appended). */
+  tokens: number;
+  /** False when appending would have overflowed the budget (finish reason tool_overflow). */
+  appended: boolean;
+  /** Epoch ms: submitted to the code environment, started running, result received. Equal for parse errors. */
+  queuedAt: number;
+  startedAt: number;
+  finishedAt: number;
+  /** As the sandbox reports them (run time and queue wait), ms; null for parse errors. */
+  durationMs: number | null;
+  queueMs: number | null;
+  /** The sandbox's raw result (absent for parse errors), kept for the trace inspector. */
+  stdout?: string;
+  stderr?: string;
+  exitCode?: number | null;
+  errorType?: string | null;
+}
+
+export interface Turn {
+  index: number;
+  /** The assistant text generated in this turn (after the `<reason>` prefix, which is part of the prompt/tool text). */
+  text: string;
+  tokens: number;
+  tokenIds: number[] | null;
+  /** Per-token logprobs when the engine returns them (length === tokens). */
+  logprobs: number[] | null;
+  engineFinish: EngineFinish;
+  parse: ParseResult;
+  tool: ToolCallRecord | null;
+  /** Epoch ms of the generation request and of its completion. */
+  genStartedAt: number;
+  genFinishedAt: number;
+}
+
+export interface Trajectory {
+  prompt: string;
+  promptTokens: number;
+  turns: Turn[];
+  /** Sum of turn tokens (mask 1). */
+  modelTokens: number;
+  /** Sum of appended tool tokens (mask 0). */
+  toolTokens: number;
+  finishReason: FinishReason | null;
+  finishedAt: number | null;
+  /** Engine error text when finishReason is engine_error. */
+  error: string | null;
+}
+
+/** A turn as stored: token ids and logprobs are the trainer's input, not the inspector's, and would triple the row. */
+export type StoredTurn = Omit<Turn, 'tokenIds' | 'logprobs'>;
+
+/** Trajectory.content: everything needed to replay a trajectory. */
+export interface StoredTrajectoryContent {
+  prompt: string;
+  finishReason: FinishReason | null;
+  finishedAt: number | null;
+  error: string | null;
+  modelTokens: number;
+  turns: StoredTurn[];
+  verdict: Verdict;
+}
+
+/** One stored tool call (a ToolCall row) as the API returns it. */
+export interface ToolCallRow {
+  id: string | number;
+  turn: number;
+  code: string;
+  stdin: string;
+  stdout: string;
+  stderr: string;
+  status: string;
+  exitCode: number | null;
+  errorType: string | null;
+  queuedAt: number | string | Date;
+  startedAt: number | string | Date;
+  finishedAt: number | string | Date;
+  durationMs: number | null;
+  queueMs: number | null;
+}
+
+/** A stored trajectory with its content and tool calls (trajectories.get, share views). */
+export interface TrajectoryDetail {
+  id: string;
+  runId: string;
+  step: number;
+  stage: number;
+  split: string;
+  problemId: string | null;
+  groupId: string;
+  sampleIndex: number;
+  reward: number;
+  correct: boolean;
+  selected: boolean;
+  selectReason: string | null;
+  pErr: number | null;
+  pFormat: number | null;
+  promptTokens: number;
+  responseTokens: number;
+  toolTokens: number;
+  turns: number;
+  toolErrors: number;
+  finishReason: string;
+  answer: string | null;
+  createdAt: number | string | Date;
+  content: StoredTrajectoryContent;
+  toolCalls: ToolCallRow[];
+}
