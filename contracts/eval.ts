@@ -29,3 +29,18 @@ export const EvalSpecSchema = z.object({
 });
 export type EvalSpec = z.infer<typeof EvalSpecSchema>;
 export type EvalSpecInput = z.input<typeof EvalSpecSchema>;
+
+/** One benchmark's result of an evaluation (workers/eval/metrics.ts summarise; an EvalResult row). */
+export interface BenchmarkSummary {
+  problems: number;
+  samples: number;
+  k: number;
+  pass1: number;
+  passK: number;
+  meanLength: number;
+  toolCallsPerTrajectory: number;
+  /** Failed calls / all calls, pooled over trajectories (0 when there were no calls). */
+  toolErrorRate: number;
+  finishReasons: Record<string, number>;
+}
+export interface EvalRow extends BenchmarkSummary { benchmark: string; datasetId: string }

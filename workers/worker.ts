@@ -3,9 +3,11 @@ import type { Database } from '../server/db/client.ts';
 import * as queue from '../server/jobs/queue.ts';
 import { appendEvent } from '../server/store/events.ts';
 import { logMetrics } from '../server/store/metrics.ts';
-import { setRunProgress, setRunStatus, type RunStatus } from '../server/store/runs.ts';
-import { errorMessage } from '../contracts/errors.ts';
-import { PermanentJobError, type JobContext, type JobHandler } from './types.ts';
+import { setRunProgress, setRunStatus } from '../server/store/runs.ts';
+import { type RunStatus } from '../contracts/runs.ts';
+import { errorMessage, zodIssuesText } from '../contracts/errors.ts';
+import { PermanentJobError, type JobContext, type JobHandler, type JobHandlers } from './types.ts';
+import { JOB_PAYLOADS, isJobKind } from '../contracts/jobs.ts';
 
 export interface WorkerOptions {
   id: string;
@@ -32,7 +34,7 @@ export class Worker {
   private loopDone?: Promise<void>;
   readonly log: (line: string) => void;
 
-  constructor(private db: Database, private handlers: Record<string, JobHandler>, private opts: WorkerOptions) {
+  constructor(private db: Database, private handlers: JobHandlers | Record<string, JobHandler<never>>, private opts: WorkerOptions) {
     this.log = opts.log ?? ((line) => console.log(`[worker ${opts.id}] ${line}`));
   }
 
@@ -126,13 +128,12 @@ export class Worker {
       if (job.runId) {
         await setRunStatus(this.db, job.runId, 'running', { message: `worker ${this.opts.id} started ${job.kind} (attempt ${job.attempts}/${job.maxAttempts})` });
       }
-      const handler = this.handlers[job.kind];
-      const ctx = this.context(job, abort.signal);
+      const handler = (this.handlers as Record<string, JobHandler | undefined>)[job.kind];
       let result: unknown;
       let error: unknown;
       try {
         if (!handler) throw new PermanentJobError(`no handler for job kind "${job.kind}" (known: ${Object.keys(this.handlers).join(', ')})`);
-        result = await raceAbort(handler(ctx), abort.signal);
+        result = await raceAbort(handler(this.context(job, parsePayload(job), abort.signal)), abort.signal);
       } catch (e) {
         error = e;
       }
@@ -199,10 +200,10 @@ export class Worker {
     }
   }
 
-  private context(job: queue.Job, signal: AbortSignal): JobContext {
+  private context(job: queue.Job, payload: unknown, signal: AbortSignal): JobContext {
     const db = this.db;
     return {
-      job, db, signal, workerId: this.opts.id,
+      job, payload, db, signal, workerId: this.opts.id,
       log: async (message, opts = {}) => {
         if (job.runId) await appendEvent(db, job.runId, { ...opts, message });
       },
@@ -214,6 +215,14 @@ export class Worker {
       },
     };
   }
+}
+
+/** The typed dispatch: a known kind's payload through its schema; a payload that fails it fails the job at once. */
+function parsePayload(job: queue.Job): unknown {
+  if (!isJobKind(job.kind)) return job.payload;
+  const r = JOB_PAYLOADS[job.kind].safeParse(job.payload ?? {});
+  if (!r.success) throw new PermanentJobError(`bad ${job.kind} job payload: ${zodIssuesText(r.error.issues)}`);
+  return r.data;
 }
 
 function stopReason(reason: unknown): StopReason {

@@ -1,5 +1,5 @@
 import type { Database } from '../db/client.ts';
-import { FINISHED } from '../store/runs.ts';
+import { FINISHED } from '../../contracts/runs.ts';
 import { readEvents } from '../store/events.ts';
 
 /** Print a run's events as a worker writes them (live rollout snapshots excepted) until it finishes; exit code 0 on success. */

@@ -7,7 +7,7 @@ import { migrate } from '../db/migrate.ts';
 import { UserError } from '../../contracts/errors.ts';
 import { seedDefaultRecipes } from '../recipes/store.ts';
 import { readEvents } from '../store/events.ts';
-import { FINISHED, type RunStatus } from '../store/runs.ts';
+import { FINISHED, type RunStatus } from '../../contracts/runs.ts';
 import { launchTraining, type RecipeRef } from '../train.ts';
 
 /** `npx toolsmith train`: run a recipe (in this process by default) with a progress bar. */

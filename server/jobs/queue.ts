@@ -1,3 +1,5 @@
+import { JOB_PAYLOADS, isJobKind, type JobKind, type JobPayloadInput } from '../../contracts/jobs.ts';
+import { parseUserInput } from '../../contracts/errors.ts';
 import type { Database } from '../db/client.ts';
 import { newId } from '../ids.ts';
 
@@ -13,10 +15,18 @@ export interface Job {
   leaseOwner: string | null; leaseExpiresAt: number | null; cancelRequested: boolean;
 }
 
-export interface EnqueueInput { kind: string; payload?: unknown; runId?: string | null; priority?: number; maxAttempts?: number; delayMs?: number }
+interface EnqueueOptions { runId?: string | null; priority?: number; maxAttempts?: number; delayMs?: number }
+/**
+ * A known kind's payload is typed and checked by its schema (contracts/jobs.ts) before it is stored; other kinds
+ * (the queue's own tests) pass through untouched.
+ */
+export type EnqueueInput<K extends string = string> = EnqueueOptions & (K extends JobKind
+  ? { kind: K } & ({} extends JobPayloadInput<K> ? { payload?: JobPayloadInput<K> } : { payload: JobPayloadInput<K> })
+  : { kind: K; payload?: unknown });
 
-export async function enqueue(db: Database, input: EnqueueInput): Promise<string> {
+export async function enqueue<K extends string>(db: Database, input: EnqueueInput<K>): Promise<string> {
   const now = Date.now();
+  if (isJobKind(input.kind)) parseUserInput(JOB_PAYLOADS[input.kind], input.payload ?? {}, `${input.kind} job payload`);
   const job = await db.prisma.job.create({
     data: {
       id: newId('job_'), kind: input.kind, runId: input.runId ?? null, payload: JSON.stringify(input.payload ?? {}), status: 'queued',

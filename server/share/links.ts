@@ -4,7 +4,8 @@ import type { Database } from '../db/client.ts';
 import { newId } from '../ids.ts';
 import { parseUserInput, UserError } from '../../contracts/errors.ts';
 import { listMetricKeys, readSeries, type SeriesPoint } from '../store/metrics.ts';
-import { readEvents, type RunEvent } from '../store/events.ts';
+import { readEvents } from '../store/events.ts';
+import { type RunEvent } from '../../contracts/events.ts';
 
 /**
  * Share links: a read-only capability naming exactly one run, one step of a run, one trajectory, or a comparison

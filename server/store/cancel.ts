@@ -2,7 +2,8 @@ import type { Database } from '../db/client.ts';
 import { UserError } from '../../contracts/errors.ts';
 import { cancel as cancelJob } from '../jobs/queue.ts';
 import { appendEvent } from './events.ts';
-import { FINISHED, setRunStatus, type RunStatus } from './runs.ts';
+import { FINISHED, type RunStatus } from '../../contracts/runs.ts';
+import { setRunStatus } from './runs.ts';
 
 /**
  * Cancel a run: its queued jobs are cancelled now; a running job is flagged and its worker stops it at the

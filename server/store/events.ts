@@ -1,8 +1,5 @@
+import type { StoredEventInput as EventInput, EventLevel, RunEvent } from '../../contracts/events.ts';
 import type { Database, Sql } from '../db/client.ts';
-
-export type EventLevel = 'debug' | 'info' | 'warn' | 'error';
-export interface EventInput { level?: EventLevel; type?: string; message: string; data?: unknown }
-export interface RunEvent { runId: string; seq: number; time: number; level: EventLevel; type: string; message: string; data: unknown }
 
 const MAX_BATCH = 200;
 

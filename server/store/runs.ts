@@ -1,10 +1,9 @@
+import { FINISHED, type RunStatus } from '../../contracts/runs.ts';
 import type { Database } from '../db/client.ts';
 import { newId } from '../ids.ts';
 import { appendEvent } from './events.ts';
 import { codeVersion } from '../version.ts';
 
-export type RunStatus = 'queued' | 'running' | 'paused' | 'succeeded' | 'failed' | 'cancelled';
-export const FINISHED: RunStatus[] = ['succeeded', 'failed', 'cancelled'];
 
 export interface NewRun { name: string; kind: string; recipeId?: string | null; recipeSpec?: unknown; seed?: number; totalSteps?: number | null }
 

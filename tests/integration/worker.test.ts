@@ -4,14 +4,16 @@ import { freshDatabase } from '../helpers/db.ts';
 import { killAll, outputs, spawnWorker, waitFor, waitReady, type Proc } from '../helpers/proc.ts';
 import type { Database } from '../../server/db/client.ts';
 import { enqueue, getJob, type Job } from '../../server/jobs/queue.ts';
-import { readEvents, type RunEvent } from '../../server/store/events.ts';
+import { readEvents } from '../../server/store/events.ts';
+import { type RunEvent } from '../../contracts/events.ts';
 import { readSeries } from '../../server/store/metrics.ts';
 import { createRun } from '../../server/store/runs.ts';
 import { cancelRun } from '../../server/store/cancel.ts';
 import { launchDiagnostics } from '../../server/diagnostics.ts';
 import { listMigrations } from '../../server/db/migrate.ts';
 import { Worker, type WorkerOptions } from '../../workers/worker.ts';
-import { checks as diagnosticChecks, type DiagnosticsReport } from '../../workers/diagnostics/checks.ts';
+import { checks as diagnosticChecks } from '../../workers/diagnostics/checks.ts';
+import { type DiagnosticsReport } from '../../contracts/events.ts';
 
 // Real `toolsmith worker` processes against a real database, with a 2 s lease and a 0.5 s heartbeat.
 after(killAll);

@@ -10,9 +10,7 @@ import { config } from '../../server/config.ts';
  * Environment checks the other parts of Toolsmith depend on. Each returns a status and, when it is not ok,
  * the one command or setting that fixes it.
  */
-export type CheckStatus = 'ok' | 'warn' | 'fail';
-export interface CheckResult { name: string; status: CheckStatus; detail: string; fix?: string; ms: number }
-export interface DiagnosticsReport { at: string; host: string; ok: boolean; checks: CheckResult[] }
+import type { CheckResult, CheckStatus, DiagnosticsReport } from '../../contracts/events.ts';
 
 type Check = { name: string; run: () => Promise<Omit<CheckResult, 'name' | 'ms'>> };
 

@@ -14,20 +14,10 @@ export function passAtK(n: number, c: number, k: number): number {
   return 1 - p;
 }
 
-export interface BenchmarkSummary {
-  problems: number;
-  samples: number;
-  k: number;
-  pass1: number;
-  passK: number;
-  meanLength: number;
-  toolCallsPerTrajectory: number;
-  /** Failed calls / all calls, pooled over trajectories (0 when there were no calls). */
-  toolErrorRate: number;
-  finishReasons: Record<string, number>;
-}
 
 /** `groups`: one array of sample outcomes per problem (all of the same size k). */
+import type { BenchmarkSummary } from '../../contracts/eval.ts';
+
 export function summarize(groups: SampleOutcome[][], k: number): BenchmarkSummary {
   const all = groups.flat();
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);

@@ -18,7 +18,8 @@ import { COMPACT_TEMPLATE_SETTINGS, DEFAULT_TEMPLATE_SETTINGS, EMBEDDED_TEMPLATE
 import { toTrajectoryInput } from '../rollout/to-store.ts';
 import { toolStats } from '../rollout/trajectory.ts';
 import type { Sandbox } from '../sandbox/types.ts';
-import { summarize, type BenchmarkSummary, type SampleOutcome } from './metrics.ts';
+import { summarize, type SampleOutcome } from './metrics.ts';
+import type { EvalRow } from '../../contracts/eval.ts';
 import type { EvalSpec } from '../../contracts/eval.ts';
 
 export interface EvalDeps {
@@ -37,7 +38,6 @@ export interface EvalDeps {
   template?: TemplateSettings;
 }
 
-export interface EvalRow extends BenchmarkSummary { benchmark: string; datasetId: string }
 
 export function templateFor(spec: Pick<EvalSpec, 'template' | 'engine'>): TemplateSettings {
   const t = spec.template ?? (spec.engine.kind === 'embedded' ? 'minimal' : 'full');

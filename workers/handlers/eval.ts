@@ -1,21 +1,18 @@
 import { createEngine } from '../engines/create.ts';
 import { formatEvalTable, runEvaluation } from '../eval/run.ts';
-import { EvalSpecSchema } from '../../contracts/eval.ts';
 import { Verifier } from '../reward/verifier.ts';
 import { publishLiveRollouts } from './live.ts';
 import { createSandbox } from '../sandbox/index.ts';
 import { PermanentJobError, type JobContext, type JobHandler } from '../types.ts';
-import { zodIssuesText } from '../../contracts/errors.ts';
+import type { JobPayload } from '../../contracts/jobs.ts';
 
 
 /**
  * "eval" job: the payload is an EvalSpec. Streams progress and in-flight rollouts as run events, stores every
  * trajectory and one EvalResult per benchmark; a retried attempt resumes where the stored trajectories end.
  */
-export const evaluation: JobHandler = async (ctx: JobContext) => {
-  const parsed = EvalSpecSchema.safeParse(ctx.job.payload);
-  if (!parsed.success) throw new PermanentJobError(`bad eval spec: ${zodIssuesText(parsed.error.issues)}`);
-  const spec = parsed.data;
+export const evaluation: JobHandler<JobPayload<'eval'>> = async (ctx) => {
+  const spec = ctx.payload;
   if (!ctx.job.runId) throw new PermanentJobError('an eval job needs a run');
   const engine = await createEngine(spec.engine);
   const sandbox = await createSandbox();

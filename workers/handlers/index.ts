@@ -1,11 +1,11 @@
-import type { JobHandler } from '../types.ts';
+import type { JobHandlers } from '../types.ts';
 import { diagnostics } from './diagnostics.ts';
 import { evaluation } from './eval.ts';
 import { train } from './train.ts';
 import { testHandlers } from './testing.ts';
 
-/** Job kinds this worker can run.  */
-export function handlers(): Record<string, JobHandler> {
+/** Job kinds this worker can run (the test-only ones when TOOLSMITH_TEST_JOBS=1).  */
+export function handlers(): JobHandlers {
   return {
     diagnostics,
     eval: evaluation,

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { config } from '../../server/config.ts';
-import { RecipeSchema } from '../../contracts/recipe.ts';
-import { zodIssuesText } from '../../contracts/errors.ts';
+import type { JobPayload } from '../../contracts/jobs.ts';
 import { Verifier } from '../reward/verifier.ts';
 import { publishLiveRollouts } from './live.ts';
 import { createSandbox } from '../sandbox/index.ts';
@@ -15,9 +14,7 @@ import { PermanentJobError, type JobHandler } from '../types.ts';
  * the trainer fails the run with that reason (another attempt would hit it again); a crash of the trainer or the
  * worker is retried, and the next attempt resumes from the last checkpoint.
  */
-export const train: JobHandler = async (ctx) => {
-  const parsed = RecipeSchema.safeParse((ctx.job.payload as { recipe?: unknown })?.recipe);
-  if (!parsed.success) throw new PermanentJobError(`bad recipe: ${zodIssuesText(parsed.error.issues)}`);
+export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
   if (!ctx.job.runId) throw new PermanentJobError('a train job needs a run');
   const runId = ctx.job.runId;
   const trainer = await TrainerClient.start();
@@ -30,7 +27,7 @@ export const train: JobHandler = async (ctx) => {
     return await runTraining({
       db: ctx.db, runId, trainer, sandbox, verifier, runDir: path.join(config().dataDir, 'runs', runId), signal: ctx.signal,
       log: (m, o) => ctx.log(m, o), metrics: ctx.metrics, progress: ctx.progress, onEvent: live.onEvent,
-    }, parsed.data);
+    }, ctx.payload.recipe);
   } catch (e) {
     if (e instanceof TrainerError && (e.type === 'nan_loss' || e.type === 'oom' || e.type === 'bad_request')) {
       await ctx.log(`trainer: ${e.type}: ${e.message}`, { level: 'error', type: 'trainer_error' });

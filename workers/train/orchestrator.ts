@@ -7,6 +7,7 @@
  * after its last checkpoint (trajectories, tool calls, metrics, eval results) are deleted on resume, and the seeded
  * prompt/rollout streams depend only on the step number, so a resumed run neither skips nor duplicates a step.
  */
+import type { EventOptions } from '../../contracts/events.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Database } from '../../server/db/client.ts';
@@ -16,7 +17,8 @@ import { insertTrajectories } from '../../server/store/trajectories.ts';
 import { OnnxEngine } from '../engines/onnx-engine.ts';
 import { mulberry32 } from '../engines/sampling.ts';
 import { CharTokenizer, EMBEDDED_VOCAB, embeddedTokenizerSpec } from '../engines/tokenizer.ts';
-import { runEvaluation, type EvalRow } from '../eval/run.ts';
+import { runEvaluation } from '../eval/run.ts';
+import { type EvalRow } from '../../contracts/eval.ts';
 import { EvalSpecSchema } from '../../contracts/eval.ts';
 import type { Verifier } from '../reward/verifier.ts';
 import { runRollouts, type RolloutEvent } from '../rollout/agent.ts';
@@ -44,7 +46,7 @@ export interface TrainContext {
   /** Where this run's checkpoints and exports live (data/runs/<runId>). */
   runDir: string;
   signal?: AbortSignal;
-  log(message: string, opts?: { level?: 'info' | 'warn' | 'error'; type?: string; data?: unknown }): Promise<void>;
+  log(message: string, opts?: EventOptions): Promise<void>;
   metrics(step: number, values: Record<string, number>): Promise<void>;
   progress(p: { stage?: number; stageName?: string; step?: number; totalSteps?: number }): Promise<void>;
   onEvent?: (e: RolloutEvent) => void;

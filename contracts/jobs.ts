@@ -1,0 +1,29 @@
+/**
+ * Job kinds and their payloads: one schema per kind, shared by the producer (server/jobs/queue.ts `enqueue`, typed
+ * by kind) and the handler (workers/handlers/, which receives the payload already parsed by the same schema), as
+ * documenso's job definitions do. A payload that fails its schema fails the job at once, naming the field.
+ */
+import { z } from 'zod';
+import { EvalSpecSchema } from './eval.ts';
+import { RecipeSchema } from './recipe.ts';
+
+export const JOB_PAYLOADS = {
+  /** Check this machine (Python, sandbox, engines, database). */
+  diagnostics: z.object({}).passthrough(),
+  /** An evaluation: engine × datasets × k samples. */
+  eval: EvalSpecSchema,
+  /** A training run: the recipe frozen into the run (every default filled in). */
+  train: z.object({ recipe: RecipeSchema }),
+  /** Test-only fault injection (TOOLSMITH_TEST_JOBS=1): a long job to kill a worker in the middle of. */
+  'test.count': z.object({ steps: z.number().int().min(0).default(10), stepMs: z.number().min(0).default(100) }),
+  /** Test-only fault injection: a job that throws (or throws from a timer, escaping the handler). */
+  'test.throw': z.object({ message: z.string().default('injected failure'), uncaught: z.boolean().default(false) }),
+} as const;
+
+export type JobKind = keyof typeof JOB_PAYLOADS;
+/** What a producer passes (defaults may be left out). */
+export type JobPayloadInput<K extends JobKind> = z.input<(typeof JOB_PAYLOADS)[K]>;
+/** What a handler receives. */
+export type JobPayload<K extends JobKind> = z.output<(typeof JOB_PAYLOADS)[K]>;
+
+export const isJobKind = (kind: string): kind is JobKind => Object.hasOwn(JOB_PAYLOADS, kind);
