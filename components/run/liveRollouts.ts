@@ -2,7 +2,7 @@
  * The live rollout board on the client: 'rollouts' run events carry the full current state of every rollout that
  * changed (workers/rollout/live.ts), so applying them is a replace by id. Pure.
  */
-import type { LiveRollout } from '../../workers/rollout/live.ts';
+import type { LiveRollout } from '../../contracts/live.ts';
 
 export type { LiveRollout };
 

@@ -2,8 +2,8 @@
  * The client's view of `trajectories.get` (server/trpc/routers/trajectories.ts): the router returns `content` as
  * parsed JSON (unknown), so the inspector names its shape here, built from the rollout's record types.
  */
-import type { EngineFinish, ToolCallRecord, ToolStatus, Turn } from '../../workers/rollout/trajectory.ts';
-import type { ParseResult, ToolArguments } from '../../workers/rollout/parser.ts';
+import type { EngineFinish, ToolCallRecord, ToolStatus, Turn } from '../../contracts/trajectory.ts';
+import type { ParseResult, ToolArguments } from '../../contracts/trajectory.ts';
 
 // The rollout's own record types (type-only imports: nothing from workers/ reaches the browser bundle). Stored
 // content drops token ids and logprobs (workers/rollout/to-store.ts).
