@@ -1,4 +1,4 @@
-import { CompareView } from '@/components/compare/CompareView.tsx';
+import { CompareView } from '@/components/compare/compare-view.tsx';
 import { parseRunIds } from '@/components/compare/align.ts';
 
 type Search = Record<string, string | string[] | undefined>;

@@ -4,15 +4,15 @@ import Link from 'next/link';
 import { useMemo, useState } from 'react';
 import { useTRPC } from '@/lib/trpc.ts';
 import { diffSpecs } from '@/server/recipes/diff.ts';
-import { MetricChart } from '../MetricChart.tsx';
-import { StatusBadge } from '../StatusBadge.tsx';
-import { formatTime } from '../format.ts';
+import { MetricChart } from '../ui/metric-chart.tsx';
+import { StatusBadge } from '../ui/status-badge.tsx';
+import { formatTime } from '../ui/format.ts';
 import { defaultKeys, errorCode, formatNumber, runColor, unionKeys, type RunSeries } from '../compare/align.ts';
-import { KeyPicker } from '../compare/KeyPicker.tsx';
-import { OverlayChart } from '../compare/OverlayChart.tsx';
-import { RecipeDiffTable } from '../compare/RecipeDiffTable.tsx';
-import { SharedBanner, SharedError, SharedNotFound } from './SharedStates.tsx';
-import { SharedTrajectory } from './SharedTrajectory.tsx';
+import { KeyPicker } from '../compare/key-picker.tsx';
+import { OverlayChart } from '../compare/overlay-chart.tsx';
+import { RecipeDiffTable } from '../compare/recipe-diff-table.tsx';
+import { SharedBanner, SharedError, SharedNotFound } from './shared-states.tsx';
+import { SharedTrajectory } from './shared-trajectory.tsx';
 
 /**
  * /s/<token>: what a share link opens, read-only. Uses only share.view.* with the token; every answer of

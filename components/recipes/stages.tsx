@@ -1,10 +1,10 @@
 'use client';
 import { useState } from 'react';
 import { useDesigner } from './context.tsx';
-import { Field } from './Field.tsx';
+import { Field } from './field.tsx';
 import { RL_FIELDS, SFT_FIELDS, newStage, stageNames } from './fields.ts';
 import { getPath, movePath, setPath } from './path.ts';
-import { SourceFields } from './Sections.tsx';
+import { SourceFields } from './sections.tsx';
 
 const SFT_GROUPS: [string, string[]][] = [
   ['Demonstrations', ['data.kind', 'data.task', 'data.n', 'data.seed', 'data.shares.tool', 'data.shares.recover', 'data.shares.no_tool', 'data.families', 'data.difficulty']],

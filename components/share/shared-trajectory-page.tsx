@@ -3,8 +3,8 @@ import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useTRPC } from '@/lib/trpc.ts';
 import { errorCode } from '../compare/align.ts';
-import { SharedBanner, SharedError, SharedNotFound } from './SharedStates.tsx';
-import { SharedTrajectory } from './SharedTrajectory.tsx';
+import { SharedBanner, SharedError, SharedNotFound } from './shared-states.tsx';
+import { SharedTrajectory } from './shared-trajectory.tsx';
 
 /** A trajectory opened from a shared run or step: the banner, a way back, then the trajectory. */
 export function SharedTrajectoryPage({ token, trajectoryId }: { token: string; trajectoryId: string }) {

@@ -4,9 +4,9 @@ import Link from 'next/link';
 import { useState } from 'react';
 import { useTRPC } from '@/lib/trpc.ts';
 import { errorCode, evalSteps, finishReasonsText, formatNumber, pct, referenceScore } from '../compare/align.ts';
-import { formatTime } from '../format.ts';
-import { Pass1Chart } from './Pass1Chart.tsx';
-import { ReferencePanel } from './ReferencePanel.tsx';
+import { formatTime } from '../ui/format.ts';
+import { Pass1Chart } from './pass1-chart.tsx';
+import { ReferencePanel } from './reference-panel.tsx';
 
 type Details = { problems?: number; samples?: number; k?: number; toolCallsPerTrajectory?: number; toolErrorRate?: number; finishReasons?: Record<string, number> } | null;
 const REF_MODEL = 'rStar2-Agent-14B';

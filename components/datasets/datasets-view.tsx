@@ -2,7 +2,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useTRPC } from '@/lib/trpc.ts';
-import { formatTime } from './format.ts';
+import { formatTime } from '../ui/format.ts';
 
 /** Imported datasets (every version) and, for the chosen one, its first problems. */
 export function DatasetsView() {

@@ -1,8 +1,8 @@
 'use client';
 import { useEffect, useRef } from 'react';
 import type { ReplayState } from './replay.ts';
-import { TurnView } from './TurnView.tsx';
-import { VerdictView } from './VerdictView.tsx';
+import { TurnView } from './turn-view.tsx';
+import { VerdictView } from './verdict-view.tsx';
 import type { TrajectoryDetail } from './types.ts';
 
 /** One trajectory's turns as of the replay position, then its verdict once the replay reaches the end. */

@@ -2,7 +2,7 @@
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useTRPC } from '@/lib/trpc.ts';
-import { formatTime } from '../format.ts';
+import { formatTime } from '../ui/format.ts';
 
 function NewFromTemplate() {
   return (

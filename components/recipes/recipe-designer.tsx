@@ -4,17 +4,17 @@ import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useCallback, useMemo, useState } from 'react';
 import { useTRPC } from '@/lib/trpc.ts';
-import { formatTime } from '../format.ts';
+import { formatTime } from '../ui/format.ts';
 import { DesignerContext, type DesignerState } from './context.tsx';
-import { JsonPane } from './JsonPane.tsx';
-import { RecipeActions } from './RecipeActions.tsx';
-import { EvalSection, GeneralSection, ModelSection, TemplateSection } from './Sections.tsx';
-import { StagesSection } from './Stages.tsx';
-import { StageTimeline } from './StageTimeline.tsx';
-import { ValidationSummary } from './ValidationSummary.tsx';
-import { VersionDiff } from './VersionDiff.tsx';
+import { JsonPane } from './json-pane.tsx';
+import { RecipeActions } from './recipe-actions.tsx';
+import { EvalSection, GeneralSection, ModelSection, TemplateSection } from './sections.tsx';
+import { StagesSection } from './stages.tsx';
+import { StageTimeline } from './stage-timeline.tsx';
+import { ValidationSummary } from './validation-summary.tsx';
+import { VersionDiff } from './version-diff.tsx';
 import { errorsByPath, setPath, stableJson, type Spec } from './path.ts';
-import { useDebounced } from './useDebounced.ts';
+import { useDebounced } from './use-debounced.ts';
 
 type Version = { id: string; name: string; version: number; parentId: string | null; note: string | null; createdAt: string | Date };
 

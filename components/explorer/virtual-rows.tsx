@@ -1,6 +1,6 @@
 'use client';
 import { useEffect, useRef, useState, type ReactNode } from 'react';
-import { visibleRange } from '../run/explorerWindow.ts';
+import { visibleRange } from './explorer-window.ts';
 
 /**
  * A windowed list with a fixed row height: a spacer as tall as every row, and only the rows in view (plus

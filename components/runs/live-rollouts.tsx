@@ -3,7 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { memo, useEffect, useMemo } from 'react';
 import { useTRPC } from '@/lib/trpc.ts';
-import { groupByGroupId, type LiveRollout } from './liveRollouts.ts';
+import { groupByGroupId, type LiveRollout } from './rollout-board.ts';
 
 const TEXT_TAIL = 1500;
 const tail = (s: string, n = TEXT_TAIL) => (s.length > n ? `…${s.slice(-n)}` : s);

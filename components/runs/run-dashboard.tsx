@@ -1,6 +1,6 @@
 'use client';
 import { useEffect, useMemo, useState } from 'react';
-import { DashboardChart } from './DashboardChart.tsx';
+import { DashboardChart } from './dashboard-chart.tsx';
 import { evalPanel, PANELS, type SeriesMap, type StageBoundary } from './dashboard.ts';
 
 const STORAGE_KEY = 'toolsmith.smoothing';

@@ -4,13 +4,13 @@ import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useMemo, useState } from 'react';
 import { useTRPC } from '@/lib/trpc.ts';
-import { StatusBadge } from '../StatusBadge.tsx';
-import { ShareButton } from '../share/ShareButton.tsx';
+import { StatusBadge } from '../ui/status-badge.tsx';
+import { ShareButton } from '../share/share-button.tsx';
 import { compareHref, defaultKeys, MIN_COMPARE, runColor, unionKeys } from './align.ts';
-import { KeyPicker } from './KeyPicker.tsx';
-import { OverlayChart, type StageMark } from './OverlayChart.tsx';
-import { RecipeDiffTable } from './RecipeDiffTable.tsx';
-import { RunPicker } from './RunPicker.tsx';
+import { KeyPicker } from './key-picker.tsx';
+import { OverlayChart, type StageMark } from './overlay-chart.tsx';
+import { RecipeDiffTable } from './recipe-diff-table.tsx';
+import { RunPicker } from './run-picker.tsx';
 
 /** /compare?runs=a,b,c: pick runs, overlay their metrics by step, and read their recipe differences. */
 export function CompareView({ initialRunIds }: { initialRunIds: string[] }) {

@@ -2,8 +2,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useTRPC } from '@/lib/trpc.ts';
-import { StatusBadge } from '../StatusBadge.tsx';
-import { formatTime } from '../format.ts';
+import { StatusBadge } from '../ui/status-badge.tsx';
+import { formatTime } from '../ui/format.ts';
 import { MAX_COMPARE, runColor, toggleRun } from './align.ts';
 
 /** Choose 2–8 runs from `runs.list`; the chosen ones keep the order they were picked in (the first is the base). */

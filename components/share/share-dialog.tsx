@@ -2,7 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { useTRPC } from '@/lib/trpc.ts';
-import { formatTime } from '../format.ts';
+import { formatTime } from '../ui/format.ts';
 import { describeTarget, EXPIRY_OPTIONS, expirySeconds, listRunId, sameTarget, shareUrl, type ExpiryChoice, type ShareTargetInput } from '../compare/align.ts';
 
 export type ShareDialogProps = ShareTargetInput & {

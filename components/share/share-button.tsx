@@ -1,7 +1,7 @@
 'use client';
 import { useState } from 'react';
 import type { ShareTargetInput } from '../compare/align.ts';
-import { ShareDialog } from './ShareDialog.tsx';
+import { ShareDialog } from './share-dialog.tsx';
 
 export type ShareButtonProps = ShareTargetInput & {
   /** The button's text and accessible name; defaults to "Share run" / "Share step" / "Share trajectory" / "Share this comparison". */

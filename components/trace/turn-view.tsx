@@ -2,7 +2,7 @@
 import { forwardRef } from 'react';
 import { PythonCode, codeBlockStyle } from './highlight.tsx';
 import { formatMs, type TurnView as TurnReplay } from './replay.ts';
-import { ToolOutput } from './ToolOutput.tsx';
+import { ToolOutput } from './tool-output.tsx';
 import { ToolStatusBadge } from './badges.tsx';
 import type { ToolRecord, TraceTurn } from './types.ts';
 

@@ -1,12 +1,12 @@
 'use client';
-import { ShareButton } from '../share/ShareButton.tsx';
+import { ShareButton } from '../share/share-button.tsx';
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useTRPC, useTRPCClient } from '@/lib/trpc.ts';
-import { compareHref, EMPTY_FILTER, pagesFor, pagesToEvict, queryKeyOf, rowAt, toListFilter, togglePick, type FilterForm } from '../run/explorerWindow.ts';
-import { SamePrompt } from './SamePrompt.tsx';
-import { VirtualRows } from './VirtualRows.tsx';
+import { compareHref, EMPTY_FILTER, pagesFor, pagesToEvict, queryKeyOf, rowAt, toListFilter, togglePick, type FilterForm } from './explorer-window.ts';
+import { SamePrompt } from './same-prompt.tsx';
+import { VirtualRows } from './virtual-rows.tsx';
 
 const ROW = 32;
 const PAGE = 200;

@@ -1,17 +1,17 @@
 'use client';
-import { ShareButton } from '../share/ShareButton.tsx';
+import { ShareButton } from '../share/share-button.tsx';
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useMemo, useState, type FormEvent } from 'react';
 import { useTRPCClient } from '@/lib/trpc.ts';
-import { CompareView } from './CompareView.tsx';
+import { CompareView } from './compare-view.tsx';
 import { buildTimeline, stateAt, type ReplayState, type Speed } from './replay.ts';
-import { ReplayControls } from './ReplayControls.tsx';
-import { TraceHeader } from './TraceHeader.tsx';
-import { TraceTurns } from './TraceTurns.tsx';
+import { ReplayControls } from './replay-controls.tsx';
+import { TraceHeader } from './trace-header.tsx';
+import { TraceTurns } from './trace-turns.tsx';
 import type { TrajectoryDetail } from './types.ts';
-import { useReplay } from './useReplay.ts';
+import { useReplay } from './use-replay.ts';
 
 /**
  * `trajectories.get` through the plain client, typed by ./types.ts: the inspector then does not depend on the

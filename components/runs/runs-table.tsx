@@ -2,8 +2,8 @@
 import Link from 'next/link';
 import { useQuery } from '@tanstack/react-query';
 import { useTRPC } from '@/lib/trpc.ts';
-import { StatusBadge } from './StatusBadge.tsx';
-import { formatTime } from './format.ts';
+import { StatusBadge } from '../ui/status-badge.tsx';
+import { formatTime } from '../ui/format.ts';
 
 export function RunsTable({ kind }: { kind?: string }) {
   const trpc = useTRPC();

@@ -2,11 +2,11 @@
 import Link from 'next/link';
 import { useMemo } from 'react';
 import { alignTurns, type TurnMatch } from './diff.ts';
-import { DiffView } from './DiffView.tsx';
+import { DiffView } from './diff-view.tsx';
 import type { ReplayState } from './replay.ts';
-import { TraceHeader } from './TraceHeader.tsx';
-import { TurnView } from './TurnView.tsx';
-import { VerdictView } from './VerdictView.tsx';
+import { TraceHeader } from './trace-header.tsx';
+import { TurnView } from './turn-view.tsx';
+import { VerdictView } from './verdict-view.tsx';
 import type { TrajectoryDetail } from './types.ts';
 
 const MATCH: Record<TurnMatch, { text: string; cls: string }> = {

@@ -1,7 +1,7 @@
 'use client';
 import type { ReactNode } from 'react';
 import { useDesigner } from './context.tsx';
-import { Field } from './Field.tsx';
+import { Field } from './field.tsx';
 import { EVAL_SOURCE_FIELDS, RECIPE_FIELDS, SOURCE_KEYS, type Catalogue } from './fields.ts';
 import { getPath } from './path.ts';
 

@@ -1,6 +1,6 @@
 import Link from 'next/link';
 import type { ReactNode } from 'react';
-import { formatTime } from '../format.ts';
+import { formatTime } from '../ui/format.ts';
 import { CorrectBadge } from './badges.tsx';
 import type { TrajectoryDetail } from './types.ts';
 
