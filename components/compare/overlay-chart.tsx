@@ -1,6 +1,8 @@
 'use client';
 import { CartesianGrid, Legend, Line, LineChart, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { alignByStep, formatNumber, runColor, type RunSeries } from './align.ts';
+import { alignByStep, type RunSeries } from './align.ts';
+import { formatNumber } from '../ui/format.ts';
+import { runColor } from '../ui/run-colors.ts';
 
 export interface OverlayRun { id: string; name: string }
 export interface StageMark { step: number; label: string }

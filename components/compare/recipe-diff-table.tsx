@@ -1,4 +1,5 @@
-import { formatValue, recipeDiffRows, type SpecDiffEntry } from './align.ts';
+import { formatValue } from '../ui/format.ts';
+import { recipeDiffRows, type SpecDiffEntry } from './recipe-diff.ts';
 
 /** The recipe differences of the runs: one row per differing path, one column per run (the first is the base). */
 export function RecipeDiffTable({ runs, recipeDiff }: { runs: { id: string; name: string; recipeSpec?: unknown }[]; recipeDiff: { runId: string; diff: SpecDiffEntry[] }[] }) {

@@ -4,7 +4,8 @@ import { useState } from 'react';
 import { useTRPC } from '@/lib/trpc.ts';
 import { StatusBadge } from '../ui/status-badge.tsx';
 import { formatTime } from '../ui/format.ts';
-import { MAX_COMPARE, runColor, toggleRun } from './align.ts';
+import { MAX_COMPARE, toggleRun } from './selection.ts';
+import { runColor } from '../ui/run-colors.ts';
 
 /** Choose 2–8 runs from `runs.list`; the chosen ones keep the order they were picked in (the first is the base). */
 export function RunPicker({ selected, onChange }: { selected: string[]; onChange: (ids: string[]) => void }) {

@@ -3,8 +3,10 @@ import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useState } from 'react';
 import { useTRPC } from '@/lib/trpc.ts';
-import { errorCode, evalSteps, finishReasonsText, formatNumber, pct, referenceScore } from '../compare/align.ts';
-import { formatTime } from '../ui/format.ts';
+import { errorCode } from '../ui/error-code.ts';
+import { evalSteps, finishReasonsText, pct } from './eval-rows.ts';
+import { referenceScore } from './reference.ts';
+import { formatNumber, formatTime } from '../ui/format.ts';
 import { Pass1Chart } from './pass1-chart.tsx';
 import { ReferencePanel } from './reference-panel.tsx';
 

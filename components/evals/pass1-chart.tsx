@@ -1,6 +1,7 @@
 'use client';
 import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { pass1OverSteps, runColor, type EvalRowLike } from '../compare/align.ts';
+import { pass1OverSteps, type EvalRowLike } from './eval-rows.ts';
+import { runColor } from '../ui/run-colors.ts';
 
 /** pass@1 (%) of each benchmark over the evaluated steps; drawn only when there are two steps or more. */
 export function Pass1Chart({ rows }: { rows: EvalRowLike[] }) {

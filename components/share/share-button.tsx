@@ -1,6 +1,6 @@
 'use client';
 import { useState } from 'react';
-import type { ShareTargetInput } from '../compare/align.ts';
+import type { ShareTargetInput } from './share-target.ts';
 import { ShareDialog } from './share-dialog.tsx';
 
 export type ShareButtonProps = ShareTargetInput & {

@@ -3,7 +3,8 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { useTRPC } from '@/lib/trpc.ts';
 import { formatTime } from '../ui/format.ts';
-import { describeTarget, EXPIRY_OPTIONS, expirySeconds, listRunId, sameTarget, shareUrl, type ExpiryChoice, type ShareTargetInput } from '../compare/align.ts';
+import { describeTarget, listRunId, sameTarget, type ShareTargetInput } from './share-target.ts';
+import { EXPIRY_OPTIONS, expirySeconds, shareUrl, type ExpiryChoice } from './share-link.ts';
 
 export type ShareDialogProps = ShareTargetInput & {
   open: boolean;

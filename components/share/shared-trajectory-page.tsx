@@ -2,7 +2,7 @@
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useTRPC } from '@/lib/trpc.ts';
-import { errorCode } from '../compare/align.ts';
+import { errorCode } from '../ui/error-code.ts';
 import { SharedBanner, SharedError, SharedNotFound } from './shared-states.tsx';
 import { SharedTrajectory } from './shared-trajectory.tsx';
 

@@ -2,7 +2,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useTRPC } from '@/lib/trpc.ts';
 import type { TraceContent, TraceTurn } from '../trace/types.ts';
-import { errorCode } from '../compare/align.ts';
+import { errorCode } from '../ui/error-code.ts';
 import { SharedError, SharedNotFound } from './shared-states.tsx';
 
 type ToolRow = { turn: number; code: string; stdout: string; stderr: string; status: string; exitCode: number | null; errorType: string | null; durationMs: number | null };
