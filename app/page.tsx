@@ -1,5 +1,5 @@
-import { RunsTable } from '@/components/RunsTable.tsx';
-import { RunDiagnosticsButton } from '@/components/RunDiagnosticsButton.tsx';
+import { RunsTable } from '@/components/runs/runs-table.tsx';
+import { RunDiagnosticsButton } from '@/components/runs/run-diagnostics-button.tsx';
 
 export default function Dashboard() {
   return (

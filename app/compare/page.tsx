@@ -1,5 +1,5 @@
-import { CompareView } from '@/components/compare/CompareView.tsx';
-import { parseRunIds } from '@/components/compare/align.ts';
+import { CompareView } from '@/components/compare/compare-view.tsx';
+import { parseRunIds } from '@/components/compare/selection.ts';
 
 type Search = Record<string, string | string[] | undefined>;
 

@@ -1,4 +1,4 @@
-import { DatasetsView } from '@/components/DatasetsView.tsx';
+import { DatasetsView } from '@/components/datasets/datasets-view.tsx';
 
 export default function DatasetsPage() {
   return (

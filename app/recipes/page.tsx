@@ -1,4 +1,4 @@
-import { RecipeList } from '@/components/recipe/RecipeList.tsx';
+import { RecipeList } from '@/components/recipes/recipe-list.tsx';
 
 export default function RecipesPage() {
   return <RecipeList />;

@@ -1,6 +1,6 @@
-import { DiagnosticsReport } from '@/components/DiagnosticsReport.tsx';
-import { RunDiagnosticsButton } from '@/components/RunDiagnosticsButton.tsx';
-import { RunsTable } from '@/components/RunsTable.tsx';
+import { DiagnosticsReport } from '@/components/system/diagnostics-report.tsx';
+import { RunDiagnosticsButton } from '@/components/runs/run-diagnostics-button.tsx';
+import { RunsTable } from '@/components/runs/runs-table.tsx';
 
 export default function SystemPage() {
   return (

@@ -1,12 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  alignByStep, compareHref, comparePaths, defaultKeys, describeTarget, evalSteps, expirySeconds, finishReasonsText, formatNumber,
-  formatValue, listRunId, parseRunIds, pass1OverSteps, pct, recipeDiffRows, referenceScore, runColor, sameTarget, shareUrl, toggleRun,
-  unionKeys, valueAt,
-} from '../../components/compare/align.ts';
+import { alignByStep, defaultKeys, unionKeys } from '../../components/compare/align.ts';
+import { comparePaths, recipeDiffRows, valueAt } from '../../components/compare/recipe-diff.ts';
+import { compareHref, parseRunIds, toggleRun } from '../../components/compare/selection.ts';
 import { diffSpecs } from '../../server/recipes/diff.ts';
-import { REPORT_REFERENCE } from '../../server/trpc/routers/evals.ts';
 
 test('parseRunIds: splits, trims, drops empties and repeats, caps at 8', () => {
   assert.deepEqual(parseRunIds(' a, b,,a ,c '), ['a', 'b', 'c']);
@@ -91,65 +88,4 @@ test('recipeDiffRows: a leaf inside a subtree another run adds or removes', () =
   assert.deepEqual(whole.cells, [{ present: true, value: { lr: 2 }, same: false }, { present: false, same: false }, { present: true, value: { lr: 5 }, same: false }]);
   // The same answer from the specs themselves.
   assert.deepEqual(recipeDiffRows(['a', 'b', 'c'], [{ runId: 'b', diff: diffSpecs(A, B) }, { runId: 'c', diff: diffSpecs(A, C) }], { a: A, b: B, c: C }), rows);
-});
-
-test('formatValue and formatNumber', () => {
-  assert.equal(formatValue('x'), '"x"');
-  assert.equal(formatValue({ a: 1 }), '{"a":1}');
-  assert.equal(formatValue(undefined), '—');
-  assert.equal(formatValue('a'.repeat(200), 10).length, 10);
-  assert.equal(formatNumber(3), '3');
-  assert.equal(formatNumber(0.123456), '0.1235');
-  assert.equal(formatNumber(0.00001234), '1.234e-5');
-  assert.equal(formatNumber(null), '—');
-  assert.equal(formatNumber(NaN), '—');
-  assert.equal(runColor(0), runColor(8));
-});
-
-test('evaluation helpers: steps, pass@1 over steps, finish reasons, percentages', () => {
-  const rows = [
-    { step: 10, benchmark: 'aime24', pass1: 0.5 },
-    { step: 0, benchmark: 'aime24', pass1: 0.25 },
-    { step: 10, benchmark: 'math500', pass1: 0.8 },
-  ];
-  assert.deepEqual(evalSteps(rows), [0, 10]);
-  assert.deepEqual(pass1OverSteps(rows), {
-    benchmarks: ['aime24', 'math500'],
-    data: [{ step: 0, aime24: 25, math500: null }, { step: 10, aime24: 50, math500: 80 }],
-  });
-  assert.equal(finishReasonsText({ length: 1, stop: 3 }), 'stop 75% · length 25%');
-  assert.equal(finishReasonsText({}), '—');
-  assert.equal(finishReasonsText(null), '—');
-  assert.equal(pct(0.5), '50.0%');
-  assert.equal(pct(null), '—');
-});
-
-test('referenceScore: loose benchmark names against the report table', () => {
-  assert.equal(referenceScore(REPORT_REFERENCE, 'rStar2-Agent-14B', 'aime24'), 80.6);
-  assert.equal(referenceScore(REPORT_REFERENCE, 'rStar2-Agent-14B', 'MATH 500'), 97.8);
-  assert.equal(referenceScore(REPORT_REFERENCE, 'rStar2-Agent-14B', 'gsm8k'), null);
-  assert.equal(referenceScore(REPORT_REFERENCE, 'nobody', 'aime24'), null);
-});
-
-test('share helpers: expiry, URL, matching targets, list filter, description', () => {
-  assert.equal(expirySeconds('none'), undefined);
-  assert.equal(expirySeconds('1d'), 86400);
-  assert.equal(expirySeconds('7d'), 7 * 86400);
-  assert.equal(expirySeconds('30d'), 30 * 86400);
-  assert.equal(shareUrl('http://localhost:3000/', '/s/abc'), 'http://localhost:3000/s/abc');
-  assert.equal(shareUrl('https://x.y', 's/abc'), 'https://x.y/s/abc');
-
-  assert.ok(sameTarget({ scope: 'run', target: { runId: 'r1' } }, { scope: 'run', target: { runId: 'r1' } }));
-  assert.ok(!sameTarget({ scope: 'run', target: { runId: 'r1' } }, { scope: 'step', target: { runId: 'r1', step: 1 } }));
-  assert.ok(sameTarget({ scope: 'step', target: { runId: 'r1', step: 2 } }, { scope: 'step', target: { runId: 'r1', step: 2 } }));
-  assert.ok(!sameTarget({ scope: 'step', target: { runId: 'r1', step: 2 } }, { scope: 'step', target: { runId: 'r1', step: 3 } }));
-  assert.ok(sameTarget({ scope: 'trajectory', target: { trajectoryId: 't' } }, { scope: 'trajectory', target: { trajectoryId: 't', runId: 'r' } }));
-  assert.ok(sameTarget({ scope: 'compare', target: { runIds: ['a', 'b'] } }, { scope: 'compare', target: { runIds: ['b', 'a'] } }));
-  assert.ok(!sameTarget({ scope: 'compare', target: { runIds: ['a', 'b'] } }, { scope: 'compare', target: { runIds: ['a', 'b', 'c'] } }));
-
-  assert.equal(listRunId({ scope: 'compare', target: { runIds: ['a', 'b'] } }), 'a');
-  assert.equal(listRunId({ scope: 'trajectory', target: { trajectoryId: 't' } }), undefined);
-  assert.equal(listRunId({ scope: 'step', target: { runId: 'r', step: 0 } }), 'r');
-  assert.equal(describeTarget('step', { runId: 'r', step: 4 }), 'run r, step 4');
-  assert.equal(describeTarget('compare', { runIds: ['a', 'b'] }), '2 runs: a, b');
 });

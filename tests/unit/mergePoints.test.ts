@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mergePoints } from '../../components/mergePoints.ts';
+import { mergePoints } from '../../components/ui/merge-points.ts';
 
 type P = { step: number; value: number };
 const pts = (...steps: [number, number][]): P[] => steps.map(([step, value]) => ({ step, value }));

@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EMBEDDED_ARITH, EMBEDDED_ARITH_INPUT, MICRO_INPUT } from '../../server/recipes/defaults.ts';
 import { EvalSourceSchema, RecipeSchema, RlStageSchema, SftStageSchema, stageSteps, validateRecipe } from '../../contracts/recipe.ts';
-import { errorsByPath, getPath, movePath, parseSpecJson, setPath, specToJson, stableJson, type Spec } from '../../components/recipe/path.ts';
-import { EVAL_SOURCE_FIELDS, RECIPE_FIELDS, RL_FIELDS, SFT_FIELDS, defaultText, newStage, stageNames, timelineOf, type Catalogue } from '../../components/recipe/fields.ts';
+import { errorsByPath, getPath, movePath, parseSpecJson, setPath, specToJson, stableJson, type Spec } from '../../components/recipes/path.ts';
+import { EVAL_SOURCE_FIELDS, RECIPE_FIELDS, RL_FIELDS, SFT_FIELDS, defaultText, newStage, stageNames, timelineOf, type Catalogue } from '../../components/recipes/fields.ts';
 
 // ---- A walk over the zod (v4) schema: every leaf field path ------------------------------------------------------
 

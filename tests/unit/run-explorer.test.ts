@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareHref, EMPTY_FILTER, pagesFor, pagesToEvict, queryKeyOf, rowAt, toListFilter, togglePick, visibleRange } from '../../components/run/explorerWindow.ts';
+import { compareHref, EMPTY_FILTER, pagesFor, pagesToEvict, queryKeyOf, rowAt, toListFilter, togglePick, visibleRange } from '../../components/explorer/explorer-window.ts';
 
 test('visibleRange: viewport rows plus overscan, clamped', () => {
   assert.deepEqual(visibleRange(0, 300, 30, 100_000, 5), { start: 0, end: 16 });

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { debiasedEma, smoothingWeight } from '../../components/run/smoothing.ts';
+import { debiasedEma, smoothingWeight } from '../../components/runs/smoothing.ts';
 import { stageBoundaries } from '../../contracts/recipe.ts';
-import { chartRows, controlsFor, estimateEta, formatDuration, mergeStageEvents, stageOf, stepTimes } from '../../components/run/dashboard.ts';
-import { applyRollouts, clearFinished, groupByGroupId, rolloutsOf, type LiveRollout } from '../../components/run/liveRollouts.ts';
+import { chartRows, controlsFor, estimateEta, formatDuration, mergeStageEvents, stageOf, stepTimes } from '../../components/runs/dashboard.ts';
+import { applyRollouts, clearFinished, groupByGroupId, rolloutsOf, type LiveRollout } from '../../components/runs/rollout-board.ts';
 
 const close = (a: number | null, b: number, msg?: string) => assert.ok(a !== null && Math.abs(a - b) < 1e-9, `${msg ?? ''} ${a} ≈ ${b}`);
 const pts = (...v: [number, number][]) => v.map(([step, value]) => ({ step, value }));

@@ -1,4 +1,4 @@
-import { RecipeDesigner } from '@/components/recipe/RecipeDesigner.tsx';
+import { RecipeDesigner } from '@/components/recipes/recipe-designer.tsx';
 
 type Search = { v?: string | string[]; template?: string | string[] };
 

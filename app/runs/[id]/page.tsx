@@ -1,4 +1,4 @@
-import { RunView } from '@/components/RunView.tsx';
+import { RunView } from '@/components/runs/run-view.tsx';
 
 export default async function RunPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;

@@ -1,5 +1,5 @@
 import type { Metadata } from 'next';
-import { SharedView } from '@/components/share/SharedView.tsx';
+import { SharedView } from '@/components/share/shared-view.tsx';
 
 export const metadata: Metadata = { title: 'Shared view · Toolsmith', robots: { index: false, follow: false }, referrer: 'no-referrer' };
 

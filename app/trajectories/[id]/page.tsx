@@ -1,4 +1,4 @@
-import { TraceView } from '@/components/trace/TraceView.tsx';
+import { TraceView } from '@/components/trace/trace-view.tsx';
 import { parseSpeed, parseT } from '@/components/trace/replay.ts';
 
 type Search = Record<string, string | string[] | undefined>;

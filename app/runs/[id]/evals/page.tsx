@@ -1,4 +1,4 @@
-import { EvalsView } from '@/components/evals/EvalsView.tsx';
+import { EvalsView } from '@/components/evals/evals-view.tsx';
 
 /** /runs/<id>/evals — the run's evaluation results beside the rStar2-Agent report's reference table. */
 export default async function RunEvalsPage({ params }: { params: Promise<{ id: string }> }) {

@@ -1,5 +1,5 @@
 import Link from 'next/link';
-import { RolloutExplorer } from '@/components/explorer/RolloutExplorer.tsx';
+import { RolloutExplorer } from '@/components/explorer/rollout-explorer.tsx';
 
 type Search = Record<string, string | string[] | undefined>;
 

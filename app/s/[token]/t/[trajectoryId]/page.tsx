@@ -1,5 +1,5 @@
 import type { Metadata } from 'next';
-import { SharedTrajectoryPage } from '@/components/share/SharedTrajectoryPage.tsx';
+import { SharedTrajectoryPage } from '@/components/share/shared-trajectory-page.tsx';
 
 export const metadata: Metadata = { title: 'Shared trajectory · Toolsmith', robots: { index: false, follow: false }, referrer: 'no-referrer' };
 

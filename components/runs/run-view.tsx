@@ -1,0 +1,154 @@
+'use client';
+import { skipToken, useQuery } from '@tanstack/react-query';
+import { useSubscription } from '@trpc/tanstack-react-query';
+import Link from 'next/link';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useTRPC } from '@/lib/trpc.ts';
+import { MetricChart, type Series } from '../ui/metric-chart.tsx';
+import { StatusBadge } from '../ui/status-badge.tsx';
+import { TerminalPane, type TerminalHandle } from '../ui/terminal-pane.tsx';
+import { eventLine, formatTime } from '../ui/format.ts';
+import { mergePoints } from '../ui/merge-points.ts';
+import { LiveRollouts } from './live-rollouts.tsx';
+import { RunControls } from './run-controls.tsx';
+import { ShareButton } from '../share/share-button.tsx';
+import { RunDashboard } from './run-dashboard.tsx';
+import { RunProgress } from './run-progress.tsx';
+import { mergeStageEvents, PANEL_KEYS } from './dashboard.ts';
+import { stageBoundaries } from '../../contracts/recipe.ts';
+import { applyRollouts, clearFinished, rolloutsOf, type LiveRollout } from './rollout-board.ts';
+
+type MetricEventData = { step: number; time: number; values: Record<string, number> };
+type StageEventData = { stage: number; name: string; type: string; startStep: number };
+type AnyEvent = { seq: number; time: number; level: string; type: string; message: string; data: unknown };
+
+/**
+ * A run's live page: a snapshot as of event seq N, then the event stream from N. The stream resumes from the
+ * last seq it saw after a reconnect, so the log and the chart neither miss nor repeat anything.
+ *
+ * On top of the log and the all-metrics chart: progress (stage, step, ETA), pause/resume/cancel, the training
+ * dashboard (smoothed panels with stage boundaries) and the live rollouts of the step being generated.
+ */
+export function RunView({ runId }: { runId: string }) {
+  const trpc = useTRPC();
+  const snapshot = useQuery(trpc.runs.snapshot.queryOptions({ runId, logTail: 1000 }, { staleTime: Infinity, refetchOnWindowFocus: false, retry: false }));
+  const terminal = useRef<TerminalHandle>(null);
+  const [series, setSeries] = useState<Series>({});
+  const [status, setStatus] = useState<{ status: string; error: string | null } | null>(null);
+  const [lastSeq, setLastSeq] = useState(0);
+  const [stageEvents, setStageEvents] = useState<StageEventData[]>([]);
+  const [board, setBoard] = useState<LiveRollout[]>([]);
+  const [stepTick, setStepTick] = useState(0);
+  // The seq of the snapshot the page was seeded from: the stream starts there. Kept apart from snapshot.data,
+  // which is refetched (for the run's step, start and finish times) without moving the stream.
+  const [cursor, setCursor] = useState<number | null>(null);
+
+  /** What one event changes besides the log (the same for snapshot events and streamed ones). */
+  const apply = useCallback((e: AnyEvent, live: boolean) => {
+    if (e.type === 'stage' && e.data) {
+      const s = e.data as StageEventData;
+      setStageEvents((prev) => [...prev.filter((p) => p.stage !== s.stage), s]);
+    } else if (e.type === 'rollouts') {
+      const updates = rolloutsOf(e.data);
+      if (updates.length) setBoard((prev) => applyRollouts(prev, updates));
+    } else if (e.type === 'step') {
+      // The step's trajectories are stored: its finished rollouts leave the board, its groups are refetched.
+      setBoard((prev) => clearFinished(prev));
+      if (live) setStepTick((n) => n + 1);
+    }
+  }, []);
+
+  useEffect(() => {
+    const data = snapshot.data;
+    if (!data || cursor !== null) return;
+    setSeries(data.metrics);
+    setStatus({ status: data.run.status, error: data.run.error });
+    setLastSeq(data.lastSeq);
+    for (const e of data.events) {
+      terminal.current?.writeLine(eventLine(e));
+      apply(e as AnyEvent, false);
+    }
+    setCursor(data.lastSeq);
+  }, [snapshot.data, cursor, apply]);
+
+  const current = status?.status ?? snapshot.data?.run.status ?? 'loading';
+  const finished = ['succeeded', 'failed', 'cancelled'].includes(current);
+  // The header's run row (step, times) is polled while the run is live; the log and chart come from the stream.
+  const runRow = useQuery(trpc.runs.get.queryOptions({ runId }, { enabled: cursor !== null, refetchInterval: finished ? false : 2000 }));
+
+  // A finished run writes no more events: stop streaming then (the last event seen is its final status).
+  const stream = useSubscription(
+    trpc.runs.events.subscriptionOptions(cursor !== null && !finished ? { runId, cursor } : skipToken, {
+      onData: ({ data: e }) => {
+        terminal.current?.writeLine(eventLine(e));
+        setLastSeq(e.seq);
+        if (e.type === 'metric' && e.data) {
+          const m = e.data as MetricEventData;
+          setSeries((prev) => {
+            const next = { ...prev };
+            for (const [key, value] of Object.entries(m.values)) next[key] = mergePoints(prev[key] ?? [], [{ step: m.step, value, time: m.time }]);
+            return next;
+          });
+        }
+        if (e.type === 'status' && e.data) {
+          const s = e.data as { status: string; error: string | null };
+          setStatus({ status: s.status, error: s.error });
+          void runRow.refetch();
+        }
+        apply(e as AnyEvent, true);
+      },
+    }),
+  );
+
+  // A finished run has nothing in flight.
+  useEffect(() => { if (finished) setBoard([]); }, [finished]);
+
+  const spec = snapshot.data?.run.recipeSpec;
+  const stages = useMemo(() => mergeStageEvents(stageBoundaries(spec), stageEvents), [spec, stageEvents]);
+  const refetchRun = runRow.refetch;
+  const onControl = useCallback(() => { void refetchRun(); }, [refetchRun]);
+
+  if (snapshot.error && !snapshot.data) return <div className="panel error" role="alert">Could not load run {runId}: {snapshot.error.message}</div>;
+  const run = runRow.data ?? snapshot.data?.run;
+  const kind = run?.kind ?? '';
+  const isTrain = kind === 'train';
+  const hasDashboardKeys = Object.keys(series).some((k) => PANEL_KEYS.has(k) || k.startsWith('eval/'));
+  const showRollouts = isTrain || kind === 'eval' || board.length > 0;
+  return (
+    <div className="run-page">
+      <div className="row" style={{ justifyContent: 'space-between' }}>
+        <h1>{run ? run.name : 'Run'}</h1>
+        <div className="row">
+          <StatusBadge status={current} />
+          <span className="muted" aria-label="Stream state">{finished ? 'finished' : stream.status === 'pending' ? 'live' : stream.status}</span>
+          {isTrain && <Link href={`/runs/${encodeURIComponent(runId)}/explorer`}>Rollout explorer</Link>}
+          {(isTrain || kind === 'eval') && <Link href={`/runs/${encodeURIComponent(runId)}/evals`}>Evaluations</Link>}
+          <ShareButton scope="run" target={{ runId }} linkLabel={run?.name} />
+          <RunControls runId={runId} status={current} kind={kind} onDone={onControl} />
+        </div>
+      </div>
+      {run && (
+        <p className="muted">
+          {run.kind} · seed {run.seed} · code {run.codeVersion} · step {run.step}{run.totalSteps ? ` / ${run.totalSteps}` : ''} · started {formatTime(run.startedAt)} · event #{lastSeq}
+        </p>
+      )}
+      {run && (run.totalSteps || stages.length > 0) ? (
+        <RunProgress step={run.step} totalSteps={run.totalSteps} status={current} stageName={run.stageName} stages={stages} series={series} />
+      ) : null}
+      {status?.error && <p className="error" role="alert">Error: {status.error}</p>}
+      {stream.error && <p className="error" role="alert">Live updates interrupted: {stream.error.message}</p>}
+      {(isTrain || hasDashboardKeys) && <RunDashboard series={series} stages={stages} />}
+      {showRollouts && <LiveRollouts runId={runId} board={board} stepTick={stepTick} live={current === 'running'} showGroups={isTrain} />}
+      <div className="grid2">
+        <section aria-label="Run log">
+          <h2>Log</h2>
+          <TerminalPane ref={terminal} label="Run log terminal" />
+        </section>
+        <section aria-label="Run metrics">
+          <h2>All metrics</h2>
+          <MetricChart series={series} title="Run metrics chart" />
+        </section>
+      </div>
+    </div>
+  );
+}
