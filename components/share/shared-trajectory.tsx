@@ -1,7 +1,7 @@
 'use client';
 import { useQuery } from '@tanstack/react-query';
 import { useTRPC } from '@/lib/trpc.ts';
-import type { TraceContent, TraceTurn } from '../trace/types.ts';
+import type { StoredTrajectoryContent, StoredTurn } from '../../contracts/trajectory.ts';
 import { errorCode } from '../ui/error-code.ts';
 import { SharedError, SharedNotFound } from './shared-states.tsx';
 
@@ -14,7 +14,7 @@ export function SharedTrajectory({ token, trajectoryId }: { token: string; traje
   if (q.error) return errorCode(q.error) === 'NOT_FOUND' ? <SharedNotFound /> : <SharedError what="the trajectory" message={q.error.message} retry={() => void q.refetch()} />;
   if (!q.data) return <div className="panel empty" role="status">Loading trajectory…</div>;
   const t = q.data;
-  const content = (t.content ?? {}) as Partial<TraceContent>;
+  const content = (t.content ?? {}) as Partial<StoredTrajectoryContent>;
   const turns = Array.isArray(content.turns) ? content.turns : [];
   const rows = t.toolCalls as ToolRow[];
   const verdict = content.verdict;
@@ -47,7 +47,7 @@ export function SharedTrajectory({ token, trajectoryId }: { token: string; traje
   );
 }
 
-function SharedTurn({ turn, n, row }: { turn: TraceTurn; n: number; row?: ToolRow }) {
+function SharedTurn({ turn, n, row }: { turn: StoredTurn; n: number; row?: ToolRow }) {
   const code = turn.parse?.kind === 'call' ? turn.parse.arguments?.code : turn.tool?.arguments?.code ?? row?.code;
   const tool = turn.tool;
   const status = tool?.status ?? row?.status;

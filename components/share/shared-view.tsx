@@ -3,7 +3,7 @@ import { useQueries, useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useMemo, useState } from 'react';
 import { useTRPC } from '@/lib/trpc.ts';
-import { diffSpecs } from '@/server/recipes/diff.ts';
+import { diffSpecs } from '../../contracts/recipe-diff.ts';
 import { MetricChart } from '../ui/metric-chart.tsx';
 import { StatusBadge } from '../ui/status-badge.tsx';
 import { formatNumber, formatTime } from '../ui/format.ts';

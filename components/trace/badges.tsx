@@ -1,4 +1,4 @@
-import type { ToolStatus } from './types.ts';
+import type { ToolStatus } from '../../contracts/trajectory.ts';
 
 /** globals.css colours badges by class: green ok, amber for resource limits, red for failures. */
 const TOOL_CLASS: Record<ToolStatus, string> = {

@@ -7,7 +7,7 @@ import type { ReplayState } from './replay.ts';
 import { TraceHeader } from './trace-header.tsx';
 import { TurnView } from './turn-view.tsx';
 import { VerdictView } from './verdict-view.tsx';
-import type { TrajectoryDetail } from './types.ts';
+import type { TrajectoryDetail } from '../../contracts/trajectory.ts';
 
 const MATCH: Record<TurnMatch, { text: string; cls: string }> = {
   same: { text: 'identical text', cls: 'ok' },

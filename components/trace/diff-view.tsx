@@ -1,7 +1,7 @@
 'use client';
 import { useMemo } from 'react';
 import { diffLines, diffStats, responseText, sideBySide, type Cell, type DiffRow } from './diff.ts';
-import type { TrajectoryDetail } from './types.ts';
+import type { TrajectoryDetail } from '../../contracts/trajectory.ts';
 
 const BG = { del: 'rgba(248, 81, 73, 0.16)', add: 'rgba(63, 185, 80, 0.16)' };
 const SR_ONLY = { position: 'absolute', width: 1, height: 1, overflow: 'hidden', clip: 'rect(0 0 0 0)' } as const;

@@ -2,7 +2,7 @@
  * Line diff for comparing two trajectories (pure): an LCS diff, its side-by-side rows with long unchanged runs
  * folded, and the turn-by-turn alignment of two traces.
  */
-import type { TraceTurn } from './types.ts';
+import type { StoredTurn } from '../../contracts/trajectory.ts';
 
 export type DiffOp =
   | { kind: 'same'; text: string; a: number; b: number }
@@ -99,20 +99,20 @@ export const diffStats = (ops: DiffOp[]) => ({
 });
 
 /** The response as the model's context holds it: each turn's text, then the tool response appended after it. */
-export function responseText(turns: TraceTurn[]): string {
+export function responseText(turns: StoredTurn[]): string {
   return turns.map((t) => t.text + (t.tool?.appended ? t.tool.appendedText : '')).join('');
 }
 
 export type TurnMatch = 'same' | 'same_code' | 'different' | 'left_only' | 'right_only';
-export interface TurnPair { index: number; left: TraceTurn | null; right: TraceTurn | null; match: TurnMatch }
+export interface TurnPair { index: number; left: StoredTurn | null; right: StoredTurn | null; match: TurnMatch }
 
-const codeOf = (t: TraceTurn) => (t.parse.kind === 'call' ? t.parse.arguments.code : t.parse.kind === 'parse_error' ? t.parse.raw : null);
+const codeOf = (t: StoredTurn) => (t.parse.kind === 'call' ? t.parse.arguments.code : t.parse.kind === 'parse_error' ? t.parse.raw : null);
 
 /**
  * Turns paired by index (turn k of one beside turn k of the other: both start from the same prompt, so turn k is
  * the k-th attempt in each), with how far they agree: identical text, the same tool code, or neither.
  */
-export function alignTurns(a: TraceTurn[], b: TraceTurn[]): TurnPair[] {
+export function alignTurns(a: StoredTurn[], b: StoredTurn[]): TurnPair[] {
   return Array.from({ length: Math.max(a.length, b.length) }, (_, index) => {
     const left = a[index] ?? null, right = b[index] ?? null;
     let match: TurnMatch;

@@ -2,7 +2,7 @@
  * Replay of a recorded trajectory: the timeline (ms from the first generation request) built from the stored
  * timestamps, and the view at any offset. Pure, so the page and the tests share it.
  */
-import type { TraceContent } from './types.ts';
+import type { StoredTrajectoryContent } from '../../contracts/trajectory.ts';
 
 export type EventKind = 'gen_start' | 'gen_end' | 'tool_start' | 'tool_end';
 export interface TimelineEvent { at: number; kind: EventKind; turn: number }
@@ -34,7 +34,7 @@ export type Speed = (typeof SPEEDS)[number];
  * out of order, so every span is clamped to start no earlier than the one before it: the replay then never shows a
  * tool running before its call was generated, and the events are sorted by construction.
  */
-export function buildTimeline(content: Pick<TraceContent, 'turns' | 'finishedAt'>): Timeline {
+export function buildTimeline(content: Pick<StoredTrajectoryContent, 'turns' | 'finishedAt'>): Timeline {
   const turns = content.turns;
   if (turns.length === 0) return { origin: null, duration: 0, spans: [], events: [] };
   const origin = turns[0].genStartedAt;

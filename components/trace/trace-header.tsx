@@ -2,7 +2,7 @@ import Link from 'next/link';
 import type { ReactNode } from 'react';
 import { formatTime } from '../ui/format.ts';
 import { CorrectBadge } from './badges.tsx';
-import type { TrajectoryDetail } from './types.ts';
+import type { TrajectoryDetail } from '../../contracts/trajectory.ts';
 
 const num = (x: number | null, digits = 3) => (x === null || x === undefined ? '—' : x.toFixed(digits));
 

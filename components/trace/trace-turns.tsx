@@ -3,7 +3,7 @@ import { useEffect, useRef } from 'react';
 import type { ReplayState } from './replay.ts';
 import { TurnView } from './turn-view.tsx';
 import { VerdictView } from './verdict-view.tsx';
-import type { TrajectoryDetail } from './types.ts';
+import type { TrajectoryDetail } from '../../contracts/trajectory.ts';
 
 /** One trajectory's turns as of the replay position, then its verdict once the replay reaches the end. */
 export function TraceTurns({ t, state, playing, side }: { t: TrajectoryDetail; state: ReplayState; playing: boolean; side?: string }) {

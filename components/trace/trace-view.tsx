@@ -10,7 +10,7 @@ import { buildTimeline, stateAt, type ReplayState, type Speed } from './replay.t
 import { ReplayControls } from './replay-controls.tsx';
 import { TraceHeader } from './trace-header.tsx';
 import { TraceTurns } from './trace-turns.tsx';
-import type { TrajectoryDetail } from './types.ts';
+import type { TrajectoryDetail } from '../../contracts/trajectory.ts';
 import { useReplay } from './use-replay.ts';
 
 /**

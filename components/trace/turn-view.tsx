@@ -4,12 +4,12 @@ import { PythonCode, codeBlockStyle } from './highlight.tsx';
 import { formatMs, type TurnView as TurnReplay } from './replay.ts';
 import { ToolOutput } from './tool-output.tsx';
 import { ToolStatusBadge } from './badges.tsx';
-import type { ToolRecord, TraceTurn } from './types.ts';
+import type { ToolCallRecord, StoredTurn } from '../../contracts/trajectory.ts';
 
 const RED = '\u001b[31m', DIM = '\u001b[90m', RESET = '\u001b[0m';
 
 /** The terminal text of a call: stdout, stderr in red, then exit code and error type dimmed. */
-export function terminalText(tool: ToolRecord): string {
+export function terminalText(tool: ToolCallRecord): string {
   if (tool.status === 'parse_error') return `${RED}${tool.text}${RESET}`;
   const parts: string[] = [];
   // Older rows may lack the raw result: the formatted text the model saw is the next best thing.
@@ -24,7 +24,7 @@ export function terminalText(tool: ToolRecord): string {
 }
 
 interface Props {
-  turn: TraceTurn;
+  turn: StoredTurn;
   /** The replay's view of this turn; absent when the whole trajectory is shown. */
   replay?: TurnReplay;
   /** Prefix for accessible names when two traces share the page ("A", "B"). */
@@ -57,7 +57,7 @@ export const TurnView = forwardRef<HTMLElement, Props>(function TurnView({ turn,
   );
 });
 
-function ToolCall({ turn, name }: { turn: TraceTurn; name: string }) {
+function ToolCall({ turn, name }: { turn: StoredTurn; name: string }) {
   const p = turn.parse;
   if (p.kind === 'none') return <p className="muted" style={{ margin: '8px 0 0' }}>No tool call in this turn.</p>;
   if (p.kind === 'parse_error') {
@@ -83,7 +83,7 @@ function ToolCall({ turn, name }: { turn: TraceTurn; name: string }) {
   );
 }
 
-function ToolResult({ tool, name, phase }: { tool: ToolRecord; name: string; phase: 'queued' | 'running' | 'done' }) {
+function ToolResult({ tool, name, phase }: { tool: ToolCallRecord; name: string; phase: 'queued' | 'running' | 'done' }) {
   return (
     <section aria-label={`${name} tool output`} style={{ marginTop: 10 }}>
       <div className="row" style={{ marginBottom: 4 }}>

@@ -1,5 +1,5 @@
 import { CorrectBadge } from './badges.tsx';
-import type { TrajectoryDetail } from './types.ts';
+import type { TrajectoryDetail } from '../../contracts/trajectory.ts';
 
 /** The end of the trace: the answer the verifier extracted and what it decided, and how. */
 export function VerdictView({ t, side }: { t: TrajectoryDetail; side?: string }) {

@@ -13,7 +13,7 @@ import { insertTrajectories, type TrajectoryInput } from '../../server/store/tra
 import { createRecipeVersion } from '../../server/recipes/store.ts';
 import { MICRO, MICRO_INPUT, EMBEDDED_ARITH_INPUT } from '../../server/recipes/defaults.ts';
 import { parseRecipe } from '../../contracts/recipe.ts';
-import { diffSpecs } from '../../server/recipes/diff.ts';
+import { diffSpecs } from '../../contracts/recipe-diff.ts';
 import { stageBoundaries } from '../../contracts/recipe.ts';
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;

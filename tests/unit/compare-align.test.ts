@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { alignByStep, defaultKeys, unionKeys } from '../../components/compare/align.ts';
 import { comparePaths, recipeDiffRows, valueAt } from '../../components/compare/recipe-diff.ts';
 import { compareHref, parseRunIds, toggleRun } from '../../components/compare/selection.ts';
-import { diffSpecs } from '../../server/recipes/diff.ts';
+import { diffSpecs } from '../../contracts/recipe-diff.ts';
 
 test('parseRunIds: splits, trims, drops empties and repeats, caps at 8', () => {
   assert.deepEqual(parseRunIds(' a, b,,a ,c '), ['a', 'b', 'c']);

@@ -5,11 +5,11 @@ import {
 } from '../../components/trace/replay.ts';
 import { alignTurns, diffLines, MAX_CELLS, responseText, sideBySide, splitLines } from '../../components/trace/diff.ts';
 import { tokenize } from '../../components/trace/highlight.tsx';
-import type { ToolRecord, TraceContent, TraceTurn } from '../../components/trace/types.ts';
+import type { ToolCallRecord, StoredTrajectoryContent, StoredTurn } from '../../contracts/trajectory.ts';
 
 const T0 = 1_700_000_000_000;
 
-function tool(queued: number, started: number, finished: number, over: Partial<ToolRecord> = {}): ToolRecord {
+function tool(queued: number, started: number, finished: number, over: Partial<ToolCallRecord> = {}): ToolCallRecord {
   return {
     name: 'python', arguments: { code: 'print(1)', input: '' }, status: 'ok', text: '1', appendedText: '<tool_response>1</tool_response>',
     tokens: 5, appended: true, queuedAt: T0 + queued, startedAt: T0 + started, finishedAt: T0 + finished,
@@ -17,7 +17,7 @@ function tool(queued: number, started: number, finished: number, over: Partial<T
   };
 }
 
-function turn(index: number, text: string, genStart: number, genEnd: number, t: ToolRecord | null, code = 'print(1)'): TraceTurn {
+function turn(index: number, text: string, genStart: number, genEnd: number, t: ToolCallRecord | null, code = 'print(1)'): StoredTurn {
   return {
     index, text, tokens: text.length, engineFinish: 'stop', tool: t,
     parse: t ? { kind: 'call', name: 'python', arguments: { code, input: '' }, raw: text } : { kind: 'none' },
@@ -26,7 +26,7 @@ function turn(index: number, text: string, genStart: number, genEnd: number, t: 
 }
 
 /** Turn 0: generates 0–1000, tool queued 1000, runs 1100–1500. Turn 1: generates 1600–2600, no tool. Ends 2700. */
-const content: TraceContent = {
+const content: StoredTrajectoryContent = {
   prompt: 'What is 1?', finishReason: 'no_tool_call', finishedAt: T0 + 2700, error: null, modelTokens: 20,
   turns: [turn(0, 'abcdefghij', 0, 1000, tool(1000, 1100, 1500)), turn(1, '0123456789', 1600, 2600, null)],
   verdict: { correct: true, method: 'exact', extracted: '1', reason: 'matches' },
@@ -44,7 +44,7 @@ test('buildTimeline: events from the recorded timestamps, offsets from the first
 });
 
 test('buildTimeline: out-of-order clocks are clamped so events never go backwards', () => {
-  const skewed: TraceContent = { ...content, finishedAt: null, turns: [turn(0, 'x', 0, 1000, tool(990, 980, 1200)), turn(1, 'y', 1150, 1300, null)] };
+  const skewed: StoredTrajectoryContent = { ...content, finishedAt: null, turns: [turn(0, 'x', 0, 1000, tool(990, 980, 1200)), turn(1, 'y', 1150, 1300, null)] };
   const tl = buildTimeline(skewed);
   const ats = tl.events.map((e) => e.at);
   assert.deepEqual(ats, [...ats].sort((a, b) => a - b));

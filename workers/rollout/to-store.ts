@@ -2,7 +2,7 @@
 import type { TrajectoryInput } from '../../server/store/trajectories.ts';
 import type { Scored } from './score.ts';
 import { toolStats } from './trajectory.ts';
-import { type Trajectory } from '../../contracts/trajectory.ts';
+import type { StoredTrajectoryContent, Trajectory } from '../../contracts/trajectory.ts';
 
 export interface StoreMeta {
   runId: string; step: number; stage: number; split: string; problemId: string | null; groupId: string; sampleIndex: number;
@@ -11,6 +11,12 @@ export interface StoreMeta {
 
 export function toTrajectoryInput(t: Trajectory, s: Scored, m: StoreMeta): TrajectoryInput {
   const stats = toolStats(t);
+  // Everything needed to replay: prompt, turns (text, parse, tool record, timings), verdict (contracts/trajectory.ts).
+  const content: StoredTrajectoryContent = {
+    prompt: t.prompt, finishReason: t.finishReason, finishedAt: t.finishedAt, error: t.error, modelTokens: t.modelTokens,
+    turns: t.turns.map(({ tokenIds: _ids, logprobs: _lp, ...turn }) => turn),
+    verdict: s.verdict,
+  };
   return {
     ...m,
     reward: s.reward,
@@ -22,13 +28,7 @@ export function toTrajectoryInput(t: Trajectory, s: Scored, m: StoreMeta): Traje
     toolErrors: stats.errors,
     finishReason: t.finishReason ?? 'engine_error',
     answer: s.verdict.extracted,
-    // Everything needed to replay: prompt, turns (text, parse, tool record, timings), verdict. Token ids and logprobs
-    // are dropped (they are the trainer's input, not the inspector's, and would triple the row size).
-    content: {
-      prompt: t.prompt, finishReason: t.finishReason, finishedAt: t.finishedAt, error: t.error, modelTokens: t.modelTokens,
-      turns: t.turns.map(({ tokenIds: _ids, logprobs: _lp, ...turn }) => turn),
-      verdict: s.verdict,
-    },
+    content,
     toolCalls: t.turns.flatMap((turn) => (turn.tool ? [{
       turn: turn.index,
       code: turn.tool.arguments?.code ?? (turn.parse.kind === 'parse_error' ? turn.parse.raw : ''),

@@ -4,7 +4,7 @@ import { publicProcedure, router } from '../init.ts';
 import { UserError } from '../../../contracts/errors.ts';
 import { createRecipeVersion, getRecipe, listRecipes, listRecipeVersions } from '../../recipes/store.ts';
 import { validateRecipe } from '../../../contracts/recipe.ts';
-import { diffSpecs } from '../../recipes/diff.ts';
+import { diffSpecs } from '../../../contracts/recipe-diff.ts';
 import { EMBEDDED_ARITH_INPUT, MICRO_INPUT } from '../../recipes/defaults.ts';
 import { launchTraining } from '../../train.ts';
 

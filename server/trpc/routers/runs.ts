@@ -7,7 +7,7 @@ import { cancelRun } from '../../store/cancel.ts';
 import { config } from '../../config.ts';
 import { pauseTraining, resumeTraining } from '../../train.ts';
 import { stageBoundaries } from '../../../contracts/recipe.ts';
-import { diffSpecs, type SpecDiff } from '../../recipes/diff.ts';
+import { diffSpecs, type SpecDiff } from '../../../contracts/recipe-diff.ts';
 import type { Database } from '../../db/client.ts';
 
 const runId = z.string().min(1).max(100);

@@ -1,3 +1,4 @@
+import type { StoredTrajectoryContent } from '../../../contracts/trajectory.ts';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { publicProcedure, router } from '../init.ts';
@@ -160,7 +161,7 @@ export const trajectoriesRouter = router({
     if (!row) throw new TRPCError({ code: 'NOT_FOUND', message: `trajectory ${input.id} not found` });
     const toolCalls = await ctx.db.prisma.toolCall.findMany({ where: { trajectoryId: input.id }, orderBy: [{ turn: 'asc' }, { id: 'asc' }] });
     const { content, ...rest } = row;
-    return { ...rest, content: JSON.parse(content) as unknown, toolCalls };
+    return { ...rest, content: JSON.parse(content) as StoredTrajectoryContent, toolCalls };
   }),
 
   /** Every trajectory of one problem in a run (no content), by step then sample: how answers to it evolved. */
