@@ -31,12 +31,18 @@ export const DEFAULT_EMBEDDED_SFT: EmbeddedSftConfig = {
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const SOURCES = [
   'workers/tasks/arith.ts', 'workers/tasks/demos.ts', 'workers/rollout/template.ts', 'workers/engines/tokenizer.ts',
-  'workers/trainer/model.py', 'workers/trainer/trainer.py', 'workers/trainer/export_onnx.py', 'workers/train/sft.ts',
+  'workers/train/sft.ts',
 ];
+
+/** Every Python module of the trainer, so that editing any of them retrains (raw_step_bench.py is only a benchmark). */
+function trainerSources(): string[] {
+  const dir = 'workers/trainer';
+  return fs.readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith('.py') && f !== 'raw_step_bench.py').sort().map((f) => `${dir}/${f}`);
+}
 
 export function sftCacheKey(cfg: EmbeddedSftConfig): string {
   const h = crypto.createHash('sha256').update(JSON.stringify(cfg));
-  for (const f of SOURCES) {
+  for (const f of [...SOURCES, ...trainerSources()]) {
     const p = path.join(ROOT, f);
     if (fs.existsSync(p)) h.update(f).update(fs.readFileSync(p));
   }

@@ -5,6 +5,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 
 export const TRAINER_SCRIPT = path.join(import.meta.dirname, 'trainer.py');
+/** The interpreter the trainer runs under unless TrainerStartOptions.python says otherwise (apt's python3-torch). */
+export const TRAINER_PYTHON = '/usr/bin/python3';
 
 /**
  * A failed trainer call. `type`: what trainer.py reports ('bad_request', 'nan_loss', 'oom', 'not_initialised',
@@ -101,7 +103,7 @@ export class TrainerClient {
 
   /** Spawn the trainer and wait until it has imported torch and is ready for requests. */
   static async start(opts: TrainerStartOptions = {}): Promise<TrainerClient> {
-    const proc = spawn(opts.python ?? '/usr/bin/python3', ['-u', opts.script ?? TRAINER_SCRIPT], {
+    const proc = spawn(opts.python ?? TRAINER_PYTHON, ['-u', opts.script ?? TRAINER_SCRIPT], {
       stdio: ['pipe', 'pipe', 'pipe'], cwd: opts.cwd,
       // glibc returns big freed blocks to the OS at once (mmap/trim), so every step's activations page-fault anew:
       // ~30% of a step in the kernel. Keeping them in the heap removes that.

@@ -1,0 +1,164 @@
+"""
+Checking request params. Every check raises RpcError("bad_request", "<field>: <what is wrong>"), so the caller reads
+which field to fix; the error types of the protocol are listed in trainer.py's docstring.
+"""
+import math
+
+from model import GPTConfig
+
+
+class RpcError(Exception):
+    """A failure that becomes an error response {"type": type_, "message": message}."""
+
+    def __init__(self, type_, message):
+        super().__init__(message)
+        self.type = type_
+
+
+def bad(field, msg):
+    return RpcError("bad_request", f"{field}: {msg}")
+
+
+def get_int(params, name, default=None, lo=None):
+    v = params.get(name, default)
+    if v is None:
+        if default is None and name not in params:
+            raise bad(name, "required")
+        return v
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise bad(name, f"expected an integer, got {type(v).__name__}")
+    if lo is not None and v < lo:
+        raise bad(name, f"must be >= {lo}")
+    return v
+
+
+def get_num(params, name, default=None, required=False):
+    v = params.get(name, default)
+    if v is None:
+        if required:
+            raise bad(name, "required")
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise bad(name, f"expected a number, got {type(v).__name__}")
+    return float(v)
+
+
+def get_vocab(params):
+    vocab = params.get("vocab")
+    if not isinstance(vocab, list) or len(vocab) < 2 or not all(isinstance(v, str) for v in vocab):
+        raise bad("vocab", "expected an array of at least 2 strings")
+    return vocab
+
+
+def get_model_config(params, vocab):
+    """params["model"] (GPTConfig fields; vocab_size defaults to len(vocab)) → GPTConfig."""
+    mc = params.get("model", {})
+    if not isinstance(mc, dict):
+        raise bad("model", "expected an object of GPTConfig fields")
+    fields = set(GPTConfig.__dataclass_fields__)
+    for k in mc:
+        if k not in fields and k != "head_dim":
+            raise bad(f"model.{k}", "unknown GPTConfig field")
+    mc = {k: v for k, v in mc.items() if k != "head_dim"}  # a property (n_embd / n_head): accepted, ignored
+    for k, v in mc.items():
+        if k == "init_std":
+            get_num(mc, k, required=True)
+        elif k == "pos_emb":
+            if v not in ("learned", "rope"):
+                raise bad("model.pos_emb", "must be learned or rope")
+        else:
+            get_int(mc, k, lo=1)
+    mc.setdefault("vocab_size", len(vocab))
+    if mc["vocab_size"] != len(vocab):
+        raise bad("model.vocab_size", f"{mc['vocab_size']} != len(vocab) {len(vocab)}")
+    cfg = GPTConfig(**mc)
+    if cfg.n_embd % cfg.n_head:
+        raise bad("model.n_head", "must divide n_embd")
+    return cfg
+
+
+def get_sequences(params, vocab_size, block_size, name="sequences"):
+    seqs = params.get(name)
+    if not isinstance(seqs, list) or len(seqs) == 0:
+        raise bad(name, "expected a non-empty array of token-id arrays")
+    for i, s in enumerate(seqs):
+        if not isinstance(s, list) or len(s) < 2:
+            raise bad(f"{name}[{i}]", "expected an array of at least 2 token ids")
+        if len(s) > block_size:
+            raise bad(f"{name}[{i}]", f"length {len(s)} exceeds block_size {block_size}")
+        for j, t in enumerate(s):
+            if isinstance(t, bool) or not isinstance(t, int) or t < 0 or t >= vocab_size:
+                raise bad(f"{name}[{i}][{j}]", f"token id {t!r} not an integer in [0, {vocab_size})")
+    return seqs
+
+
+def get_aligned(params, name, lengths, kind, required=True, allow_null=False):
+    """An array of arrays with row i of length lengths[i]; kind 'mask' (0/1) or 'num'."""
+    rows = params.get(name)
+    if rows is None:
+        if required:
+            raise bad(name, "required")
+        return None
+    if not isinstance(rows, list) or len(rows) != len(lengths):
+        raise bad(name, f"expected an array of {len(lengths)} arrays")
+    for i, (r, n) in enumerate(zip(rows, lengths)):
+        if not isinstance(r, list) or len(r) != n:
+            raise bad(f"{name}[{i}]", f"expected an array of length {n}")
+        for j, v in enumerate(r):
+            if kind == "mask":
+                if v not in (0, 1) or isinstance(v, float) and not v.is_integer():
+                    raise bad(f"{name}[{i}][{j}]", f"expected 0 or 1, got {v!r}")
+            else:
+                if v is None and allow_null:
+                    continue
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                    raise bad(f"{name}[{i}][{j}]", f"expected a finite number, got {v!r}")
+    return rows
+
+
+def get_response_start(params, lengths, required):
+    rs = params.get("response_start")
+    if rs is None:
+        if required:
+            raise bad("response_start", "required")
+        return None
+    if not isinstance(rs, list) or len(rs) != len(lengths):
+        raise bad("response_start", f"expected an array of {len(lengths)} integers")
+    for i, (r, n) in enumerate(zip(rs, lengths)):
+        if isinstance(r, bool) or not isinstance(r, int) or r < 1 or r > n:
+            raise bad(f"response_start[{i}]", f"expected an integer in [1, {n}], got {r!r}")
+    return rs
+
+
+def get_old_logprobs(params, lengths, response_mask):
+    """Response-aligned rollout log-probs; null only where the token is not trained on (mask 0)."""
+    old = get_aligned(params, "old_logprobs", lengths, "num", allow_null=True)
+    for i, (mrow, orow) in enumerate(zip(response_mask, old)):
+        for j, (m, o) in enumerate(zip(mrow, orow)):
+            if m and o is None:
+                raise bad(f"old_logprobs[{i}][{j}]", "null where response_mask is 1")
+    return old
+
+
+def get_advantages(params, n):
+    adv = params.get("advantages")
+    if not isinstance(adv, list) or len(adv) != n:
+        raise bad("advantages", f"expected an array of {n} numbers")
+    for i, a in enumerate(adv):
+        if isinstance(a, bool) or not isinstance(a, (int, float)) or not math.isfinite(a):
+            raise bad(f"advantages[{i}]", f"expected a finite number, got {a!r}")
+    return adv
+
+
+def get_clip(params):
+    """(eps_low, eps_high, dual_clip or None) of the clipped surrogate (losses.policy_loss)."""
+    eps_low = get_num(params, "eps_low", 0.2)
+    eps_high = get_num(params, "eps_high", 0.28)
+    if not (0 <= eps_low < 1):
+        raise bad("eps_low", "expected a number in [0, 1)")
+    if eps_high < 0:
+        raise bad("eps_high", "expected a number >= 0")
+    dual = get_num(params, "dual_clip", None)
+    if dual is not None and dual <= 1:
+        raise bad("dual_clip", "expected a number > 1 (or null)")
+    return eps_low, eps_high, dual
