@@ -1,4 +1,4 @@
-import { parseFlags } from '../server/cli/args.ts';
+import { parseFlags } from '../cli/args.ts';
 
 /** A benchmark's flags through the CLI's parser: `--help` prints the usage; a bad flag is one line and exit 2. */
 export function benchFlags<S extends Record<string, 'string' | 'number' | 'boolean'>>(name: string, usage: string, spec: S) {

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
-// Entry point for `npx toolsmith`: loads TypeScript through tsx, then hands over to server/cli/main.ts.
+// Entry point for `npx toolsmith`: loads TypeScript through tsx, then hands over to cli/main.ts.
 import { register } from 'tsx/esm/api';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 register();
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { main } = await import(pathToFileURL(path.join(root, 'server/cli/main.ts')).href);
+const { main } = await import(pathToFileURL(path.join(root, 'cli/main.ts')).href);
 const code = await main(process.argv.slice(2));
 // A running worker returns only when it stops (it exits from its signal handler); a worker that could not
 // start, and every other command, exits with its status.

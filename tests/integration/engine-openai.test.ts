@@ -33,10 +33,10 @@ const req = (prompt: string, o: Partial<GenerateRequest> = {}): GenerateRequest 
 
 /** The real CLI once serve-model is registered in commands.ts; until then the same command run through tsx. */
 function startServer(args: string[]) {
-  const registered = fs.readFileSync(path.join(ROOT, 'server/cli/commands.ts'), 'utf8').includes('serveModelCommand');
+  const registered = fs.readFileSync(path.join(ROOT, 'cli/commands.ts'), 'utf8').includes('serveModelCommand');
   const argv = registered
     ? [path.join(ROOT, 'bin/toolsmith.mjs'), 'serve-model', ...args]
-    : ['--import', 'tsx', '--input-type=module', '-e', "const { serveModelCommand } = await import('./server/cli/serve-model.ts'); process.exit((await serveModelCommand.run(process.argv.slice(1))) ?? 0);", '--', ...args];
+    : ['--import', 'tsx', '--input-type=module', '-e', "const { serveModelCommand } = await import('./cli/serve-model.ts'); process.exit((await serveModelCommand.run(process.argv.slice(1))) ?? 0);", '--', ...args];
   const env = { ...process.env };
   delete env.TOOLSMITH_SERVE_API_KEY;
   const child = spawn(process.execPath, argv, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseFlags } from '../../server/cli/args.ts';
+import { parseFlags } from '../../cli/args.ts';
 import { UserError } from '../../contracts/errors.ts';
 
 const SPEC = { kinds: 'string', steps: 'number', queue: 'boolean' } as const;

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { verifyCommand } from '../../server/cli/verify.ts';
+import { verifyCommand } from '../../cli/verify.ts';
 
 async function capture(fn: () => Promise<number | void>): Promise<{ code: number | void; out: string }> {
   const origLog = console.log;

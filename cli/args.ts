@@ -1,4 +1,4 @@
-import { UserError } from '../../contracts/errors.ts';
+import { UserError } from '../contracts/errors.ts';
 
 /** Minimal `--flag value` / `--flag` parser; unknown flags are an error naming the flag. */
 export function parseFlags(args: string[], spec: Record<string, 'string' | 'number' | 'boolean'>): Record<string, string | number | boolean | undefined> {

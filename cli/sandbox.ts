@@ -1,5 +1,5 @@
-import { UserError } from '../../contracts/errors.ts';
-import { reportFatal } from '../errors.ts';
+import { UserError } from '../contracts/errors.ts';
+import { reportFatal } from '../server/errors.ts';
 import { isLoopback, listenError } from './listen.ts';
 import { parseFlags } from './args.ts';
 
@@ -12,7 +12,7 @@ export async function sandboxRun(args: string[]): Promise<number> {
   if (memoryMb !== undefined && !(Number.isInteger(memoryMb) && memoryMb > 0)) throw new UserError(`option --memory: ${memoryMb} is not a positive whole number of MiB`);
   if (process.stdin.isTTY) console.error('toolsmith sandbox run: reading Python code from stdin (end with Ctrl-D)');
   const code = await readStdin();
-  const { SandboxPool } = await import('../../workers/sandbox/pool.ts');
+  const { SandboxPool } = await import('../workers/sandbox/pool.ts');
   let pool;
   try {
     pool = await SandboxPool.start({ size: 1, log: (line) => console.error(`[sandbox] ${line}`) });
@@ -43,8 +43,8 @@ export async function sandboxServe(args: string[]): Promise<number> {
   if (maxBodyMb !== undefined && !(maxBodyMb > 0)) throw new UserError(`option --max-body-mb: ${maxBodyMb} is not a positive number`);
   const host = typeof f.host === 'string' ? f.host : '127.0.0.1';
 
-  const { SandboxPool } = await import('../../workers/sandbox/pool.ts');
-  const { SandboxNode } = await import('../../workers/sandbox/http-node.ts');
+  const { SandboxPool } = await import('../workers/sandbox/pool.ts');
+  const { SandboxNode } = await import('../workers/sandbox/http-node.ts');
   const pool = await SandboxPool.start({ size });
   const node = new SandboxNode({ sandbox: pool, token, host, port, maxBodyBytes: maxBodyMb ? Math.round(maxBodyMb * 1024 * 1024) : undefined });
   let addr;

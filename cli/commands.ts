@@ -1,11 +1,11 @@
-import { config } from '../config.ts';
-import { openDatabase } from '../db/client.ts';
-import { migrate } from '../db/migrate.ts';
-import { redact } from '../db/url.ts';
-import { launchDiagnostics } from '../diagnostics.ts';
+import { config } from '../server/config.ts';
+import { openDatabase } from '../server/db/client.ts';
+import { migrate } from '../server/db/migrate.ts';
+import { redact } from '../server/db/url.ts';
+import { launchDiagnostics } from '../server/diagnostics.ts';
 import { followRun } from './follow.ts';
 import { parseFlags } from './args.ts';
-import { UserError } from '../../contracts/errors.ts';
+import { UserError } from '../contracts/errors.ts';
 import { datasetCommand } from './dataset.ts';
 import { verifyCommand } from './verify.ts';
 import { serveModelCommand } from './serve-model.ts';
@@ -25,7 +25,7 @@ export const commands: Command[] = [
       const r = await migrate(url);
       const db = await openDatabase(url);
       try {
-        const { seedDefaultRecipes } = await import('../recipes/store.ts');
+        const { seedDefaultRecipes } = await import('../server/recipes/store.ts');
         await seedDefaultRecipes(db);
       } finally {
         await db.close();
@@ -39,7 +39,7 @@ export const commands: Command[] = [
     usage: '[--kinds diagnostics,train]',
     async run(args) {
       const f = parseFlags(args, { kinds: 'string' });
-      const { runWorker } = await import('../../workers/main.ts');
+      const { runWorker } = await import('../workers/main.ts');
       await runWorker({ kinds: typeof f.kinds === 'string' ? f.kinds.split(',').filter(Boolean) : undefined });
     },
   },
@@ -54,7 +54,7 @@ export const commands: Command[] = [
       const db = await openDatabase(url);
       try {
         if (!f.queue) {
-          const { runChecks } = await import('../../workers/diagnostics/checks.ts');
+          const { runChecks } = await import('../workers/diagnostics/checks.ts');
           const report = await runChecks(db, (r) => {
             console.log(`${r.status === 'ok' ? 'ok  ' : r.status === 'warn' ? 'WARN' : 'FAIL'} ${r.name.padEnd(18)} ${r.detail}${r.fix ? `\n     fix: ${r.fix}` : ''}`);
           });

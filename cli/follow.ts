@@ -1,6 +1,6 @@
-import type { Database } from '../db/client.ts';
-import { FINISHED } from '../../contracts/runs.ts';
-import { readEvents } from '../store/events.ts';
+import type { Database } from '../server/db/client.ts';
+import { FINISHED } from '../contracts/runs.ts';
+import { readEvents } from '../server/store/events.ts';
 
 /** Print a run's events as a worker writes them (live rollout snapshots excepted) until it finishes; exit code 0 on success. */
 export async function followRun(db: Database, runId: string): Promise<number> {

@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import type { Command } from './commands.ts';
 import { parseFlags } from './args.ts';
-import { config } from '../config.ts';
-import { openDatabase, type Database } from '../db/client.ts';
-import { migrate } from '../db/migrate.ts';
-import { UserError } from '../../contracts/errors.ts';
-import { seedDefaultRecipes } from '../recipes/store.ts';
-import { readEvents } from '../store/events.ts';
-import { FINISHED, type RunStatus } from '../../contracts/runs.ts';
-import { launchTraining, type RecipeRef } from '../train.ts';
+import { config } from '../server/config.ts';
+import { openDatabase, type Database } from '../server/db/client.ts';
+import { migrate } from '../server/db/migrate.ts';
+import { UserError } from '../contracts/errors.ts';
+import { seedDefaultRecipes } from '../server/recipes/store.ts';
+import { readEvents } from '../server/store/events.ts';
+import { FINISHED, type RunStatus } from '../contracts/runs.ts';
+import { launchTraining, type RecipeRef } from '../server/train.ts';
 
 /** `npx toolsmith train`: run a recipe (in this process by default) with a progress bar. */
 export const trainCommand: Command = {
@@ -37,7 +37,7 @@ Ctrl-C stops at the current step; the run keeps its checkpoints and continues wi
         const job = await db.prisma.job.findFirst({ where: { runId: run.id, status: { in: ['queued', 'leased'] } } });
         if (job) jobId = job.id;
         else {
-          const { enqueue } = await import('../jobs/queue.ts');
+          const { enqueue } = await import('../server/jobs/queue.ts');
           jobId = await enqueue(db, { kind: 'train', runId: run.id, payload: { recipe: JSON.parse(run.recipeSpec) }, maxAttempts: 5 });
         }
         await db.prisma.run.update({ where: { id: run.id }, data: { status: 'queued', finishedAt: null } });
@@ -57,8 +57,8 @@ Ctrl-C stops at the current step; the run keeps its checkpoints and continues wi
       }
       console.log(`training run ${runId}${f.queue ? ' (queued for the workers)' : ''}`);
       if (f.queue) return await watch(db, runId);
-      const { handlers } = await import('../../workers/handlers/index.ts');
-      const { Worker } = await import('../../workers/worker.ts');
+      const { handlers } = await import('../workers/handlers/index.ts');
+      const { Worker } = await import('../workers/worker.ts');
       const cfg = config();
       const worker = new Worker(db, handlers(), {
         id: `cli-${process.pid}`, leaseMs: cfg.leaseSeconds * 1000, heartbeatMs: cfg.heartbeatSeconds * 1000, pollMs: 200,

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import readline from 'node:readline';
 import type { Command } from './commands.ts';
 import { parseFlags } from './args.ts';
-import { UserError } from '../../contracts/errors.ts';
+import { UserError } from '../contracts/errors.ts';
 
 /** `npx toolsmith verify`: check answers with the reward verifier (workers/reward). */
 export const verifyCommand: Command = {
@@ -22,10 +22,10 @@ export const verifyCommand: Command = {
     if (single && f.jsonl !== undefined) throw new UserError('give either --gold/--pred or --jsonl, not both');
     if (!single && f.jsonl === undefined) throw new UserError('verify needs --gold G --pred P, or --jsonl FILE');
     if (single && (typeof f.gold !== 'string' || typeof f.pred !== 'string')) throw new UserError('--gold and --pred go together');
-    const { Verifier } = await import('../../workers/reward/verifier.ts');
+    const { Verifier } = await import('../workers/reward/verifier.ts');
     let sandbox = null;
     if (f.sympy) {
-      const { SandboxPool } = await import('../../workers/sandbox/pool.ts');
+      const { SandboxPool } = await import('../workers/sandbox/pool.ts');
       sandbox = await SandboxPool.start({ size: 1, log: () => {} });
     }
     const verifier = new Verifier({ sandbox, mode: mode as 'answer' | 'boxed', timeoutMs: f['timeout-ms'] as number | undefined });

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseFlags } from './args.ts';
-import { UserError } from '../../contracts/errors.ts';
+import { UserError } from '../contracts/errors.ts';
 import { isLoopback, listenError } from './listen.ts';
 import type { Command } from './commands.ts';
 
@@ -37,8 +37,8 @@ export const serveModelCommand: Command = {
     const apiKey = (typeof f['api-key'] === 'string' ? f['api-key'] : process.env.TOOLSMITH_SERVE_API_KEY ?? '').trim() || undefined;
     const model = typeof f['model-name'] === 'string' && f['model-name'] ? f['model-name'] : path.basename(dir);
 
-    const { OnnxEngine } = await import('../../workers/engines/onnx-engine.ts');
-    const { OpenAIServer } = await import('../../workers/engines/openai-server.ts');
+    const { OnnxEngine } = await import('../workers/engines/onnx-engine.ts');
+    const { OpenAIServer } = await import('../workers/engines/openai-server.ts');
     const engine = await OnnxEngine.load(dir, { id: `onnx:${model}`, maxBatch: f['max-batch'] as number | undefined, threads: f.threads as number | undefined });
     const server = new OpenAIServer({ engine, model, apiKey, host, port });
     let addr;

@@ -1,10 +1,10 @@
-import { config } from '../config.ts';
-import { openDatabase } from '../db/client.ts';
-import { migrate } from '../db/migrate.ts';
-import { UserError } from '../../contracts/errors.ts';
+import { config } from '../server/config.ts';
+import { openDatabase } from '../server/db/client.ts';
+import { migrate } from '../server/db/migrate.ts';
+import { UserError } from '../contracts/errors.ts';
 import { parseFlags } from './args.ts';
 import type { Command } from './commands.ts';
-import { getDataset, importDatasetFile, listDatasets, listProblems, type Split } from '../datasets/import.ts';
+import { getDataset, importDatasetFile, listDatasets, listProblems, type Split } from '../server/datasets/import.ts';
 
 const USAGE = `import|list|show ...
 

@@ -1,5 +1,5 @@
-import { reportFatal } from '../errors.ts';
-import { UserError } from '../../contracts/errors.ts';
+import { reportFatal } from '../server/errors.ts';
+import { UserError } from '../contracts/errors.ts';
 import { commands } from './commands.ts';
 
 /** `npx toolsmith <command> [args]`. Each command lives in commands.ts with its one-line help. */

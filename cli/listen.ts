@@ -1,4 +1,4 @@
-import { UserError } from '../../contracts/errors.ts';
+import { UserError } from '../contracts/errors.ts';
 
 /** A server's failure to bind, as one line for a person (port taken, no such address); other errors pass through. */
 export function listenError(e: unknown, host: string, port: number): unknown {

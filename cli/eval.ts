@@ -1,15 +1,15 @@
 import { setMaxListeners } from 'node:events';
 import type { Command } from './commands.ts';
 import { parseFlags } from './args.ts';
-import { config } from '../config.ts';
-import { openDatabase } from '../db/client.ts';
-import { migrate } from '../db/migrate.ts';
-import { UserError, errorMessage } from '../../contracts/errors.ts';
-import { launchEval } from '../eval.ts';
-import { appendEvent } from '../store/events.ts';
+import { config } from '../server/config.ts';
+import { openDatabase } from '../server/db/client.ts';
+import { migrate } from '../server/db/migrate.ts';
+import { UserError, errorMessage } from '../contracts/errors.ts';
+import { launchEval } from '../server/eval.ts';
+import { appendEvent } from '../server/store/events.ts';
 import { followRun } from './follow.ts';
-import { logMetrics } from '../store/metrics.ts';
-import { setRunStatus } from '../store/runs.ts';
+import { logMetrics } from '../server/store/metrics.ts';
+import { setRunStatus } from '../server/store/runs.ts';
 
 /** `npx toolsmith eval`: pass@1 over k samples of an engine on stored datasets; prints the table. */
 export const evalCommand: Command = {
@@ -53,7 +53,7 @@ Every trajectory is stored (split "eval") and the results appear on the run's pa
       await db.prisma.job.update({ where: { id: jobId }, data: { status: 'cancelled', error: 'run in-process by npx toolsmith eval', finishedAt: Date.now() } });
       await setRunStatus(db, runId, 'running', { message: 'npx toolsmith eval (in process)' });
       const [{ createEngine }, { createSandbox }, { Verifier }, { runEvaluation, formatEvalTable }] = await Promise.all([
-        import('../../workers/engines/create.ts'), import('../../workers/sandbox/index.ts'), import('../../workers/reward/verifier.ts'), import('../../workers/eval/run.ts'),
+        import('../workers/engines/create.ts'), import('../workers/sandbox/index.ts'), import('../workers/reward/verifier.ts'), import('../workers/eval/run.ts'),
       ]);
       const eng = await createEngine(spec.engine);
       const sandbox = await createSandbox();
