@@ -2,7 +2,7 @@ import { config } from '../server/config.ts';
 import { openDatabase } from '../server/db/client.ts';
 import { migrate } from '../server/db/migrate.ts';
 import { redact } from '../server/db/url.ts';
-import { launchDiagnostics } from '../server/diagnostics.ts';
+import { launchDiagnostics } from '../server/lifecycle.ts';
 import { followRun } from './follow.ts';
 import { parseFlags } from './args.ts';
 import { UserError } from '../contracts/errors.ts';
@@ -25,7 +25,7 @@ export const commands: Command[] = [
       const r = await migrate(url);
       const db = await openDatabase(url);
       try {
-        const { seedDefaultRecipes } = await import('../server/recipes/store.ts');
+        const { seedDefaultRecipes } = await import('../server/store/recipes.ts');
         await seedDefaultRecipes(db);
       } finally {
         await db.close();

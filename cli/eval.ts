@@ -5,7 +5,7 @@ import { config } from '../server/config.ts';
 import { openDatabase } from '../server/db/client.ts';
 import { migrate } from '../server/db/migrate.ts';
 import { UserError, errorMessage } from '../contracts/errors.ts';
-import { launchEval } from '../server/eval.ts';
+import { launchEval } from '../server/lifecycle.ts';
 import { appendEvent } from '../server/store/events.ts';
 import { followRun } from './follow.ts';
 import { logMetrics } from '../server/store/metrics.ts';

@@ -5,10 +5,10 @@ import { config } from '../server/config.ts';
 import { openDatabase, type Database } from '../server/db/client.ts';
 import { migrate } from '../server/db/migrate.ts';
 import { UserError } from '../contracts/errors.ts';
-import { seedDefaultRecipes } from '../server/recipes/store.ts';
+import { seedDefaultRecipes } from '../server/store/recipes.ts';
 import { readEvents } from '../server/store/events.ts';
 import { FINISHED, type RunStatus } from '../contracts/runs.ts';
-import { launchTraining, type RecipeRef } from '../server/train.ts';
+import { launchTraining, resumeTraining, type RecipeRef } from '../server/lifecycle.ts';
 
 /** `npx toolsmith train`: run a recipe (in this process by default) with a progress bar. */
 export const trainCommand: Command = {
@@ -31,17 +31,9 @@ Ctrl-C stops at the current step; the run keeps its checkpoints and continues wi
       let runId: string;
       let jobId: string;
       if (f.resume) {
-        const run = await db.prisma.run.findUnique({ where: { id: f.resume as string } });
-        if (!run || run.kind !== 'train') throw new UserError(`--resume: no training run ${f.resume}`);
-        if (FINISHED.includes(run.status as RunStatus) && run.status !== 'cancelled') throw new UserError(`--resume: run ${run.id} already ${run.status}`);
-        const job = await db.prisma.job.findFirst({ where: { runId: run.id, status: { in: ['queued', 'leased'] } } });
-        if (job) jobId = job.id;
-        else {
-          const { enqueue } = await import('../server/jobs/queue.ts');
-          jobId = await enqueue(db, { kind: 'train', runId: run.id, payload: { recipe: JSON.parse(run.recipeSpec) }, maxAttempts: 5 });
-        }
-        await db.prisma.run.update({ where: { id: run.id }, data: { status: 'queued', finishedAt: null } });
-        runId = run.id;
+        // The lifecycle's rules (as the Resume button); an unfinished job is attached to and run here.
+        ({ jobId } = await resumeTraining(db, f.resume as string, { attach: true }));
+        runId = f.resume as string;
       } else {
         let ref: RecipeRef;
         if (f.file) {

@@ -1,5 +1,5 @@
 /**
- * Job kinds and their payloads: one schema per kind, shared by the producer (server/jobs/queue.ts `enqueue`, typed
+ * Job kinds and their payloads: one schema per kind, shared by the producer (server/store/jobs.ts `enqueue`, typed
  * by kind) and the handler (workers/handlers/, which receives the payload already parsed by the same schema), as
  * documenso's job definitions do. A payload that fails its schema fails the job at once, naming the field.
  */

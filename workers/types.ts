@@ -1,5 +1,5 @@
 import type { Database } from '../server/db/client.ts';
-import type { Job } from '../server/jobs/queue.ts';
+import type { Job } from '../server/store/jobs.ts';
 import type { EventOptions } from '../contracts/events.ts';
 import type { JobKind, JobPayload } from '../contracts/jobs.ts';
 

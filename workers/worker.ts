@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { Database } from '../server/db/client.ts';
-import * as queue from '../server/jobs/queue.ts';
+import * as queue from '../server/store/jobs.ts';
 import { appendEvent } from '../server/store/events.ts';
 import { logMetrics } from '../server/store/metrics.ts';
 import { setRunProgress, setRunStatus } from '../server/store/runs.ts';

@@ -47,3 +47,14 @@ export async function setRunStatus(db: Database, runId: string, status: RunStatu
 export async function setRunProgress(db: Database, runId: string, progress: { stage?: number; stageName?: string; step?: number; totalSteps?: number }) {
   await db.prisma.run.update({ where: { id: runId }, data: { ...progress, updatedAt: new Date() } });
 }
+
+/** A run by id (null when there is none). */
+export function getRun(db: Database, runId: string) {
+  return db.prisma.run.findUnique({ where: { id: runId } });
+}
+
+/** Back to the queue (a resumed run): no longer finished. */
+export async function requeueRun(db: Database, runId: string, message: string) {
+  await db.prisma.run.update({ where: { id: runId }, data: { finishedAt: null } });
+  await setRunStatus(db, runId, 'queued', { message });
+}

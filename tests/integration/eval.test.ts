@@ -10,7 +10,7 @@ import { freshDatabase } from '../helpers/db.ts';
 import { killAll, runCli, spawnWorker, startCli, waitFor, type Proc } from '../helpers/proc.ts';
 import type { Database } from '../../server/db/client.ts';
 import { importDatasetFile } from '../../server/datasets/import.ts';
-import { launchEval } from '../../server/eval.ts';
+import { launchEval } from '../../server/lifecycle.ts';
 import { createRun } from '../../server/store/runs.ts';
 import { readEvents } from '../../server/store/events.ts';
 import { OnnxEngine } from '../../workers/engines/onnx-engine.ts';

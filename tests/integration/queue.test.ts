@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { freshDatabase } from '../helpers/db.ts';
 import { openDatabase, type Database } from '../../server/db/client.ts';
 import { inTransaction } from '../../server/db/batch.ts';
-import * as queue from '../../server/jobs/queue.ts';
+import * as queue from '../../server/store/jobs.ts';
 import { appendEvent, appendEvents, isUniqueViolation, readEvents } from '../../server/store/events.ts';
 import { logMetrics, readSeries } from '../../server/store/metrics.ts';
 import { createRun } from '../../server/store/runs.ts';
-import { cancelRun } from '../../server/store/cancel.ts';
+import { cancelRun } from '../../server/lifecycle.ts';
 import { UserError } from '../../contracts/errors.ts';
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;

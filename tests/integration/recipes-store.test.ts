@@ -4,7 +4,7 @@ import { freshDatabase } from '../helpers/db.ts';
 import type { Database } from '../../server/db/client.ts';
 import { UserError } from '../../contracts/errors.ts';
 import { EMBEDDED_ARITH, MICRO_INPUT } from '../../server/recipes/defaults.ts';
-import { createRecipeVersion, getRecipe, listRecipes, listRecipeVersions, seedDefaultRecipes } from '../../server/recipes/store.ts';
+import { createRecipeVersion, getRecipe, listRecipes, listRecipeVersions, seedDefaultRecipes } from '../../server/store/recipes.ts';
 import { totalSteps } from '../../contracts/recipe.ts';
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;

@@ -7,7 +7,7 @@ import { killAll, outputs, spawnWorker, waitFor, type Proc } from '../helpers/pr
 import type { Database } from '../../server/db/client.ts';
 import { MICRO_INPUT } from '../../server/recipes/defaults.ts';
 import { readEvents } from '../../server/store/events.ts';
-import { launchTraining, pauseTraining, resumeTraining } from '../../server/train.ts';
+import { launchTraining, pauseTraining, resumeTraining } from '../../server/lifecycle.ts';
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;

@@ -10,7 +10,7 @@ import { createCallerFactory } from '../../server/trpc/init.ts';
 import { createRun } from '../../server/store/runs.ts';
 import { logMetrics } from '../../server/store/metrics.ts';
 import { insertTrajectories, type TrajectoryInput } from '../../server/store/trajectories.ts';
-import { createRecipeVersion } from '../../server/recipes/store.ts';
+import { createRecipeVersion } from '../../server/store/recipes.ts';
 import { MICRO, MICRO_INPUT, EMBEDDED_ARITH_INPUT } from '../../server/recipes/defaults.ts';
 import { parseRecipe } from '../../contracts/recipe.ts';
 import { diffSpecs } from '../../contracts/recipe-diff.ts';

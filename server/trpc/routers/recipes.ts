@@ -2,11 +2,11 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { publicProcedure, router } from '../init.ts';
 import { UserError } from '../../../contracts/errors.ts';
-import { createRecipeVersion, getRecipe, listRecipes, listRecipeVersions } from '../../recipes/store.ts';
+import { createRecipeVersion, getRecipe, listRecipes, listRecipeVersions } from '../../store/recipes.ts';
 import { validateRecipe } from '../../../contracts/recipe.ts';
 import { diffSpecs } from '../../../contracts/recipe-diff.ts';
 import { EMBEDDED_ARITH_INPUT, MICRO_INPUT } from '../../recipes/defaults.ts';
-import { launchTraining } from '../../train.ts';
+import { launchTraining } from '../../lifecycle.ts';
 
 const id = z.string().min(1).max(100);
 const name = z.string().min(1).max(100);

@@ -1,5 +1,5 @@
 import { publicProcedure, router } from '../init.ts';
-import { latestDiagnostics, launchDiagnostics } from '../../diagnostics.ts';
+import { latestDiagnostics, launchDiagnostics } from '../../lifecycle.ts';
 
 export const systemRouter = router({
   health: publicProcedure.query(async ({ ctx }) => {

@@ -152,3 +152,14 @@ export async function cancel(db: Database, id: string): Promise<'cancelled' | 'c
   const job = await db.prisma.job.findUnique({ where: { id }, select: { id: true } });
   return job ? 'finished' : 'missing';
 }
+
+/** A run's jobs that are still queued or leased (at most one in practice), oldest first. */
+export async function unfinishedJobs(db: Database, runId: string): Promise<{ id: string; status: 'queued' | 'leased' }[]> {
+  const rows = await db.prisma.job.findMany({ where: { runId, status: { in: ['queued', 'leased'] } }, select: { id: true, status: true }, orderBy: { createdAt: 'asc' } });
+  return rows as { id: string; status: 'queued' | 'leased' }[];
+}
+
+/** The most recent finished job of a kind (the last diagnostics report). */
+export function latestFinishedJob(db: Database, kind: string) {
+  return db.prisma.job.findFirst({ where: { kind, status: { in: ['succeeded', 'failed'] } }, orderBy: { finishedAt: 'desc' } });
+}

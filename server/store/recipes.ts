@@ -7,8 +7,8 @@
 import type { Database } from '../db/client.ts';
 import { UserError } from '../../contracts/errors.ts';
 import { newId } from '../ids.ts';
-import { isUniqueViolation } from '../store/events.ts';
-import { BUILTIN_RECIPES } from './defaults.ts';
+import { isUniqueViolation } from './events.ts';
+import { BUILTIN_RECIPES } from '../recipes/defaults.ts';
 import { parseRecipe, totalSteps, type Recipe } from '../../contracts/recipe.ts';
 import { NAME_RE, NAME_RULE } from '../../contracts/names.ts';
 
