@@ -5,6 +5,9 @@ heavy modules once, then serves calls one at a time: for each call it forks a fr
 code as __main__ under rlimits, captures stdout/stderr with caps, enforces a wall-clock timeout, and afterwards
 kills every process the call left behind and wipes /tmp. No state survives from one call to the next.
 
+One file on purpose: bubblewrap mounts this file alone at /run/toolsmith/zygote.py (bwrap.ts, ZYGOTE_IN_SANDBOX),
+so a module beside it would not be there. Splitting it means mounting a folder instead.
+
 Protocol: one JSON object per line on stdin (requests) and stdout (responses).
   request  {"id", "code", "input", "timeout", "memory_mb", "max_output", "history": [code, ...]}
   response {"id", "status", "stdout", "stderr", "exit_code", "error_type", "error_line", "error_message",
@@ -99,7 +102,7 @@ def run_child(req, in_r, out_w, err_w, info_w):
         # Keep only stdio and the info pipe: the protocol pipes must not be reachable from the code.
         os.dup2(info_w, 3)
         os.closerange(4, 65536)
-        mem = int(req.get('memory_mb') or 1024) * 1024 * 1024
+        mem = memory_bytes(req)
         cpu = int(max(1, float(req.get('timeout') or 4)) + 1)
         resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
@@ -270,19 +273,38 @@ def wipe_tmp():
     os.makedirs(WORK, exist_ok=True)
 
 
-def run_call(req):
+# A call runs in three steps, each its own function below: spawn (fork the child with its stdin, pipes and, on
+# the child's side, rlimits), supervise (watch it against its limits, then end it and clean the sandbox), and
+# classify (turn what was seen into the result). Supervise always cleans up before classify runs, so a bug in
+# the classification cannot leave a call's processes or files behind for the next call.
+
+Child = collections.namedtuple('Child', 'pid t0 out_r err_r info_r')
+Run = collections.namedtuple('Run', 'status exit_status duration_ms stdout stderr info stdout_truncated stderr_truncated')
+
+QUEUE_TIMEOUT = {'type': 'QueueTimeout', 'message': 'the call waited past its deadline and was not run'}
+
+
+def memory_bytes(req):
+    """The call's memory limit: one process's RLIMIT_AS (in run_child), and all its processes together (in watch)."""
+    return int(req.get('memory_mb') or 1024) * 1024 * 1024
+
+
+def call_timeout(req):
+    """The call's wall-clock limit in seconds, or None when it is not to run: a call that waited (in the pool's
+    queue, or here behind another call) past its deadline is not run; one that starts late gets only the time left."""
     timeout = float(req.get('timeout') or 4)
     deadline_ms = req.get('deadline_ms')
     if deadline_ms:
-        # A call that waited (in the pool's queue, or here behind another call) past its deadline is not run;
-        # one that starts late gets only the time left.
         left = float(deadline_ms) / 1000 - time.time()
         if left <= 0:
-            return {'status': 'timeout', 'stdout': '', 'stderr': '', 'exit_code': None, 'error_type': 'QueueTimeout',
-                    'error_line': None, 'error_message': 'the call waited past its deadline and was not run',
-                    'duration_ms': 0, 'stdout_truncated': False, 'stderr_truncated': False}
+            return None
         timeout = min(timeout, max(0.05, left))
-    cap = int(req.get('max_output') or 1024 * 1024)
+    return timeout
+
+
+def spawn(req):
+    """Fork the call's child (run_child) with its stdin and its stdout, stderr and info pipes; the parent keeps only
+    the read ends, so that each pipe reaches EOF once the call's processes have all closed theirs."""
     data = (req.get('input') or '').encode('utf-8', 'surrogateescape')
     if len(data) <= 60000:
         # Fits in the pipe buffer: write it all now and close, so the program sees EOF after it.
@@ -290,6 +312,7 @@ def run_call(req):
         os.write(in_w, data)
         os.close(in_w)
     else:
+        # Too big to write into a pipe before the fork (the write would block): an unlinked file instead.
         path = os.path.join(WORK, '.stdin')
         with open(path, 'wb') as f:
             f.write(data)
@@ -309,16 +332,34 @@ def run_call(req):
     os.close(out_w)
     os.close(err_w)
     os.close(info_w)
+    return Child(pid, t0, out_r, err_r, info_r)
+
+
+def supervise(child, timeout, cap, mem_limit):
+    """Run the call to its end (watch), then make sure nothing of it is left: kill it (stop), then every other
+    process in the sandbox, and wipe /tmp (clean_up). Returns what classify needs."""
+    status, exit_status, bufs, truncated = watch(child, child.t0 + timeout, cap, mem_limit)
+    exit_status = stop(child.pid, exit_status)
+    # The call's duration ends when its child is gone; the sweep and the wipe are the zygote's own time.
+    duration = (time.monotonic() - child.t0) * 1000
+    clean_up((child.out_r, child.err_r, child.info_r))
+    return Run(status, exit_status, duration, bufs[child.out_r], bufs[child.err_r], bufs[child.info_r],
+               truncated[child.out_r], truncated[child.err_r])
+
+
+def watch(child, deadline, cap, mem_limit):
+    """Wait for the child while reading its pipes, until it has exited and they are drained, or a limit is hit.
+    Returns (status, exit_status, bufs, truncated): status None when no limit was hit, else 'timeout', 'memory' or
+    'output_limit'; exit_status None while the child still runs."""
+    pid, out_r, err_r, info_r = child.pid, child.out_r, child.err_r, child.info_r
     bufs = {out_r: bytearray(), err_r: bytearray(), info_r: bytearray()}
     truncated = {out_r: False, err_r: False}
     open_fds = [out_r, err_r, info_r]
     status = None
-    deadline = t0 + timeout
     exit_status = None
     child_done = False
     drain_until = None
-    mem_limit = int(req.get('memory_mb') or 1024) * 1024 * 1024
-    next_mem_check = t0 + MEMORY_POLL_S
+    next_mem_check = child.t0 + MEMORY_POLL_S
     while True:
         now = time.monotonic()
         if now >= deadline:
@@ -366,6 +407,8 @@ def run_call(req):
                 open_fds.remove(fd)
                 continue
             buf = bufs[fd]
+            # The info pipe has a fixed cap of its own and overflowing it is no output limit: it only carries
+            # run_child's error summary.
             limit = 65536 if fd == info_r else cap
             room = limit - len(buf)
             if len(chunk) > room:
@@ -377,7 +420,12 @@ def run_call(req):
                 buf.extend(chunk)
         if status == 'output_limit':
             break
-    # Whatever happened, the call is over: kill its process group, then anything else it left behind.
+    return status, exit_status, bufs, truncated
+
+
+def stop(pid, exit_status):
+    """Whatever happened, the call is over: kill its process group, and the child itself if it has not exited
+    (it may have left its group); reap it. Returns its wait status."""
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -388,38 +436,48 @@ def run_call(req):
         except ProcessLookupError:
             pass
         _, exit_status = os.waitpid(pid, 0)
-    duration = (time.monotonic() - t0) * 1000
+    return exit_status
+
+
+def clean_up(fds):
+    """Leave the sandbox as the next call must find it: no process of this call (sweep), no stale SIGCHLD
+    wake-ups (they would wake the next call's first select for nothing), no open pipe of it, an empty /tmp."""
     sweep()
-    if status == 'memory':
-        info_mem = {'type': 'MemoryError', 'message': 'the call used more than %d MiB across its processes' % (mem_limit >> 20)}
     try:
         while True:
             os.read(WAKE_R, 4096)
     except (BlockingIOError, OSError):
         pass
-    for fd in (out_r, err_r, info_r):
+    for fd in fds:
         try:
             os.close(fd)
         except OSError:
             pass
     wipe_tmp()
 
+
+def classify(run, timeout, mem_limit):
+    """The result of a supervised call, from its limit status, wait status, output and error info. A limit the
+    zygote enforced (timeout, memory, output_limit) wins; otherwise the exit says it: 0 ok; a MemoryError (or a
+    segfault that printed one) memory; SIGXCPU timeout; SIGXFSZ an error; 120 internal (run_child's set-up
+    failed); else error, named after the signal when the code reported nothing itself."""
+    status = run.status
     exit_code = None
     sig = None
-    if os.WIFEXITED(exit_status):
-        exit_code = os.WEXITSTATUS(exit_status)
-    elif os.WIFSIGNALED(exit_status):
-        sig = os.WTERMSIG(exit_status)
+    if os.WIFEXITED(run.exit_status):
+        exit_code = os.WEXITSTATUS(run.exit_status)
+    elif os.WIFSIGNALED(run.exit_status):
+        sig = os.WTERMSIG(run.exit_status)
         exit_code = -sig
     info = {}
-    if bufs[info_r]:
+    if run.info:
         try:
-            info = json.loads(bufs[info_r].decode('utf-8', 'replace'))
+            info = json.loads(run.info.decode('utf-8', 'replace'))
         except ValueError:
             info = {}
-    stderr = bufs[err_r].decode('utf-8', 'replace')
+    stderr = run.stderr.decode('utf-8', 'replace')
     if status == 'memory':
-        info = info_mem
+        info = {'type': 'MemoryError', 'message': 'the call used more than %d MiB across its processes' % (mem_limit >> 20)}
     elif status == 'timeout':
         info = {'type': 'Timeout', 'message': 'wall-clock limit of %g s exceeded' % timeout}
     if status is None:
@@ -443,18 +501,36 @@ def run_call(req):
                 except ValueError:
                     name = str(sig)
                 info = {'type': 'Signal', 'message': 'killed by signal %s' % name}
+    return result(status, run.stdout.decode('utf-8', 'replace'), stderr, exit_code, info, round(run.duration_ms, 3),
+                  run.stdout_truncated, run.stderr_truncated)
+
+
+def result(status, stdout, stderr, exit_code, info, duration_ms, stdout_truncated, stderr_truncated):
+    """The response's fields, in the protocol's order."""
     return {
         'status': status,
-        'stdout': bufs[out_r].decode('utf-8', 'replace'),
+        'stdout': stdout,
         'stderr': stderr,
         'exit_code': exit_code,
         'error_type': info.get('type'),
         'error_line': info.get('line'),
         'error_message': info.get('message'),
-        'duration_ms': round(duration, 3),
-        'stdout_truncated': truncated[out_r],
-        'stderr_truncated': truncated[err_r],
+        'duration_ms': duration_ms,
+        'stdout_truncated': stdout_truncated,
+        'stderr_truncated': stderr_truncated,
     }
+
+
+def run_call(req):
+    """One call, start to end: spawn, supervise, classify."""
+    timeout = call_timeout(req)
+    if timeout is None:
+        return result('timeout', '', '', None, QUEUE_TIMEOUT, 0, False, False)
+    cap = int(req.get('max_output') or 1024 * 1024)
+    mem_limit = memory_bytes(req)
+    child = spawn(req)
+    run = supervise(child, timeout, cap, mem_limit)
+    return classify(run, timeout, mem_limit)
 
 
 def collapse_hugepages():
