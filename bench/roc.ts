@@ -20,6 +20,7 @@ import { Verifier } from '../workers/reward/verifier.ts';
 import { SandboxPool } from '../workers/sandbox/pool.ts';
 import { TrainerClient } from '../workers/trainer/client.ts';
 import { runTraining } from '../workers/train/orchestrator.ts';
+import { embeddedPolicy } from '../workers/engines/create.ts';
 import { ensureEmbeddedSftModel } from '../workers/train/embedded-sft.ts';
 import { benchFlags } from './flags.ts';
 
@@ -58,7 +59,7 @@ async function variant(name: string, roc: boolean): Promise<Series> {
   const t0 = Date.now();
   try {
     await runTraining({
-      db, runId: run.id, trainer, sandbox, verifier, runDir: path.join(tmp, run.id),
+      db, runId: run.id, trainer, sandbox, verifier, policyEngine: embeddedPolicy(), runDir: path.join(tmp, run.id),
       log: async (m) => { if (/^step /.test(m)) console.log(`  [${name}] ${m}`); },
       metrics: (s, v) => logMetrics(db, run.id, s, v), progress: async () => {},
     }, recipe);

@@ -4,7 +4,7 @@ import { CharTokenizer, embeddedTokenizerSpec } from '../../workers/engines/toke
 import { mulberry32 } from '../../workers/engines/sampling.ts';
 import { EMBEDDED_TEMPLATE_SETTINGS as S, buildPrompt, toolResponseTurn } from '../../workers/rollout/template.ts';
 import { appendAssistantTurn, appendToolResult, newTrajectory, parseErrorRecord } from '../../workers/rollout/trajectory.ts';
-import { samplePrompts } from '../../workers/train/orchestrator.ts';
+import { samplePrompts } from '../../workers/train/rl-stage.ts';
 import { policySample } from '../../workers/train/policy-batch.ts';
 import { sftSteps } from '../../workers/train/sft.ts';
 

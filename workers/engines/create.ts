@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../../contracts/errors.ts';
 import type { EngineSpec } from '../../contracts/engine.ts';
-import type { InferenceEngine } from './types.ts';
+import type { InferenceEngine, PolicyEngineFactory } from './types.ts';
 
 
 export async function createEngine(spec: EngineSpec): Promise<InferenceEngine> {
@@ -26,4 +26,12 @@ export async function createEngine(spec: EngineSpec): Promise<InferenceEngine> {
     baseUrls: spec.urls, model: spec.model, apiKey: spec.apiKey, totalTokens: spec.totalTokens, timeoutMs: spec.timeoutMs, retries: spec.retries,
     tokenizer: spec.tokenizer ? CharTokenizer.fromFile(spec.tokenizer) : undefined,
   });
+}
+
+/** The embedded policy for training: the ONNX decoder on the trainer's export, reloaded after every update. */
+export function embeddedPolicy(opts: { maxBatch?: number; threads?: number } = {}): PolicyEngineFactory {
+  return async (dir) => {
+    const { OnnxEngine } = await import('./onnx-engine.ts');
+    return OnnxEngine.load(dir, { maxBatch: opts.maxBatch ?? 32, threads: opts.threads });
+  };
 }

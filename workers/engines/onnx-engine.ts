@@ -29,7 +29,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
-import type { EngineCapacity, GenerateChunk, GenerateRequest, GenerateResult, InferenceEngine } from './types.ts';
+import type { EngineCapacity, GenerateChunk, GenerateRequest, GenerateResult, InferenceEngine, PolicyEngine } from './types.ts';
 import { CharTokenizer, type Tokenizer } from './tokenizer.ts';
 import { mulberry32, sampleToken } from './sampling.ts';
 
@@ -87,7 +87,7 @@ function sameShape(a: ModelConfig, b: ModelConfig): boolean {
     && a.vocab_size === b.vocab_size && a.block_size === b.block_size;
 }
 
-export class OnnxEngine implements InferenceEngine {
+export class OnnxEngine implements PolicyEngine {
   readonly id: string;
   private m: Loaded;
   private readonly maxBatch: number;

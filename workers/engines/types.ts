@@ -49,3 +49,14 @@ export interface InferenceEngine {
   countTokens(text: string): number;
   close(): Promise<void>;
 }
+
+/** An engine whose weights are replaced in place after every update (on-policy RL: the trainer's new weights). */
+export interface PolicyEngine extends InferenceEngine {
+  /** Load the weights the trainer exported to `weightsDir`; resolves once they serve. */
+  reload(weightsDir: string): Promise<void>;
+  /** Milliseconds spent inside the model so far (the engine-busy metric, docs/method.md §6). */
+  readonly computeMs: number;
+}
+
+/** Builds the policy's engine on the trainer's first weight export; the job handler chooses which engine. */
+export type PolicyEngineFactory = (weightsDir: string) => Promise<PolicyEngine>;

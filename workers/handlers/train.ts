@@ -6,6 +6,7 @@ import { publishLiveRollouts } from './live.ts';
 import { createSandbox } from '../sandbox/index.ts';
 import { TrainerClient, TrainerError } from '../trainer/client.ts';
 import { runTraining } from '../train/orchestrator.ts';
+import { embeddedPolicy } from '../engines/create.ts';
 import { PermanentJobError, type JobHandler } from '../types.ts';
 
 
@@ -25,7 +26,7 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
     const info = await trainer.info();
     await ctx.log(`trainer: torch ${info.torch_version} on ${info.device}`);
     return await runTraining({
-      db: ctx.db, runId, trainer, sandbox, verifier, runDir: path.join(config().dataDir, 'runs', runId), signal: ctx.signal,
+      db: ctx.db, runId, trainer, sandbox, verifier, policyEngine: embeddedPolicy(), runDir: path.join(config().dataDir, 'runs', runId), signal: ctx.signal,
       log: (m, o) => ctx.log(m, o), metrics: ctx.metrics, progress: ctx.progress, onEvent: live.onEvent,
     }, ctx.payload.recipe);
   } catch (e) {

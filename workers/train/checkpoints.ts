@@ -1,0 +1,48 @@
+/**
+ * Durability of a training run: after each RL step (every SFT_CHECKPOINT_EVERY SFT steps, and at each stage's end)
+ * the trainer writes a checkpoint (weights, optimiser, RNG, step) and a Checkpoint row records where the run was.
+ * A resumed attempt starts from the newest one and first deletes what its predecessor stored after it.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Database } from '../../server/db/client.ts';
+import { deleteAfterStep, latestCheckpoint, recordCheckpoint } from '../../server/store/checkpoints.ts';
+import type { TrainerClient } from '../trainer/client.ts';
+
+export const SFT_CHECKPOINT_EVERY = 200;
+/** Checkpoints kept on disk per run (the newest); rows for older ones stay, their files go. */
+const KEEP_CHECKPOINT_FILES = 2;
+
+/** Where in the recipe a checkpoint was taken. */
+export interface CkptMeta { stage: number; stageStep: number; stageDone: boolean }
+export interface Position extends CkptMeta { step: number; path: string | null }
+
+export class Checkpoints {
+  private readonly dir: string;
+
+  constructor(private readonly db: Database, private readonly runId: string, private readonly trainer: TrainerClient, runDir: string) {
+    this.dir = path.join(runDir, 'checkpoints');
+    fs.mkdirSync(this.dir, { recursive: true });
+  }
+
+  /** The last checkpoint of the run, or the start. */
+  async position(): Promise<Position> {
+    const c = await latestCheckpoint(this.db, this.runId);
+    if (!c) return { step: 0, stage: 0, stageStep: 0, stageDone: false, path: null };
+    const m = JSON.parse(c.metadata ?? '{}') as CkptMeta;
+    return { step: c.step, stage: m.stage, stageStep: m.stageStep, stageDone: m.stageDone, path: c.path };
+  }
+
+  /** Remove what a crashed attempt stored after the checkpoint it resumes from. */
+  rollBack(step: number): Promise<void> {
+    return deleteAfterStep(this.db, this.runId, step);
+  }
+
+  async save(step: number, meta: CkptMeta): Promise<void> {
+    const file = path.join(this.dir, `step-${String(step).padStart(7, '0')}.pt`);
+    const r = await this.trainer.save(file);
+    await recordCheckpoint(this.db, { runId: this.runId, stage: meta.stage, step, path: file, sizeBytes: r.bytes, metadata: meta });
+    const files = fs.readdirSync(this.dir).filter((f) => /^step-\d+\.pt$/.test(f)).sort();
+    for (const f of files.slice(0, -KEEP_CHECKPOINT_FILES)) fs.rmSync(path.join(this.dir, f), { force: true });
+  }
+}

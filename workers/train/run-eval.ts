@@ -1,0 +1,33 @@
+/**
+ * The evaluation inside a training run (docs/method.md §8): after every stage (and every `eval.everySteps` RL
+ * steps), the policy's engine on the recipe's held-out sets. Generated sets are stored once per run.
+ */
+import { EvalSpecSchema } from '../../contracts/eval.ts';
+import type { Recipe } from '../../contracts/recipe.ts';
+import { runEvaluation } from '../eval/run.ts';
+import type { TemplateSettings } from '../rollout/template.ts';
+import { evalDatasetRef } from './data.ts';
+import type { PolicySync } from './policy-sync.ts';
+import type { TrainContext, TrainSummary } from './run-state.ts';
+
+export function runEvaluator(ctx: TrainContext, recipe: Recipe, template: TemplateSettings, policy: PolicySync, exportDir: string, summary: TrainSummary) {
+  let evalRefs: string[] | null = null;
+  return async (step: number): Promise<void> => {
+    const engine = policy.engine;
+    if (!recipe.eval || !engine) return;
+    if (!evalRefs) {
+      evalRefs = [];
+      for (const d of recipe.eval.datasets) evalRefs.push(await evalDatasetRef(ctx.db, d));
+    }
+    const spec = EvalSpecSchema.parse({
+      engine: { kind: 'embedded', checkpoint: exportDir }, datasets: evalRefs, k: recipe.eval.k, temperature: recipe.eval.temperature,
+      maxTokens: recipe.eval.maxTokens, maxTurns: recipe.eval.maxTurns, step, seed: recipe.seed, toolTimeoutS: recipe.tool.timeoutS,
+    });
+    const rows = await runEvaluation({
+      db: ctx.db, engine, sandbox: ctx.sandbox, verifier: ctx.verifier, runId: ctx.runId, signal: ctx.signal, template,
+      log: (m) => ctx.log(`eval: ${m}`), metrics: ctx.metrics,
+    }, spec);
+    summary.evals.push({ step, rows });
+    await ctx.log(`eval at step ${step}: ${rows.map((r) => `${r.benchmark} pass@1 ${(100 * r.pass1).toFixed(1)}%`).join(', ')}`, { type: 'eval', data: rows });
+  };
+}
