@@ -23,6 +23,7 @@ import { migrate } from '../server/db/migrate.ts';
 import type { Dialect } from '../server/db/url.ts';
 import { insertMetricPoints, insertMetricPointSingle, readSeries, type MetricPointInput } from '../server/store/metrics.ts';
 import {
+import { mulberry32 } from '../workers/engines/sampling.ts';
   insertTrajectories, insertTrajectorySingle, readStep, type ToolCallInput, type TrajectoryInput,
 } from '../server/store/trajectories.ts';
 import { benchFlags } from './flags.ts';
@@ -53,16 +54,9 @@ const TARGETS = { metricPointsPerSec: 20_000, trajectoriesPerSec: 1_000 };
 
 // ───────────────────────────── deterministic data ─────────────────────────────
 
-/** mulberry32: tiny seeded PRNG so every run ingests byte-identical content (ids aside). */
+/** A seeded PRNG (mulberry32) so every run ingests byte-identical content (ids aside). */
 function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   return {
     next,
     int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)),

@@ -21,7 +21,7 @@ import { SandboxPool } from '../workers/sandbox/pool.ts';
 import { TrainerClient } from '../workers/trainer/client.ts';
 import { runTraining } from '../workers/train/orchestrator.ts';
 import { embeddedPolicy } from '../workers/engines/create.ts';
-import { ensureEmbeddedSftModel } from '../workers/train/embedded-sft.ts';
+import { ensureEmbeddedSftModel } from '../tests/helpers/embedded-sft.ts';
 import { benchFlags } from './flags.ts';
 
 const flags = benchFlags('bench:roc', 'npx tsx bench/roc.ts [--steps N] [--prompts P] [--g G] [--quick]', { steps: 'number', prompts: 'number', g: 'number', quick: 'boolean' });

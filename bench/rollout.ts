@@ -31,7 +31,7 @@ import { responseText, toolStats } from '../workers/rollout/trajectory.ts';
 import { type Trajectory } from '../contracts/trajectory.ts';
 import { SandboxPool } from '../workers/sandbox/pool.ts';
 import { generate } from '../workers/tasks/arith.ts';
-import { ensureEmbeddedSftModel } from '../workers/train/embedded-sft.ts';
+import { ensureEmbeddedSftModel } from '../tests/helpers/embedded-sft.ts';
 import { benchFlags } from './flags.ts';
 
 const flags = benchFlags('bench:rollout', 'npx tsx bench/rollout.ts [--quick] [--trajectories N] [--batch B]', { quick: 'boolean', trajectories: 'number', batch: 'number' });

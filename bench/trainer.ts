@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { CharTokenizer, EMBEDDED_VOCAB, embeddedTokenizerSpec } from '../workers/engines/tokenizer.ts';
 import { sftDataset, tokenizeDemo } from '../workers/tasks/demos.ts';
 import { TrainerClient } from '../workers/trainer/client.ts';
-import { DEFAULT_EMBEDDED_SFT } from '../workers/train/embedded-sft.ts';
+import { DEFAULT_EMBEDDED_SFT } from '../tests/helpers/embedded-sft.ts';
 import { benchFlags } from './flags.ts';
 
 const flags = benchFlags('bench:trainer', 'npx tsx bench/trainer.ts [--steps N] [--batch B]', { steps: 'number', batch: 'number' });

@@ -55,7 +55,8 @@ export const commands: Command[] = [
       try {
         if (!f.queue) {
           const { runChecks } = await import('../workers/diagnostics/checks.ts');
-          const report = await runChecks(db, (r) => {
+          const { checkDeps } = await import('../workers/handlers/diagnostics.ts');
+          const report = await runChecks(db, checkDeps, (r) => {
             console.log(`${r.status === 'ok' ? 'ok  ' : r.status === 'warn' ? 'WARN' : 'FAIL'} ${r.name.padEnd(18)} ${r.detail}${r.fix ? `\n     fix: ${r.fix}` : ''}`);
           });
           return report.ok ? 0 : 1;

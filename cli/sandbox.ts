@@ -1,4 +1,5 @@
 import { UserError } from '../contracts/errors.ts';
+import { config } from '../server/config.ts';
 import { reportFatal } from '../server/errors.ts';
 import { isLoopback, listenError } from './listen.ts';
 import { parseFlags } from './args.ts';
@@ -33,7 +34,7 @@ export async function sandboxRun(args: string[]): Promise<number> {
 /** `npx toolsmith sandbox serve`: a SandboxPool behind an HTTP node; resolves (0) once a signal has shut it down. */
 export async function sandboxServe(args: string[]): Promise<number> {
   const f = parseFlags(args, { port: 'number', host: 'string', token: 'string', size: 'number', 'max-body-mb': 'number' });
-  const token = (typeof f.token === 'string' ? f.token : process.env.TOOLSMITH_SANDBOX_TOKEN ?? '').trim();
+  const token = (typeof f.token === 'string' ? f.token : config().sandboxToken ?? '').trim();
   if (!token) throw new UserError('sandbox serve needs a token: the node runs arbitrary code for whoever holds it', { fix: 'pass --token T or set TOOLSMITH_SANDBOX_TOKEN (e.g. `openssl rand -hex 32`)' });
   const port = (f.port as number | undefined) ?? 8700;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`option --port: ${port} is not a port number (0-65535; 0 picks a free one)`);

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { config } from '../server/config.ts';
 import { parseFlags } from './args.ts';
 import { UserError } from '../contracts/errors.ts';
 import { isLoopback, listenError } from './listen.ts';
@@ -34,7 +35,7 @@ export const serveModelCommand: Command = {
       if (v !== undefined && !(Number.isInteger(v) && v > 0)) throw new UserError(`option --${k}: ${v} is not a positive whole number`);
     }
     const host = typeof f.host === 'string' ? f.host : '127.0.0.1';
-    const apiKey = (typeof f['api-key'] === 'string' ? f['api-key'] : process.env.TOOLSMITH_SERVE_API_KEY ?? '').trim() || undefined;
+    const apiKey = (typeof f['api-key'] === 'string' ? f['api-key'] : config().serveApiKey ?? '').trim() || undefined;
     const model = typeof f['model-name'] === 'string' && f['model-name'] ? f['model-name'] : path.basename(dir);
 
     const { OnnxEngine } = await import('../workers/engines/onnx-engine.ts');

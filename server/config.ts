@@ -3,10 +3,10 @@ import path from 'node:path';
 
 /**
  * Every environment variable Toolsmith reads, in one place (the README's configuration table mirrors this).
- * Read lazily so tests and CLIs can set variables before first use.
+ * Read lazily so tests and CLIs can set variables before first use; `env` lets a caller read another environment.
  */
-export function config() {
-  const env = process.env;
+export function config(env: Record<string, string | undefined> = process.env) {
+  const num = (name: string, fallback: number) => positive(env, name, fallback);
   const dataDir = path.resolve(/*turbopackIgnore: true*/ env.TOOLSMITH_DATA_DIR ?? 'data');
   const leaseSeconds = num('TOOLSMITH_LEASE_SECONDS', 30);
   return {
@@ -21,13 +21,24 @@ export function config() {
     pollMs: num('TOOLSMITH_POLL_MS', 500),
     shutdownGraceSeconds: num('TOOLSMITH_SHUTDOWN_GRACE_SECONDS', 10),
     debug: Boolean(env.TOOLSMITH_DEBUG),
+    /** Modules each sandbox interpreter imports before serving calls (unset: the pool's default list). */
+    sandboxPreload: env.TOOLSMITH_SANDBOX_PRELOAD,
+    sandboxLight: env.TOOLSMITH_SANDBOX_LIGHT !== '0',
+    sandboxUnsafe: env.TOOLSMITH_SANDBOX_UNSAFE === '1',
+    sandboxUrls: env.TOOLSMITH_SANDBOX_URLS?.trim() || undefined,
+    sandboxToken: env.TOOLSMITH_SANDBOX_TOKEN?.trim() || undefined,
+    serveApiKey: env.TOOLSMITH_SERVE_API_KEY?.trim() || undefined,
+    /** Register the test-only fault-injection job kinds. */
+    testJobs: env.TOOLSMITH_TEST_JOBS === '1',
+    /** Set by npm when run through a package script. */
+    packageVersion: env.npm_package_version,
   };
 }
 
 export type Config = ReturnType<typeof config>;
 
-function num(name: string, fallback: number): number {
-  const raw = process.env[name];
+function positive(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) {

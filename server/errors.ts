@@ -1,4 +1,5 @@
 import { UserError, errorMessage } from '../contracts/errors.ts';
+import { config } from './config.ts';
 
 /** Print an error for a person: a UserError as its one line; anything else as one line plus where to look. */
 export function reportFatal(prefix: string, err: unknown): void {
@@ -7,7 +8,7 @@ export function reportFatal(prefix: string, err: unknown): void {
   } else {
     const first = errorMessage(err).split('\n')[0];
     console.error(`${prefix}: ${first}`);
-    if (process.env.TOOLSMITH_DEBUG) console.error(err);
+    if (config().debug) console.error(err);
     else console.error(`${prefix}: (set TOOLSMITH_DEBUG=1 for the full stack trace)`);
   }
 }

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { config } from './config.ts';
 
 let cached: string | undefined;
 
@@ -10,7 +11,7 @@ export function codeVersion(): string {
     const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
     cached = dirty ? `${sha}+dirty` : sha;
   } catch {
-    cached = `v${process.env.npm_package_version ?? '0.1.0'}`;
+    cached = `v${config().packageVersion ?? '0.1.0'}`;
   }
   return cached;
 }

@@ -19,7 +19,7 @@ import { EvalSpecSchema } from '../../contracts/eval.ts';
 import { Verifier } from '../../workers/reward/verifier.ts';
 import { SandboxPool } from '../../workers/sandbox/pool.ts';
 import { generate } from '../../workers/tasks/arith.ts';
-import { ensureEmbeddedSftModel } from '../../workers/train/embedded-sft.ts';
+import { ensureEmbeddedSftModel } from '../helpers/embedded-sft.ts';
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;

@@ -16,7 +16,7 @@ import { type Trajectory } from '../../contracts/trajectory.ts';
 import { SandboxPool } from '../../workers/sandbox/pool.ts';
 import type { RunOptions, Sandbox, SandboxCall, SandboxResult } from '../../workers/sandbox/types.ts';
 import { generate } from '../../workers/tasks/arith.ts';
-import { ensureEmbeddedSftModel } from '../../workers/train/embedded-sft.ts';
+import { ensureEmbeddedSftModel } from '../helpers/embedded-sft.ts';
 
 let engine: OnnxEngine;
 let sandbox: SandboxPool;

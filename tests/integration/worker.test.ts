@@ -13,6 +13,7 @@ import { launchDiagnostics } from '../../server/lifecycle.ts';
 import { listMigrations } from '../../server/db/migrate.ts';
 import { Worker, type WorkerOptions } from '../../workers/worker.ts';
 import { checks as diagnosticChecks } from '../../workers/diagnostics/checks.ts';
+import { checkDeps } from '../../workers/handlers/diagnostics.ts';
 import { type DiagnosticsReport } from '../../contracts/events.ts';
 
 // Real `toolsmith worker` processes against a real database, with a 2 s lease and a 0.5 s heartbeat.
@@ -254,7 +255,7 @@ describe('one worker running failing, crashing, diagnostic and cancelled jobs', 
     const r = await waitFor('diagnostics run to be succeeded', async () => ((await getRun(db, runId)).status === 'succeeded' ? getRun(db, runId) : null));
     const report = JSON.parse((await db.prisma.job.findUniqueOrThrow({ where: { id: jobId } })).result!) as DiagnosticsReport;
 
-    const names = diagnosticChecks(db).map((c) => c.name);
+    const names = diagnosticChecks(db, checkDeps).map((c) => c.name);
     assert.deepEqual(report.checks.map((c) => c.name), names);
     for (const c of report.checks) {
       assert.ok(['ok', 'warn', 'fail'].includes(c.status), `${c.name}: ${c.status}`);

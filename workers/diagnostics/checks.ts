@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Database } from '../../server/db/client.ts';
 import { redact } from '../../server/db/url.ts';
 import { config } from '../../server/config.ts';
+import type { SandboxPool } from '../sandbox/pool.ts';
 
 /**
  * Environment checks the other parts of Toolsmith depend on. Each returns a status and, when it is not ok,
@@ -32,7 +33,10 @@ export const PYTHON_PACKAGES = [
   { module: 'torch', apt: 'python3-torch', needed: 'trainer' },
 ];
 
-export function checks(db: Database): Check[] {
+/** The processes a check starts, assembled by the caller (the diagnostics job, the CLI). */
+export interface CheckDeps { startSandboxPool: () => Promise<SandboxPool> }
+
+export function checks(db: Database, deps: CheckDeps): Check[] {
   const python = config().python;
   return [
     {
@@ -68,10 +72,9 @@ export function checks(db: Database): Check[] {
       name: 'sandbox',
       run: async () => {
         // A real call through the real pool: isolation, the warm interpreter and the fork per call.
-        const { SandboxPool } = await import('../sandbox/pool.ts');
         let pool;
         try {
-          pool = await SandboxPool.start({ size: 1, log: () => {} });
+          pool = await deps.startSandboxPool();
         } catch (e) {
           return { status: 'fail', detail: (e as Error).message.split(' — ')[0], fix: (e as { fix?: string }).fix ?? 'see npx toolsmith diagnostics' };
         }
@@ -132,9 +135,9 @@ export function checks(db: Database): Check[] {
 }
 
 /** Run every check, reporting each as it finishes. A check that throws is a failed check, not a failed run. */
-export async function runChecks(db: Database, onResult?: (r: CheckResult, index: number) => Promise<void> | void): Promise<DiagnosticsReport> {
+export async function runChecks(db: Database, deps: CheckDeps, onResult?: (r: CheckResult, index: number) => Promise<void> | void): Promise<DiagnosticsReport> {
   const results: CheckResult[] = [];
-  for (const [i, c] of checks(db).entries()) {
+  for (const [i, c] of checks(db, deps).entries()) {
     const t0 = performance.now();
     let r: Omit<CheckResult, 'name' | 'ms'>;
     try {

@@ -1,4 +1,8 @@
-import { checks, runChecks } from '../diagnostics/checks.ts';
+import { checks, runChecks, type CheckDeps } from '../diagnostics/checks.ts';
+import { SandboxPool } from '../sandbox/pool.ts';
+
+/** A one-interpreter pool for the isolation check. */
+export const checkDeps: CheckDeps = { startSandboxPool: () => SandboxPool.start({ size: 1, log: () => {} }) };
 import type { JobHandler } from '../types.ts';
 
 const MARK = { ok: '\u001b[32m✔\u001b[0m', warn: '\u001b[33m!\u001b[0m', fail: '\u001b[31m✘\u001b[0m' };
@@ -9,8 +13,8 @@ const MARK = { ok: '\u001b[32m✔\u001b[0m', warn: '\u001b[33m!\u001b[0m', fail:
  */
 export const diagnostics: JobHandler = async (ctx) => {
   await ctx.log(`diagnostics on ${ctx.workerId}`, { type: 'log' });
-  await ctx.progress({ step: 0, totalSteps: checks(ctx.db).length });
-  const report = await runChecks(ctx.db, async (r, i) => {
+  await ctx.progress({ step: 0, totalSteps: checks(ctx.db, checkDeps).length });
+  const report = await runChecks(ctx.db, checkDeps, async (r, i) => {
     if (ctx.signal.aborted) throw new Error('diagnostics stopped');
     await ctx.log(`${MARK[r.status]} ${r.name.padEnd(18)} ${r.detail}${r.fix ? `  → fix: ${r.fix}` : ''}`, {
       type: 'diagnostic', level: r.status === 'fail' ? 'error' : r.status === 'warn' ? 'warn' : 'info', data: r,

@@ -1,4 +1,5 @@
 import type { JobHandlers } from '../types.ts';
+import { config } from '../../server/config.ts';
 import { diagnostics } from './diagnostics.ts';
 import { evaluation } from './eval.ts';
 import { train } from './train.ts';
@@ -10,6 +11,6 @@ export function handlers(): JobHandlers {
     diagnostics,
     eval: evaluation,
     train,
-    ...(process.env.TOOLSMITH_TEST_JOBS === '1' ? testHandlers : {}),
+    ...(config().testJobs ? testHandlers : {}),
   };
 }

@@ -1,4 +1,5 @@
 import { UserError } from '../../contracts/errors.ts';
+import { config } from '../../server/config.ts';
 import { SandboxPool, type PoolOptions } from './pool.ts';
 import { parseNodeUrls, RemoteSandbox, type RemoteOptions } from './remote.ts';
 import type { Sandbox } from './types.ts';
@@ -9,7 +10,7 @@ export type { CallStatus } from '../../contracts/trajectory.ts';
 export interface CreateSandboxOptions {
   pool?: PoolOptions;
   remote?: Omit<RemoteOptions, 'urls' | 'token'>;
-  /** Defaults to process.env. */
+  /** The environment to read TOOLSMITH_SANDBOX_URLS/TOKEN from (default: this process's, through server/config.ts). */
   env?: Record<string, string | undefined>;
 }
 
@@ -19,8 +20,8 @@ export interface CreateSandboxOptions {
  * TOOLSMITH_SANDBOX_TOKEN; otherwise a local SandboxPool. Both implement the same Sandbox interface.
  */
 export async function createSandbox(opts: CreateSandboxOptions = {}): Promise<Sandbox> {
-  const env = opts.env ?? process.env;
-  const raw = env.TOOLSMITH_SANDBOX_URLS?.trim();
+  const cfg = config(opts.env);
+  const raw = cfg.sandboxUrls;
   if (!raw) return SandboxPool.start(opts.pool);
   let urls: string[];
   try {
@@ -29,7 +30,7 @@ export async function createSandbox(opts: CreateSandboxOptions = {}): Promise<Sa
     throw new UserError(`TOOLSMITH_SANDBOX_URLS: ${(e as Error).message}`, { fix: 'give comma-separated node URLs such as http://10.0.0.5:8700,http://10.0.0.6:8700' });
   }
   if (urls.length === 0) throw new UserError('TOOLSMITH_SANDBOX_URLS lists no URL', { fix: 'give comma-separated node URLs, or unset it to use a local pool' });
-  const token = env.TOOLSMITH_SANDBOX_TOKEN?.trim();
+  const token = cfg.sandboxToken;
   if (!token) throw new UserError('TOOLSMITH_SANDBOX_URLS is set but TOOLSMITH_SANDBOX_TOKEN is not', { fix: 'set TOOLSMITH_SANDBOX_TOKEN to the token the nodes were started with (--token)' });
   return new RemoteSandbox({ ...opts.remote, urls, token });
 }

@@ -8,10 +8,10 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { EMBEDDED_VOCAB, CharTokenizer, embeddedTokenizerSpec } from '../engines/tokenizer.ts';
-import { sftDataset, tokenizeDemo } from '../tasks/demos.ts';
-import { TrainerClient } from '../trainer/client.ts';
-import { runSft, sftSteps } from './sft.ts';
+import { EMBEDDED_VOCAB, CharTokenizer, embeddedTokenizerSpec } from '../../workers/engines/tokenizer.ts';
+import { sftDataset, tokenizeDemo } from '../../workers/tasks/demos.ts';
+import { TrainerClient } from '../../workers/trainer/client.ts';
+import { runSft, sftSteps } from '../../workers/train/sft.ts';
 
 export interface EmbeddedSftConfig {
   model: { n_layer: number; n_head: number; n_embd: number; block_size: number; pos_emb?: 'learned' | 'rope' };

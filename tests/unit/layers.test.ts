@@ -1,0 +1,126 @@
+/**
+ * The dependency rules of the README's architecture section, checked on every import of every source file:
+ *   contracts/  imports only zod (and contracts/);
+ *   components/ imports only contracts/ and lib/ (and components/, and npm packages for the browser);
+ *   lib/        imports contracts/, lib/ and, as a type only, the tRPC router's type;
+ *   app/        imports components/, lib/, contracts/; only the tRPC HTTP handler (app/api/) reaches server/;
+ *   server/     never imports workers/, cli/, components/, app/ or lib/;
+ *   workers/    import contracts/, workers/ and server's data layer (server/db/, server/store/, config, ids, errors);
+ *   processes   (the worker loop, sandbox pools and nodes, engines, engine servers, the trainer) are assembled only
+ *               by cli/ and the worker's entry point and job handlers (workers/main.ts, workers/handlers/).
+ * A failure names the file, the line and the offending import.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const LAYERS = ['contracts', 'components', 'lib', 'app', 'server', 'cli', 'workers'];
+
+interface Import { file: string; line: number; spec: string; target: string | null; typeOnly: boolean }
+
+function sources(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(path.join(ROOT, d), { withFileTypes: true })) {
+      const rel = path.join(d, e.name);
+      if (e.isDirectory()) { if (e.name !== 'generated' && e.name !== 'node_modules') walk(rel); } else if (/\.(ts|tsx|mjs)$/.test(e.name)) out.push(rel);
+    }
+  };
+  if (fs.existsSync(path.join(ROOT, dir))) walk(dir);
+  return out;
+}
+
+/** Every static import, re-export and dynamic import of a file, resolved to a repo path when it is the project's. */
+export function importsOf(file: string, text: string): Import[] {
+  const out: Import[] = [];
+  const re = /(?:^|\n)\s*(import|export)(\s+type)?\s[^'";]*?from\s*['"]([^'"]+)['"]|(?:^|\n)\s*import\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+  for (const m of text.matchAll(re)) {
+    const spec = m[3] ?? m[4] ?? m[5]!;
+    const line = text.slice(0, m.index! + m[0].length).split('\n').length;
+    let target: string | null = null;
+    if (spec.startsWith('@/')) target = spec.slice(2);
+    else if (spec.startsWith('.')) target = path.relative(ROOT, path.resolve(ROOT, path.dirname(file), spec));
+    out.push({ file, line, spec, target, typeOnly: Boolean(m[2]) });
+  }
+  return out;
+}
+
+const layerOf = (p: string) => p.split('/')[0]!;
+const under = (p: string, ...prefixes: string[]) => prefixes.some((x) => p === x || p.startsWith(x.endsWith('/') ? x : `${x}/`));
+
+/** Modules whose use starts a process (or a pool of them): only the composition roots may construct them. */
+const ASSEMBLERS = [
+  'workers/worker.ts', 'workers/sandbox/index.ts', 'workers/sandbox/pool.ts', 'workers/sandbox/http-node.ts',
+  'workers/engines/create.ts', 'workers/engines/onnx-engine.ts', 'workers/engines/openai-server.ts', 'workers/trainer/client.ts',
+];
+const COMPOSITION_ROOTS = ['cli', 'workers/main.ts', 'workers/handlers'];
+const DATA_LAYER = ['server/db', 'server/store', 'server/config.ts', 'server/ids.ts', 'server/errors.ts'];
+
+/** The rule an import breaks, or null. */
+export function violation(i: Import): string | null {
+  const from = layerOf(i.file);
+  if (i.target === null) {
+    if (from === 'contracts' && i.spec !== 'zod') return 'contracts/ imports only zod';
+    if (from === 'components' && i.spec.startsWith('node:')) return 'components/ run in the browser: no node: modules';
+    return null;
+  }
+  const to = i.target;
+  const toLayer = layerOf(to);
+  switch (from) {
+    case 'contracts': return toLayer === 'contracts' ? null : 'contracts/ imports only zod';
+    case 'components': return ['contracts', 'lib', 'components'].includes(toLayer) ? null : 'components/ imports only contracts/ and lib/';
+    case 'lib': return ['contracts', 'lib'].includes(toLayer) || (i.typeOnly && under(to, 'server/trpc')) ? null : 'lib/ imports contracts/ (and the router type only)';
+    case 'app':
+      if (['contracts', 'lib', 'components', 'app'].includes(toLayer)) return null;
+      if (toLayer === 'server' && (under(i.file, 'app/api') || (i.typeOnly && under(to, 'server/trpc')))) return null;
+      return 'app/ renders components; only app/api/ (the tRPC handler) reaches server/';
+    case 'server': return ['contracts', 'server'].includes(toLayer) ? null : 'server/ imports only contracts/ (never workers/, cli/ or the UI)';
+    case 'workers':
+      if (toLayer === 'contracts') return null;
+      if (toLayer === 'server') return under(to, ...DATA_LAYER) ? null : "workers/ import only server's data layer (db, store, config, ids, errors)";
+      if (toLayer !== 'workers') return 'workers/ import only contracts/, workers/ and the data layer';
+      break;
+    case 'cli': if (!['contracts', 'server', 'workers', 'cli'].includes(toLayer)) return 'cli/ composes contracts/, server/ and workers/';
+  }
+  if (!i.typeOnly && ASSEMBLERS.includes(to) && !under(i.file, ...COMPOSITION_ROOTS) && path.dirname(i.file) !== path.dirname(to)) {
+    return `only cli/ and the worker's job handlers assemble processes (${to})`;
+  }
+  return null;
+}
+
+test('every import follows the layer rules', () => {
+  const bad: string[] = [];
+  let n = 0;
+  for (const layer of LAYERS) {
+    for (const file of sources(layer)) {
+      for (const i of importsOf(file, fs.readFileSync(path.join(ROOT, file), 'utf8'))) {
+        n++;
+        const v = violation(i);
+        if (v) bad.push(`${file}:${i.line} imports '${i.spec}': ${v}`);
+      }
+    }
+  }
+  assert.ok(n > 500, `only ${n} imports found: the scan is broken`);
+  assert.deepEqual(bad, [], `\n${bad.join('\n')}`);
+});
+
+test('the rules catch what they forbid', () => {
+  const v = (file: string, spec: string, typeOnly = false) => violation(importsOf(file, `import ${typeOnly ? 'type ' : ''}{ x } from '${spec}';`)[0]!);
+  assert.match(v('server/x.ts', '../workers/sandbox/pool.ts')!, /server\/ imports only contracts/);
+  assert.match(v('contracts/x.ts', 'node:fs')!, /only zod/);
+  assert.match(v('contracts/x.ts', '../server/config.ts')!, /only zod/);
+  assert.match(v('components/a/b.tsx', '../../server/store/runs.ts')!, /components\/ imports only/);
+  assert.match(v('components/a/b.tsx', '@/workers/rollout/live.ts')!, /components\/ imports only/);
+  assert.match(v('workers/a/b.ts', '../../server/lifecycle.ts')!, /data layer/);
+  assert.match(v('workers/train/x.ts', '../trainer/client.ts')!, /assemble processes/);
+  assert.match(v('server/x.ts', '../cli/train.ts')!, /server\/ imports only/);
+  assert.match(v('app/runs/page.tsx', '@/server/store/runs.ts')!, /only app\/api/);
+  assert.equal(v('workers/train/x.ts', '../trainer/client.ts', true), null, 'a type-only import assembles nothing');
+  assert.equal(v('workers/handlers/x.ts', '../trainer/client.ts'), null);
+  assert.equal(v('components/a/b.tsx', '../../contracts/recipe.ts'), null);
+  assert.equal(v('lib/trpc.ts', '@/server/trpc/root.ts', true), null);
+  assert.equal(v('contracts/x.ts', 'zod'), null);
+  assert.deepEqual(importsOf('a/b.ts', "const m = await import('./c.ts');").map((i) => i.target), ['a/c.ts']);
+});
