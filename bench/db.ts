@@ -22,8 +22,8 @@ import { openDatabase, type Database } from '../server/db/client.ts';
 import { migrate } from '../server/db/migrate.ts';
 import type { Dialect } from '../server/db/url.ts';
 import { insertMetricPoints, insertMetricPointSingle, readSeries, type MetricPointInput } from '../server/store/metrics.ts';
-import {
 import { mulberry32 } from '../workers/engines/sampling.ts';
+import {
   insertTrajectories, insertTrajectorySingle, readStep, type ToolCallInput, type TrajectoryInput,
 } from '../server/store/trajectories.ts';
 import { benchFlags } from './flags.ts';
