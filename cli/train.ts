@@ -8,6 +8,7 @@ import { UserError } from '../contracts/errors.ts';
 import { seedDefaultRecipes } from '../server/store/recipes.ts';
 import { readEvents } from '../server/store/events.ts';
 import { FINISHED, type RunStatus } from '../contracts/runs.ts';
+import type { RunEventType } from '../contracts/events.ts';
 import { launchTraining, resumeTraining, type RecipeRef } from '../server/lifecycle.ts';
 
 /** `npx toolsmith train`: run a recipe (in this process by default) with a progress bar. */
@@ -74,6 +75,9 @@ Ctrl-C stops at the current step; the run keeps its checkpoints and continues wi
   },
 };
 
+/** Event types the progress view prints as lines of their own. */
+const SHOWN = ['stage', 'eval', 'filter', 'resume', 'trainer_error'] as const satisfies readonly RunEventType[];
+
 /** Follow a run: a progress bar on a terminal (a line per 5% otherwise), warnings and stage changes, the final evals. */
 async function watch(db: Database, runId: string, stopped: () => boolean = () => false): Promise<number> {
   const tty = process.stdout.isTTY;
@@ -85,7 +89,7 @@ async function watch(db: Database, runId: string, stopped: () => boolean = () =>
     const run = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
     for (const e of await readEvents(db, runId, cursor, 1000)) {
       cursor = e.seq;
-      if (['stage', 'eval', 'filter', 'resume', 'trainer_error'].includes(e.type) || e.level === 'warn' || e.level === 'error') {
+      if ((SHOWN as readonly string[]).includes(e.type) || e.level === 'warn' || e.level === 'error') {
         if (tty && lastLine) process.stdout.write('\n');
         console.log(e.message);
         lastLine = '';

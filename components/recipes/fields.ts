@@ -5,10 +5,10 @@
  * aside), SFT_FIELDS / RL_FIELDS to one stage, EVAL_SOURCE_FIELDS to one evaluation dataset.
  * tests/unit/recipe-designer.test.ts walks the zod schema and checks every field has an entry here.
  */
-import { EMBEDDED_DEFAULTS, FAMILIES, REPORT_DEFAULTS } from '../../contracts/recipe.ts';
+import { EMBEDDED_DEFAULTS, FAMILIES, REPORT_DEFAULTS, type ModelSpec } from '../../contracts/recipe.ts';
 import type { Spec } from './path.ts';
 
-export type ModelKind = 'embedded' | 'checkpoint';
+export type ModelKind = ModelSpec['kind'];
 export type FieldKind =
   | 'text' | 'textarea' | 'int' | 'number' | 'select' | 'bool'
   /** A discriminator ("kind"): switching replaces the parent object with `variants[value]`. */

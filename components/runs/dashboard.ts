@@ -1,4 +1,5 @@
 /** Pure helpers of the run dashboard: chart panels, chart rows, stage boundaries, step rate and ETA. */
+import type { StageEventData } from '../../contracts/runs.ts';
 import { debiasedEma } from './smoothing.ts';
 
 export type SeriesPoint = { step: number; value: number; time?: number };
@@ -87,7 +88,7 @@ export interface StageBoundary { stage: number; name: string; type: string; star
  * The recipe's boundaries corrected by the run's 'stage' events (data {stage, name, type, startStep}): an event's
  * startStep is where the stage really started. Sorted by stage.
  */
-export function mergeStageEvents(fromSpec: StageBoundary[], events: { stage: number; name: string; type: string; startStep: number }[]): StageBoundary[] {
+export function mergeStageEvents(fromSpec: StageBoundary[], events: StageEventData[]): StageBoundary[] {
   const byStage = new Map(fromSpec.map((b) => [b.stage, { ...b }]));
   for (const e of events) {
     if (!Number.isFinite(e.startStep)) continue;

@@ -17,10 +17,10 @@ import { RunProgress } from './run-progress.tsx';
 import { mergeStageEvents, PANEL_KEYS } from './dashboard.ts';
 import { stageBoundaries } from '../../contracts/recipe.ts';
 import { applyRollouts, clearFinished, rolloutsOf, type LiveRollout } from './rollout-board.ts';
+import { isEvent, type RunEvent } from '../../contracts/events.ts';
+import { isFinished, type StageEventData } from '../../contracts/runs.ts';
 
-type MetricEventData = { step: number; time: number; values: Record<string, number> };
-type StageEventData = { stage: number; name: string; type: string; startStep: number };
-type AnyEvent = { seq: number; time: number; level: string; type: string; message: string; data: unknown };
+type AnyEvent = Omit<RunEvent, 'runId'>;
 
 /**
  * A run's live page: a snapshot as of event seq N, then the event stream from N. The stream resumes from the
@@ -45,8 +45,8 @@ export function RunView({ runId }: { runId: string }) {
 
   /** What one event changes besides the log (the same for snapshot events and streamed ones). */
   const apply = useCallback((e: AnyEvent, live: boolean) => {
-    if (e.type === 'stage' && e.data) {
-      const s = e.data as StageEventData;
+    if (isEvent(e, 'stage') && e.data) {
+      const s = e.data;
       setStageEvents((prev) => [...prev.filter((p) => p.stage !== s.stage), s]);
     } else if (e.type === 'rollouts') {
       const updates = rolloutsOf(e.data);
@@ -72,7 +72,7 @@ export function RunView({ runId }: { runId: string }) {
   }, [snapshot.data, cursor, apply]);
 
   const current = status?.status ?? snapshot.data?.run.status ?? 'loading';
-  const finished = ['succeeded', 'failed', 'cancelled'].includes(current);
+  const finished = isFinished(current);
   // The header's run row (step, times) is polled while the run is live; the log and chart come from the stream.
   const runRow = useQuery(trpc.runs.get.queryOptions({ runId }, { enabled: cursor !== null, refetchInterval: finished ? false : 2000 }));
 
@@ -82,16 +82,16 @@ export function RunView({ runId }: { runId: string }) {
       onData: ({ data: e }) => {
         terminal.current?.writeLine(eventLine(e));
         setLastSeq(e.seq);
-        if (e.type === 'metric' && e.data) {
-          const m = e.data as MetricEventData;
+        if (isEvent(e, 'metric') && e.data) {
+          const m = e.data;
           setSeries((prev) => {
             const next = { ...prev };
             for (const [key, value] of Object.entries(m.values)) next[key] = mergePoints(prev[key] ?? [], [{ step: m.step, value, time: m.time }]);
             return next;
           });
         }
-        if (e.type === 'status' && e.data) {
-          const s = e.data as { status: string; error: string | null };
+        if (isEvent(e, 'status') && e.data) {
+          const s = e.data;
           setStatus({ status: s.status, error: s.error });
           void runRow.refetch();
         }
