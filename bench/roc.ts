@@ -1,5 +1,5 @@
 /**
- * bench:roc — the report's RoC ablation (method.md §5 "Why it matters"), in one run on the embedded model:
+ * bench:roc — the report's RoC ablation (docs/method.md §5 "Why it matters"), in one run on the embedded model:
  * from the same SFT checkpoint, with the same seed, prompts and step count,
  *   GRPO:      G rollouts per prompt, all kept;
  *   GRPO-RoC:  2G rollouts per prompt, G kept (negatives uniformly, positives by 1 / p_total).

@@ -1,5 +1,5 @@
 /**
- * bench:rollout — rollout scheduling (method.md §6) and the verifier, in one run.
+ * bench:rollout — rollout scheduling (docs/method.md §6) and the verifier, in one run.
  *
  *   npx tsx bench/rollout.ts [--quick] [--trajectories N] [--batch B]
  *

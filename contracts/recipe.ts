@@ -1,5 +1,5 @@
 /**
- * The recipe (method.md §5, §7, §8): what a training run does, as one zod schema shared by the UI (recipe editor,
+ * The recipe (docs/method.md §5, §7, §8): what a training run does, as one zod schema shared by the UI (recipe editor,
  * inline errors) and the workers (run orchestrator). A recipe is the unit of reproducibility: a run freezes the
  * parsed recipe (every default filled in) into Run.recipeSpec.
  *
@@ -12,7 +12,7 @@
  * share, schedule, eval k/turns, hard-filter k). Settings that depend on the model's size (learning rates, batch
  * sizes, rollouts, response budgets, turns) default by model kind: the report's for a `checkpoint` model
  * (REPORT_DEFAULTS) and scaled-down ones for the `embedded` model (EMBEDDED_DEFAULTS), whose context is
- * `block_size` characters and whose parameters number ~100K. The fields are optional in the input and the parse
+ * `block_size` characters and whose parameters number ~0.2M. The fields are optional in the input and the parse
  * fills them in (resolveDefaults), so the UI shows the resolved values.
  *
  * A contract (contracts/): zod and types only, so the recipe editor bundles it. The workers take their shared
@@ -27,7 +27,7 @@ const nameField = z.string().regex(NAME_RE, NAME_RULE);
 // ---- Report values and embedded (scaled) values ------------------------------------------------------------------
 
 /**
- * The report's settings (method.md §5, §7, §8), for reference and as the defaults of a `checkpoint` model.
+ * The report's settings (docs/method.md §5, §7, §8), for reference and as the defaults of a `checkpoint` model.
  * Where the report gives none, the comment says so and the value is ours.
  */
 export const REPORT_DEFAULTS = {
@@ -68,7 +68,7 @@ export const REPORT_DEFAULTS = {
 } as const;
 
 /**
- * Scaled values for the embedded character-level transformer (2 layers, 64 wide, 512-character context) that must
+ * Scaled values for the embedded character-level transformer (4 layers, 64 wide, 512-character context) that must
  * train in minutes on a CPU: bigger learning rates, tiny batches, a response budget that fits the context with the
  * minimal prompt (162–206 characters for the arith task), few turns.
  */
@@ -204,7 +204,7 @@ export const TemplateSchema = z.object({
   toolFormat: ToolFormatSchema.prefault({}),
 });
 
-/** Sandbox limits per tool call (method.md §3: 4 s, 1 GiB; one fresh interpreter per call unless `session`). */
+/** Sandbox limits per tool call (docs/method.md §3: the report's 4 s; 1 GiB is ours, code-judge gives 256 MB + 128 MB; one fresh interpreter per call unless `session`). */
 export const ToolLimitsSchema = z.object({
   timeoutS: z.number().gt(0).max(600).default(4),
   memoryMb: z.number().int().min(64).max(65_536).default(1024),
@@ -217,7 +217,7 @@ export const ToolLimitsSchema = z.object({
 const stageName = z.string().min(1, 'give the stage a name').max(100);
 const lrField = z.number().gt(0, 'must be positive').max(1);
 
-/** Non-reasoning SFT (method.md §7). Steps = epochs × ⌈demos / batch⌉, capped by maxSteps. */
+/** Non-reasoning SFT (docs/method.md §7). Steps = epochs × ⌈demos / batch⌉, capped by maxSteps. */
 export const SftStageSchema = z.object({
   type: z.literal('sft'),
   name: stageName,
@@ -236,7 +236,7 @@ export const SftStageSchema = z.object({
   maxSteps: z.number().int().min(1).optional(),
 });
 
-/** Which problems an RL stage trains on (method.md §7 stage 3: the hard subset). */
+/** Which problems an RL stage trains on (docs/method.md §7 stage 3: the hard subset). */
 export const DataFilterSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('all') }),
   /** Run the current policy k× per problem before the stage and drop the problems solved k/k. */
@@ -251,7 +251,7 @@ export const DataFilterSchema = z.discriminatedUnion('kind', [
 export const POSITIVE_SELECTIONS = ['weighted', 'lowest'] as const;
 export type PositiveSelection = (typeof POSITIVE_SELECTIONS)[number];
 
-/** One GRPO-RoC stage (method.md §5, §7). */
+/** One GRPO-RoC stage (docs/method.md §5, §7). */
 export const RlStageSchema = z.object({
   type: z.literal('rl'),
   name: stageName,
@@ -295,7 +295,7 @@ export const RlStageSchema = z.object({
 
 export const StageSchema = z.discriminatedUnion('type', [SftStageSchema, RlStageSchema], { error: 'type must be "sft" or "rl"' });
 
-/** Periodic evaluation (method.md §8): pass@1 averaged over k samples per problem. */
+/** Periodic evaluation (docs/method.md §8): pass@1 averaged over k samples per problem. */
 export const RecipeEvalSchema = z.object({
   datasets: z.array(EvalSourceSchema).min(1, 'give at least one dataset'),
   /** Samples per problem (report 16; embedded 4). */

@@ -47,7 +47,7 @@ export function defaultText(f: FieldDef, m: ModelKind): string {
 
 const toolFields = (prefix: string, scope: string): Catalogue => ({
   [`${prefix}timeoutS`]: { label: 'Timeout (s)', kind: 'number', def: '4', help: `Time limit per tool call${scope} (code-judge is launched with 4 s).` },
-  [`${prefix}memoryMb`]: { label: 'Memory (MiB)', kind: 'int', def: '1024', help: `Memory limit per tool call${scope} (method §3: 1 GiB).` },
+  [`${prefix}memoryMb`]: { label: 'Memory (MiB)', kind: 'int', def: '1024', help: `Memory limit per tool call${scope} (ours: 1 GiB; code-judge: 256 MB + 128 MB, docs/method.md §3).` },
   [`${prefix}session`]: { label: 'Keep interpreter session', kind: 'bool', def: 'false', help: 'Keep interpreter state across the calls of one trajectory (off in the paper: a fresh interpreter per call).' },
 });
 

@@ -1,5 +1,5 @@
 /**
- * Built-in recipes. `embedded-arith` is the workbench's default (method.md §7 scaled down): SFT → RL stage 1 →
+ * Built-in recipes. `embedded-arith` is the workbench's default (docs/method.md §7 scaled down): SFT → RL stage 1 →
  * RL stage 2 (longer response budget) → RL stage 3 (hard subset, optimiser reset), on the generated arith task and
  * the embedded transformer, sized to finish in about 15 minutes on a 2-core CPU. `micro` is a seconds-long recipe
  * for tests. Client-safe (no node: imports).

@@ -1,5 +1,5 @@
 // @no-database: runs once, not once per database.
-// The method.md §6 scheduler over two real embedded engines (random-weight models exported at test time).
+// The docs/method.md §6 scheduler over two real embedded engines (random-weight models exported at test time).
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';

@@ -1,4 +1,4 @@
-// Evaluation (method.md §8) end to end on real parts: the SFT'd embedded model (cached by workers/train/embedded-sft.ts),
+// Evaluation (docs/method.md §8) end to end on real parts: the SFT'd embedded model (cached by workers/train/embedded-sft.ts),
 // the real sandbox pool, the verifier, the database; through `npx toolsmith eval`, a worker's "eval" job, and an
 // OpenAI-compatible server (`npx toolsmith serve-model`) standing in for vLLM.
 import { after, before, test } from 'node:test';

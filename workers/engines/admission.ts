@@ -1,5 +1,5 @@
 /**
- * Admission for the rollout scheduler (method.md §6), pure. Each request reserves prompt + max response tokens
+ * Admission for the rollout scheduler (docs/method.md §6), pure. Each request reserves prompt + max response tokens
  * on one engine; a request is admitted only where the reservation fits the engine's free budget, and goes to the
  * engine with the most free budget. Requests are admitted in arrival order: when the oldest waiting request fits
  * nowhere, later ones wait too, so a long request is never starved by a stream of short ones.

@@ -8,7 +8,7 @@ interface Pending {
 }
 
 /**
- * Spreads generation requests over engines by free token budget (method.md §6) and reports how busy each engine
+ * Spreads generation requests over engines by free token budget (docs/method.md §6) and reports how busy each engine
  * was. It is itself an InferenceEngine, so the agent loop does not know whether it talks to one engine or many.
  */
 export class EngineScheduler implements InferenceEngine {

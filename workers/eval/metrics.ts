@@ -1,5 +1,5 @@
 /**
- * Evaluation metrics (method.md §8). Pure.
+ * Evaluation metrics (docs/method.md §8). Pure.
  * pass@1 is averaged over the k samples of each problem, then over problems. pass@k uses the unbiased estimator of
  * Chen et al. (2021), 1 − C(n−c, k) / C(n, k), with n samples of which c are correct; with n = k it is "any correct".
  */

@@ -1,5 +1,5 @@
 /**
- * Runs an evaluation (method.md §8) and stores everything: each dataset's problems × k trajectories (split "eval",
+ * Runs an evaluation (docs/method.md §8) and stores everything: each dataset's problems × k trajectories (split "eval",
  * every one kept for inspection), one EvalResult row per benchmark, and its numbers as run metrics.
  *
  * Work goes in chunks of problems; each chunk's trajectories are stored in one transaction before the next starts, so

@@ -1,5 +1,5 @@
 /**
- * GRPO-RoC ("Resample-on-Correct") group selection and advantages (method.md §5). Pure: no I/O; randomness only
+ * GRPO-RoC ("Resample-on-Correct") group selection and advantages (docs/method.md §5). Pure: no I/O; randomness only
  * from the stream passed in.
  *
  * Per question, 2G rollouts are sampled and G kept:

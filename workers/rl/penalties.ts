@@ -1,5 +1,5 @@
 /**
- * GRPO-RoC trajectory penalties, exactly as the paper defines them (method.md §5). Pure.
+ * GRPO-RoC trajectory penalties, exactly as the paper defines them (docs/method.md §5). Pure.
  *
  * - p_err = 0.5 when the trajectory made no tool call (to encourage tool use); else failed calls / calls, where
  *   every status but 'ok' is a failure: execution error, timeout, memory, output limit, internal error and parse

@@ -1,5 +1,5 @@
 /**
- * The agent loop (method.md §2, §6): turns problems into trajectories by alternating engine generations and
+ * The agent loop (docs/method.md §2, §6): turns problems into trajectories by alternating engine generations and
  * sandbox calls, many trajectories at once.
  *
  * Two schedules:

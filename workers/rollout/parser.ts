@@ -1,5 +1,5 @@
 /**
- * Parser of one assistant turn (method.md §2). Pure.
+ * Parser of one assistant turn (docs/method.md §2). Pure.
  *
  * Only the FIRST `<tool_call>` of a turn counts (max parallel calls 1). After the open tag the JSON object is delimited
  * with a string-aware brace matcher (braces and `</tool_call>` inside JSON strings are ignored), then the close tag

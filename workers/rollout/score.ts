@@ -1,5 +1,5 @@
 /**
- * Reward of a finished trajectory (method.md §4): 1 when the answer in the model's own text is equivalent to the gold
+ * Reward of a finished trajectory (docs/method.md §4): 1 when the answer in the model's own text is equivalent to the gold
  * answer, else 0. Only model-generated text is searched: a `\boxed{}` printed by the tool is not the model's answer.
  */
 import type { Verifier } from '../reward/verifier.ts';

@@ -1,5 +1,5 @@
 /**
- * Stop rules of a rollout (method.md §2). Pure. Two decision points per turn:
+ * Stop rules of a rollout (docs/method.md §2). Pure. Two decision points per turn:
  *
  * 1. afterGeneration (the assistant turn has been appended; usedTokens and turns include it):
  *    engine failure → engine_error; the engine hit max_tokens or the budget is used up → length; no tool call →

@@ -1,5 +1,5 @@
 /**
- * Prompt template of the agentic rollout (method.md §2). Pure: no I/O.
+ * Prompt template of the agentic rollout (docs/method.md §2). Pure: no I/O.
  *
  * Layout (ChatML, Qwen "hermes" tool style, as the Qwen2.5 chat template renders it):
  *

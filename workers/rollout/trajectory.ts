@@ -1,5 +1,5 @@
 /**
- * The record of one rollout, complete enough to replay it (method.md §2). Pure helpers, immutable updates.
+ * The record of one rollout, complete enough to replay it (docs/method.md §2). Pure helpers, immutable updates.
  *
  * Token accounting: the response is everything after the prompt, i.e. the assistant generations (model tokens,
  * response mask 1) interleaved with the strings the rollout appends after a call (`toolResponseTurn(text)`, tool

@@ -2,7 +2,7 @@ import type { ToolFormat } from '../../contracts/recipe.ts';
 import type { SandboxResult } from './types.ts';
 
 /**
- * How a tool result is shown to the model (method.md §2). Pure.
+ * How a tool result is shown to the model (docs/method.md §2). Pure.
  * - "paper": success is the raw stdout (the zygote already echoes a last expression's repr); failure is
  *   `tool call failed` and the reason (the traceback, or what limit was hit).
  * - "released": rStar2's code-judge text: `Tool call success|failure`, `reason:`, `stdout:`, `stderr:`,

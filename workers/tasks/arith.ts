@@ -1,5 +1,5 @@
 /**
- * The embedded task (method.md §7, scaled down): generated integer-answer problems that a tiny character-level model
+ * The embedded task (docs/method.md §7, scaled down): generated integer-answer problems that a tiny character-level model
  * cannot do in its head but can do with one short Python program. Pure apart from node:crypto hashing.
  *
  * Each problem has an exact answer (computed here with BigInt) and a short, correct Python program that prints it.

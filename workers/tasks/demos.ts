@@ -1,5 +1,5 @@
 /**
- * Non-reasoning SFT demonstrations for the embedded task (method.md §7), in the rStar2 rollout format exactly as the
+ * Non-reasoning SFT demonstrations for the embedded task (docs/method.md §7), in the rStar2 rollout format exactly as the
  * agentic rollout would produce it with EMBEDDED_TEMPLATE_SETTINGS: a short reason, a tool call, the tool response
  * (as the real sandbox + paper-format formatter would give it), then `<answer>\boxed{…}</answer><|im_end|>`.
  *

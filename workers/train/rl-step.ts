@@ -1,5 +1,5 @@
 /**
- * One GRPO-RoC step (method.md §5): 2G rollouts per prompt → rewards → penalties → group filtering and RoC
+ * One GRPO-RoC step (docs/method.md §5): 2G rollouts per prompt → rewards → penalties → group filtering and RoC
  * selection → advantages over the kept G → one policy update. Returns everything the orchestrator stores.
  */
 import type { Tokenizer } from '../engines/tokenizer.ts';

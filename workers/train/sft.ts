@@ -1,5 +1,5 @@
 /**
- * Non-reasoning SFT (method.md §7) through the trainer: epochs over tokenised demonstrations in shuffled batches,
+ * Non-reasoning SFT (docs/method.md §7) through the trainer: epochs over tokenised demonstrations in shuffled batches,
  * loss only on model tokens (prompt and tool tokens masked). The trainer owns the schedule (warm-up, cosine).
  */
 import { mulberry32 } from '../engines/sampling.ts';
