@@ -4,7 +4,8 @@ import { migrate } from '../server/db/migrate.ts';
 import { UserError } from '../contracts/errors.ts';
 import { parseFlags } from './args.ts';
 import type { Command } from './commands.ts';
-import { getDataset, importDatasetFile, listDatasets, listProblems, type Split } from '../server/datasets/import.ts';
+import { importDatasetFile, type Split } from '../server/datasets/import.ts';
+import { getDataset, listDatasets, listProblems } from '../server/store/datasets.ts';
 
 const USAGE = `import|list|show ...
 

@@ -10,6 +10,7 @@ import { appendEvent } from '../server/store/events.ts';
 import { followRun } from './follow.ts';
 import { logMetrics } from '../server/store/metrics.ts';
 import { setRunStatus } from '../server/store/runs.ts';
+import { withdrawJob } from '../server/store/jobs.ts';
 
 /** `npx toolsmith eval`: pass@1 over k samples of an engine on stored datasets; prints the table. */
 export const evalCommand: Command = {
@@ -50,7 +51,7 @@ Every trajectory is stored (split "eval") and the results appear on the run's pa
         return await followRun(db, runId);
       }
       // In process: take the job ourselves so no worker also runs it.
-      await db.prisma.job.update({ where: { id: jobId }, data: { status: 'cancelled', error: 'run in-process by npx toolsmith eval', finishedAt: Date.now() } });
+      await withdrawJob(db, jobId, 'run in-process by npx toolsmith eval');
       await setRunStatus(db, runId, 'running', { message: 'npx toolsmith eval (in process)' });
       const [{ createEngine }, { createSandbox }, { Verifier }, { runEvaluation, formatEvalTable }] = await Promise.all([
         import('../workers/engines/create.ts'), import('../workers/sandbox/index.ts'), import('../workers/reward/verifier.ts'), import('../workers/eval/run.ts'),

@@ -1,6 +1,7 @@
 import type { Database } from '../server/db/client.ts';
 import { FINISHED } from '../contracts/runs.ts';
 import { readEvents } from '../server/store/events.ts';
+import { getRunOrThrow } from '../server/store/runs.ts';
 
 /** Print a run's events as a worker writes them (live rollout snapshots excepted) until it finishes; exit code 0 on success. */
 export async function followRun(db: Database, runId: string): Promise<number> {
@@ -11,7 +12,7 @@ export async function followRun(db: Database, runId: string): Promise<number> {
       if (e.type !== 'rollouts') console.log(e.message);
       cursor = e.seq;
     }
-    const run = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
+    const run = await getRunOrThrow(db, runId);
     if ((FINISHED as string[]).includes(run.status) && events.length === 0) return run.status === 'succeeded' ? 0 : 1;
     await new Promise((r) => setTimeout(r, 300));
   }

@@ -7,6 +7,8 @@ import { migrate } from '../server/db/migrate.ts';
 import { UserError } from '../contracts/errors.ts';
 import { seedDefaultRecipes } from '../server/store/recipes.ts';
 import { readEvents } from '../server/store/events.ts';
+import { getRunOrThrow } from '../server/store/runs.ts';
+import { listEvalResults } from '../server/store/evals.ts';
 import { FINISHED, type RunStatus } from '../contracts/runs.ts';
 import type { RunEventType } from '../contracts/events.ts';
 import { launchTraining, resumeTraining, type RecipeRef } from '../server/lifecycle.ts';
@@ -86,7 +88,7 @@ async function watch(db: Database, runId: string, stopped: () => boolean = () =>
   let lastLine = '';
   const t0 = Date.now();
   for (;;) {
-    const run = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
+    const run = await getRunOrThrow(db, runId);
     for (const e of await readEvents(db, runId, cursor, 1000)) {
       cursor = e.seq;
       if ((SHOWN as readonly string[]).includes(e.type) || e.level === 'warn' || e.level === 'error') {
@@ -105,7 +107,7 @@ async function watch(db: Database, runId: string, stopped: () => boolean = () =>
       if (tty) process.stdout.write('\n');
       console.log(`run ${run.status}${run.error ? `: ${run.error}` : ''}`);
       if (run.status === 'succeeded') {
-        const evals = await db.prisma.evalResult.findMany({ where: { runId }, orderBy: [{ step: 'asc' }, { benchmark: 'asc' }] });
+        const evals = await listEvalResults(db, runId);
         for (const e of evals) console.log(`  eval step ${e.step}  ${e.benchmark}  pass@1 ${(100 * e.pass1).toFixed(1)}%  pass@${e.k} ${(100 * (e.passK ?? 0)).toFixed(1)}%  tool errors ${(100 * (e.toolErrors ?? 0)).toFixed(1)}%`);
       }
       return run.status === 'succeeded' ? 0 : 1;

@@ -3,7 +3,7 @@ import type { Database } from '../server/db/client.ts';
 import * as queue from '../server/store/jobs.ts';
 import { appendEvent } from '../server/store/events.ts';
 import { logMetrics } from '../server/store/metrics.ts';
-import { setRunProgress, setRunStatus } from '../server/store/runs.ts';
+import { getRunStatus, setRunProgress, setRunStatus } from '../server/store/runs.ts';
 import { type RunStatus } from '../contracts/runs.ts';
 import { errorMessage, zodIssuesText } from '../contracts/errors.ts';
 import { PermanentJobError, type JobContext, type JobHandler, type JobHandlers } from './types.ts';
@@ -189,11 +189,11 @@ export class Worker {
 
   private async safeRunStatus(runId: string, status: RunStatus, error?: string, message?: string) {
     try {
-      const run = await this.db.prisma.run.findUnique({ where: { id: runId }, select: { status: true } });
-      if (!run) return;
+      const current = await getRunStatus(this.db, runId);
+      if (current === null) return;
       // A cancelled run stays cancelled, whatever a late worker reports; a paused one stays paused when its job stops.
-      if (run.status === 'cancelled') return;
-      if (run.status === 'paused' && (status === 'cancelled' || status === 'queued')) return;
+      if (current === 'cancelled') return;
+      if (current === 'paused' && (status === 'cancelled' || status === 'queued')) return;
       await setRunStatus(this.db, runId, status, { error: error ?? (status === 'failed' ? 'failed' : undefined), message });
     } catch (e) {
       this.log(`could not update run ${runId}: ${errorMessage(e)}`);

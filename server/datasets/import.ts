@@ -7,11 +7,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import type { Database, PrismaClient } from '../db/client.ts';
-import { inTransaction, insertRows } from '../db/batch.ts';
+import type { Database } from '../db/client.ts';
 import { UserError } from '../../contracts/errors.ts';
-import { newId } from '../ids.ts';
 import { isUniqueViolation } from '../store/events.ts';
+import { findDatasetByContent, insertDatasetVersion } from '../store/datasets.ts';
 import { ParseError, parseCsv, parseJsonl, readParquet, type SourceRow } from './parse.ts';
 import { dedupe, mapRows, normaliseProblem, resolveMapping } from './mapping.ts';
 import { NAME_RE, NAME_RULE } from '../../contracts/names.ts';
@@ -116,7 +115,7 @@ export async function importDataset(db: Database, bytes: Uint8Array, opts: Impor
   for (const s of splits) splitCounts[s] = (splitCounts[s] ?? 0) + 1;
   const base = { rows: rows.length, duplicates, conflicting, splits: splitCounts, mapping };
 
-  const same = await db.prisma.dataset.findFirst({ where: { name: opts.name, hash }, orderBy: { version: 'desc' } });
+  const same = await findDatasetByContent(db, opts.name, hash);
   if (same) return { status: 'unchanged', dataset: pick(same), ...base };
 
   const metadata = {
@@ -134,25 +133,11 @@ export async function importDataset(db: Database, bytes: Uint8Array, opts: Impor
   // Two imports of one name at once: the loser of the (name, version) race retries with the next version.
   for (let attempt = 0; ; attempt++) {
     try {
-      const created = await inTransaction(db, async (sql) => {
-        const tx = sql as unknown as PrismaClient;
-        const last = await tx.dataset.findFirst({ where: { name: opts.name }, orderBy: { version: 'desc' }, select: { version: true } });
-        const ds = await tx.dataset.create({
-          data: { id: newId('ds_'), name: opts.name, version: (last?.version ?? 0) + 1, source: 'file', hash, count: items.length, metadata: JSON.stringify(metadata) },
-        });
-        await insertRows(
-          db,
-          'Problem',
-          ['id', 'datasetId', 'index', 'split', 'externalId', 'question', 'answer', 'metadata'],
-          items.map((it, i) => [newId('pb_'), ds.id, i, it.split, it.externalId, it.question, it.answer, it.metadata ? JSON.stringify(it.metadata) : null]),
-          { on: sql },
-        );
-        return ds;
-      });
+      const created = await insertDatasetVersion(db, { name: opts.name, hash, metadata, problems: items });
       return { status: 'created', dataset: pick(created), ...base };
     } catch (e) {
       if (!isUniqueViolation(e) || attempt >= 5) throw e;
-      const again = await db.prisma.dataset.findFirst({ where: { name: opts.name, hash } });
+      const again = await findDatasetByContent(db, opts.name, hash);
       if (again) return { status: 'unchanged', dataset: pick(again), ...base };
     }
   }
@@ -160,64 +145,4 @@ export async function importDataset(db: Database, bytes: Uint8Array, opts: Impor
 
 function pick(d: { id: string; name: string; version: number; hash: string; count: number }) {
   return { id: d.id, name: d.name, version: d.version, hash: d.hash, count: d.count };
-}
-
-export interface DatasetSummary {
-  id: string;
-  name: string;
-  version: number;
-  source: string;
-  hash: string;
-  count: number;
-  metadata: Record<string, unknown> | null;
-  createdAt: Date;
-  splits: Record<string, number>;
-}
-
-const parseJson = (s: string | null) => (s ? (JSON.parse(s) as Record<string, unknown>) : null);
-
-async function splitCounts(db: Database, ids: string[]): Promise<Map<string, Record<string, number>>> {
-  const out = new Map<string, Record<string, number>>(ids.map((id) => [id, {}]));
-  if (ids.length === 0) return out;
-  const rows = await db.prisma.problem.groupBy({ by: ['datasetId', 'split'], where: { datasetId: { in: ids } }, _count: { _all: true } });
-  for (const r of rows) out.get(r.datasetId)![r.split] = r._count._all;
-  return out;
-}
-
-/** All datasets, newest first (every version; `latestOnly` keeps the newest version of each name). */
-export async function listDatasets(db: Database, opts: { name?: string; latestOnly?: boolean; limit?: number } = {}): Promise<DatasetSummary[]> {
-  let rows = await db.prisma.dataset.findMany({ where: opts.name ? { name: opts.name } : {}, orderBy: [{ createdAt: 'desc' }, { name: 'asc' }, { version: 'desc' }], take: opts.latestOnly ? undefined : (opts.limit ?? 500) });
-  if (opts.latestOnly) {
-    const best = new Map<string, (typeof rows)[number]>();
-    for (const r of rows) if (!best.has(r.name) || best.get(r.name)!.version < r.version) best.set(r.name, r);
-    rows = rows.filter((r) => best.get(r.name) === r).slice(0, opts.limit ?? 500);
-  }
-  const counts = await splitCounts(db, rows.map((r) => r.id));
-  return rows.map((r) => ({ ...r, metadata: parseJson(r.metadata), splits: counts.get(r.id) ?? {} }));
-}
-
-/** One dataset by id, or by name (latest version, or `version`). */
-export async function getDataset(db: Database, ref: { id?: string; name?: string; version?: number }): Promise<DatasetSummary | null> {
-  const row = ref.id
-    ? await db.prisma.dataset.findUnique({ where: { id: ref.id } })
-    : await db.prisma.dataset.findFirst({ where: { name: ref.name, ...(ref.version ? { version: ref.version } : {}) }, orderBy: { version: 'desc' } });
-  if (!row) return null;
-  const counts = await splitCounts(db, [row.id]);
-  return { ...row, metadata: parseJson(row.metadata), splits: counts.get(row.id) ?? {} };
-}
-
-/** A page of problems in index order; `nextCursor` is the index to pass as `cursor` for the next page (null at the end). */
-export async function listProblems(db: Database, opts: { datasetId: string; split?: string; cursor?: number; limit?: number }) {
-  const limit = opts.limit ?? 50;
-  const rows = await db.prisma.problem.findMany({
-    where: { datasetId: opts.datasetId, ...(opts.split ? { split: opts.split } : {}), index: { gte: opts.cursor ?? 0 } },
-    orderBy: { index: 'asc' },
-    take: limit + 1,
-  });
-  const more = rows.length > limit;
-  const page = rows.slice(0, limit);
-  return {
-    items: page.map((p) => ({ ...p, metadata: parseJson(p.metadata) })),
-    nextCursor: more ? rows[limit].index : null,
-  };
 }

@@ -1,10 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Database } from '../db/client.ts';
-import { newId } from '../ids.ts';
 import { parseUserInput, UserError } from '../../contracts/errors.ts';
 import { listMetricKeys, readSeries, type SeriesPoint } from '../store/metrics.ts';
-import { readEvents } from '../store/events.ts';
+import { lastEventSeq, readEvents } from '../store/events.ts';
+import { getRunPublicSummary, runExists } from '../store/runs.ts';
+import { getTrajectoryRun, getTrajectoryWithToolCalls, readStep } from '../store/trajectories.ts';
+import {
+  getShareLinkByTokenHash, getShareLinkRevocation, insertShareLink, listShareLinkRows, setShareLinkRevoked,
+} from '../store/share-links.ts';
 import { type RunEvent } from '../../contracts/events.ts';
 
 /**
@@ -93,61 +97,46 @@ export async function createShareLink(db: Database, raw: CreateShareLinkInput, n
     if (expiresAt.getTime() <= now.getTime()) throw new UserError('expiresAt: must be in the future', { field: 'expiresAt' });
   }
   const token = randomBytes(TOKEN_BYTES).toString('base64url');
-  const row = await db.prisma.shareLink.create({
-    data: {
-      id: newId('sl_'),
-      tokenHash: hashToken(token),
-      scope: input.scope,
-      target: JSON.stringify(stored),
-      label: input.label ?? null,
-      createdAt: now,
-      expiresAt,
-    },
-  });
+  const row = await insertShareLink(db, { tokenHash: hashToken(token), scope: input.scope, target: stored, label: input.label ?? null, createdAt: now, expiresAt });
   return { id: row.id, token, path: sharePath(token), scope: input.scope as ShareScope, target: stored, label: row.label, createdAt: row.createdAt, expiresAt: row.expiresAt };
 }
 
 /** Check that what the link names exists; returns the target as stored. Errors name the field. */
 async function checkTarget(db: Database, t: ShareTarget): Promise<ShareTarget['target']> {
-  const runExists = async (runId: string, field: string) => {
-    const run = await db.prisma.run.findUnique({ where: { id: runId }, select: { id: true } });
-    if (!run) throw new UserError(`${field}: run ${runId} not found`, { field });
+  const mustExist = async (runId: string, field: string) => {
+    if (!(await runExists(db, runId))) throw new UserError(`${field}: run ${runId} not found`, { field });
   };
   switch (t.scope) {
     case 'run':
-      await runExists(t.target.runId, 'target.runId');
+      await mustExist(t.target.runId, 'target.runId');
       return { runId: t.target.runId };
     case 'step':
-      await runExists(t.target.runId, 'target.runId');
+      await mustExist(t.target.runId, 'target.runId');
       return { runId: t.target.runId, step: t.target.step };
     case 'trajectory': {
-      const tr = await db.prisma.trajectory.findUnique({ where: { id: t.target.trajectoryId }, select: { id: true, runId: true } });
+      const tr = await getTrajectoryRun(db, t.target.trajectoryId);
       if (!tr) throw new UserError(`target.trajectoryId: trajectory ${t.target.trajectoryId} not found`, { field: 'target.trajectoryId' });
       return { trajectoryId: tr.id, runId: tr.runId };
     }
     case 'compare':
-      for (const [i, runId] of t.target.runIds.entries()) await runExists(runId, `target.runIds.${i}`);
+      for (const [i, runId] of t.target.runIds.entries()) await mustExist(runId, `target.runIds.${i}`);
       return { runIds: [...t.target.runIds] };
   }
 }
 
 /** Revoke by link id (never by token). Idempotent: revoking a revoked link keeps its first revocation time. */
 export async function revokeShareLink(db: Database, linkId: string, now = new Date()) {
-  const row = await db.prisma.shareLink.findUnique({ where: { id: linkId }, select: { id: true, revokedAt: true } });
+  const row = await getShareLinkRevocation(db, linkId);
   if (!row) throw new UserError(`id: no share link has this id`, { field: 'id', fix: 'revoke takes the link id from the list, not its token' });
   if (row.revokedAt) return { id: row.id, revokedAt: row.revokedAt };
-  const updated = await db.prisma.shareLink.update({ where: { id: linkId }, data: { revokedAt: now }, select: { id: true, revokedAt: true } });
+  const updated = await setShareLinkRevoked(db, linkId, now);
   return { id: updated.id, revokedAt: updated.revokedAt! };
 }
 
 /** The owner's list (newest first), optionally only links that name `runId`. Never includes tokens or hashes. */
 export async function listShareLinks(db: Database, opts: { runId?: string; limit?: number } = {}, now = new Date()): Promise<ShareLinkListItem[]> {
-  const rows = await db.prisma.shareLink.findMany({
-    // `contains` narrows the scan; the parsed target decides.
-    where: opts.runId ? { target: { contains: opts.runId } } : {},
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    select: { id: true, scope: true, target: true, label: true, createdAt: true, expiresAt: true, revokedAt: true },
-  });
+  // `targetContains` narrows the scan; the parsed target decides.
+  const rows = await listShareLinkRows(db, { targetContains: opts.runId });
   const items: ShareLinkListItem[] = [];
   for (const r of rows) {
     const info = { scope: r.scope, target: JSON.parse(r.target) } as ShareTarget;
@@ -162,7 +151,7 @@ export async function listShareLinks(db: Database, opts: { runId?: string; limit
 /** The live link a token opens, or null when the token is malformed, unknown, revoked or expired. */
 export async function resolveShareLink(db: Database, token: string, now = new Date()): Promise<ShareLinkInfo | null> {
   if (typeof token !== 'string' || !TOKEN_RE.test(token)) return null;
-  const row = await db.prisma.shareLink.findUnique({ where: { tokenHash: hashToken(token) } });
+  const row = await getShareLinkByTokenHash(db, hashToken(token));
   if (!row || row.revokedAt) return null;
   if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return null;
   if (!(SHARE_SCOPES as readonly string[]).includes(row.scope)) return null;
@@ -183,13 +172,8 @@ export function runsOf(link: ShareTarget): string[] {
 
 // ---- the read-only view a link opens -------------------------------------------------------------------------
 
-const RUN_SUMMARY = {
-  id: true, name: true, kind: true, status: true, stage: true, stageName: true, step: true, totalSteps: true,
-  seed: true, codeVersion: true, recipeSpec: true, error: true, createdAt: true, startedAt: true, finishedAt: true,
-} as const;
-
 async function runSummary(db: Database, runId: string) {
-  const run = await db.prisma.run.findUnique({ where: { id: runId }, select: RUN_SUMMARY });
+  const run = await getRunPublicSummary(db, runId);
   if (!run) throw new ShareLinkNotFound();
   return { ...run, recipeSpec: JSON.parse(run.recipeSpec) as unknown };
 }
@@ -230,30 +214,22 @@ export async function sharedTrajectories(db: Database, token: string, q: { runId
   const link = await assertReadOnlyToken(db, token, now);
   const limit = Math.min(Math.max(q.limit ?? 50, 1), 500);
   const offset = Math.max(q.cursor ?? 0, 0);
-  let where: { runId: string; step: number; id?: string };
+  let only: string | undefined;
   switch (link.scope) {
     case 'run':
       if (q.runId !== link.target.runId) throw new ShareLinkNotFound();
-      where = { runId: q.runId, step: q.step };
       break;
     case 'step':
       if (q.runId !== link.target.runId || q.step !== link.target.step) throw new ShareLinkNotFound();
-      where = { runId: q.runId, step: q.step };
       break;
     case 'trajectory':
       if (q.runId !== link.target.runId) throw new ShareLinkNotFound();
-      where = { runId: q.runId, step: q.step, id: link.target.trajectoryId };
+      only = link.target.trajectoryId;
       break;
     default:
       throw new ShareLinkNotFound();
   }
-  const rows = await db.prisma.trajectory.findMany({
-    where,
-    orderBy: [{ groupId: 'asc' }, { sampleIndex: 'asc' }, { id: 'asc' }],
-    omit: { content: true },
-    skip: offset,
-    take: limit + 1,
-  });
+  const rows = await readStep(db, q.runId, q.step, { trajectoryId: only, offset, limit: limit + 1 });
   // A trajectory link asked about another step of its run sees nothing there, the same as an unknown link.
   if (link.scope === 'trajectory' && rows.length === 0) throw new ShareLinkNotFound();
   const items = rows.slice(0, limit);
@@ -265,11 +241,10 @@ export async function sharedTrajectory(db: Database, token: string, trajectoryId
   const link = await assertReadOnlyToken(db, token, now);
   if (link.scope === 'compare') throw new ShareLinkNotFound();
   if (link.scope === 'trajectory' && trajectoryId !== link.target.trajectoryId) throw new ShareLinkNotFound();
-  const t = await db.prisma.trajectory.findUnique({ where: { id: trajectoryId } });
+  const t = await getTrajectoryWithToolCalls(db, trajectoryId);
   if (!t || t.runId !== link.target.runId) throw new ShareLinkNotFound();
   if (link.scope === 'step' && t.step !== link.target.step) throw new ShareLinkNotFound();
-  const toolCalls = await db.prisma.toolCall.findMany({ where: { trajectoryId }, orderBy: [{ turn: 'asc' }, { id: 'asc' }] });
-  return { ...t, content: JSON.parse(t.content) as unknown, toolCalls };
+  return t;
 }
 
 /** A run link's event log (from `afterSeq`, exclusive). Other scopes name no log. */
@@ -280,8 +255,7 @@ export async function sharedEvents(db: Database, token: string, q: { afterSeq?: 
   let after = q.afterSeq;
   if (after === undefined) {
     // The tail: the last `limit` events.
-    const last = await db.prisma.runEvent.findFirst({ where: { runId: link.target.runId }, orderBy: { seq: 'desc' }, select: { seq: true } });
-    after = Math.max(0, (last?.seq ?? 0) - limit);
+    after = Math.max(0, (await lastEventSeq(db, link.target.runId)) - limit);
   }
   return { events: await readEvents(db, link.target.runId, after, limit) };
 }

@@ -39,7 +39,12 @@ async function appendChunk(db: Database, runId: string, events: EventInput[], on
       await new Promise((r) => setTimeout(r, Math.random() * 5 * (attempt + 1)));
     }
   }
-  const rows = await db.query<{ m: number | bigint }>(`SELECT MAX("seq") AS "m" FROM "RunEvent" WHERE "runId" = ?`, [runId], on);
+  return lastEventSeq(db, runId, on);
+}
+
+/** The seq of a run's last event (0 when it has none): one lookup at the end of the (runId, seq) primary key. */
+export async function lastEventSeq(db: Database, runId: string, on?: Sql): Promise<number> {
+  const rows = await db.query<{ m: number | bigint | null }>(`SELECT MAX("seq") AS "m" FROM "RunEvent" WHERE "runId" = ?`, [runId], on);
   return Number(rows[0]?.m ?? 0);
 }
 

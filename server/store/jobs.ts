@@ -108,7 +108,7 @@ export async function complete(db: Database, id: string, owner: string, result?:
  * exponential back-off; otherwise it fails for good. Returns what happened, or null if we no longer own it.
  */
 export async function fail(db: Database, id: string, owner: string, error: string, opts: { retryable?: boolean } = {}): Promise<'retry' | 'failed' | null> {
-  const job = await db.prisma.job.findUnique({ where: { id } });
+  const job = await getJob(db, id);
   if (!job || job.leaseOwner !== owner || job.status !== 'leased') return null;
   const retry = (opts.retryable ?? true) && job.attempts < job.maxAttempts && !job.cancelRequested;
   const now = Date.now();
@@ -162,4 +162,17 @@ export async function unfinishedJobs(db: Database, runId: string): Promise<{ id:
 /** The most recent finished job of a kind (the last diagnostics report). */
 export function latestFinishedJob(db: Database, kind: string) {
   return db.prisma.job.findFirst({ where: { kind, status: { in: ['succeeded', 'failed'] } }, orderBy: { finishedAt: 'desc' } });
+}
+
+/** Take a job off the queue, whatever its state, because its caller runs it itself: cancelled, `reason` as its error. */
+export async function withdrawJob(db: Database, id: string, reason: string): Promise<void> {
+  await db.prisma.job.update({ where: { id }, data: { status: 'cancelled', error: reason, finishedAt: Date.now() } });
+}
+
+/** The jobs workers hold right now (leased): who holds each, its kind and run, and the last heartbeat. */
+export function listLeasedJobs(db: Database) {
+  return db.prisma.job.findMany({
+    where: { status: 'leased' },
+    select: { leaseOwner: true, kind: true, runId: true, heartbeatAt: true },
+  });
 }

@@ -61,3 +61,17 @@ export async function listMetricKeys(db: Database, runId: string): Promise<strin
   const rows = await db.prisma.metricPoint.findMany({ where: { runId }, distinct: ['key'], select: { key: true }, orderBy: { key: 'asc' } });
   return rows.map((r) => r.key);
 }
+
+/**
+ * Several metrics of one run as step/value series by key, each in step order: one scan of the (runId, key, step)
+ * primary key. Every key asked for is present (an empty series when the run has no point of it).
+ */
+export async function readSeriesOfKeys(db: Database, runId: string, keys: string[]): Promise<Record<string, { step: number; value: number }[]>> {
+  const out: Record<string, { step: number; value: number }[]> = Object.fromEntries(keys.map((k) => [k, []]));
+  if (keys.length === 0) return out;
+  const points = await db.prisma.metricPoint.findMany({
+    where: { runId, key: { in: keys } }, orderBy: [{ key: 'asc' }, { step: 'asc' }], select: { key: true, step: true, value: true },
+  });
+  for (const p of points) out[p.key]!.push({ step: p.step, value: p.value });
+  return out;
+}

@@ -37,6 +37,11 @@ export interface RecipeSummary {
 
 type Row = { id: string; name: string; version: number; parentId: string | null; note: string | null; createdAt: Date; spec: string };
 
+/** The latest version's row of a name, or null when the name has none. */
+function latestRow(db: Database, name: string) {
+  return db.prisma.recipe.findFirst({ where: { name }, orderBy: { version: 'desc' } });
+}
+
 function fromRow(r: Row): StoredRecipe {
   return { id: r.id, name: r.name, version: r.version, parentId: r.parentId, note: r.note, createdAt: r.createdAt, spec: JSON.parse(r.spec) as Recipe };
 }
@@ -71,7 +76,7 @@ export async function createRecipeVersion(
 
   // Two saves of one name at once: the loser of the (name, version) race retries with the next version.
   for (let attempt = 0; ; attempt++) {
-    const latest = await db.prisma.recipe.findFirst({ where: { name }, orderBy: { version: 'desc' } });
+    const latest = await latestRow(db, name);
     if (latest && canonicalJson(JSON.parse(latest.spec)) === json) return { status: 'unchanged', recipe: fromRow(latest) };
     if (opts.parentId) {
       const parent = await db.prisma.recipe.findUnique({ where: { id: opts.parentId }, select: { id: true } });
@@ -102,7 +107,7 @@ export async function getRecipe(db: Database, by: { id: string } | { name: strin
     ? await db.prisma.recipe.findUnique({ where: { id: by.id } })
     : by.version != null
       ? await db.prisma.recipe.findUnique({ where: { name_version: { name: by.name, version: by.version } } })
-      : await db.prisma.recipe.findFirst({ where: { name: by.name }, orderBy: { version: 'desc' } });
+      : await latestRow(db, by.name);
   return row ? fromRow(row) : null;
 }
 

@@ -53,6 +53,55 @@ export function getRun(db: Database, runId: string) {
   return db.prisma.run.findUnique({ where: { id: runId } });
 }
 
+/** A run by id; throws when there is none (the CLI follows a run it just created or resumed: runs are never deleted). */
+export async function getRunOrThrow(db: Database, runId: string) {
+  const run = await getRun(db, runId);
+  if (!run) throw new Error(`run ${runId} not found`);
+  return run;
+}
+
+/** Whether a run with this id exists (reads the primary key only). */
+export async function runExists(db: Database, runId: string): Promise<boolean> {
+  return (await db.prisma.run.findUnique({ where: { id: runId }, select: { id: true } })) !== null;
+}
+
+/** A run's status, or null when there is none. */
+export async function getRunStatus(db: Database, runId: string): Promise<string | null> {
+  const run = await db.prisma.run.findUnique({ where: { id: runId }, select: { status: true } });
+  return run?.status ?? null;
+}
+
+/** Runs, newest first, optionally of one kind, without their (large) recipe spec. */
+export function listRuns(db: Database, opts: { kind?: string; limit: number }) {
+  return db.prisma.run.findMany({
+    where: opts.kind ? { kind: opts.kind } : {},
+    orderBy: { createdAt: 'desc' },
+    take: opts.limit,
+    omit: { recipeSpec: true },
+  });
+}
+
+/** A run by id without its recipe spec (null when there is none). */
+export function getRunWithoutSpec(db: Database, runId: string) {
+  return db.prisma.run.findUnique({ where: { id: runId }, omit: { recipeSpec: true } });
+}
+
+/** The runs with these ids, in no particular order (missing ids are absent). */
+export function getRunsByIds(db: Database, runIds: string[]) {
+  return db.prisma.run.findMany({ where: { id: { in: runIds } } });
+}
+
+/** What a share link shows of a run: every field but recipeId and updatedAt; null when there is none. */
+export function getRunPublicSummary(db: Database, runId: string) {
+  return db.prisma.run.findUnique({
+    where: { id: runId },
+    select: {
+      id: true, name: true, kind: true, status: true, stage: true, stageName: true, step: true, totalSteps: true,
+      seed: true, codeVersion: true, recipeSpec: true, error: true, createdAt: true, startedAt: true, finishedAt: true,
+    },
+  });
+}
+
 /** Back to the queue (a resumed run): no longer finished. */
 export async function requeueRun(db: Database, runId: string, message: string) {
   await db.prisma.run.update({ where: { id: runId }, data: { finishedAt: null } });

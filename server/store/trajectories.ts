@@ -1,6 +1,7 @@
 import type { Database, Sql } from '../db/client.ts';
 import { insertRows, inTransaction } from '../db/batch.ts';
 import { newId } from '../ids.ts';
+import type { StoredTrajectoryContent } from '../../contracts/trajectory.ts';
 
 export interface ToolCallInput {
   turn: number; code: string; stdin?: string; stdout?: string; stderr?: string; status: string;
@@ -50,11 +51,176 @@ export async function insertTrajectorySingle(db: Database, t: TrajectoryInput): 
   for (const c of calls) await insertRows(db, 'ToolCall', C_COLS, [c]);
 }
 
-/** One step of a run (all groups, all samples), in group order: one scan of the (runId, step, groupId, sampleIndex) index. */
-export function readStep(db: Database, runId: string, step: number, opts: { withContent?: boolean } = {}) {
+/**
+ * One step of a run (all groups, all samples), in group order: one scan of the (runId, step, groupId, sampleIndex)
+ * index. `trajectoryId` keeps only that trajectory; `offset` and `limit` page through the step.
+ */
+export function readStep(
+  db: Database, runId: string, step: number, opts: { withContent?: boolean; trajectoryId?: string; offset?: number; limit?: number } = {},
+) {
   return db.prisma.trajectory.findMany({
-    where: { runId, step },
-    orderBy: [{ groupId: 'asc' }, { sampleIndex: 'asc' }],
+    where: { runId, step, ...(opts.trajectoryId !== undefined ? { id: opts.trajectoryId } : {}) },
+    orderBy: [{ groupId: 'asc' }, { sampleIndex: 'asc' }, { id: 'asc' }],
     omit: opts.withContent ? undefined : { content: true },
+    skip: opts.offset,
+    take: opts.limit,
   });
+}
+
+/** One trajectory with its content parsed and its tool calls in turn order; null when there is none. */
+export async function getTrajectoryWithToolCalls(db: Database, trajectoryId: string) {
+  const row = await db.prisma.trajectory.findUnique({ where: { id: trajectoryId } });
+  if (!row) return null;
+  const toolCalls = await db.prisma.toolCall.findMany({ where: { trajectoryId }, orderBy: [{ turn: 'asc' }, { id: 'asc' }] });
+  const { content, ...rest } = row;
+  return { ...rest, content: JSON.parse(content) as StoredTrajectoryContent, toolCalls };
+}
+
+/** The run a trajectory belongs to ({ id, runId }), or null when there is no such trajectory. */
+export function getTrajectoryRun(db: Database, trajectoryId: string) {
+  return db.prisma.trajectory.findUnique({ where: { id: trajectoryId }, select: { id: true, runId: true } });
+}
+
+export type TrajectorySplitFilter = 'train' | 'eval' | 'all';
+
+/** Per stored step of one split, in step order: how many trajectories, their mean reward, how many were selected. */
+export async function listStepStats(db: Database, runId: string, split: 'train' | 'eval') {
+  const where = { runId, split };
+  const [all, sel] = await Promise.all([
+    db.prisma.trajectory.groupBy({ by: ['step'], where, _count: { _all: true }, _avg: { reward: true }, orderBy: { step: 'asc' } }),
+    db.prisma.trajectory.groupBy({ by: ['step'], where: { ...where, selected: true }, _count: { _all: true }, orderBy: { step: 'asc' } }),
+  ]);
+  const selected = new Map(sel.map((g) => [g.step, g._count._all]));
+  return all.map((g) => ({ step: g.step, count: g._count._all, accuracy: g._avg.reward ?? 0, selected: selected.get(g.step) ?? 0 }));
+}
+
+/** Every trajectory of one problem in a run (no content), by step then sample. */
+export function listTrajectoriesOfProblem(db: Database, q: { runId: string; problemId: string; split: TrajectorySplitFilter; limit: number }) {
+  return db.prisma.trajectory.findMany({
+    where: { runId: q.runId, problemId: q.problemId, ...(q.split !== 'all' ? { split: q.split } : {}) },
+    orderBy: [{ step: 'asc' }, { sampleIndex: 'asc' }, { groupId: 'asc' }, { id: 'asc' }],
+    omit: { content: true },
+    take: q.limit,
+  });
+}
+
+/** What an evaluation needs of the samples it already stored for one benchmark (group ids `<benchmark>:…`) at one step. */
+export function listEvalSampleOutcomes(db: Database, q: { runId: string; step: number; benchmark: string }) {
+  return db.prisma.trajectory.findMany({
+    where: { runId: q.runId, split: 'eval', step: q.step, groupId: { startsWith: `${q.benchmark}:` } },
+    select: { groupId: true, correct: true, responseTokens: true, toolCalls: true, toolErrors: true, finishReason: true },
+  });
+}
+
+// ---- filtered, sorted pages (the trajectory explorer) ----------------------------------------------------------
+
+export interface TrajectoryFilter {
+  minReward?: number;
+  maxReward?: number;
+  selected?: boolean;
+  /** true: at least one tool call failed (toolErrors > 0); false: none did. */
+  hasToolError?: boolean;
+  finishReason?: string;
+  /** Case-insensitive substring of the trajectory's content (prompt, turns, tool output, verdict). */
+  search?: string;
+}
+
+export type TrajectorySort = 'index' | 'reward_desc' | 'reward_asc' | 'length_desc' | 'length_asc';
+
+export interface TrajectoryPageQuery {
+  runId: string;
+  step?: number;
+  split: TrajectorySplitFilter;
+  filter?: TrajectoryFilter;
+  sort: TrajectorySort;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * The Prisma where for a list query: every filter runs in SQL. `search` is a literal, case-insensitive substring:
+ * Prisma's `contains` is a LIKE whose `%` and `_` it does not escape. PostgreSQL's LIKE/ILIKE take a backslash
+ * escape, so they are escaped there; SQLite's LIKE has no escape character without an ESCAPE clause, so there a
+ * search holding `%` or `_` (Python's `%`, names with `_`) goes through pageLiteralSqlite instead. SQLite's LIKE
+ * already ignores ASCII case; PostgreSQL gets mode 'insensitive' (ILIKE).
+ */
+function whereOf(db: Database, q: { runId: string; step?: number; split: TrajectorySplitFilter; filter?: TrajectoryFilter }) {
+  const f = q.filter ?? {};
+  const reward = f.minReward !== undefined || f.maxReward !== undefined
+    ? { ...(f.minReward !== undefined ? { gte: f.minReward } : {}), ...(f.maxReward !== undefined ? { lte: f.maxReward } : {}) }
+    : undefined;
+  const base = {
+    runId: q.runId,
+    ...(q.step !== undefined ? { step: q.step } : {}),
+    ...(q.split !== 'all' ? { split: q.split } : {}),
+  };
+  let search: { content?: { contains: string } } = {};
+  if (f.search !== undefined) {
+    if (db.dialect === 'postgresql') {
+      search = { content: { contains: f.search.replace(/[\\%_]/g, (c) => `\\${c}`), mode: 'insensitive' } as { contains: string } };
+    } else {
+      search = { content: { contains: f.search } };
+    }
+  }
+  return {
+    ...base,
+    ...(reward ? { reward } : {}),
+    ...(f.selected !== undefined ? { selected: f.selected } : {}),
+    ...(f.hasToolError !== undefined ? { toolErrors: f.hasToolError ? { gt: 0 } : 0 } : {}),
+    ...(f.finishReason !== undefined ? { finishReason: f.finishReason } : {}),
+    ...search,
+  };
+}
+
+/**
+ * SQLite, search with `%` or `_`: the same filters and order in raw SQL with instr() for the literal substring; the
+ * page's ids (at most 500) are then read with Prisma, so the rows have the same shape as the other path's.
+ */
+async function pageLiteralSqlite(db: Database, input: TrajectoryPageQuery) {
+  const f = input.filter ?? {};
+  const conds: string[] = ['"runId" = ?'];
+  const params: unknown[] = [input.runId];
+  const add = (sql: string, ...p: unknown[]) => { conds.push(sql); params.push(...p); };
+  if (input.step !== undefined) add('"step" = ?', input.step);
+  if (input.split !== 'all') add('"split" = ?', input.split);
+  if (f.minReward !== undefined) add('"reward" >= ?', f.minReward);
+  if (f.maxReward !== undefined) add('"reward" <= ?', f.maxReward);
+  if (f.selected !== undefined) add('"selected" = ?', f.selected ? 1 : 0);
+  if (f.hasToolError !== undefined) add(f.hasToolError ? '"toolErrors" > 0' : '"toolErrors" = 0');
+  if (f.finishReason !== undefined) add('"finishReason" = ?', f.finishReason);
+  add('instr(lower("content"), lower(?)) > 0', f.search);
+  const where = conds.join(' AND ');
+  const order = orderOf(input.sort).map((o) => Object.entries(o).map(([k, d]) => `"${k}" ${d === 'desc' ? 'DESC' : 'ASC'}`)[0]).join(', ');
+  const [ids, count] = await Promise.all([
+    db.query<{ id: string }>(`SELECT "id" FROM "Trajectory" WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`, [...params, input.limit, input.offset]),
+    db.query<{ n: number | bigint }>(`SELECT COUNT(*) AS "n" FROM "Trajectory" WHERE ${where}`, params),
+  ]);
+  const rows = await db.prisma.trajectory.findMany({ where: { id: { in: ids.map((r) => r.id) } }, omit: { content: true } });
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return { items: ids.map((r) => byId.get(r.id)!).filter(Boolean), total: Number(count[0]?.n ?? 0) };
+}
+
+type Order = { [k in 'step' | 'groupId' | 'sampleIndex' | 'reward' | 'responseTokens' | 'id']?: 'asc' | 'desc' };
+
+/** Index order is (step, group, sample), the (runId, step, groupId, sampleIndex) index; the others tie-break on it. */
+function orderOf(sort: TrajectorySort): Order[] {
+  const index: Order[] = [{ step: 'asc' }, { groupId: 'asc' }, { sampleIndex: 'asc' }, { id: 'asc' }];
+  switch (sort) {
+    case 'index': return index;
+    case 'reward_desc': return [{ reward: 'desc' }, ...index];
+    case 'reward_asc': return [{ reward: 'asc' }, ...index];
+    case 'length_desc': return [{ responseTokens: 'desc' }, ...index];
+    case 'length_asc': return [{ responseTokens: 'asc' }, ...index];
+  }
+}
+
+/** A page of a run's trajectories (no content) matching the filter, in the sort's order, with the total that match. */
+export async function listTrajectoryPage(db: Database, input: TrajectoryPageQuery) {
+  if (db.dialect === 'sqlite' && input.filter?.search !== undefined && /[%_]/.test(input.filter.search)) return pageLiteralSqlite(db, input);
+  const where = whereOf(db, input);
+  const [items, total] = await Promise.all([
+    db.prisma.trajectory.findMany({ where, orderBy: orderOf(input.sort), skip: input.offset, take: input.limit, omit: { content: true } }),
+    db.prisma.trajectory.count({ where }),
+  ]);
+  return { items, total };
 }

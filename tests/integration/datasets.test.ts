@@ -5,7 +5,8 @@ import path from 'node:path';
 import { freshDatabase } from '../helpers/db.ts';
 import type { Database } from '../../server/db/client.ts';
 import { UserError } from '../../contracts/errors.ts';
-import { getDataset, importDatasetFile, listDatasets, listProblems } from '../../server/datasets/import.ts';
+import { importDatasetFile } from '../../server/datasets/import.ts';
+import { getDataset, listDatasets, listProblems } from '../../server/store/datasets.ts';
 import { datasetsRouter } from '../../server/trpc/routers/datasets.ts';
 import { createCallerFactory, router } from '../../server/trpc/init.ts';
 

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Database } from '../../server/db/client.ts';
 import { redact } from '../../server/db/url.ts';
+import { countAppliedMigrations, pingDatabase } from '../../server/store/health.ts';
 import { config } from '../../server/config.ts';
 import type { SandboxPool } from '../sandbox/pool.ts';
 
@@ -103,10 +104,10 @@ export function checks(db: Database, deps: CheckDeps): Check[] {
       name: 'database',
       run: async () => {
         const t0 = performance.now();
-        await db.query('SELECT 1');
+        await pingDatabase(db);
         const ms = performance.now() - t0;
-        const migrations = await db.query<{ n: number | bigint }>('SELECT COUNT(*) AS "n" FROM "_toolsmith_migrations"');
-        return { status: 'ok', detail: `${db.dialect} at ${redact(db.url)}; ${Number(migrations[0].n)} migration(s) applied; round trip ${ms.toFixed(1)} ms` };
+        const migrations = await countAppliedMigrations(db);
+        return { status: 'ok', detail: `${db.dialect} at ${redact(db.url)}; ${migrations} migration(s) applied; round trip ${ms.toFixed(1)} ms` };
       },
     },
     {

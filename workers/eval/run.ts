@@ -6,10 +6,10 @@
  * a crash loses at most the chunk in flight, and a rerun of the same run skips the problems already stored.
  */
 import type { Database } from '../../server/db/client.ts';
-import { getDataset } from '../../server/datasets/import.ts';
+import { getDataset, listProblemRows } from '../../server/store/datasets.ts';
 import { UserError } from '../../contracts/errors.ts';
-import { newId } from '../../server/ids.ts';
-import { insertTrajectories } from '../../server/store/trajectories.ts';
+import { insertTrajectories, listEvalSampleOutcomes } from '../../server/store/trajectories.ts';
+import { findEvalResult, insertEvalResult } from '../../server/store/evals.ts';
 import type { InferenceEngine } from '../engines/types.ts';
 import type { Verifier } from '../reward/verifier.ts';
 import { runRollouts, type RolloutEvent } from '../rollout/agent.ts';
@@ -68,25 +68,18 @@ export async function runEvaluation(deps: EvalDeps, spec: EvalSpec): Promise<Eva
 
   for (const { ref, ds } of datasets) {
     const benchmark = ref;
-    const done = await db.prisma.evalResult.findFirst({ where: { runId, benchmark, step: spec.step } });
+    const done = await findEvalResult(db, { runId, benchmark, step: spec.step });
     if (done) {
       await deps.log?.(`${benchmark}: already evaluated in this run, skipping`);
       rows.push({ benchmark, datasetId: ds.id, ...JSON.parse(done.details ?? '{}') });
       continue;
     }
-    const problems = await db.prisma.problem.findMany({
-      where: { datasetId: ds.id, ...(spec.split === 'all' ? {} : { split: spec.split }) },
-      orderBy: { index: 'asc' },
-      take: spec.limit,
-    });
+    const problems = await listProblemRows(db, { datasetId: ds.id, split: spec.split === 'all' ? undefined : spec.split, limit: spec.limit });
     if (problems.length === 0) throw new UserError(`datasets: "${ref}" has no problems in split "${spec.split}"`);
 
     // Resume: groups already stored by an earlier attempt of this run count as done.
     const groupOf = (problemId: string) => `${benchmark}:${problemId}`;
-    const stored = await db.prisma.trajectory.findMany({
-      where: { runId, split: 'eval', step: spec.step, groupId: { startsWith: `${benchmark}:` } },
-      select: { groupId: true, correct: true, responseTokens: true, toolCalls: true, toolErrors: true, finishReason: true },
-    });
+    const stored = await listEvalSampleOutcomes(db, { runId, step: spec.step, benchmark });
     const groups = new Map<string, SampleOutcome[]>();
     for (const t of stored) groups.set(t.groupId, [...(groups.get(t.groupId) ?? []), outcome(t)]);
     for (const [g, outs] of groups) {
@@ -132,12 +125,9 @@ export async function runEvaluation(deps: EvalDeps, spec: EvalSpec): Promise<Eva
     }
 
     const summary = summarize(problems.map((p) => groups.get(groupOf(p.id))!), spec.k);
-    await db.prisma.evalResult.create({
-      data: {
-        id: newId('ev_'), runId, step: spec.step, benchmark, k: spec.k, pass1: summary.pass1, passK: summary.passK,
-        meanLength: summary.meanLength, toolCalls: summary.toolCallsPerTrajectory, toolErrors: summary.toolErrorRate,
-        details: JSON.stringify(summary),
-      },
+    await insertEvalResult(db, {
+      runId, step: spec.step, benchmark, k: spec.k, pass1: summary.pass1, passK: summary.passK,
+      meanLength: summary.meanLength, toolCalls: summary.toolCallsPerTrajectory, toolErrors: summary.toolErrorRate, details: summary,
     });
     await deps.metrics?.(spec.step, {
       [`eval/${benchmark}/pass1`]: summary.pass1, [`eval/${benchmark}/pass${spec.k}`]: summary.passK,

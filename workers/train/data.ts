@@ -4,6 +4,7 @@
  */
 import type { Database } from '../../server/db/client.ts';
 import { importDataset } from '../../server/datasets/import.ts';
+import { listProblemRows } from '../../server/store/datasets.ts';
 import type { PromptSource } from '../../contracts/recipe.ts';
 import { resolveDataset } from '../eval/run.ts';
 import { generate } from '../tasks/arith.ts';
@@ -20,9 +21,7 @@ function generated(s: Generated) {
 export async function loadProblems(db: Database, s: PromptSource): Promise<TaskProblem[]> {
   if (s.kind === 'generated') return generated(s).map((p) => ({ id: p.id, question: p.problem, answer: p.answer }));
   const ds = await resolveDataset(db, s.version ? `${s.name}@${s.version}` : s.name);
-  const rows = await db.prisma.problem.findMany({
-    where: { datasetId: ds.id, ...(s.split === 'all' ? {} : { split: s.split }) }, orderBy: { index: 'asc' }, take: s.limit,
-  });
+  const rows = await listProblemRows(db, { datasetId: ds.id, split: s.split === 'all' ? undefined : s.split, limit: s.limit });
   return rows.map((p) => ({ id: p.id, question: p.question, answer: p.answer }));
 }
 

@@ -1,7 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { publicProcedure, router } from '../init.ts';
-import { getDataset, listDatasets, listProblems } from '../../datasets/import.ts';
+import { datasetExists, getDataset, listDatasets, listProblems } from '../../store/datasets.ts';
 
 const id = z.string().min(1).max(100);
 
@@ -28,8 +28,7 @@ export const datasetsRouter = router({
       }),
     )
     .query(async ({ ctx, input }) => {
-      const exists = await ctx.db.prisma.dataset.findUnique({ where: { id: input.datasetId }, select: { id: true } });
-      if (!exists) throw new TRPCError({ code: 'NOT_FOUND', message: `dataset ${input.datasetId} not found` });
+      if (!(await datasetExists(ctx.db, input.datasetId))) throw new TRPCError({ code: 'NOT_FOUND', message: `dataset ${input.datasetId} not found` });
       return listProblems(ctx.db, { datasetId: input.datasetId, split: input.split, cursor: input.cursor ?? 0, limit: input.limit });
     }),
 });

@@ -1,6 +1,7 @@
-import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { publicProcedure, router } from '../init.ts';
+import { assertRunExists } from '../guards.ts';
+import { listEvalResults } from '../../store/evals.ts';
 
 const id = z.string().min(1).max(100);
 
@@ -25,9 +26,8 @@ export const REPORT_REFERENCE = {
 export const evalsRouter = router({
   /** A run's evaluation rows (one per benchmark and evaluated step) with `details` parsed, by step then benchmark. */
   list: publicProcedure.input(z.object({ runId: id })).query(async ({ ctx, input }) => {
-    const run = await ctx.db.prisma.run.findUnique({ where: { id: input.runId }, select: { id: true } });
-    if (!run) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${input.runId} not found` });
-    const rows = await ctx.db.prisma.evalResult.findMany({ where: { runId: input.runId }, orderBy: [{ step: 'asc' }, { benchmark: 'asc' }] });
+    await assertRunExists(ctx.db, input.runId);
+    const rows = await listEvalResults(ctx.db, input.runId);
     return rows.map((r) => ({ ...r, details: r.details == null ? null : (JSON.parse(r.details) as unknown) }));
   }),
 

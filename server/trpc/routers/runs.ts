@@ -1,14 +1,15 @@
 import { tracked, TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { publicProcedure, router } from '../init.ts';
-import { readEvents } from '../../store/events.ts';
-import { listMetricKeys, readSeries } from '../../store/metrics.ts';
+import { lastEventSeq, readEvents } from '../../store/events.ts';
+import { listMetricKeys, readSeries, readSeriesOfKeys } from '../../store/metrics.ts';
+import { getRun, getRunsByIds, getRunWithoutSpec, listRuns } from '../../store/runs.ts';
+import { assertRunExists } from '../guards.ts';
 import { cancelRun } from '../../lifecycle.ts';
 import { config } from '../../config.ts';
 import { pauseTraining, resumeTraining } from '../../lifecycle.ts';
 import { stageBoundaries } from '../../../contracts/recipe.ts';
 import { diffSpecs, type SpecDiff } from '../../../contracts/recipe-diff.ts';
-import type { Database } from '../../db/client.ts';
 
 const runId = z.string().min(1).max(100);
 // Steps are 32-bit INTEGER columns on PostgreSQL.
@@ -17,17 +18,10 @@ const stepNumber = z.number().int().min(-(2 ** 31)).max(2 ** 31 - 1);
 export const runsRouter = router({
   list: publicProcedure
     .input(z.object({ kind: z.string().optional(), limit: z.number().int().min(1).max(500).default(50) }).default({ limit: 50 }))
-    .query(({ ctx, input }) =>
-      ctx.db.prisma.run.findMany({
-        where: input.kind ? { kind: input.kind } : {},
-        orderBy: { createdAt: 'desc' },
-        take: input.limit,
-        omit: { recipeSpec: true },
-      }),
-    ),
+    .query(({ ctx, input }) => listRuns(ctx.db, input)),
 
   get: publicProcedure.input(z.object({ runId })).query(async ({ ctx, input }) => {
-    const run = await ctx.db.prisma.run.findUnique({ where: { id: input.runId }, omit: { recipeSpec: true } });
+    const run = await getRunWithoutSpec(ctx.db, input.runId);
     if (!run) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${input.runId} not found` });
     return run;
   }),
@@ -37,10 +31,9 @@ export const runsRouter = router({
    * then subscribes to `events` from `lastSeq`, so nothing between this read and the stream is missed.
    */
   snapshot: publicProcedure.input(z.object({ runId, logTail: z.number().int().min(0).max(5000).default(1000) })).query(async ({ ctx, input }) => {
-    const run = await ctx.db.prisma.run.findUnique({ where: { id: input.runId } });
+    const run = await getRun(ctx.db, input.runId);
     if (!run) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${input.runId} not found` });
-    const last = await ctx.db.prisma.runEvent.findFirst({ where: { runId: input.runId }, orderBy: { seq: 'desc' }, select: { seq: true } });
-    const lastSeq = last?.seq ?? 0;
+    const lastSeq = await lastEventSeq(ctx.db, input.runId);
     const events = (await readEvents(ctx.db, input.runId, Math.max(0, lastSeq - input.logTail), input.logTail)).filter((e) => e.seq <= lastSeq);
     const keys = await listMetricKeys(ctx.db, input.runId);
     const metrics: Record<string, { step: number; value: number; time: number }[]> = {};
@@ -77,13 +70,13 @@ export const runsRouter = router({
 
   /** Pause a queued or running training run (the worker stops at its next heartbeat and keeps the checkpoints). */
   pause: publicProcedure.input(z.object({ runId })).mutation(async ({ ctx, input }) => {
-    await mustExist(ctx.db, input.runId);
+    await assertRunExists(ctx.db, input.runId);
     return pauseTraining(ctx.db, input.runId);
   }),
 
   /** Resume a paused training run from its last checkpoint (queues a new "train" job). */
   resume: publicProcedure.input(z.object({ runId })).mutation(async ({ ctx, input }) => {
-    await mustExist(ctx.db, input.runId);
+    await assertRunExists(ctx.db, input.runId);
     return resumeTraining(ctx.db, input.runId);
   }),
 
@@ -97,7 +90,7 @@ export const runsRouter = router({
       keys: z.array(z.string().min(1).max(200)).max(100).optional(),
     }))
     .query(async ({ ctx, input }) => {
-      const rows = await ctx.db.prisma.run.findMany({ where: { id: { in: input.runIds } } });
+      const rows = await getRunsByIds(ctx.db, input.runIds);
       const byId = new Map(rows.map((r) => [r.id, r]));
       const missing = input.runIds.filter((id) => !byId.has(id));
       if (missing.length) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${missing.join(', ')} not found` });
@@ -108,26 +101,12 @@ export const runsRouter = router({
       });
       const keys = input.keys ?? [...new Set((await Promise.all(input.runIds.map((id) => listMetricKeys(ctx.db, id)))).flat())].sort();
       const series: Record<string, Record<string, { step: number; value: number }[]>> = {};
-      for (const id of input.runIds) {
-        const perKey: Record<string, { step: number; value: number }[]> = Object.fromEntries(keys.map((k) => [k, []]));
-        if (keys.length) {
-          const points = await ctx.db.prisma.metricPoint.findMany({
-            where: { runId: id, key: { in: keys } }, orderBy: [{ key: 'asc' }, { step: 'asc' }], select: { key: true, step: true, value: true },
-          });
-          for (const p of points) perKey[p.key]!.push({ step: p.step, value: p.value });
-        }
-        series[id] = perKey;
-      }
+      for (const id of input.runIds) series[id] = await readSeriesOfKeys(ctx.db, id, keys);
       const base = runs[0]!.recipeSpec;
       const recipeDiff: { runId: string; diff: SpecDiff[] }[] = runs.slice(1).map((r) => ({ runId: r.id, diff: diffSpecs(base, r.recipeSpec) }));
       return { runs, series, recipeDiff };
     }),
 });
-
-async function mustExist(db: Database, id: string) {
-  const run = await db.prisma.run.findUnique({ where: { id }, select: { id: true } });
-  if (!run) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${id} not found` });
-}
 
 /** Wait `ms`, or less if `signal` aborts. Removes its abort listener either way: a stream polls for hours. */
 function sleep(ms: number, signal?: AbortSignal) {
