@@ -5,7 +5,8 @@
  *   lib/        imports contracts/, lib/ and, as a type only, the tRPC router's type;
  *   app/        imports components/, lib/, contracts/; only the tRPC HTTP handler (app/api/) reaches server/;
  *   server/     never imports workers/, cli/, components/, app/ or lib/;
- *   workers/    import contracts/, workers/ and server's data layer (server/db/, server/store/, config, ids, errors);
+ *   workers/    import contracts/, workers/ and server's data layer (server/db/, server/store/, server/datasets/ (the
+ *               import of problem sets into the store), config, ids, errors);
  *   processes   (the worker loop, sandbox pools and nodes, engines, engine servers, the trainer) are assembled only
  *               by cli/ and the worker's entry point and job handlers (workers/main.ts, workers/handlers/).
  * A failure names the file, the line and the offending import.
@@ -56,7 +57,7 @@ const ASSEMBLERS = [
   'workers/engines/create.ts', 'workers/engines/onnx-engine.ts', 'workers/engines/openai-server.ts', 'workers/trainer/client.ts',
 ];
 const COMPOSITION_ROOTS = ['cli', 'workers/main.ts', 'workers/handlers'];
-const DATA_LAYER = ['server/db', 'server/store', 'server/config.ts', 'server/ids.ts', 'server/errors.ts'];
+const DATA_LAYER = ['server/db', 'server/store', 'server/datasets', 'server/config.ts', 'server/ids.ts', 'server/errors.ts'];
 
 /** The rule an import breaks, or null. */
 export function violation(i: Import): string | null {
@@ -79,7 +80,7 @@ export function violation(i: Import): string | null {
     case 'server': return ['contracts', 'server'].includes(toLayer) ? null : 'server/ imports only contracts/ (never workers/, cli/ or the UI)';
     case 'workers':
       if (toLayer === 'contracts') return null;
-      if (toLayer === 'server') return under(to, ...DATA_LAYER) ? null : "workers/ import only server's data layer (db, store, config, ids, errors)";
+      if (toLayer === 'server') return under(to, ...DATA_LAYER) ? null : "workers/ import only server's data layer (db, store, datasets, config, ids, errors)";
       if (toLayer !== 'workers') return 'workers/ import only contracts/, workers/ and the data layer';
       break;
     case 'cli': if (!['contracts', 'server', 'workers', 'cli'].includes(toLayer)) return 'cli/ composes contracts/, server/ and workers/';
@@ -123,4 +124,18 @@ test('the rules catch what they forbid', () => {
   assert.equal(v('lib/trpc.ts', '@/server/trpc/root.ts', true), null);
   assert.equal(v('contracts/x.ts', 'zod'), null);
   assert.deepEqual(importsOf('a/b.ts', "const m = await import('./c.ts');").map((i) => i.target), ['a/c.ts']);
+});
+
+test('every query is in a store: no raw database call outside server/store/ and server/db/', () => {
+  const raw = /\.prisma\.|\bdb\.(query|execute)\(|\$queryRaw|\$executeRaw|\$transaction|new PrismaClient/;
+  const bad: string[] = [];
+  for (const layer of ['server', 'cli', 'workers']) {
+    for (const file of sources(layer)) {
+      if (file.startsWith('server/store/') || file.startsWith('server/db/')) continue;
+      const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
+      text.split('\n').forEach((line, i) => { if (raw.test(line)) bad.push(`${file}:${i + 1}: ${line.trim()}`); });
+      for (const imp of importsOf(file, text)) if (imp.target === 'server/db/batch.ts') bad.push(`${file}:${imp.line}: imports server/db/batch.ts`);
+    }
+  }
+  assert.deepEqual(bad, [], `queries belong in server/store/<entity>.ts:\n${bad.join('\n')}`);
 });
