@@ -9,7 +9,7 @@ import { RecipeSchema } from './recipe.ts';
 
 export const JOB_PAYLOADS = {
   /** Check this machine (Python, sandbox, engines, database). */
-  diagnostics: z.object({}).passthrough(),
+  diagnostics: z.object({}),
   /** An evaluation: engine × datasets × k samples. */
   eval: EvalSpecSchema,
   /** A training run: the recipe frozen into the run (every default filled in). */

@@ -26,7 +26,7 @@ export type EnqueueInput<K extends string = string> = EnqueueOptions & (K extend
 
 export async function enqueue<K extends string>(db: Database, input: EnqueueInput<K>): Promise<string> {
   const now = Date.now();
-  if (isJobKind(input.kind)) parseUserInput(JOB_PAYLOADS[input.kind], input.payload ?? {}, `${input.kind} job payload`);
+  if (isJobKind(input.kind)) parseUserInput<unknown>(JOB_PAYLOADS[input.kind], input.payload ?? {}, `${input.kind} job payload`);
   const job = await db.prisma.job.create({
     data: {
       id: newId('job_'), kind: input.kind, runId: input.runId ?? null, payload: JSON.stringify(input.payload ?? {}), status: 'queued',

@@ -441,3 +441,13 @@ test('metrics: logMetrics stores finite values, upserts a re-logged step, and wa
   assert.deepEqual((await readSeries(db, run.id, 'acc', 1, 1)).map((p) => p.step), [1]);
   assert.deepEqual(await readSeries(db, run.id, 'nope'), []);
 });
+
+test("a known job kind's payload is checked by its schema before it is stored, naming the field", async () => {
+  await assert.rejects(queue.enqueue(db, { kind: 'test.count', payload: { steps: -1 } }),
+    (e) => e instanceof UserError && /test\.count job payload: steps: /.test(e.message));
+  await assert.rejects(queue.enqueue(db, { kind: 'train', payload: { recipe: { name: 'r' } } as never }),
+    (e) => e instanceof UserError && /train job payload: recipe\.stages: /.test(e.message));
+  assert.equal(await db.prisma.job.count(), 0, 'nothing was stored');
+  const id = await queue.enqueue(db, { kind: 'test.count', payload: { steps: 2 } });
+  assert.deepEqual((await queue.getJob(db, id))!.payload, { steps: 2 });
+});

@@ -248,6 +248,16 @@ describe('one worker running failing, crashing, diagnostic and cancelled jobs', 
     await assertWorkerHealthy();
   });
 
+  test('(c2) a payload that fails its kind\'s schema (written around enqueue) fails at once, naming the field', async () => {
+    const run = await createRun(db, { name: 'bad payload', kind: 'test' });
+    const id = 'job_badpayload';
+    await db.prisma.job.create({ data: { id, kind: 'test.count', runId: run.id, payload: JSON.stringify({ steps: 'many' }), status: 'queued', priority: 0, maxAttempts: 3, runAfter: 0, createdAt: Date.now() } });
+    const failed = await waitJob(db, id, 'failed', [w]);
+    assert.equal(failed.attempts, 1);
+    assert.match((await db.prisma.job.findUniqueOrThrow({ where: { id } })).error!, /bad test\.count job payload: steps: /);
+    await assertWorkerHealthy();
+  });
+
   test('(e) the diagnostics job end to end: a report with every check, and a check_ms point per check', async () => {
     const { runId, jobId } = await launchDiagnostics(db);
     const job = await waitJob(db, jobId, 'succeeded', [w], 90000);
