@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { CharTokenizer, EMBEDDED_VOCAB, embeddedTokenizerSpec } from '../workers/engines/tokenizer.ts';
 import { sftDataset, tokenizeDemo } from '../workers/tasks/demos.ts';
 import { TrainerClient } from '../workers/trainer/client.ts';
+import { trainerPython } from '../workers/trainer/python.ts';
 import { DEFAULT_EMBEDDED_SFT } from '../tests/helpers/embedded-sft.ts';
 import { benchFlags } from './flags.ts';
 
@@ -43,7 +44,7 @@ async function trainerRound(): Promise<number> {
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-trainer-'));
 fs.writeFileSync(path.join(tmp, 'batches.json'), JSON.stringify(batches.map((b) => b.map((x) => x.ids))));
 function rawRound(): number {
-  return (JSON.parse(execFileSync('/usr/bin/python3', [path.join(import.meta.dirname, '../workers/trainer/raw_step_bench.py'), path.join(tmp, 'batches.json'), JSON.stringify(model)], {
+  return (JSON.parse(execFileSync(trainerPython(), [path.join(import.meta.dirname, '../workers/trainer/raw_step_bench.py'), path.join(tmp, 'batches.json'), JSON.stringify(model)], {
     encoding: 'utf8', env: { ...process.env, MALLOC_MMAP_THRESHOLD_: '33554432', MALLOC_TRIM_THRESHOLD_: '4294967296' },
   }).trim().split('\n').pop()!) as { tokens_per_s: number }).tokens_per_s;
 }

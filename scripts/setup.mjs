@@ -15,7 +15,7 @@ export const RUNTIME_APT = {
   'python3-numpy': 'numpy in the Python sandbox',
   'python3-sympy': 'sympy in the sandbox and the answer verifier',
   'python3-scipy': 'scipy in the sandbox',
-  'python3-torch': 'the PyTorch trainer',
+  'python3-venv': "the trainer's virtual environment (PyTorch, transformers)",
   bubblewrap: 'isolation of model-written code',
 };
 export const TEST_APT = { chromium: 'end-to-end tests (Playwright drives Debian\'s Chromium)', postgresql: 'the PostgreSQL half of the test suite' };
@@ -136,8 +136,52 @@ export function migrate() {
   log(r.stdout.trim());
 }
 
+/** Where set-up keeps the trainer's interpreter (the sandbox's stays Debian's /usr/bin/python3, outside the project). */
+export const VENV = path.join(ROOT, '.venv');
+const TRAINER_REQUIREMENTS = 'workers/trainer/requirements.txt';
+
+/** Which torch build this machine wants: NVIDIA → PyPI's (CUDA) wheel, AMD → ROCm, otherwise CPU. */
+function accelerator() {
+  if (spawnSync('nvidia-smi', ['-L'], { stdio: 'ignore' }).status === 0) return 'cuda';
+  if (fs.existsSync('/dev/kfd') || spawnSync('rocm-smi', [], { stdio: 'ignore' }).status === 0) return 'rocm';
+  return 'cpu';
+}
+
+/** The interpreter the venv is made from: TOOLSMITH_VENV_PYTHON, Debian's python3 (with python3-venv), or python3. */
+function venvBase() {
+  const candidates = [process.env.TOOLSMITH_VENV_PYTHON, '/usr/bin/python3', 'python3'].filter(Boolean);
+  return candidates.find((p) => spawnSync(p, ['-c', 'import venv, ensurepip, sys; assert sys.version_info >= (3, 10)'], { stdio: 'ignore' }).status === 0);
+}
+
+/**
+ * The trainer's virtual environment (.venv) from workers/trainer/requirements.txt: created once, re-created when the
+ * file, the accelerator or the torch index changes. Returns a warning (one line saying what to do) or null.
+ */
+export function ensureTrainerVenv() {
+  const acc = accelerator();
+  const index = process.env.TOOLSMITH_TORCH_INDEX_URL?.trim() || '';
+  const base = venvBase();
+  const hash = `${hashOf([TRAINER_REQUIREMENTS])}:${acc}:${index}`;
+  const python = path.join(VENV, 'bin/python');
+  if (stamped('venv', hash) && fs.existsSync(python)) return null;
+  if (!base) return 'no Python 3.10+ with venv and pip for the trainer — install it with: apt-get install -y python3-venv (or set TOOLSMITH_VENV_PYTHON)';
+  if (acc === 'rocm' && !index) return 'an AMD GPU is present but TOOLSMITH_TORCH_INDEX_URL is not set — point it at the PyTorch ROCm wheel index to get the ROCm build, then run set-up again';
+  log(`creating the trainer's Python environment (.venv, torch for ${acc}; about a minute)…`);
+  fs.rmSync(VENV, { recursive: true, force: true });
+  try {
+    run(base, ['-m', 'venv', VENV], { quiet: true });
+    const extra = index ? ['--extra-index-url', index] : [];
+    run(python, ['-m', 'pip', 'install', '--disable-pip-version-check', '-q', '-r', path.join(ROOT, TRAINER_REQUIREMENTS), ...extra], { quiet: true });
+    run(python, ['-c', 'import torch, transformers, safetensors, peft, onnx'], { quiet: true });
+  } catch (e) {
+    return `the trainer's Python environment could not be built (${e.message}) — check that pip reaches PyPI, then run: node scripts/setup.mjs`;
+  }
+  stamp('venv', hash);
+  return null;
+}
+
 /** Does /usr/bin/python3 (or TOOLSMITH_PYTHON) find these modules? Fast: find_spec does not import them. */
-export function missingPythonModules(modules = ['numpy', 'sympy', 'scipy', 'torch']) {
+export function missingPythonModules(modules = ['numpy', 'sympy', 'scipy']) {
   const python = process.env.TOOLSMITH_PYTHON ?? '/usr/bin/python3';
   if (!fs.existsSync(python)) return modules;
   const r = spawnSync(python, ['-c', `import importlib.util as u; print(",".join(m for m in ${JSON.stringify(modules)} if u.find_spec(m) is None))`], { encoding: 'utf8' });
@@ -153,6 +197,8 @@ export function setup({ forTests = false } = {}) {
   ensurePrismaClients();
   ensureBuild();
   const warnings = [];
+  const venv = ensureTrainerVenv();
+  if (venv) warnings.push(venv);
   const missingPy = missingPythonModules();
   if (missingPy.length) {
     warnings.push(`Python modules missing for ${process.env.TOOLSMITH_PYTHON ?? '/usr/bin/python3'}: ${missingPy.join(', ')} — install with: apt-get install -y ${missingPy.map((m) => `python3-${m}`).join(' ')}`);

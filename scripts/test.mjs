@@ -40,7 +40,7 @@ function runSuite(name, cmd, args, env = {}) {
 const nodeTest = (list) => [process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...list]];
 
 try {
-  setup({ forTests: true });
+  for (const w of setup({ forTests: true })) log(`warning: ${w}`);
 } catch (e) {
   console.error(`[test] set-up failed: ${e.message}`);
   process.exit(1);

@@ -15,6 +15,8 @@ export function config(env: Record<string, string | undefined> = process.env) {
     port: num('PORT', 3000),
     host: env.HOST ?? '127.0.0.1',
     python: env.TOOLSMITH_PYTHON ?? '/usr/bin/python3',
+    /** The trainer's interpreter (default: the .venv set-up builds; workers/trainer/client.ts). */
+    trainerPython: env.TOOLSMITH_TRAINER_PYTHON?.trim() || undefined,
     workerId: env.TOOLSMITH_WORKER_ID ?? `${os.hostname()}-${process.pid}`,
     leaseSeconds,
     heartbeatSeconds: num('TOOLSMITH_HEARTBEAT_SECONDS', Math.max(1, leaseSeconds / 3)),

@@ -31,7 +31,7 @@ export const DEFAULT_EMBEDDED_SFT: EmbeddedSftConfig = {
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const SOURCES = [
   'workers/tasks/arith.ts', 'workers/tasks/demos.ts', 'workers/rollout/template.ts', 'workers/engines/tokenizer.ts',
-  'workers/train/sft.ts',
+  'workers/train/sft.ts', 'workers/trainer/requirements.txt',
 ];
 
 /** Every Python module of the trainer, so that editing any of them retrains (raw_step_bench.py is only a benchmark). */

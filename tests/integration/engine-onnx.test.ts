@@ -1,6 +1,6 @@
 // @no-database: runs once, not once per database.
 // The embedded ONNX engine on models exported at test time by workers/trainer/export_onnx.py (random weights,
-// ~1 s each). Needs /usr/bin/python3 with torch (apt python3-torch); skipped without it.
+// ~1 s each). Needs the trainer's Python (.venv, built by set-up) with torch; skipped without it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -10,12 +10,13 @@ import path from 'node:path';
 import { OnnxEngine } from '../../workers/engines/onnx-engine.ts';
 import { CharTokenizer } from '../../workers/engines/tokenizer.ts';
 import type { GenerateRequest } from '../../workers/engines/types.ts';
+import { trainerPython } from '../../workers/trainer/python.ts';
 
-const PY = '/usr/bin/python3';
+const PY = trainerPython();
 const env = { ...process.env, PYTHONDONTWRITEBYTECODE: '1' }; // no __pycache__ in workers/trainer
 const TRAINER = path.join(import.meta.dirname, '../../workers/trainer');
 const hasTorch = spawnSync(PY, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
-const skip = hasTorch ? false : 'needs /usr/bin/python3 with torch';
+const skip = hasTorch ? false : `needs ${PY} with torch (node scripts/setup.mjs builds it)`;
 // init_std 0.3 makes random-init logits peaked, so greedy decoding is far from ties and outputs vary by prompt.
 const CONFIG = JSON.stringify({ n_layer: 2, n_head: 4, n_embd: 64, block_size: 96, init_std: 0.3 });
 

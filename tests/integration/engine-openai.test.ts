@@ -1,6 +1,6 @@
 // @no-database: runs once, not once per database.
 // `npx toolsmith serve-model` (a real process) and OpenAIEngine against it, on a random model exported at test
-// time by workers/trainer/export_onnx.py. Needs /usr/bin/python3 with torch (apt python3-torch); skipped without it.
+// time by workers/trainer/export_onnx.py. Needs the trainer's Python (.venv, built by set-up) with torch; skipped without it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -12,12 +12,13 @@ import { OnnxEngine } from '../../workers/engines/onnx-engine.ts';
 import { OpenAIEngine } from '../../workers/engines/openai-engine.ts';
 import type { GenerateRequest } from '../../workers/engines/types.ts';
 import { ROOT, waitFor } from '../helpers/proc.ts';
+import { trainerPython } from '../../workers/trainer/python.ts';
 
-const PY = '/usr/bin/python3';
+const PY = trainerPython();
 const pyEnv = { ...process.env, PYTHONDONTWRITEBYTECODE: '1' };
 const TRAINER = path.join(ROOT, 'workers/trainer');
 const hasTorch = spawnSync(PY, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
-const skip = hasTorch ? false : 'needs /usr/bin/python3 with torch';
+const skip = hasTorch ? false : `needs ${PY} with torch (node scripts/setup.mjs builds it)`;
 const CONFIG = JSON.stringify({ n_layer: 2, n_head: 4, n_embd: 64, block_size: 96, init_std: 0.3 });
 const KEY = 'test-key-123';
 const MODEL = 'tiny';

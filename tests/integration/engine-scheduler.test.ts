@@ -9,10 +9,11 @@ import { after, before, test } from 'node:test';
 import { OnnxEngine } from '../../workers/engines/onnx-engine.ts';
 import { EngineScheduler } from '../../workers/engines/scheduler.ts';
 import type { GenerateRequest } from '../../workers/engines/types.ts';
+import { trainerPython } from '../../workers/trainer/python.ts';
 
-const PY = '/usr/bin/python3';
+const PY = trainerPython();
 const TRAINER = path.join(import.meta.dirname, '../../workers/trainer');
-const skip = spawnSync(PY, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0 ? false : 'needs /usr/bin/python3 with torch';
+const skip = spawnSync(PY, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0 ? false : `needs ${PY} with torch (node scripts/setup.mjs builds it)`;
 const CONFIG = JSON.stringify({ n_layer: 2, n_head: 4, n_embd: 64, block_size: 96, init_std: 0.3 });
 
 let tmp = '';

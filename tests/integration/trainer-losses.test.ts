@@ -5,7 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { TRAINER_PYTHON } from '../../workers/trainer/client.ts';
+import { trainerPython } from '../../workers/trainer/python.ts';
+
+const TRAINER_PYTHON = trainerPython();
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const hasTorch = spawnSync(TRAINER_PYTHON, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;

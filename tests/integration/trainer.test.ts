@@ -1,6 +1,6 @@
 // @no-database: runs once, not once per database.
 // The PyTorch trainer (workers/trainer/trainer.py) over its JSON-lines RPC (workers/trainer/client.ts), on tiny
-// models. Needs /usr/bin/python3 with torch (apt python3-torch); skipped without it.
+// models. Needs the trainer's Python (.venv, built by set-up) with torch; skipped without it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -10,10 +10,11 @@ import path from 'node:path';
 import { TrainerClient, TrainerError, type InitParams } from '../../workers/trainer/client.ts';
 import { OnnxEngine } from '../../workers/engines/onnx-engine.ts';
 import { CharTokenizer, EMBEDDED_VOCAB, embeddedTokenizerSpec } from '../../workers/engines/tokenizer.ts';
+import { trainerPython } from '../../workers/trainer/python.ts';
 
-const PY = '/usr/bin/python3';
+const PY = trainerPython();
 const hasTorch = spawnSync(PY, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
-const skip = hasTorch ? false : 'needs /usr/bin/python3 with torch';
+const skip = hasTorch ? false : `needs ${PY} with torch (node scripts/setup.mjs builds it)`;
 const env = { ...process.env, TOOLSMITH_TRAINER_THREADS: '1' };
 
 const tok = new CharTokenizer(embeddedTokenizerSpec());

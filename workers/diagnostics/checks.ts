@@ -7,6 +7,7 @@ import { redact } from '../../server/db/url.ts';
 import { countAppliedMigrations, pingDatabase } from '../../server/store/health.ts';
 import { config } from '../../server/config.ts';
 import type { SandboxPool } from '../sandbox/pool.ts';
+import { trainerPython } from '../trainer/python.ts';
 
 /**
  * Environment checks the other parts of Toolsmith depend on. Each returns a status and, when it is not ok,
@@ -31,7 +32,6 @@ export const PYTHON_PACKAGES = [
   { module: 'numpy', apt: 'python3-numpy', needed: 'sandbox' },
   { module: 'sympy', apt: 'python3-sympy', needed: 'sandbox and verifier' },
   { module: 'scipy', apt: 'python3-scipy', needed: 'sandbox' },
-  { module: 'torch', apt: 'python3-torch', needed: 'trainer' },
 ];
 
 /** The processes a check starts, assembled by the caller (the diagnostics job, the CLI). */
@@ -56,6 +56,17 @@ export function checks(db: Database, deps: CheckDeps): Check[] {
         return { status: 'fail', detail: `${p.module} cannot be imported by ${python} (needed by the ${p.needed})`, fix: `${APT} ${p.apt}` };
       },
     })),
+    {
+      // The trainer runs in its own virtual environment (workers/trainer/requirements.txt), not the sandbox's Python.
+      name: 'trainer python',
+      run: async () => {
+        const py = trainerPython();
+        if (!fs.existsSync(py)) return { status: 'fail', detail: `${py} not found`, fix: "run node scripts/setup.mjs (it builds the trainer's virtual environment)" };
+        const r = await exec(py, ['-c', 'import torch, transformers; print(f"torch {torch.__version__}, transformers {transformers.__version__}, cuda {torch.cuda.is_available()}")'], 120000);
+        if (r.code === 0) return { status: 'ok', detail: `${py}: ${r.stdout.trim()}` };
+        return { status: 'fail', detail: `the trainer's Python cannot import torch and transformers: ${r.stderr.trim().split('\n').pop() ?? ''}`, fix: 'run node scripts/setup.mjs again' };
+      },
+    },
     {
       name: 'bubblewrap',
       run: async () => {

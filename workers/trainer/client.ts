@@ -1,12 +1,12 @@
 // TypeScript side of the trainer RPC (workers/trainer/trainer.py; its docstring is the protocol reference).
-// One long-lived `/usr/bin/python3 -u trainer.py` process speaking JSON lines over stdio; requests are answered in
+// One long-lived `.venv/bin/python -u trainer.py` process speaking JSON lines over stdio; requests are answered in
 // order, one at a time on the Python side, but several may be in flight here (each has its own id and timeout).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
+import { trainerPython } from './python.ts';
 
 export const TRAINER_SCRIPT = path.join(import.meta.dirname, 'trainer.py');
-/** The interpreter the trainer runs under unless TrainerStartOptions.python says otherwise (apt's python3-torch). */
-export const TRAINER_PYTHON = '/usr/bin/python3';
 
 /**
  * A failed trainer call. `type`: what trainer.py reports ('bad_request', 'nan_loss', 'oom', 'not_initialised',
@@ -103,7 +103,9 @@ export class TrainerClient {
 
   /** Spawn the trainer and wait until it has imported torch and is ready for requests. */
   static async start(opts: TrainerStartOptions = {}): Promise<TrainerClient> {
-    const proc = spawn(opts.python ?? TRAINER_PYTHON, ['-u', opts.script ?? TRAINER_SCRIPT], {
+    const python = opts.python ?? trainerPython();
+    if (!fs.existsSync(python)) throw new TrainerError('start', `no trainer interpreter at ${python}: run node scripts/setup.mjs (it builds the trainer's virtual environment), or set TOOLSMITH_TRAINER_PYTHON`);
+    const proc = spawn(python, ['-u', opts.script ?? TRAINER_SCRIPT], {
       stdio: ['pipe', 'pipe', 'pipe'], cwd: opts.cwd,
       // glibc returns big freed blocks to the OS at once (mmap/trim), so every step's activations page-fault anew:
       // ~30% of a step in the kernel. Keeping them in the heap removes that.

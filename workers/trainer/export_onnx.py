@@ -1,7 +1,7 @@
 """
 Export the decoder (workers/trainer/model.py) to ONNX for the embedded engine (workers/engines/onnx-engine.ts).
 
-    /usr/bin/python3 export_onnx.py --out DIR [--checkpoint PATH] [--seed S] [--config JSON]
+    .venv/bin/python export_onnx.py --out DIR [--checkpoint PATH] [--seed S] [--config JSON]
 
 Writes into DIR:
   model.onnx      one graph for prefill and decode:

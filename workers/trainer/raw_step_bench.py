@@ -2,7 +2,7 @@
 The baseline of bench:trainer: plain PyTorch forward + backward + AdamW step of workers/trainer/model.py on the
 same batches the trainer gets, in one process with no RPC, no validation, no metrics. Prints one JSON line.
 
-    /usr/bin/python3 raw_step_bench.py BATCHES.json CONFIG_JSON
+    .venv/bin/python raw_step_bench.py BATCHES.json CONFIG_JSON
 BATCHES.json: [[seq, ...], ...] (token ids); each batch is right-padded, loss on every next token.
 """
 import json

@@ -2,7 +2,7 @@
 The trainer: one long-lived PyTorch process that owns the policy (workers/trainer/model.py) and its optimiser,
 driven over JSON lines on stdin/stdout (client: workers/trainer/client.ts).
 
-    /usr/bin/python3 -u workers/trainer/trainer.py
+    .venv/bin/python -u workers/trainer/trainer.py   (the virtual environment set-up builds from requirements.txt)
 
 This file holds the Trainer (model, optimiser, steps) and is the entry point; the rest, by job:
 rpc.py (the JSON-lines loop), validation.py (params), optim.py (AdamW, lr schedule), checkpoint.py (files and
