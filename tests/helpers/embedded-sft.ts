@@ -34,10 +34,13 @@ const SOURCES = [
   'workers/train/sft.ts', 'workers/trainer/requirements.txt',
 ];
 
-/** Every Python module of the trainer, so that editing any of them retrains (raw_step_bench.py is only a benchmark). */
+/** Python files that never run in the trainer process: a benchmark and the GPU check. */
+const BENCH_ONLY = ['raw_step_bench.py', 'gpu_check.py'];
+
+/** Every Python module of the trainer, so that editing any of them retrains. */
 function trainerSources(): string[] {
   const dir = 'workers/trainer';
-  return fs.readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith('.py') && f !== 'raw_step_bench.py').sort().map((f) => `${dir}/${f}`);
+  return fs.readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith('.py') && !BENCH_ONLY.includes(f)).sort().map((f) => `${dir}/${f}`);
 }
 
 export function sftCacheKey(cfg: EmbeddedSftConfig): string {
