@@ -231,6 +231,22 @@ test('malformed params are bad_request errors naming the field', { skip }, async
   assert.equal((await t.info()).initialised, true); // still serving
 });
 
+test('load never unpickles: a file whose pickle would run code is refused and the code does not run', { skip }, async () => {
+  const evil = path.join(tmp, 'evil.pt');
+  const marker = path.join(tmp, 'unpickled-marker');
+  // A torch.save'd dict holding an object whose unpickling calls os.system (as a hostile "checkpoint" would).
+  const code = `import os, sys, torch
+class Evil:
+    def __reduce__(self):
+        return (os.system, ("touch " + sys.argv[2],))
+torch.save({"config": {}, "model": {}, "x": Evil()}, sys.argv[1])`;
+  const r = spawnSync(PY, ['-c', code, evil, marker], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  await rejectsWith(t.load({ path: evil }), 'bad_request', /^path.*not a checkpoint this trainer reads/);
+  assert.equal(fs.existsSync(marker), false, 'the pickled code ran');
+  assert.equal((await t.info()).initialised, true); // still serving, with its weights
+});
+
 test('not initialised, timeouts, and a killed process rejects pending calls with "exited"', { skip }, async () => {
   const u = await TrainerClient.start({ env });
   assert.equal((await u.info()).initialised, false);

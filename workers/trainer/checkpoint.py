@@ -4,7 +4,6 @@ export directories swapped in whole, and a digest of the weights.
 """
 import ctypes
 import hashlib
-import inspect
 import os
 import random
 import shutil
@@ -35,10 +34,12 @@ def read(path):
     """The checkpoint dict at path, on the CPU; at least {"config", "model"}."""
     if not isinstance(path, str) or not os.path.isfile(path):
         raise bad("path", f"no such checkpoint file: {path!r}")
-    kw = {"map_location": "cpu"}
-    if "weights_only" in inspect.signature(torch.load).parameters:
-        kw["weights_only"] = False  # our own file: it holds Python RNG state and plain dicts
-    ckpt = torch.load(path, **kw)
+    # Never unpickle: a recipe can name this path. weights_only admits tensors and plain containers only, which is
+    # all a checkpoint holds (the RNG states are a tensor and tuples of ints).
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # UnpicklingError for anything but tensors and plain containers; corrupt files too
+        raise bad("path", f"not a checkpoint this trainer reads (only tensors and plain values are loaded): {str(e).splitlines()[0][:200]}")
     if not isinstance(ckpt, dict) or "config" not in ckpt or "model" not in ckpt:
         raise bad("path", "not a checkpoint (expected a dict with 'config' and 'model')")
     return ckpt

@@ -28,6 +28,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checkpoint  # noqa: E402
 from model import GPT, GPTConfig  # noqa: E402
 
 UNK = "<unk>"
@@ -43,7 +44,7 @@ def build(args):
     vocab = default_vocab()
     overrides = json.loads(args.config) if args.config else {}
     if args.checkpoint:
-        ckpt = torch.load(args.checkpoint, map_location="cpu")
+        ckpt = checkpoint.read(args.checkpoint)  # the trainer's own reader: never unpickles
         vocab = ckpt.get("vocab", vocab)
         cfg_dict = dict(ckpt["config"])
         cfg_dict.pop("head_dim", None)
