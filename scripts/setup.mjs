@@ -160,10 +160,10 @@ function venvBase() {
 export function ensureTrainerVenv() {
   const acc = accelerator();
   const index = process.env.TOOLSMITH_TORCH_INDEX_URL?.trim() || '';
-  const base = venvBase();
   const hash = `${hashOf([TRAINER_REQUIREMENTS])}:${acc}:${index}`;
   const python = path.join(VENV, 'bin/python');
   if (stamped('venv', hash) && fs.existsSync(python)) return null;
+  const base = venvBase(); // only when building: it starts up to three interpreters
   if (!base) return 'no Python 3.10+ with venv and pip for the trainer — install it with: apt-get install -y python3-venv (or set TOOLSMITH_VENV_PYTHON)';
   if (acc === 'rocm' && !index) return 'an AMD GPU is present but TOOLSMITH_TORCH_INDEX_URL is not set — point it at the PyTorch ROCm wheel index to get the ROCm build, then run set-up again';
   log(`creating the trainer's Python environment (.venv, torch for ${acc}; about a minute)…`);

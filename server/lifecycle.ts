@@ -11,7 +11,7 @@ import type { Database } from './db/client.ts';
 import { cancel as cancelJob, enqueue, latestFinishedJob, unfinishedJobs } from './store/jobs.ts';
 import { createRecipeVersion, getRecipe } from './store/recipes.ts';
 import { appendEvent } from './store/events.ts';
-import { createRun, getRun, requeueRun, setRunStatus } from './store/runs.ts';
+import { createRun, getRunOrThrow, requeueRun, setRunStatus } from './store/runs.ts';
 
 export type RecipeRef = { name: string; version?: number } | { id: string } | { spec: unknown };
 
@@ -20,12 +20,6 @@ const TRAIN_ATTEMPTS = 5;
 
 const enqueueTraining = (db: Database, runId: string, recipe: Recipe) =>
   enqueue(db, { kind: 'train', runId, payload: { recipe }, maxAttempts: TRAIN_ATTEMPTS });
-
-async function runOrThrow(db: Database, runId: string) {
-  const run = await getRun(db, runId);
-  if (!run) throw new UserError(`run ${runId} not found`, { field: 'runId' });
-  return run;
-}
 
 /** Launch a training run: the recipe version is frozen into the run; the "train" job is what a worker picks up. */
 export async function launchTraining(db: Database, ref: RecipeRef, opts: { name?: string; seed?: number } = {}) {
@@ -73,7 +67,7 @@ export async function latestDiagnostics(db: Database) {
  * next heartbeat (the run turns "cancelled" then).
  */
 export async function cancelRun(db: Database, runId: string): Promise<{ status: string }> {
-  const run = await runOrThrow(db, runId);
+  const run = await getRunOrThrow(db, runId);
   if (isFinished(run.status)) return { status: run.status };
   let running = false;
   for (const j of await unfinishedJobs(db, runId)) if ((await cancelJob(db, j.id)) === 'cancelling') running = true;
@@ -87,7 +81,7 @@ export async function cancelRun(db: Database, runId: string): Promise<{ status: 
 
 /** Pause: the worker stops at its next heartbeat, keeping every checkpoint; resumeTraining continues from the last. */
 export async function pauseTraining(db: Database, runId: string) {
-  const run = await runOrThrow(db, runId);
+  const run = await getRunOrThrow(db, runId);
   if (run.kind !== 'train') throw new UserError(`run ${runId} is a ${run.kind} run; only training runs pause`, { field: 'runId' });
   if (!['queued', 'running'].includes(run.status)) throw new UserError(`run ${runId} is ${run.status}; only a queued or running run can pause`, { field: 'runId' });
   await setRunStatus(db, runId, 'paused', { message: 'pause requested; the worker stops at its next heartbeat and keeps the checkpoints' });
@@ -105,19 +99,15 @@ export async function pauseTraining(db: Database, runId: string) {
  *   without `attach` it is an error, so a second click never starts a second job.
  */
 export async function resumeTraining(db: Database, runId: string, opts: { attach?: boolean } = {}): Promise<{ status: 'queued'; jobId: string; attached: boolean }> {
-  const run = await runOrThrow(db, runId);
+  const run = await getRunOrThrow(db, runId);
   if (run.kind !== 'train') throw new UserError(`run ${runId} is a ${run.kind} run; only training runs resume`, { field: 'runId' });
   if (run.status === 'succeeded' || run.status === 'failed') throw new UserError(`run ${runId} already ${run.status}; only a paused run resumes (or a cancelled or interrupted one)`, { field: 'runId' });
   const [job] = await unfinishedJobs(db, runId);
   const stopped = run.status === 'paused' || run.status === 'cancelled';
   if (job && stopped) throw new UserError(`run ${runId} is still stopping; try again in a few seconds`, { field: 'runId' });
-  if (job) {
-    if (!opts.attach) throw new UserError(`run ${runId} is ${run.status} (its job is ${job.status}); only a paused run resumes (or a cancelled one)`, { field: 'runId' });
-    await requeueRun(db, runId, 'resumed; continues from the last checkpoint');
-    return { status: 'queued', jobId: job.id, attached: true };
-  }
-  const jobId = await enqueueTraining(db, runId, JSON.parse(run.recipeSpec) as Recipe);
+  if (job && !opts.attach) throw new UserError(`run ${runId} is ${run.status} (its job is ${job.status}); only a paused run resumes (or a cancelled one)`, { field: 'runId' });
+  const jobId = job ? job.id : await enqueueTraining(db, runId, JSON.parse(run.recipeSpec) as Recipe);
   await requeueRun(db, runId, 'resumed; continues from the last checkpoint');
-  await appendEvent(db, runId, { type: 'resume', message: 'resume requested' });
-  return { status: 'queued', jobId, attached: false };
+  if (!job) await appendEvent(db, runId, { type: 'resume', message: 'resume requested' });
+  return { status: 'queued', jobId, attached: Boolean(job) };
 }

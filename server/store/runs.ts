@@ -1,5 +1,6 @@
 import { FINISHED, type RunStatus } from '../../contracts/runs.ts';
 import type { Database } from '../db/client.ts';
+import { UserError } from '../../contracts/errors.ts';
 import { newId } from '../ids.ts';
 import { appendEvent } from './events.ts';
 import { codeVersion } from '../version.ts';
@@ -53,10 +54,10 @@ export function getRun(db: Database, runId: string) {
   return db.prisma.run.findUnique({ where: { id: runId } });
 }
 
-/** A run by id; throws when there is none (the CLI follows a run it just created or resumed: runs are never deleted). */
+/** A run by id; a UserError naming the field when there is none. */
 export async function getRunOrThrow(db: Database, runId: string) {
   const run = await getRun(db, runId);
-  if (!run) throw new Error(`run ${runId} not found`);
+  if (!run) throw new UserError(`run ${runId} not found`, { field: 'runId' });
   return run;
 }
 
