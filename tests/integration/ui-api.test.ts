@@ -12,9 +12,8 @@ import { logMetrics } from '../../server/store/metrics.ts';
 import { insertTrajectories, type TrajectoryInput } from '../../server/store/trajectories.ts';
 import { createRecipeVersion } from '../../server/store/recipes.ts';
 import { MICRO, MICRO_INPUT, EMBEDDED_ARITH_INPUT } from '../../server/recipes/defaults.ts';
-import { parseRecipe } from '../../contracts/recipe.ts';
+import { parseRecipe, stageBoundaries } from '../../contracts/recipe.ts';
 import { diffSpecs } from '../../contracts/recipe-diff.ts';
-import { stageBoundaries } from '../../contracts/recipe.ts';
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;

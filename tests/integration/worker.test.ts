@@ -5,16 +5,14 @@ import { killAll, outputs, spawnWorker, waitFor, waitReady, type Proc } from '..
 import type { Database } from '../../server/db/client.ts';
 import { enqueue, getJob, type Job } from '../../server/store/jobs.ts';
 import { readEvents } from '../../server/store/events.ts';
-import { type RunEvent } from '../../contracts/events.ts';
+import type { RunEvent, DiagnosticsReport } from '../../contracts/events.ts';
 import { readSeries } from '../../server/store/metrics.ts';
 import { createRun } from '../../server/store/runs.ts';
-import { cancelRun } from '../../server/lifecycle.ts';
-import { launchDiagnostics } from '../../server/lifecycle.ts';
+import { cancelRun, launchDiagnostics } from '../../server/lifecycle.ts';
 import { listMigrations } from '../../server/db/migrate.ts';
 import { Worker, type WorkerOptions } from '../../workers/worker.ts';
 import { checks as diagnosticChecks } from '../../workers/diagnostics/checks.ts';
 import { checkDeps } from '../../workers/handlers/diagnostics.ts';
-import { type DiagnosticsReport } from '../../contracts/events.ts';
 
 // Real `toolsmith worker` processes against a real database, with a 2 s lease and a 0.5 s heartbeat.
 after(killAll);

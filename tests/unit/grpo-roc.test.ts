@@ -5,9 +5,8 @@ import { penalties, trajectoryFacts, trajectoryPenalties } from '../../workers/r
 import { inclusionProbabilities, uniformSample, weightedSample } from '../../workers/rl/sampling.ts';
 import { mulberry32 } from '../../workers/engines/sampling.ts';
 import { newTrajectory, appendAssistantTurn, appendToolResult, parseErrorRecord } from '../../workers/rollout/trajectory.ts';
-import { type ToolCallRecord, type Trajectory } from '../../contracts/trajectory.ts';
+import type { ToolCallRecord, Trajectory, ParseResult } from '../../contracts/trajectory.ts';
 import { toolResponseTurn } from '../../workers/rollout/template.ts';
-import type { ParseResult } from '../../contracts/trajectory.ts';
 
 const TOOL = 'execute_python_code_with_standard_io';
 const CALL: ParseResult = { kind: 'call', name: TOOL, arguments: { code: '1', input: '' }, raw: '' };

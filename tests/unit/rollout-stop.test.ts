@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { afterGeneration, afterTool, decideTurn, maxTokensForNextTurn, formatPenalty, type StopLimits } from '../../workers/rollout/stop.ts';
 import { newTrajectory, appendAssistantTurn, appendToolResult, finishTrajectory, parseErrorRecord, usedTokens, responseMask, trajectoryMask, responseLogprobs, responseText, segments, toolStats, answerFacts } from '../../workers/rollout/trajectory.ts';
-import { type ToolCallRecord, type Trajectory } from '../../contracts/trajectory.ts';
+import type { ToolCallRecord, Trajectory, ParseResult } from '../../contracts/trajectory.ts';
 import { buildPrompt, toolResponseTurn } from '../../workers/rollout/template.ts';
-import type { ParseResult } from '../../contracts/trajectory.ts';
 
 const L: StopLimits = { maxResponseTokens: 100, maxTurns: 3 };
 const CALL: ParseResult = { kind: 'call', name: 't', arguments: { code: '1', input: '' }, raw: '' };

@@ -19,8 +19,7 @@ import { toTrajectoryInput } from '../rollout/to-store.ts';
 import { toolStats } from '../rollout/trajectory.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 import { summarize, type SampleOutcome } from './metrics.ts';
-import type { EvalRow } from '../../contracts/eval.ts';
-import type { EvalSpec } from '../../contracts/eval.ts';
+import type { EvalRow, EvalSpec } from '../../contracts/eval.ts';
 
 export interface EvalDeps {
   db: Database;
@@ -37,7 +36,6 @@ export interface EvalDeps {
   /** The template to use instead of the spec's (a training run's recipe template). */
   template?: TemplateSettings;
 }
-
 
 export function templateFor(spec: Pick<EvalSpec, 'template' | 'engine'>): TemplateSettings {
   const t = spec.template ?? (spec.engine.kind === 'embedded' ? 'minimal' : 'full');

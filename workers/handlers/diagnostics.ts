@@ -1,9 +1,9 @@
 import { checks, runChecks, type CheckDeps } from '../diagnostics/checks.ts';
 import { SandboxPool } from '../sandbox/pool.ts';
+import type { JobHandler } from '../types.ts';
 
 /** A one-interpreter pool for the isolation check. */
 export const checkDeps: CheckDeps = { startSandboxPool: () => SandboxPool.start({ size: 1, log: () => {} }) };
-import type { JobHandler } from '../types.ts';
 
 const MARK = { ok: '\u001b[32m✔\u001b[0m', warn: '\u001b[33m!\u001b[0m', fail: '\u001b[31m✘\u001b[0m' };
 

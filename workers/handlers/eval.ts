@@ -3,7 +3,7 @@ import { formatEvalTable, runEvaluation } from '../eval/run.ts';
 import { Verifier } from '../reward/verifier.ts';
 import { publishLiveRollouts } from './live.ts';
 import { createSandbox } from '../sandbox/index.ts';
-import { PermanentJobError, type JobContext, type JobHandler } from '../types.ts';
+import { PermanentJobError, type JobHandler } from '../types.ts';
 import type { JobPayload } from '../../contracts/jobs.ts';
 
 

@@ -3,8 +3,7 @@
  * answer, else 0. Only model-generated text is searched: a `\boxed{}` printed by the tool is not the model's answer.
  */
 import type { Verifier } from '../reward/verifier.ts';
-import type { Verdict } from '../../contracts/trajectory.ts';
-import type { Trajectory } from '../../contracts/trajectory.ts';
+import type { Verdict, Trajectory } from '../../contracts/trajectory.ts';
 
 export const modelText = (t: Trajectory) => t.turns.map((x) => x.text).join('');
 

@@ -12,8 +12,7 @@
  * The budget counts model and tool tokens of the response, not the prompt. The next generation's max_tokens is the
  * remaining budget (maxTokensForNextTurn).
  */
-import type { ParseResult } from '../../contracts/trajectory.ts';
-import type { EngineFinish, FinishReason } from '../../contracts/trajectory.ts';
+import type { ParseResult, EngineFinish, FinishReason } from '../../contracts/trajectory.ts';
 
 export interface StopLimits {
   /** Response budget in tokens, tool tokens included. */

@@ -18,14 +18,13 @@
  * 3.11 (the traceback starts at the model's code; 3.12+ would add "Did you mean" hints to NameErrors). Tool segments
  * carry the call's code and the expected sandbox result so that an integration test can run them for real.
  */
-import type { DemoShares } from '../../contracts/recipe.ts';
+import type { DemoShares, Difficulty, Family } from '../../contracts/recipe.ts';
 import { mulberry32 } from '../engines/sampling.ts';
 import type { Tokenizer } from '../engines/tokenizer.ts';
 import { EMBEDDED_TEMPLATE_SETTINGS, IM_END, buildPrompt, pyJson, tag, toolResponseTurn, type TemplateSettings } from '../rollout/template.ts';
 import { DEFAULT_TOOL_FORMAT, formatToolResult } from '../sandbox/format.ts';
 import type { SandboxResult } from '../sandbox/types.ts';
 import { generate, pick, type Problem, type Rng } from './arith.ts';
-import { type Difficulty, type Family } from '../../contracts/recipe.ts';
 
 export type DemoKind = 'tool' | 'recover' | 'no_tool';
 export type RecoverError = 'name_typo' | 'missing_import' | 'missing_paren';

@@ -5,10 +5,9 @@
 import type { Database } from '../../server/db/client.ts';
 import { importDataset } from '../../server/datasets/import.ts';
 import { listProblemRows } from '../../server/store/datasets.ts';
-import type { PromptSource } from '../../contracts/recipe.ts';
+import type { PromptSource, Family } from '../../contracts/recipe.ts';
 import { resolveDataset } from '../eval/run.ts';
 import { generate } from '../tasks/arith.ts';
-import { type Family } from '../../contracts/recipe.ts';
 
 export interface TaskProblem { id: string; question: string; answer: string }
 

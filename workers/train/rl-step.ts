@@ -5,12 +5,11 @@
 import type { Tokenizer } from '../engines/tokenizer.ts';
 import type { InferenceEngine } from '../engines/types.ts';
 import type { Verifier } from '../reward/verifier.ts';
-import type { Verdict } from '../../contracts/trajectory.ts';
+import type { Verdict, Trajectory } from '../../contracts/trajectory.ts';
 import { runRollouts, type RolloutEvent } from '../rollout/agent.ts';
 import { scoreTrajectory } from '../rollout/score.ts';
 import type { TemplateSettings } from '../rollout/template.ts';
 import { toolStats } from '../rollout/trajectory.ts';
-import { type Trajectory } from '../../contracts/trajectory.ts';
 import { trajectoryPenalties } from '../rl/penalties.ts';
 import { selectStep, type GroupSelection, type RocOptions } from '../rl/grpo-roc.ts';
 import type { Rng } from '../rl/sampling.ts';

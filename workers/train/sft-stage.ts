@@ -1,6 +1,5 @@
 /** An SFT stage of a run (docs/method.md §7): demonstrations → trainer steps, checkpointed as it goes. */
-import type { Family, SftStage } from '../../contracts/recipe.ts';
-import { stageSteps } from '../../contracts/recipe.ts';
+import { type Family, type SftStage, stageSteps } from '../../contracts/recipe.ts';
 import { sftDataset, tokenizeDemo } from '../tasks/demos.ts';
 import { SFT_CHECKPOINT_EVERY } from './checkpoints.ts';
 import type { TrainRun } from './run-state.ts';

@@ -5,9 +5,8 @@ import { lastEventSeq, readEvents } from '../../store/events.ts';
 import { listMetricKeys, readSeries, readSeriesOfKeys } from '../../store/metrics.ts';
 import { getRun, getRunsByIds, getRunWithoutSpec, listRuns } from '../../store/runs.ts';
 import { assertRunExists } from '../guards.ts';
-import { cancelRun } from '../../lifecycle.ts';
+import { cancelRun, pauseTraining, resumeTraining } from '../../lifecycle.ts';
 import { config } from '../../config.ts';
-import { pauseTraining, resumeTraining } from '../../lifecycle.ts';
 import { stageBoundaries } from '../../../contracts/recipe.ts';
 import { diffSpecs, type SpecDiff } from '../../../contracts/recipe-diff.ts';
 
