@@ -1,5 +1,5 @@
 import type { Database } from '../server/db/client.ts';
-import { FINISHED } from '../contracts/runs.ts';
+import { isFinished } from '../contracts/runs.ts';
 import { readEvents } from '../server/store/events.ts';
 import { getRunOrThrow } from '../server/store/runs.ts';
 
@@ -13,7 +13,7 @@ export async function followRun(db: Database, runId: string): Promise<number> {
       cursor = e.seq;
     }
     const run = await getRunOrThrow(db, runId);
-    if ((FINISHED as string[]).includes(run.status) && events.length === 0) return run.status === 'succeeded' ? 0 : 1;
+    if (isFinished(run.status) && events.length === 0) return run.status === 'succeeded' ? 0 : 1;
     await new Promise((r) => setTimeout(r, 300));
   }
 }

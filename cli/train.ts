@@ -9,7 +9,7 @@ import { seedDefaultRecipes } from '../server/store/recipes.ts';
 import { readEvents } from '../server/store/events.ts';
 import { getRunOrThrow } from '../server/store/runs.ts';
 import { listEvalResults } from '../server/store/evals.ts';
-import { FINISHED, type RunStatus } from '../contracts/runs.ts';
+import { isFinished } from '../contracts/runs.ts';
 import type { RunEventType } from '../contracts/events.ts';
 import { launchTraining, resumeTraining, type RecipeRef } from '../server/lifecycle.ts';
 
@@ -103,7 +103,7 @@ async function watch(db: Database, runId: string, stopped: () => boolean = () =>
     const bar = `[${'#'.repeat(Math.floor(pct / 4)).padEnd(25, '.')}] ${String(pct).padStart(3)}%  step ${run.step}/${total}  ${run.stageName ?? ''}  ${Math.round(elapsed)} s`;
     if (tty) process.stdout.write(`\r${bar}  ${lastLine.slice(0, 60)}`.padEnd(140));
     else if (pct >= lastPct + 5) { console.log(bar); lastPct = pct; }
-    if (FINISHED.includes(run.status as RunStatus) || run.status === 'paused' || (stopped() && run.status === 'queued')) {
+    if (isFinished(run.status) || run.status === 'paused' || (stopped() && run.status === 'queued')) {
       if (tty) process.stdout.write('\n');
       console.log(`run ${run.status}${run.error ? `: ${run.error}` : ''}`);
       if (run.status === 'succeeded') {

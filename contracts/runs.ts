@@ -3,7 +3,7 @@ export type RunStatus = 'queued' | 'running' | 'paused' | 'succeeded' | 'failed'
 export const FINISHED: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled'];
 export const isFinished = (status: string): boolean => (FINISHED as readonly string[]).includes(status);
 
-/** What a run is: each kind is launched by server/runs/lifecycle.ts and run by the job of the same kind. */
+/** What a run is: each kind is launched by server/lifecycle.ts and run by the job of the same kind. */
 export type RunKind = 'train' | 'eval' | 'diagnostics' | (string & {});
 
 /** Where each stage of a training run starts on the run's global step axis (the `stage` event's data). */

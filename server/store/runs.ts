@@ -1,4 +1,4 @@
-import { FINISHED, type RunStatus } from '../../contracts/runs.ts';
+import { isFinished, type RunKind, type RunStatus } from '../../contracts/runs.ts';
 import type { Database } from '../db/client.ts';
 import { UserError } from '../../contracts/errors.ts';
 import { newId } from '../ids.ts';
@@ -6,7 +6,7 @@ import { appendEvent } from './events.ts';
 import { codeVersion } from '../version.ts';
 
 
-export interface NewRun { name: string; kind: string; recipeId?: string | null; recipeSpec?: unknown; seed?: number; totalSteps?: number | null }
+export interface NewRun { name: string; kind: RunKind; recipeId?: string | null; recipeSpec?: unknown; seed?: number; totalSteps?: number | null }
 
 export async function createRun(db: Database, input: NewRun) {
   return db.prisma.run.create({
@@ -33,7 +33,7 @@ export async function setRunStatus(db: Database, runId: string, status: RunStatu
       status,
       updatedAt: now,
       ...(status === 'running' ? { startedAt: now, finishedAt: null, error: null } : {}),
-      ...(FINISHED.includes(status) ? { finishedAt: now } : {}),
+      ...(isFinished(status) ? { finishedAt: now } : {}),
       ...(opts.error !== undefined ? { error: opts.error } : {}),
     },
   });
