@@ -31,7 +31,7 @@ const G = (flags.g as number | undefined) ?? 4;
 const OUT = path.join(import.meta.dirname, 'out');
 
 const exportDir = await ensureEmbeddedSftModel({ log: (m) => console.log(`[sft] ${m}`) });
-const checkpoint = path.join(path.dirname(exportDir), 'checkpoint.pt');
+const sftModel = path.join(path.dirname(exportDir), 'model');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-roc-'));
 const url = `file:${path.join(tmp, 'bench.db')}`;
 await migrate(url);
@@ -45,7 +45,7 @@ type Series = Record<(typeof KEYS)[number], number[]>;
 async function variant(name: string, roc: boolean): Promise<Series> {
   const input: RecipeInput = {
     name: `bench-${name}`, seed: 7,
-    model: { kind: 'checkpoint', path: checkpoint },
+    model: { kind: 'model', name: 'sft-fixture' },
     template: { toolName: 'python', variant: 'minimal' },
     stages: [{
       type: 'rl', name: 'rl', data: { kind: 'generated', split: 'train', n: 2000, seed: 11 },
@@ -59,7 +59,7 @@ async function variant(name: string, roc: boolean): Promise<Series> {
   const t0 = Date.now();
   try {
     await runTraining({
-      db, runId: run.id, trainer, sandbox, verifier, policyEngine: embeddedPolicy(), runDir: path.join(tmp, run.id),
+      db, runId: run.id, trainer, sandbox, verifier, policyEngine: embeddedPolicy(), runDir: path.join(tmp, run.id), modelDir: () => sftModel,
       log: async (m) => { if (/^step /.test(m)) console.log(`  [${name}] ${m}`); },
       metrics: (s, v) => logMetrics(db, run.id, s, v), progress: async () => {},
     }, recipe);

@@ -21,7 +21,7 @@ export const EngineSpecSchema = z.discriminatedUnion('kind', [
     totalTokens: z.number().int().min(1).default(1 << 20),
     timeoutMs: z.number().int().min(100).default(60_000),
     retries: z.number().int().min(0).max(10).default(2),
-    /** A char tokenizer.json for exact token counts (a served embedded model); without one, counts are estimated. */
+    /** The served model's tokenizer.json (HF format; its tokenizer_config.json beside it) for exact token counts; without one, counts are estimated. */
     tokenizer: z.string().optional(),
   }),
 ]);

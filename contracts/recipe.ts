@@ -10,9 +10,10 @@
  *
  * Defaults. Scale-free settings default to the report's values (ε_low/ε_high, RoC, temperatures, epochs, warm-up
  * share, schedule, eval k/turns, hard-filter k). Settings that depend on the model's size (learning rates, batch
- * sizes, rollouts, response budgets, turns) default by model kind: the report's for a `checkpoint` model
- * (REPORT_DEFAULTS) and scaled-down ones for the `embedded` model (EMBEDDED_DEFAULTS), whose context is
- * `block_size` characters and whose parameters number ~0.2M. The fields are optional in the input and the parse
+ * sizes, rollouts, response budgets, turns) default by model kind: the report's for a named `model` (a Hugging Face
+ * model registered under the models folder, REPORT_DEFAULTS) and scaled-down ones for the `embedded` model
+ * (EMBEDDED_DEFAULTS: a small Qwen3 trained from scratch), whose context is `block_size` characters and whose
+ * parameters number ~0.3M. The fields are optional in the input and the parse
  * fills them in (resolveDefaults), so the UI shows the resolved values.
  *
  * A contract (contracts/): zod and types only, so the recipe editor bundles it. The workers take their shared
@@ -27,7 +28,7 @@ const nameField = z.string().regex(NAME_RE, NAME_RULE);
 // ---- Report values and embedded (scaled) values ------------------------------------------------------------------
 
 /**
- * The report's settings (docs/method.md §5, §7, §8), for reference and as the defaults of a `checkpoint` model.
+ * The report's settings (docs/method.md §5, §7, §8), for reference and as the defaults of a named `model`.
  * Where the report gives none, the comment says so and the value is ours.
  */
 export const REPORT_DEFAULTS = {
@@ -68,7 +69,7 @@ export const REPORT_DEFAULTS = {
 } as const;
 
 /**
- * Scaled values for the embedded character-level transformer (4 layers, 64 wide, 512-character context) that must
+ * Scaled values for the embedded character-level Qwen3 (4 layers, 64 wide, 512-character context) that must
  * train in minutes on a CPU: bigger learning rates, tiny batches, a response budget that fits the context with the
  * minimal prompt (162–206 characters for the arith task), few turns.
  */
@@ -151,31 +152,60 @@ export type DemoShares = z.output<typeof SftDataSchema>['shares'];
 // ---- Model, tokenizer, template, tool ----------------------------------------------------------------------------
 
 export const ModelSchema = z.discriminatedUnion('kind', [
-  /** The embedded character-level transformer (workers/trainer/model.py), trained from scratch. */
+  /** The embedded model: a small Hugging Face model of this architecture (workers/trainer/hf_model.py) with the char
+   *  tokenizer, trained from scratch. */
   z.object({
     kind: z.literal('embedded'),
+    arch: z.enum(['qwen3', 'qwen2', 'llama']).default('qwen3'),
     n_layer: z.number().int().min(1).max(48).default(EMBEDDED_DEFAULTS.model.n_layer),
     n_head: z.number().int().min(1).max(64).default(EMBEDDED_DEFAULTS.model.n_head),
+    /** Key/value heads (grouped-query attention); default n_head. */
+    n_kv_head: z.number().int().min(1).max(64).optional(),
     n_embd: z.number().int().min(8).max(8192).default(EMBEDDED_DEFAULTS.model.n_embd),
     /** Context length in tokens (characters): prompt + response + tool output must fit. */
     block_size: z.number().int().min(64).max(65_536).default(EMBEDDED_DEFAULTS.model.block_size),
-    /** Rotary (default: copying numbers needs relative-position heads, which RoPE makes quick to learn) or learned. */
-    pos_emb: z.enum(['rope', 'learned']).default('rope'),
   }),
-  /** Start from a trainer checkpoint / export dir. */
+  /** A model registered under the models folder by name (`npx toolsmith model list`): never a path. */
   z.object({
-    kind: z.literal('checkpoint'),
-    path: z.string().min(1, 'give the checkpoint directory'),
+    kind: z.literal('model'),
+    name: nameField,
   }),
-], { error: 'kind must be "embedded" or "checkpoint"' });
+], { error: 'kind must be "embedded" or "model" (a registered model by name: npx toolsmith model import DIR --name NAME)' });
 export type ModelSpec = z.output<typeof ModelSchema>;
 
 export const TokenizerSchema = z.discriminatedUnion('kind', [
-  /** The embedded character vocabulary (workers/engines/tokenizer.ts EMBEDDED_VOCAB). */
+  /** The embedded character vocabulary (workers/engines/tokenizer.ts EMBEDDED_VOCAB), for the embedded model. */
   z.object({ kind: z.literal('char') }),
-  /** A char tokenizer.json file (e.g. the one next to a checkpoint). */
-  z.object({ kind: z.literal('file'), path: z.string().min(1, 'give the tokenizer.json path') }),
-], { error: 'kind must be "char" or "file"' });
+  /** The named model's own tokenizer.json and chat template. */
+  z.object({ kind: z.literal('model') }),
+], { error: 'kind must be "char" (the embedded model) or "model" (the named model\'s own tokenizer)' });
+
+/** How the trainer runs (workers/trainer/dist.py): ranks on this worker, device, micro-batching, LoRA. */
+export const TrainerSchema = z.object({
+  /** torchrun ranks on the worker (FSDP2; one per GPU, or gloo processes on CPU). */
+  ranks: z.number().int().min(1).max(64).default(1),
+  /** Machines the run spans (ranks each): more than 1 is torchrun's multi-node rendezvous, started by hand (README). */
+  nodes: z.number().int().min(1).max(1024).default(1),
+  /** 'cuda' refuses to start without enough GPUs (one per rank); 'auto' uses them when present. */
+  device: z.enum(['auto', 'cpu', 'cuda']).default('auto'),
+  /** Token budget per forward/backward (rows × padded length); gradients accumulate. Default: the whole batch at once. */
+  microBatchTokens: z.number().int().min(64).optional(),
+  gradientCheckpointing: z.boolean().default(false),
+  /** LoRA through peft on a named model: only the adapter trains and is checkpointed; exports merge it. */
+  lora: z.object({
+    rank: z.number().int().min(1).max(1024).default(16),
+    alpha: z.number().positive().default(32),
+    dropout: z.number().min(0).max(0.9).default(0),
+    targetModules: z.array(z.string().min(1)).min(1).default(['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj']),
+  }).nullable().default(null),
+});
+export type TrainerSpec = z.output<typeof TrainerSchema>;
+
+/** The engine that serves the policy's rollouts: the embedded ONNX engine, or OpenAI-compatible servers (vLLM, SGLang). */
+export const RolloutEngineSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('embedded') }),
+  z.object({ kind: z.literal('openai'), urls: z.array(z.url({ error: 'expected an http(s) URL' })).min(1, 'give at least one server URL') }),
+], { error: 'kind must be "embedded" or "openai"' });
 
 /** The prompt template's variants (workers/rollout/template.ts): the paper's full text, a shorter one, the embedded model's. */
 export const TEMPLATE_VARIANTS = ['full', 'compact', 'minimal'] as const;
@@ -316,7 +346,10 @@ const RecipeObjectSchema = z.object({
   description: z.string().max(10_000).default(''),
   seed: seedField.default(0),
   model: ModelSchema.prefault({ kind: 'embedded' }),
-  tokenizer: TokenizerSchema.prefault({ kind: 'char' }),
+  /** Default: char for the embedded model, the model's own for a named one. */
+  tokenizer: TokenizerSchema.optional(),
+  trainer: TrainerSchema.prefault({}),
+  engine: RolloutEngineSchema.prefault({ kind: 'embedded' }),
   template: TemplateSchema.prefault({}),
   tool: ToolLimitsSchema.prefault({}),
   stages: z.array(StageSchema).min(1, 'give at least one stage'),
@@ -331,7 +364,7 @@ export type RecipeEval = Filled<z.output<typeof RecipeEvalSchema>, 'k' | 'maxTok
 export type TemplateSpec = Filled<z.output<typeof TemplateSchema>, 'toolName' | 'variant'>;
 type RecipeObject = z.output<typeof RecipeObjectSchema>;
 /** A parsed recipe: every default filled in (what a run freezes). */
-export type Recipe = Omit<RecipeObject, 'stages' | 'eval' | 'template'> & { template: TemplateSpec; stages: Stage[]; eval?: RecipeEval };
+export type Recipe = Omit<RecipeObject, 'stages' | 'eval' | 'template' | 'tokenizer'> & { template: TemplateSpec; stages: Stage[]; eval?: RecipeEval; tokenizer: z.output<typeof TokenizerSchema> };
 /** What a person writes: most fields optional. */
 export type RecipeInput = z.input<typeof RecipeObjectSchema>;
 
@@ -341,6 +374,15 @@ function checkRecipe(r: RecipeObject, ctx: z.RefinementCtx): void {
   const blockSize = r.model.kind === 'embedded' ? r.model.block_size : null;
   if (r.model.kind === 'embedded' && r.model.n_head >= 1 && r.model.n_embd % r.model.n_head !== 0) {
     issue(['model', 'n_embd'], `must be divisible by model.n_head (${r.model.n_embd} % ${r.model.n_head} = ${r.model.n_embd % r.model.n_head})`);
+  }
+  if (r.model.kind === 'embedded' && r.model.n_kv_head != null && r.model.n_head % r.model.n_kv_head !== 0) {
+    issue(['model', 'n_kv_head'], `must divide model.n_head (${r.model.n_head})`);
+  }
+  if (r.tokenizer && r.tokenizer.kind !== (r.model.kind === 'embedded' ? 'char' : 'model')) {
+    issue(['tokenizer', 'kind'], r.model.kind === 'embedded' ? 'the embedded model uses the char tokenizer' : 'a named model brings its own tokenizer: use "model" (or leave tokenizer out)');
+  }
+  if (r.trainer.lora && r.model.kind === 'embedded') {
+    issue(['trainer', 'lora'], 'LoRA adapts a pretrained model: name one (model.kind "model"); the embedded model trains from scratch');
   }
   const names = new Set<string>();
   r.stages.forEach((s, i) => {
@@ -369,7 +411,7 @@ function checkRecipe(r: RecipeObject, ctx: z.RefinementCtx): void {
 }
 
 function defaultsFor(model: ModelSpec) {
-  if (model.kind === 'checkpoint') {
+  if (model.kind === 'model') {
     const R = REPORT_DEFAULTS;
     return {
       sft: { lr: R.sft.lr, batch: R.sft.batch, maxLength: R.sft.maxLength },
@@ -409,7 +451,8 @@ function resolveDefaults(r: RecipeObject): Recipe {
   });
   const template: TemplateSpec = { ...r.template, toolName: r.template.toolName ?? d.template.toolName, variant: r.template.variant ?? d.template.variant };
   const { eval: ev, ...rest } = r;
-  const out: Recipe = { ...rest, template, stages };
+  const tokenizer = r.tokenizer ?? (r.model.kind === 'embedded' ? { kind: 'char' as const } : { kind: 'model' as const });
+  const out: Recipe = { ...rest, tokenizer, template, stages };
   if (ev) out.eval = { ...ev, k: ev.k ?? d.eval.k, maxTokens: ev.maxTokens ?? d.eval.maxTokens, maxTurns: ev.maxTurns ?? d.eval.maxTurns };
   return out;
 }

@@ -66,6 +66,14 @@ export function Field({ cat, k, base = '' }: { cat: Catalogue; k: string; base?:
     case 'text':
       control = <input {...common} type="text" value={showValue(value)} placeholder={placeholder} onChange={(e) => set(path, e.target.value === '' && f.def !== undefined ? undefined : e.target.value)} />;
       break;
+    case 'list': {
+      const shown = Array.isArray(value) ? value.join(', ') : showValue(value);
+      control = <input {...common} type="text" value={shown} placeholder={placeholder} onChange={(e) => {
+        const items = e.target.value.split(',').map((x) => x.trim()).filter(Boolean);
+        set(path, items.length === 0 && f.def !== undefined ? undefined : items);
+      }} />;
+      break;
+    }
     case 'textarea':
       control = <textarea {...common} rows={2} value={showValue(value)} placeholder={placeholder} onChange={(e) => set(path, e.target.value === '' ? undefined : e.target.value)} />;
       break;

@@ -11,6 +11,8 @@ import type { Spec } from './path.ts';
 export type ModelKind = ModelSpec['kind'];
 export type FieldKind =
   | 'text' | 'textarea' | 'int' | 'number' | 'select' | 'bool'
+  /** A list of strings, written comma-separated. */
+  | 'list'
   /** A discriminator ("kind"): switching replaces the parent object with `variants[value]`. */
   | 'variant'
   /** A literal the schema fills in (shown, not editable). */
@@ -39,7 +41,7 @@ export type Catalogue = Record<string, FieldDef>;
 
 const R = REPORT_DEFAULTS;
 const E = EMBEDDED_DEFAULTS;
-const byModel = (checkpoint: unknown, embedded: unknown) => (m: ModelKind) => String(m === 'checkpoint' ? checkpoint : embedded);
+const byModel = (named: unknown, embedded: unknown) => (m: ModelKind) => String(m === 'model' ? named : embedded);
 
 export function defaultText(f: FieldDef, m: ModelKind): string {
   return typeof f.def === 'function' ? f.def(m) : (f.def ?? '');
@@ -84,23 +86,42 @@ export const RECIPE_FIELDS: Catalogue = {
   seed: { label: 'Seed', kind: 'int', def: '0', help: 'Run seed (initialisation, sampling, data order); a launch can override it.' },
 
   'model.kind': {
-    label: 'Model', kind: 'variant', options: ['embedded', 'checkpoint'],
-    variants: { embedded: { kind: 'embedded' }, checkpoint: { kind: 'checkpoint', path: '' } },
-    help: 'embedded: the ~100K-parameter character transformer trained from scratch; checkpoint: start from a trainer checkpoint.',
+    label: 'Model', kind: 'variant', options: ['embedded', 'model'],
+    variants: { embedded: { kind: 'embedded' }, model: { kind: 'model', name: '' } },
+    help: 'embedded: a ~0.3M-parameter character-level Qwen3 trained from scratch; model: a Hugging Face model registered by name (Models page).',
   },
+  'model.arch': { label: 'Architecture', kind: 'select', options: ['qwen3', 'qwen2', 'llama'], def: 'qwen3', help: 'The transformers architecture the embedded model is built with.' },
+  'model.n_kv_head': { label: 'KV heads', kind: 'int', def: 'n_head', help: 'Key/value heads (grouped-query attention); must divide the heads.' },
+  'model.name': { label: 'Model name', kind: 'text', help: 'A model under the models folder (npx toolsmith model list); never a path.' },
   'model.n_layer': { label: 'Layers', kind: 'int', def: String(E.model.n_layer), help: 'Transformer blocks of the embedded model.' },
   'model.n_head': { label: 'Heads', kind: 'int', def: String(E.model.n_head), help: 'Attention heads per block; n_embd must be divisible by it.' },
   'model.n_embd': { label: 'Width (n_embd)', kind: 'int', def: String(E.model.n_embd), help: 'Embedding width of the embedded model.' },
   'model.block_size': { label: 'Context (block_size)', kind: 'int', def: String(E.model.block_size), help: 'Context in characters: prompt + response + tool output must fit.' },
-  'model.pos_emb': { label: 'Position embedding', kind: 'select', options: ['rope', 'learned'], def: 'rope', help: 'rope (default: relative-position heads learn to copy numbers quickly) or learned.' },
-  'model.path': { label: 'Checkpoint directory', kind: 'text', help: 'Trainer checkpoint / export directory to start from.' },
 
   'tokenizer.kind': {
-    label: 'Tokenizer', kind: 'variant', options: ['char', 'file'],
-    variants: { char: { kind: 'char' }, file: { kind: 'file', path: '' } },
-    help: 'char: the embedded character vocabulary; file: a char tokenizer.json (e.g. next to a checkpoint).',
+    label: 'Tokenizer', kind: 'variant', options: ['char', 'model'],
+    variants: { char: { kind: 'char' }, model: { kind: 'model' } },
+    def: byModel('model', 'char'),
+    help: 'char: the embedded character vocabulary; model: the named model\'s own tokenizer.json and chat template.',
   },
-  'tokenizer.path': { label: 'tokenizer.json path', kind: 'text', help: 'Path of the tokenizer.json file.' },
+
+  'trainer.ranks': { label: 'Ranks', kind: 'int', def: '1', help: 'torchrun ranks on the worker: FSDP2 shards the model over them (one per GPU; gloo processes on CPU).' },
+  'trainer.nodes': { label: 'Nodes', kind: 'int', def: '1', help: 'Machines the run spans; more than one is torchrun\'s multi-node rendezvous (README).' },
+  'trainer.device': { label: 'Device', kind: 'select', options: ['auto', 'cpu', 'cuda'], def: 'auto', help: 'cuda refuses to start without one GPU per rank; auto uses GPUs when present.' },
+  'trainer.microBatchTokens': { label: 'Micro-batch tokens', kind: 'int', def: 'whole batch', help: 'Token budget per forward/backward (rows × padded length); gradients accumulate.' },
+  'trainer.gradientCheckpointing': { label: 'Gradient checkpointing', kind: 'bool', def: 'false', help: 'Recompute activations in backward: less memory, ~30% more compute.' },
+  'trainer.lora': { label: 'LoRA', kind: 'toggle', on: { rank: 16, alpha: 32 }, off: null, help: 'Train low-rank adapters (peft) on a named model; exports merge them.' },
+  'trainer.lora.rank': { label: 'LoRA rank', kind: 'int', def: '16', help: 'Rank r of each adapter.' },
+  'trainer.lora.alpha': { label: 'LoRA alpha', kind: 'number', def: '32', help: 'Scale: the update is B·A·alpha/r.' },
+  'trainer.lora.dropout': { label: 'LoRA dropout', kind: 'number', def: '0', help: 'Dropout on the adapter input.' },
+  'trainer.lora.targetModules': { label: 'Target modules', kind: 'list', def: 'q,k,v,o,gate,up,down _proj', help: 'Module names that get adapters.' },
+
+  'engine.kind': {
+    label: 'Rollout engine', kind: 'variant', options: ['embedded', 'openai'],
+    variants: { embedded: { kind: 'embedded' }, openai: { kind: 'openai', urls: [] } },
+    help: 'embedded: the ONNX engine on this worker; openai: vLLM/SGLang servers (weight sync after each update: see the README).',
+  },
+  'engine.urls': { label: 'Server URLs', kind: 'list', help: 'OpenAI-compatible base URLs, comma-separated.' },
 
   'template.toolName': { label: 'Tool name', kind: 'text', def: byModel('execute_python_code_with_standard_io', 'python'), help: 'The one tool\'s function name (paper: execute_python_code_with_standard_io; embedded: python).' },
   'template.reasonTag': { label: 'Reasoning tag', kind: 'text', def: 'reason', help: 'Each assistant turn starts with <reason> (the paper\'s figure shows <think>).' },
@@ -217,16 +238,16 @@ const num = (v: unknown): number | undefined => (typeof v === 'number' && Number
  * steps), filling unset values with the defaults for the model kind. Works on an invalid spec (unknowns count 0).
  */
 export function timelineOf(spec: Spec): TimelineStage[] {
-  const model: ModelKind = (spec.model as { kind?: unknown } | undefined)?.kind === 'checkpoint' ? 'checkpoint' : 'embedded';
+  const model: ModelKind = (spec.model as { kind?: unknown } | undefined)?.kind === 'model' ? 'model' : 'embedded';
   const stages = Array.isArray(spec.stages) ? (spec.stages as unknown[]) : [];
   return stages.map((raw) => {
     const s = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
     const type = typeof s.type === 'string' ? s.type : '?';
     const name = typeof s.name === 'string' ? s.name : '';
-    if (type === 'rl') return { name, type, steps: num(s.steps) ?? (model === 'checkpoint' ? R.rl.steps : E.rl.steps) };
+    if (type === 'rl') return { name, type, steps: num(s.steps) ?? (model === 'model' ? R.rl.steps : E.rl.steps) };
     if (type !== 'sft') return { name, type, steps: 0 };
     const n = num((s.data as { n?: unknown } | undefined)?.n) ?? 0;
-    const batch = num(s.batch) ?? (model === 'checkpoint' ? R.sft.batch : E.sft.batch);
+    const batch = num(s.batch) ?? (model === 'model' ? R.sft.batch : E.sft.batch);
     const epochs = num(s.epochs) ?? R.sft.epochs;
     const steps = batch > 0 ? epochs * Math.ceil(n / batch) : 0;
     return { name, type, steps: Math.min(num(s.maxSteps) ?? Infinity, steps) };

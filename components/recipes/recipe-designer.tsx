@@ -102,7 +102,7 @@ function Editor({ initial, current, versions }: { initial: Spec; current: Versio
   const ctx: DesignerState = useMemo(() => ({
     spec, set, update, errors: errorMap,
     resolved: v?.ok ? v.recipe : null,
-    modelKind: (spec.model as { kind?: unknown } | undefined)?.kind === 'checkpoint' ? 'checkpoint' : 'embedded',
+    modelKind: (spec.model as { kind?: unknown } | undefined)?.kind === 'model' ? 'model' : 'embedded',
   }), [spec, set, update, errorMap, v]);
   const initialJson = useMemo(() => stableJson(initial), [initial]);
   const dirty = current === null || stableJson(spec) !== initialJson;

@@ -35,16 +35,20 @@ export function GeneralSection() {
 
 export function ModelSection() {
   const { spec } = useDesigner();
-  const embedded = getPath(spec, 'model.kind') !== 'checkpoint';
-  const charTok = getPath(spec, 'tokenizer.kind') !== 'file';
+  const embedded = getPath(spec, 'model.kind') !== 'model';
+  const lora = getPath(spec, 'trainer.lora') != null;
+  const openai = getPath(spec, 'engine.kind') === 'openai';
   return (
     <Section title="Model">
       <Field cat={F} k="model.kind" />
       {embedded
-        ? ['model.n_layer', 'model.n_head', 'model.n_embd', 'model.block_size', 'model.pos_emb'].map((k) => <Field key={k} cat={F} k={k} />)
-        : <Field cat={F} k="model.path" />}
+        ? ['model.arch', 'model.n_layer', 'model.n_head', 'model.n_kv_head', 'model.n_embd', 'model.block_size'].map((k) => <Field key={k} cat={F} k={k} />)
+        : <Field cat={F} k="model.name" />}
       <Field cat={F} k="tokenizer.kind" />
-      {!charTok && <Field cat={F} k="tokenizer.path" />}
+      {['trainer.ranks', 'trainer.nodes', 'trainer.device', 'trainer.microBatchTokens', 'trainer.gradientCheckpointing', 'trainer.lora'].map((k) => <Field key={k} cat={F} k={k} />)}
+      {lora && ['trainer.lora.rank', 'trainer.lora.alpha', 'trainer.lora.dropout', 'trainer.lora.targetModules'].map((k) => <Field key={k} cat={F} k={k} />)}
+      <Field cat={F} k="engine.kind" />
+      {openai && <Field cat={F} k="engine.urls" />}
     </Section>
   );
 }

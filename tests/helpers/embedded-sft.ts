@@ -14,7 +14,7 @@ import { TrainerClient } from '../../workers/trainer/client.ts';
 import { runSft, sftSteps } from '../../workers/train/sft.ts';
 
 export interface EmbeddedSftConfig {
-  model: { n_layer: number; n_head: number; n_embd: number; block_size: number; pos_emb?: 'learned' | 'rope' };
+  model: { arch?: 'qwen3' | 'qwen2' | 'llama'; n_layer: number; n_head: number; n_kv_head?: number; n_embd: number; block_size: number };
   demos: number;
   epochs: number;
   batch: number;
@@ -24,7 +24,7 @@ export interface EmbeddedSftConfig {
 }
 
 export const DEFAULT_EMBEDDED_SFT: EmbeddedSftConfig = {
-  model: { n_layer: 4, n_head: 4, n_embd: 64, block_size: 512, pos_emb: 'rope' },
+  model: { arch: 'qwen3', n_layer: 4, n_head: 4, n_embd: 64, block_size: 512 },
   demos: 16000, epochs: 1, batch: 8, lr: 3e-3, seed: 1,
 };
 
@@ -72,7 +72,8 @@ async function lock(dir: string, timeoutMs: number): Promise<() => void> {
   }
 }
 
-/** The export dir (model.onnx, tokenizer.json, config.json) of an SFT'd embedded model; trains it if not cached. */
+/** The export dir (model.onnx, tokenizer.json, config.json) of an SFT'd embedded model; trains it if not cached.
+ *  Beside it, `model/` is the same model as a trainer checkpoint (HF format). */
 export async function ensureEmbeddedSftModel(opts: { cacheDir?: string; config?: EmbeddedSftConfig; log?: (m: string) => void } = {}): Promise<string> {
   const cfg = opts.config ?? DEFAULT_EMBEDDED_SFT;
   const base = path.join(opts.cacheDir ?? path.join(ROOT, 'data', 'models'), `sft-${sftCacheKey(cfg)}`);
@@ -90,7 +91,7 @@ export async function ensureEmbeddedSftModel(opts: { cacheDir?: string; config?:
     try {
       const total = sftSteps(data.length, cfg);
       await trainer.init({
-        model: { ...cfg.model, vocab_size: EMBEDDED_VOCAB.length }, vocab: EMBEDDED_VOCAB, seed: cfg.seed,
+        model: cfg.model, vocab: EMBEDDED_VOCAB, seed: cfg.seed,
         optim: { lr: cfg.lr, warmup_steps: Math.ceil(total * 0.04), total_steps: total, schedule: 'cosine', weight_decay: 0.01, grad_clip: 1 },
       });
       const t0 = Date.now();
@@ -99,7 +100,7 @@ export async function ensureEmbeddedSftModel(opts: { cacheDir?: string; config?:
         onStep: (m) => { if (m.step % 50 === 0 || m.step === total) log(`sft step ${m.step}/${total} loss ${m.loss.toFixed(3)} (${((Date.now() - t0) / 1000).toFixed(0)} s)`); },
       });
       fs.mkdirSync(base, { recursive: true });
-      await trainer.save(path.join(base, 'checkpoint.pt'));
+      await trainer.save(path.join(base, 'model'));
       await trainer.exportOnnx(out);
     } finally {
       await trainer.close();

@@ -1,6 +1,7 @@
 // @no-database: runs once, not once per database.
-// The embedded ONNX engine on models exported at test time by workers/trainer/export_onnx.py (random weights,
-// ~1 s each). Needs the trainer's Python (.venv, built by set-up) with torch; skipped without it.
+// The embedded ONNX engine on HF-format Qwen3 models (random weights, grouped-query attention) exported at test
+// time by workers/trainer/export_onnx.py (~2 s each). Needs the trainer's Python (.venv, built by set-up) with
+// torch and transformers; skipped without it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -8,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { OnnxEngine } from '../../workers/engines/onnx-engine.ts';
-import { CharTokenizer } from '../../workers/engines/tokenizer.ts';
+import { HfTokenizer } from '../../workers/engines/hf-tokenizer.ts';
 import type { GenerateRequest } from '../../workers/engines/types.ts';
 import { trainerPython } from '../../workers/trainer/python.ts';
 
@@ -18,14 +19,15 @@ const TRAINER = path.join(import.meta.dirname, '../../workers/trainer');
 const hasTorch = spawnSync(PY, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
 const skip = hasTorch ? false : `needs ${PY} with torch (node scripts/setup.mjs builds it)`;
 // init_std 0.3 makes random-init logits peaked, so greedy decoding is far from ties and outputs vary by prompt.
-const CONFIG = JSON.stringify({ n_layer: 2, n_head: 4, n_embd: 64, block_size: 96, init_std: 0.3 });
+const CONFIG = JSON.stringify({ arch: 'qwen3', n_layer: 2, n_head: 4, n_kv_head: 2, n_embd: 64, block_size: 96, init_std: 0.3 });
 
 let tmp = '';
 let dirA = '', dirB = '';
 let engine: OnnxEngine;
 
+/** The ONNX export in dir and, in dir + '-hf', the same model in HF format (what transformers loads). */
 function exportModel(dir: string, seed: number) {
-  execFileSync(PY, [path.join(TRAINER, 'export_onnx.py'), '--out', dir, '--seed', String(seed), '--config', CONFIG], { stdio: 'pipe', env });
+  execFileSync(PY, [path.join(TRAINER, 'export_onnx.py'), '--out', dir, '--seed', String(seed), '--config', CONFIG, '--save-hf', `${dir}-hf`], { stdio: 'pipe', env });
 }
 
 const req = (prompt: string, o: Partial<GenerateRequest> = {}): GenerateRequest =>
@@ -44,37 +46,36 @@ after(async () => {
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-test('export writes model.onnx, tokenizer.json, config.json; char tokenizer round-trips, unknown → <unk>', { skip }, () => {
-  for (const f of ['model.onnx', 'tokenizer.json', 'config.json']) assert.ok(fs.existsSync(path.join(dirA, f)), f);
-  const tok = CharTokenizer.fromFile(path.join(dirA, 'tokenizer.json'));
-  assert.equal(tok.vocabSize, JSON.parse(fs.readFileSync(path.join(dirA, 'config.json'), 'utf8')).vocab_size);
+test('export writes model.onnx, config.json and the HF tokenizer files; the char tokenizer round-trips, unknown → <unk>', { skip }, () => {
+  for (const f of ['model.onnx', 'tokenizer.json', 'tokenizer_config.json', 'config.json']) assert.ok(fs.existsSync(path.join(dirA, f)), f);
+  const cfg = JSON.parse(fs.readFileSync(path.join(dirA, 'config.json'), 'utf8'));
+  assert.deepEqual([cfg.model_type, cfg.n_head, cfg.n_kv_head, cfg.eos_token_id], ['qwen3', 4, 2, 1]);
+  const tok = HfTokenizer.fromDir(dirA);
+  assert.equal(tok.vocabSize, cfg.vocab_size);
   assert.equal(tok.decode(tok.encode('Q: 4831*297+1234\n')), 'Q: 4831*297+1234\n');
   const ids = tok.encode('a→b');
   assert.equal(ids.length, 3);
-  assert.equal(ids[1], tok.unkId);
-  assert.equal(tok.decode(ids), 'a\uFFFDb');
+  assert.equal(ids[1], 0); // <unk>
+  assert.equal(tok.decode(ids), 'a<unk>b');
   assert.equal(engine.countTokens('hello'), 5);
 });
 
-test('greedy through the KV cache equals greedy by full forward passes in PyTorch', { skip }, async () => {
-  const prompt = 'Q: 12+30=';
-  const r = await engine.generate(req(prompt, { maxTokens: 24 }));
-  const tok = CharTokenizer.fromFile(path.join(dirA, 'tokenizer.json'));
-  const script = `
-import sys, json, types, torch
-sys.path.insert(0, ${JSON.stringify(TRAINER)})
-from export_onnx import build
-m, cfg, vocab = build(types.SimpleNamespace(seed=1, config=${JSON.stringify(CONFIG)}, checkpoint=None))
-ids = ${JSON.stringify(tok.encode(prompt))}
-out = []
+test('greedy through the KV cache equals transformers\' own greedy generate() on the same weights', { skip }, async () => {
+  const tok = HfTokenizer.fromDir(dirA);
+  for (const prompt of ['Q: 12+30=', '<|im_start|>user\n7*6<|im_end|>\n']) {
+    const r = await engine.generate(req(prompt, { maxTokens: 24 }));
+    const script = `
+import json, torch
+from transformers import AutoModelForCausalLM
+m = AutoModelForCausalLM.from_pretrained(${JSON.stringify(`${dirA}-hf`)}).eval()
+ids = torch.tensor([${JSON.stringify(tok.encode(prompt))}])
 with torch.no_grad():
-    for _ in range(${r.tokenIds.length}):
-        logits, _ = m(torch.tensor([ids]))
-        t = int(torch.argmax(logits[0, -1]))
-        ids.append(t); out.append(t)
-print(json.dumps(out))`;
-  const ref = JSON.parse(execFileSync(PY, ['-c', script], { encoding: 'utf8', env }).trim().split('\n').pop()!);
-  assert.deepEqual(r.tokenIds, ref);
+    out = m.generate(ids, do_sample=False, max_new_tokens=${r.tokenIds.length}, eos_token_id=None, pad_token_id=1)
+print(json.dumps(out[0, ids.shape[1]:].tolist()))`;
+    const ref = JSON.parse(execFileSync(PY, ['-c', script], { encoding: 'utf8', env }).trim().split('\n').pop()!);
+    assert.deepEqual(r.tokenIds, ref.slice(0, r.tokenIds.length), prompt);
+    assert.ok(r.tokenIds.length > 0);
+  }
 });
 
 test('continuous batching: greedy alone equals greedy in a batch of 4 joining at different times', { skip }, async () => {

@@ -1,6 +1,7 @@
 // @no-database: runs once, not once per database.
 // The PyTorch trainer (workers/trainer/trainer.py) over its JSON-lines RPC (workers/trainer/client.ts), on tiny
-// models. Needs the trainer's Python (.venv, built by set-up) with torch; skipped without it.
+// Hugging Face models (Qwen3 configs from random weights). Needs the trainer's Python (.venv, built by set-up) with
+// torch and transformers; skipped without it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -8,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { TrainerClient, TrainerError, type InitParams } from '../../workers/trainer/client.ts';
+import { HfTokenizer } from '../../workers/engines/hf-tokenizer.ts';
 import { OnnxEngine } from '../../workers/engines/onnx-engine.ts';
 import { CharTokenizer, EMBEDDED_VOCAB, embeddedTokenizerSpec } from '../../workers/engines/tokenizer.ts';
 import { trainerPython } from '../../workers/trainer/python.ts';
@@ -135,10 +137,15 @@ test('clip fractions, dual clip, loss and approx KL on constructed ratios', { sk
 test('save → load (in a fresh process) restores weights, optimiser, RNG and step exactly', { skip }, async () => {
   await t.init(initParams({ seed: 9, optim: { lr: 1e-3, warmup_steps: 5 } }));
   for (let i = 0; i < 3; i++) await t.sftStep({ sequences: SEQS });
-  const ck = path.join(tmp, 'ck', 'step3.pt');
+  const ck = path.join(tmp, 'ck', 'step3');
   const saved = await t.save(ck);
   assert.equal(saved.step, 3);
-  assert.deepEqual(fs.readdirSync(path.dirname(ck)), ['step3.pt']); // no temp file left
+  assert.deepEqual(fs.readdirSync(path.dirname(ck)), ['step3']); // no temp directory left
+  // Plain HF format beside the trainer's own state: weights in safetensors, the optimiser through DCP.
+  for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'trainer_state.json', 'optimizer']) {
+    assert.ok(fs.existsSync(path.join(ck, f)), `checkpoint has no ${f}`);
+  }
+  assert.equal(JSON.parse(fs.readFileSync(path.join(ck, 'config.json'), 'utf8')).model_type, 'qwen3');
   const lp = await t.logprobs({ sequences: SEQS });
   assert.equal(lp[0][0], null);
   assert.equal(lp[0].length, SEQS[0].length);
@@ -169,8 +176,11 @@ test('export_onnx writes the engine directory atomically; the ONNX engine matche
   await t.init(initParams({ seed: 3, model: { ...MODEL, init_std: 0.3 } }));
   const dir = path.join(tmp, 'export', 'policy');
   const r = await t.exportOnnx(dir);
-  assert.deepEqual(r.files, ['config.json', 'model.onnx', 'tokenizer.json']);
-  assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8')), embeddedTokenizerSpec());
+  assert.deepEqual(r.files, ['config.json', 'model.onnx', 'tokenizer.json', 'tokenizer_config.json']);
+  // The export carries the model's tokenizer (HF format): it gives the ids of the embedded char vocabulary.
+  const hf = HfTokenizer.fromDir(dir);
+  for (const s of TEXTS) assert.deepEqual(hf.encode(s), tok.encode(s));
+  assert.equal(hf.eosId, 1);
   const check = async () => {
     const engine = await OnnxEngine.load(dir, { maxBatch: 2 });
     try {
@@ -227,24 +237,43 @@ test('malformed params are bad_request errors naming the field', { skip }, async
   await rejectsWith(t.init({ ...initParams(), optim: { schedule: 'linear' as 'cosine' } }), 'bad_request', /^optim\.schedule/);
   await rejectsWith(t.init({ ...initParams(), vocab: 'abc' as unknown as string[] }), 'bad_request', /^vocab/);
   await rejectsWith(t.call('frobnicate'), 'bad_request', /^method/);
-  await rejectsWith(t.load({ path: path.join(tmp, 'missing.pt') }), 'bad_request', /^path/);
+  await rejectsWith(t.load({ path: path.join(tmp, 'missing') }), 'bad_request', /^path/);
+  await rejectsWith(t.init({ ...initParams(), model: { ...MODEL, n_kv_head: 3 } }), 'bad_request', /^model\.n_kv_head/);
+  await rejectsWith(t.init({ ...initParams(), model: { ...MODEL, pos_emb: 'learned' } as never }), 'bad_request', /^model\.pos_emb: unknown field/);
   assert.equal((await t.info()).initialised, true); // still serving
 });
 
-test('load never unpickles: a file whose pickle would run code is refused and the code does not run', { skip }, async () => {
-  const evil = path.join(tmp, 'evil.pt');
+test('load never unpickles: pickled weights are refused, and a crafted optimiser metadata pickle does not run', { skip }, async () => {
   const marker = path.join(tmp, 'unpickled-marker');
-  // A torch.save'd dict holding an object whose unpickling calls os.system (as a hostile "checkpoint" would).
-  const code = `import os, sys, torch
+  const evilPickle = (file: string) => {
+    // A pickle whose loading calls os.system (as a hostile "checkpoint" would).
+    const code = `import os, pickle, sys
 class Evil:
     def __reduce__(self):
         return (os.system, ("touch " + sys.argv[2],))
-torch.save({"config": {}, "model": {}, "x": Evil()}, sys.argv[1])`;
-  const r = spawnSync(PY, ['-c', code, evil, marker], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  await rejectsWith(t.load({ path: evil }), 'bad_request', /^path.*not a checkpoint this trainer reads/);
+open(sys.argv[1], "wb").write(pickle.dumps({"x": Evil()}))`;
+    const r = spawnSync(PY, ['-c', code, file, marker], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+  };
+  // 1. An HF directory whose weights are a pickle (pytorch_model.bin) only.
+  await t.init(initParams({ seed: 4 }));
+  const good = path.join(tmp, 'good');
+  await t.sftStep({ sequences: SEQS });
+  await t.save(good);
+  const binOnly = path.join(tmp, 'bin-only');
+  fs.mkdirSync(binOnly);
+  fs.copyFileSync(path.join(good, 'config.json'), path.join(binOnly, 'config.json'));
+  evilPickle(path.join(binOnly, 'pytorch_model.bin'));
+  await rejectsWith(t.load({ path: binOnly }), 'bad_request', /^path.*safetensors/);
+  // 2. A checkpoint whose DCP metadata (the one pickle DCP writes) is replaced by a code-running pickle.
+  const crafted = path.join(tmp, 'crafted');
+  fs.cpSync(good, crafted, { recursive: true });
+  evilPickle(path.join(crafted, 'optimizer', '.metadata'));
+  await rejectsWith(t.load({ path: crafted }), 'bad_request', /^path.*not an optimiser checkpoint this trainer reads.*refused/);
   assert.equal(fs.existsSync(marker), false, 'the pickled code ran');
-  assert.equal((await t.info()).initialised, true); // still serving, with its weights
+  // fresh (how a registered model is started from) never reads the optimiser files at all.
+  assert.equal((await t.load({ path: crafted, fresh: true })).step, 0);
+  assert.equal((await t.info()).initialised, true); // still serving
 });
 
 test('not initialised, timeouts, and a killed process rejects pending calls with "exited"', { skip }, async () => {

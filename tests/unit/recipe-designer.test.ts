@@ -93,9 +93,9 @@ test('the catalogue agrees with a parsed recipe: every leaf of the parsed defaul
   walk(EMBEDDED_ARITH, '');
   // Defaults shown as placeholders depend on the model kind where the schema's do.
   assert.equal(defaultText(RL_FIELDS.epsHigh!, 'embedded'), '0.28');
-  assert.equal(defaultText(RL_FIELDS.lr!, 'checkpoint'), '0.000001');
+  assert.equal(defaultText(RL_FIELDS.lr!, 'model'), '0.000001');
   assert.equal(defaultText(RL_FIELDS.lr!, 'embedded'), '0.0001');
-  assert.equal(defaultText(SFT_FIELDS.batch!, 'checkpoint'), '128');
+  assert.equal(defaultText(SFT_FIELDS.batch!, 'model'), '128');
 });
 
 test('getPath / setPath: dotted paths, arrays, removal, no mutation', () => {

@@ -20,11 +20,11 @@ export async function createEngine(spec: EngineSpec): Promise<InferenceEngine> {
     return OnnxEngine.load(spec.checkpoint, { maxBatch: spec.maxBatch, threads: spec.threads });
   }
   const { OpenAIEngine } = await import('./openai-engine.ts');
-  const { CharTokenizer } = await import('./tokenizer.ts');
+  const { HfTokenizer } = await import('./hf-tokenizer.ts');
   if (spec.tokenizer && !fs.existsSync(spec.tokenizer)) throw new UserError(`engine.tokenizer: no such file ${spec.tokenizer}`);
   return new OpenAIEngine({
     baseUrls: spec.urls, model: spec.model, apiKey: spec.apiKey, totalTokens: spec.totalTokens, timeoutMs: spec.timeoutMs, retries: spec.retries,
-    tokenizer: spec.tokenizer ? CharTokenizer.fromFile(spec.tokenizer) : undefined,
+    tokenizer: spec.tokenizer ? HfTokenizer.fromDir(path.dirname(spec.tokenizer)) : undefined,
   });
 }
 

@@ -1,6 +1,7 @@
 /**
- * The embedded inference engine: a decoder exported by workers/trainer/export_onnx.py, run by onnxruntime-node
- * on the CPU, with a KV cache and continuous batching.
+ * The embedded inference engine: an HF-format decoder (Qwen3, Qwen2, Llama) exported by workers/trainer/export_onnx.py,
+ * run by onnxruntime-node on the CPU, with a KV cache and continuous batching; the model's own tokenizer.json
+ * through HfTokenizer.
  *
  * Decode loop (one at a time, runs while there is work):
  *   1. Step boundary: apply a pending reload; drop aborted requests; admit waiting requests while the batch has
@@ -30,16 +31,21 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import type { EngineCapacity, GenerateChunk, GenerateRequest, GenerateResult, InferenceEngine, PolicyEngine } from './types.ts';
-import { CharTokenizer, type Tokenizer } from './tokenizer.ts';
+import { HfTokenizer } from './hf-tokenizer.ts';
+import type { Tokenizer } from './tokenizer.ts';
 import { mulberry32, sampleToken } from './sampling.ts';
 
+/** config.json of an export (export_onnx.py engine_config). */
 export interface ModelConfig {
   vocab_size: number;
   n_layer: number;
   n_head: number;
+  /** Key/value heads (grouped-query attention): the cache's head count. */
+  n_kv_head: number;
   n_embd: number;
   block_size: number;
   head_dim: number;
+  eos_token_id?: number | null;
 }
 
 export interface OnnxEngineOptions {
@@ -52,7 +58,7 @@ export interface OnnxEngineOptions {
   threads?: number;
 }
 
-interface Loaded { session: ort.InferenceSession; config: ModelConfig; tokenizer: CharTokenizer; dir: string }
+interface Loaded { session: ort.InferenceSession; config: ModelConfig; tokenizer: HfTokenizer; tokenizerJson: string; dir: string }
 
 interface Seq {
   req: GenerateRequest;
@@ -73,17 +79,19 @@ interface Seq {
 }
 
 async function loadDir(dir: string, threads?: number): Promise<Loaded> {
-  const config = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')) as ModelConfig;
-  const tokenizer = CharTokenizer.fromFile(path.join(dir, 'tokenizer.json'));
+  const raw = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')) as ModelConfig;
+  const config: ModelConfig = { ...raw, n_kv_head: raw.n_kv_head ?? raw.n_head };
+  const tokenizer = HfTokenizer.fromDir(dir);
+  const tokenizerJson = fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8');
   if (tokenizer.vocabSize !== config.vocab_size) throw new Error(`tokenizer has ${tokenizer.vocabSize} tokens, model ${config.vocab_size}`);
   const opts: ort.InferenceSession.SessionOptions = { executionProviders: ['cpu'], graphOptimizationLevel: 'all' };
   if (threads) { opts.intraOpNumThreads = threads; opts.interOpNumThreads = 1; }
   const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), opts);
-  return { session, config, tokenizer, dir };
+  return { session, config, tokenizer, tokenizerJson, dir };
 }
 
 function sameShape(a: ModelConfig, b: ModelConfig): boolean {
-  return a.n_layer === b.n_layer && a.n_head === b.n_head && a.head_dim === b.head_dim
+  return a.n_layer === b.n_layer && a.n_kv_head === b.n_kv_head && a.head_dim === b.head_dim
     && a.vocab_size === b.vocab_size && a.block_size === b.block_size;
 }
 
@@ -206,7 +214,7 @@ export class OnnxEngine implements PolicyEngine {
   private applyReload(): void {
     const p = this.pendingReload;
     if (!p) return;
-    const compatible = sameShape(p.next.config, this.m.config) && p.next.tokenizer.sameAs(this.m.tokenizer);
+    const compatible = sameShape(p.next.config, this.m.config) && p.next.tokenizerJson === this.m.tokenizerJson;
     if (!compatible && this.running.length) return; // drain first
     const old = this.m;
     this.m = p.next;
@@ -223,21 +231,21 @@ export class OnnxEngine implements PolicyEngine {
   }
 
   private feeds(ids: BigInt64Array, pos: BigInt64Array, mask: Float32Array, B: number, T: number, past: Float32Array[], P: number) {
-    const { n_layer, n_head, head_dim } = this.m.config;
+    const { n_layer, n_kv_head: H, head_dim } = this.m.config;
     const f: Record<string, ort.Tensor> = {
       input_ids: new ort.Tensor('int64', ids, [B, T]),
       position_ids: new ort.Tensor('int64', pos, [B, T]),
       attention_mask: new ort.Tensor('float32', mask, [B, P + T]),
     };
     for (let l = 0; l < n_layer; l++) {
-      f[`past_key_${l}`] = new ort.Tensor('float32', past[2 * l], [B, n_head, P, head_dim]);
-      f[`past_value_${l}`] = new ort.Tensor('float32', past[2 * l + 1], [B, n_head, P, head_dim]);
+      f[`past_key_${l}`] = new ort.Tensor('float32', past[2 * l], [B, H, P, head_dim]);
+      f[`past_value_${l}`] = new ort.Tensor('float32', past[2 * l + 1], [B, H, P, head_dim]);
     }
     return f;
   }
 
   private async prefill(q: Seq): Promise<void> {
-    const { n_layer, n_head, head_dim, block_size, vocab_size } = this.m.config;
+    const { n_layer, n_kv_head: H, head_dim, block_size, vocab_size } = this.m.config;
     const T = q.prompt.length;
     const empty = Array.from({ length: 2 * n_layer }, () => new Float32Array(0));
     const out = await this.m.session.run(this.feeds(
@@ -247,8 +255,8 @@ export class OnnxEngine implements PolicyEngine {
     for (let l = 0; l < n_layer; l++) {
       for (const name of [`present_key_${l}`, `present_value_${l}`]) {
         const src = out[name].data as Float32Array; // [1, H, T, D]
-        const dst = new Float32Array(n_head * block_size * head_dim);
-        for (let h = 0; h < n_head; h++) dst.set(src.subarray(h * T * head_dim, (h + 1) * T * head_dim), h * block_size * head_dim);
+        const dst = new Float32Array(H * block_size * head_dim);
+        for (let h = 0; h < H; h++) dst.set(src.subarray(h * T * head_dim, (h + 1) * T * head_dim), h * block_size * head_dim);
         q.kv.push(dst);
       }
     }
@@ -258,7 +266,7 @@ export class OnnxEngine implements PolicyEngine {
   }
 
   private async decodeStep(batch: Seq[]): Promise<void> {
-    const { n_layer, n_head, head_dim, block_size, vocab_size } = this.m.config;
+    const { n_layer, n_kv_head: H, head_dim, block_size, vocab_size } = this.m.config;
     const B = batch.length;
     const P = Math.max(...batch.map((q) => q.len));
     const ids = new BigInt64Array(B);
@@ -272,11 +280,11 @@ export class OnnxEngine implements PolicyEngine {
     });
     const past: Float32Array[] = [];
     for (let t = 0; t < 2 * n_layer; t++) {
-      const dst = new Float32Array(B * n_head * P * head_dim);
+      const dst = new Float32Array(B * H * P * head_dim);
       batch.forEach((q, b) => {
-        for (let h = 0; h < n_head; h++) {
+        for (let h = 0; h < H; h++) {
           const from = h * block_size * head_dim;
-          dst.set(q.kv[t].subarray(from, from + q.len * head_dim), (b * n_head + h) * P * head_dim);
+          dst.set(q.kv[t].subarray(from, from + q.len * head_dim), (b * H + h) * P * head_dim);
         }
       });
       past.push(dst);
@@ -290,8 +298,8 @@ export class OnnxEngine implements PolicyEngine {
       if (q.done) return; // aborted or closed while the step ran
       names.forEach((name, t) => {
         const src = out[name].data as Float32Array; // [B, H, P+1, D]
-        for (let h = 0; h < n_head; h++) {
-          const at = ((b * n_head + h) * (P + 1) + P) * head_dim;
+        for (let h = 0; h < H; h++) {
+          const at = ((b * H + h) * (P + 1) + P) * head_dim;
           q.kv[t].set(src.subarray(at, at + head_dim), h * block_size * head_dim + q.len * head_dim);
         }
       });

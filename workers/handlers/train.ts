@@ -1,4 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
+import { NAME_RE } from '../../contracts/names.ts';
 import { config } from '../../server/config.ts';
 import type { JobPayload } from '../../contracts/jobs.ts';
 import { Verifier } from '../reward/verifier.ts';
@@ -6,6 +9,8 @@ import { publishLiveRollouts } from './live.ts';
 import { createSandbox } from '../sandbox/index.ts';
 import { TrainerClient, TrainerError } from '../trainer/client.ts';
 import { runTraining } from '../train/orchestrator.ts';
+import { preflight } from '../train/preflight.ts';
+import { trainerPython } from '../trainer/python.ts';
 import { embeddedPolicy } from '../engines/create.ts';
 import { PermanentJobError, type JobHandler } from '../types.ts';
 
@@ -18,17 +23,26 @@ import { PermanentJobError, type JobHandler } from '../types.ts';
 export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
   if (!ctx.job.runId) throw new PermanentJobError('a train job needs a run');
   const runId = ctx.job.runId;
-  const trainer = await TrainerClient.start();
+  const recipe = ctx.payload.recipe;
+  const modelsRoot = path.join(config().dataDir, 'models');
+  const modelDir = (name: string) => (NAME_RE.test(name) && fs.existsSync(path.join(modelsRoot, name, 'config.json')) ? path.join(modelsRoot, name) : null);
+  const problems = preflight(recipe, { modelDir, modelsRoot, gpus: recipe.trainer.device === 'cuda' ? gpuCount() : 0 });
+  if (problems.length) {
+    for (const p of problems) await ctx.log(`cannot start: ${p}`, { level: 'error', type: 'trainer_error' });
+    throw new PermanentJobError(`this worker cannot run the recipe: ${problems.join('; ')}`);
+  }
+  const trainer = await TrainerClient.start({ ranks: recipe.trainer.ranks, startTimeoutMs: 180_000 });
   const sandbox = await createSandbox();
   const verifier = new Verifier({ sandbox });
   const live = publishLiveRollouts(ctx);
   try {
     const info = await trainer.info();
-    await ctx.log(`trainer: torch ${info.torch_version} on ${info.device}`);
+    await ctx.log(`trainer: torch ${info.torch_version} on ${info.device}${info.world_size > 1 ? ` × ${info.world_size} ranks` : ''}`);
     return await runTraining({
       db: ctx.db, runId, trainer, sandbox, verifier, policyEngine: embeddedPolicy(), runDir: path.join(config().dataDir, 'runs', runId), signal: ctx.signal,
+      modelDir: (name) => modelDir(name) ?? name,
       log: (m, o) => ctx.log(m, o), metrics: ctx.metrics, progress: ctx.progress, onEvent: live.onEvent,
-    }, ctx.payload.recipe);
+    }, recipe);
   } catch (e) {
     if (e instanceof TrainerError && (e.type === 'nan_loss' || e.type === 'oom' || e.type === 'bad_request')) {
       await ctx.log(`trainer: ${e.type}: ${e.message}`, { level: 'error', type: 'trainer_error' });
@@ -42,3 +56,12 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
     await sandbox.close();
   }
 };
+
+/** GPUs the trainer's torch sees here (0 without one, or without the trainer's Python). */
+function gpuCount(): number {
+  try {
+    return Number(execFileSync(trainerPython(), ['-c', 'import torch; print(torch.cuda.device_count())'], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'ignore'] }).trim()) || 0;
+  } catch {
+    return 0;
+  }
+}

@@ -1,6 +1,7 @@
 /**
  * Durability of a training run: after each RL step (every SFT_CHECKPOINT_EVERY SFT steps, and at each stage's end)
- * the trainer writes a checkpoint (weights, optimiser, RNG, step) and a Checkpoint row records where the run was.
+ * the trainer writes a checkpoint directory (HF weights, optimiser through DCP, RNG, step: workers/trainer/checkpoint.py)
+ * and a Checkpoint row records where the run was.
  * A resumed attempt starts from the newest one and first deletes what its predecessor stored after it.
  */
 import fs from 'node:fs';
@@ -39,10 +40,10 @@ export class Checkpoints {
   }
 
   async save(step: number, meta: CkptMeta): Promise<void> {
-    const file = path.join(this.dir, `step-${String(step).padStart(7, '0')}.pt`);
-    const r = await this.trainer.save(file);
-    await recordCheckpoint(this.db, { runId: this.runId, stage: meta.stage, step, path: file, sizeBytes: r.bytes, metadata: meta });
-    const files = fs.readdirSync(this.dir).filter((f) => /^step-\d+\.pt$/.test(f)).sort();
-    for (const f of files.slice(0, -KEEP_CHECKPOINT_FILES)) fs.rmSync(path.join(this.dir, f), { force: true });
+    const dir = path.join(this.dir, `step-${String(step).padStart(7, '0')}`);
+    const r = await this.trainer.save(dir);
+    await recordCheckpoint(this.db, { runId: this.runId, stage: meta.stage, step, path: dir, sizeBytes: r.bytes, metadata: meta });
+    const dirs = fs.readdirSync(this.dir).filter((f) => /^step-\d+$/.test(f)).sort();
+    for (const f of dirs.slice(0, -KEEP_CHECKPOINT_FILES)) fs.rmSync(path.join(this.dir, f), { recursive: true, force: true });
   }
 }

@@ -6,10 +6,11 @@
  * engine on the trainer's weights, run-eval.ts evaluates after every stage. The seeded prompt/rollout streams depend
  * only on the step number, so a resumed run neither skips nor duplicates a step.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { stageSteps, totalSteps, type Recipe } from '../../contracts/recipe.ts';
-import { CharTokenizer, EMBEDDED_VOCAB, embeddedTokenizerSpec } from '../engines/tokenizer.ts';
+import { HfTokenizer } from '../engines/hf-tokenizer.ts';
+import { EMBEDDED_VOCAB } from '../engines/tokenizer.ts';
+import type { LoadParams } from '../trainer/client.ts';
 import { templateSettings, type TemplateSettings } from '../rollout/template.ts';
 import { Checkpoints, type Position } from './checkpoints.ts';
 import { PolicySync } from './policy-sync.ts';
@@ -24,37 +25,38 @@ export function recipeTemplate(r: Recipe): TemplateSettings {
   return templateSettings({ toolName: r.template.toolName, reasonTag: r.template.reasonTag, answerTag: r.template.answerTag, variant: r.template.variant });
 }
 
-function recipeTokenizer(r: Recipe): { tok: CharTokenizer; vocab: string[] } {
-  if (r.tokenizer.kind === 'file') {
-    const spec = JSON.parse(fs.readFileSync(r.tokenizer.path, 'utf8'));
-    return { tok: new CharTokenizer(spec), vocab: spec.vocab };
-  }
-  return { tok: new CharTokenizer(embeddedTokenizerSpec()), vocab: EMBEDDED_VOCAB };
+/** The model's tokenizer, as the trainer holds it (the same files every export carries to the engine). */
+async function modelTokenizer(ctx: TrainContext): Promise<HfTokenizer> {
+  const files = await ctx.trainer.tokenizerFiles();
+  return new HfTokenizer(JSON.parse(files['tokenizer.json']!), files['tokenizer_config.json'] ? JSON.parse(files['tokenizer_config.json']) : {});
 }
 
-/** Resume from the last checkpoint, start from the recipe's checkpoint model, or initialise a fresh model. */
-async function startTrainer(ctx: TrainContext, recipe: Recipe, checkpoints: Checkpoints, vocab: string[]): Promise<Position> {
+/** Resume from the last checkpoint, start from the recipe's named model, or initialise the embedded model. */
+async function startTrainer(ctx: TrainContext, recipe: Recipe, checkpoints: Checkpoints): Promise<Position> {
   const pos = await checkpoints.position();
+  const t = recipe.trainer;
+  const common: Omit<LoadParams, 'path'> = { device: t.device, gradient_checkpointing: t.gradientCheckpointing };
   if (pos.path) {
     await ctx.log(`resuming from the checkpoint at step ${pos.step} (stage ${pos.stage + 1}, ${pos.stageStep} steps into it)`, { type: 'resume' });
     await checkpoints.rollBack(pos.step);
-    await ctx.trainer.load({ path: pos.path });
-  } else if (recipe.model.kind === 'checkpoint') {
-    await ctx.trainer.load({ path: recipe.model.path, reset_optimizer: true });
+    await ctx.trainer.load({ path: pos.path, ...common });
+  } else if (recipe.model.kind === 'model') {
+    const lora = t.lora && { rank: t.lora.rank, alpha: t.lora.alpha, dropout: t.lora.dropout, target_modules: t.lora.targetModules };
+    await ctx.trainer.load({ path: ctx.modelDir(recipe.model.name), fresh: true, lora, ...common });
   } else {
     const { kind: _k, ...model } = recipe.model;
-    await ctx.trainer.init({ model: { ...model, vocab_size: vocab.length }, vocab, seed: recipe.seed });
+    await ctx.trainer.init({ model, vocab: EMBEDDED_VOCAB, seed: recipe.seed, ...common });
   }
   return pos;
 }
 
 export async function runTraining(ctx: TrainContext, recipe: Recipe): Promise<TrainSummary> {
   const template = recipeTemplate(recipe);
-  const { tok, vocab } = recipeTokenizer(recipe);
   const exportDir = path.join(ctx.runDir, 'export');
   const checkpoints = new Checkpoints(ctx.db, ctx.runId, ctx.trainer, ctx.runDir);
   const summary: TrainSummary = { steps: 0, evals: [] };
-  const pos = await startTrainer(ctx, recipe, checkpoints, vocab);
+  const pos = await startTrainer(ctx, recipe, checkpoints);
+  const tok = await modelTokenizer(ctx);
   await ctx.progress({ totalSteps: totalSteps(recipe), step: pos.step });
   const policy = new PolicySync(ctx.trainer, ctx.policyEngine, exportDir);
   const run: TrainRun = { ctx, recipe, template, tokenizer: tok, policy, checkpoints, evaluate: runEvaluator(ctx, recipe, template, policy, exportDir, summary) };

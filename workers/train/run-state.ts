@@ -3,7 +3,7 @@ import type { EventOptions } from '../../contracts/events.ts';
 import type { EvalRow } from '../../contracts/eval.ts';
 import type { Recipe } from '../../contracts/recipe.ts';
 import type { Database } from '../../server/db/client.ts';
-import type { CharTokenizer } from '../engines/tokenizer.ts';
+import type { Tokenizer } from '../engines/tokenizer.ts';
 import type { PolicyEngineFactory } from '../engines/types.ts';
 import type { Verifier } from '../reward/verifier.ts';
 import type { RolloutEvent } from '../rollout/agent.ts';
@@ -22,6 +22,8 @@ export interface TrainContext {
   verifier: Verifier;
   /** Builds the engine that serves the policy's rollouts (the orchestrator does not know which engine it is). */
   policyEngine: PolicyEngineFactory;
+  /** The directory of a model registered by name (the models folder); throws a UserError for an unknown name. */
+  modelDir(name: string): string;
   /** Where this run's checkpoints and exports live (data/runs/<runId>). */
   runDir: string;
   signal?: AbortSignal;
@@ -36,7 +38,7 @@ export interface TrainRun {
   ctx: TrainContext;
   recipe: Recipe;
   template: TemplateSettings;
-  tokenizer: CharTokenizer;
+  tokenizer: Tokenizer;
   policy: PolicySync;
   checkpoints: Checkpoints;
   /** Evaluate the policy at a step (a no-op without recipe.eval). */

@@ -1,9 +1,21 @@
 """
-What the trainer writes to disk and reads back: checkpoint files (written atomically), the RNG states they carry,
-export directories swapped in whole, and a digest of the weights.
+What the trainer writes to disk and reads back. A checkpoint is a directory:
+
+    config.json, model.safetensors (sharded with an index when large), generation_config.json, tokenizer files
+                         the weights in plain HF format (a LoRA checkpoint: adapter_config.json and
+                         adapter_model.safetensors instead, naming the base directory they apply to)
+    optimizer/           AdamW's moments through torch.distributed.checkpoint: each rank writes its shard and any
+                         number of ranks reads them back (resharded on load)
+    trainer_state.json   step, schedule start, optimiser settings, LoRA settings, RNG states (as numbers)
+
+Nothing is unpickled as it comes: weights are safetensors, the optimiser is DCP's tensor files (read with
+weights_only) plus its metadata (a pickle DCP writes, read here by an unpickler that admits only DCP's metadata
+classes), the rest is JSON. A recipe names models, never files, and the trainer still trusts no path it is given.
+The directory is written into a sibling and swapped in whole (write_dir), so a reader never sees half of one.
 """
 import ctypes
 import hashlib
+import json
 import os
 import random
 import shutil
@@ -11,62 +23,202 @@ import tempfile
 
 import torch
 
+import dist
 from validation import bad
 
+STATE = "trainer_state.json"
+OPTIMIZER = "optimizer"
 
-def write(path, ckpt):
-    """torch.save ckpt to path + ".tmp-<pid>", fsync, then rename: path is never half-written. Returns its size."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = f"{path}.tmp-{os.getpid()}"
+
+def model_dir(path):
+    """path, checked to be a directory in HF format (config.json plus safetensors weights or a LoRA adapter)."""
+    if not isinstance(path, str) or not os.path.isdir(path):
+        raise bad("path", f"no such model directory: {path!r}")
+    names = os.listdir(path)
+    if "config.json" not in names and "adapter_config.json" not in names:
+        raise bad("path", f"{path} is not a model directory in HF format (no config.json)")
+    if not any(n.endswith(".safetensors") for n in names):
+        raise bad("path", f"{path} has no *.safetensors weights (pickled weights are never loaded)")
+    return os.path.abspath(path)
+
+
+def read_state(path):
+    """trainer_state.json of a checkpoint directory, or None for a plain model directory."""
+    f = os.path.join(path, STATE)
+    if not os.path.isfile(f):
+        return None
+    with open(f) as fh:
+        return json.load(fh)
+
+
+def save(path, weights, model, opt, state):
+    """The checkpoint directory at path (every rank calls this: the optimiser state is gathered collectively).
+    weights(tmp) writes the weight files on rank 0."""
+    import torch.distributed.checkpoint as dcp
+    tensors = optimizer_tensors(model, opt)[1] if opt.state else None
+    tmp = dist.broadcast_text(fresh_sibling(path) if dist.is_main() else "", torch.device("cpu")) if dist.active() else fresh_sibling(path)
     try:
-        with open(tmp, "wb") as f:
-            torch.save(ckpt, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        if dist.is_main():
+            weights(tmp)
+        if tensors is not None:
+            dcp.save(tensors, checkpoint_id=os.path.join(tmp, OPTIMIZER))
+        dist.barrier()
+        if dist.is_main():
+            with open(os.path.join(tmp, STATE), "w") as f:
+                json.dump({**state, "format": 2, "has_optimizer": tensors is not None, "rng": rng_state()}, f)
+            fsync_tree(tmp)
+            os.chmod(tmp, 0o755)
+            swap_in(tmp, os.path.abspath(path))
+        dist.barrier()
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return os.path.getsize(path)
+        if dist.is_main() and os.path.exists(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+    return os.path.abspath(path)
 
 
-def read(path):
-    """The checkpoint dict at path, on the CPU; at least {"config", "model"}."""
-    if not isinstance(path, str) or not os.path.isfile(path):
-        raise bad("path", f"no such checkpoint file: {path!r}")
-    # Never unpickle: a recipe can name this path. weights_only admits tensors and plain containers only, which is
-    # all a checkpoint holds (the RNG states are a tensor and tuples of ints).
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # UnpicklingError for anything but tensors and plain containers; corrupt files too
-        raise bad("path", f"not a checkpoint this trainer reads (only tensors and plain values are loaded): {str(e).splitlines()[0][:200]}")
-    if not isinstance(ckpt, dict) or "config" not in ckpt or "model" not in ckpt:
-        raise bad("path", "not a checkpoint (expected a dict with 'config' and 'model')")
-    return ckpt
+def optimizer_tensors(model, opt):
+    """(DCP's optimiser state dict, its tensors flat: "<param fqn>.<exp_avg|exp_avg_sq|step>" → tensor). Only the
+    tensors go to disk: the hyper-parameters come from the optimiser config, so DCP never stores a pickled value."""
+    from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict
+    osd = get_optimizer_state_dict(model, opt)
+    flat = {}
+    for fqn, st in osd["state"].items():
+        for k, v in st.items():
+            if not torch.is_tensor(v):
+                raise RuntimeError(f"optimizer state {fqn}.{k} is not a tensor")
+            flat[f"{fqn}.{k}"] = v
+    return osd, flat
+
+
+def has_optimizer(path):
+    st = read_state(path) or {}
+    return bool(st.get("has_optimizer")) and os.path.isdir(os.path.join(path, OPTIMIZER))
+
+
+def load_optimizer(path, model, opt):
+    """Read the optimiser state into opt (initialised first: DCP loads into the tensors it finds), for any number
+    of ranks, whatever the number that wrote it."""
+    from torch.distributed.checkpoint.state_dict import set_optimizer_state_dict
+    import torch.distributed.checkpoint as dcp
+    osd, flat = optimizer_tensors(model, opt)
+    reader = safe_reader(os.path.join(path, OPTIMIZER))
+    reader.read_metadata()  # refuses a crafted file with a bad_request of its own (DCP would wrap the error)
+    dcp.load(flat, storage_reader=reader)
+    for fqn, st in osd["state"].items():
+        for k in st:
+            st[k] = flat[f"{fqn}.{k}"]
+    set_optimizer_state_dict(model, opt, osd)
+
+
+class _MetadataUnpickler:
+    """DCP's .metadata file is a pickle; this reads it admitting only DCP's own metadata classes, torch dtypes and
+    sizes (what a checkpoint of tensors holds), so a crafted file cannot run code."""
+
+    @staticmethod
+    def make(f):
+        import pickle
+
+        def safe_getattr(obj, name):  # enums pickle as getattr(cls, member)
+            if not isinstance(obj, type) or name.startswith("_"):
+                raise pickle.UnpicklingError(f"refused getattr({obj!r}, {name!r})")
+            return getattr(obj, name)
+
+        class U(pickle.Unpickler):
+            def find_class(self, module, name):
+                if module in ("torch.distributed.checkpoint.metadata", "torch.distributed.checkpoint.filesystem") \
+                        and not name.startswith("__"):
+                    return super().find_class(module, name)
+                if module == "torch" and (name == "Size" or isinstance(getattr(torch, name, None), (torch.dtype, torch.layout, torch.memory_format))):
+                    return getattr(torch, name)
+                if (module, name) in (("torch.serialization", "_get_layout"), ("pathlib", "PosixPath"), ("collections", "OrderedDict")):
+                    return super().find_class(module, name)
+                if (module, name) == ("builtins", "getattr"):
+                    return safe_getattr
+                raise pickle.UnpicklingError(f"refused {module}.{name} in checkpoint metadata")
+
+        return U(f)
+
+
+def safe_reader(path):
+    """A DCP FileSystemReader whose metadata is read by _MetadataUnpickler (tensors are read with weights_only)."""
+    from torch.distributed.checkpoint import FileSystemReader
+    from torch.distributed.checkpoint.metadata import StorageMeta
+
+    class SafeReader(FileSystemReader):
+        def read_metadata(self, *args, **kwargs):
+            rank = kwargs.get("rank")
+            name = ".metadata" if rank is None else f"__{rank}.metadata"
+            with open(os.path.join(path, name), "rb") as f:
+                try:
+                    md = _MetadataUnpickler.make(f).load()
+                except Exception as e:  # noqa: BLE001 - a refused or corrupt file is a bad checkpoint
+                    raise bad("path", f"{path}: not an optimiser checkpoint this trainer reads ({str(e)[:200]})")
+            if getattr(md, "storage_meta", None) is None:
+                md.storage_meta = StorageMeta()
+            md.storage_meta.load_id = getattr(self, "load_id", None)
+            return md
+
+    return SafeReader(path)
+
+
+def write_adapter(out, tensors, model, base_dir):
+    """A LoRA checkpoint's weights: peft's adapter_config.json (base_model_name_or_path = the base directory, so
+    transformers' and vLLM's LoRA loaders find it) and adapter_model.safetensors."""
+    from safetensors.torch import save_file
+    cfg = model.peft_config["default"]
+    cfg.base_model_name_or_path = base_dir
+    cfg.save_pretrained(out)
+    save_file({k: v.contiguous() for k, v in tensors.items()}, os.path.join(out, "adapter_model.safetensors"))
+
+
+def read_adapter(path):
+    from safetensors.torch import load_file
+    f = os.path.join(path, "adapter_model.safetensors")
+    if not os.path.isfile(f):
+        raise bad("path", f"{path} is a LoRA checkpoint without adapter_model.safetensors")
+    return load_file(f)
+
+
+def dir_bytes(path):
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+
+
+def fsync_tree(path):
+    for d, _, fs in os.walk(path):
+        for f in fs:
+            with open(os.path.join(d, f), "rb") as fh:
+                os.fsync(fh.fileno())
+
+
+def fresh_sibling(out):
+    out = os.path.abspath(out)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    return tempfile.mkdtemp(dir=os.path.dirname(out), prefix=os.path.basename(out) + ".tmp-")
 
 
 def rng_state():
-    rng = {"torch": torch.get_rng_state(), "python": random.getstate()}
+    """The RNG states as JSON numbers (torch's are byte tensors)."""
+    rng = {"torch": torch.get_rng_state().tolist(), "python": random.getstate()}
     if torch.cuda.is_available():
-        rng["cuda"] = torch.cuda.get_rng_state_all()
+        rng["cuda"] = [s.tolist() for s in torch.cuda.get_rng_state_all()]
     return rng
 
 
 def restore_rng(rng):
     """Put back what rng_state() saved; CUDA states only onto as many devices as they were saved from."""
     if "torch" in rng:
-        torch.set_rng_state(rng["torch"])
+        torch.set_rng_state(torch.tensor(rng["torch"], dtype=torch.uint8))
     if "python" in rng:
         st = rng["python"]
-        random.setstate((st[0], tuple(st[1]), st[2]))  # the inner tuple may come back as a list
+        random.setstate((st[0], tuple(st[1]), st[2]))  # JSON turns the inner tuple into a list
     if "cuda" in rng and torch.cuda.is_available() and len(rng["cuda"]) == torch.cuda.device_count():
-        torch.cuda.set_rng_state_all(rng["cuda"])
+        torch.cuda.set_rng_state_all([torch.tensor(s, dtype=torch.uint8) for s in rng["cuda"]])
 
 
-def digest(model):
-    """sha256 hex over every parameter and buffer, in state_dict order: equal ⇔ bit-identical weights."""
+def digest_state(sd):
+    """sha256 hex over every tensor of a state dict, in its order: equal ⇔ bit-identical weights."""
     h = hashlib.sha256()
-    for k, v in model.state_dict().items():
+    for k, v in sd.items():
         h.update(k.encode())
         h.update(v.detach().cpu().contiguous().numpy().tobytes())
     return h.hexdigest()

@@ -20,24 +20,43 @@ export class TrainerError extends Error {
   }
 }
 
-export interface GPTConfig { vocab_size?: number; n_layer?: number; n_head?: number; n_embd?: number; block_size?: number; init_std?: number; pos_emb?: 'learned' | 'rope' }
+/** The sizes of a model built from scratch (workers/trainer/hf_model.py make_config). */
+export interface ModelSizes {
+  arch?: 'qwen3' | 'qwen2' | 'llama'; n_layer?: number; n_head?: number; n_kv_head?: number; n_embd?: number; block_size?: number;
+  intermediate_size?: number; rope_theta?: number; init_std?: number; vocab_size?: number;
+}
+/** A model's shape as the trainer reports it (hf_model.summary). */
+export interface ModelSummary {
+  architecture: string; model_type: string; n_layer: number; n_embd: number; n_head: number; n_kv_head: number; head_dim: number;
+  intermediate_size: number | null; vocab_size: number; block_size: number; tie_word_embeddings: boolean; params: number;
+}
+/** LoRA through peft (workers/trainer/lora.py). */
+export interface LoraSettings { rank?: number; alpha?: number; dropout?: number; target_modules?: string[] }
 export interface OptimConfig {
   lr?: number; weight_decay?: number; betas?: [number, number]; eps?: number; warmup_steps?: number; total_steps?: number | null;
   schedule?: 'constant' | 'cosine'; min_lr_ratio?: number; grad_clip?: number | null;
 }
 export type TrainerDevice = 'auto' | 'cpu' | 'cuda';
-export interface InitParams { model: GPTConfig; vocab: string[]; seed: number; optim?: OptimConfig; device?: TrainerDevice }
-export interface LoadParams { path: string; optim?: OptimConfig; device?: TrainerDevice; reset_optimizer?: boolean }
-export interface TrainerInfo {
-  device: string; torch_version: string; cuda: boolean; initialised: boolean; step: number; params: number;
-  config: Required<GPTConfig> | null; optim: Required<OptimConfig> | null;
+interface ModelOptions { optim?: OptimConfig; device?: TrainerDevice; gradient_checkpointing?: boolean }
+export interface InitParams extends ModelOptions { model: ModelSizes; vocab: string[]; seed: number }
+/** path: a model or checkpoint directory in HF format. */
+export interface LoadParams extends ModelOptions {
+  path: string; reset_optimizer?: boolean; lora?: LoraSettings | null;
+  /** A model to start from: only its weights and tokenizer are read (step 0, new optimiser). */
+  fresh?: boolean;
 }
-export interface SftParams { sequences: number[][]; loss_masks?: number[][]; micro_batch?: number }
+export interface TrainerInfo {
+  device: string; torch_version: string; cuda: boolean; initialised: boolean; step: number; params: number; trainable_params: number;
+  world_size: number; config: ModelSummary | null; optim: Required<OptimConfig> | null; lora: Required<LoraSettings> | null;
+}
+/** A token budget per forward/backward (rows × padded length) and/or a row count; gradients accumulate over them. */
+interface MicroBatching { micro_batch?: number; micro_batch_tokens?: number }
+export interface SftParams extends MicroBatching { sequences: number[][]; loss_masks?: number[][] }
 export interface SftMetrics { loss: number; grad_norm: number; lr: number; tokens: number; masked_tokens: number; tokens_per_s: number; step: number }
 export interface EvalMetrics { loss: number; tokens: number; masked_tokens: number; tokens_per_s: number }
 /** Without response_start row i has one entry per token (entry 0 null); with it, one per token of s[response_start[i]:]. */
-export interface LogprobsParams { sequences: number[][]; response_start?: number[]; micro_batch?: number }
-export interface PolicyParams {
+export interface LogprobsParams extends MicroBatching { sequences: number[][]; response_start?: number[] }
+export interface PolicyParams extends MicroBatching {
   sequences: number[][];
   /** Index in each sequence where the response begins (>= 1). */
   response_start: number[];
@@ -47,7 +66,7 @@ export interface PolicyParams {
   old_logprobs: (number | null)[][];
   /** One per sequence, broadcast to its tokens. */
   advantages: number[];
-  eps_low?: number; eps_high?: number; dual_clip?: number | null; micro_batch?: number;
+  eps_low?: number; eps_high?: number; dual_clip?: number | null;
 }
 export interface PolicyMetrics {
   loss: number; clip_frac_low: number; clip_frac_high: number; dual_clip_frac: number; approx_kl: number; entropy: number;
@@ -64,6 +83,8 @@ export interface TrainerStartOptions {
   cwd?: string;
   /** How long to wait for the ready line (importing torch takes a second or two). Default 60 s. */
   startTimeoutMs?: number;
+  /** Ranks on this machine: > 1 runs `torchrun --standalone --nproc-per-node N` (FSDP2; gloo on CPU). Default 1. */
+  ranks?: number;
 }
 export interface CallOptions { timeoutMs?: number }
 
@@ -79,9 +100,9 @@ export class TrainerClient {
   private exitInfo: string | null = null;
   readonly exited: Promise<void>;
   /** What the ready line said: torch version and whether CUDA is visible. */
-  ready: { torch_version: string; cuda: boolean; pid: number } | null = null;
+  ready: { torch_version: string; cuda: boolean; pid: number; world_size: number } | null = null;
 
-  private constructor(private readonly proc: ChildProcessWithoutNullStreams) {
+  private constructor(private readonly proc: ChildProcessWithoutNullStreams, private readonly group = false) {
     let markExited!: () => void;
     this.exited = new Promise<void>((r) => { markExited = r; });
     proc.stdout.setEncoding('utf8');
@@ -105,13 +126,19 @@ export class TrainerClient {
   static async start(opts: TrainerStartOptions = {}): Promise<TrainerClient> {
     const python = opts.python ?? trainerPython();
     if (!fs.existsSync(python)) throw new TrainerError('start', `no trainer interpreter at ${python}: run node scripts/setup.mjs (it builds the trainer's virtual environment), or set TOOLSMITH_TRAINER_PYTHON`);
-    const proc = spawn(python, ['-u', opts.script ?? TRAINER_SCRIPT], {
-      stdio: ['pipe', 'pipe', 'pipe'], cwd: opts.cwd,
+    const ranks = opts.ranks ?? 1;
+    const script = opts.script ?? TRAINER_SCRIPT;
+    // torchrun as `python -m torch.distributed.run`: the venv's interpreter, no reliance on its bin/ scripts.
+    const args = ranks > 1
+      ? ['-u', '-m', 'torch.distributed.run', '--standalone', `--nproc-per-node=${ranks}`, script]
+      : ['-u', script];
+    const proc = spawn(python, args, {
+      stdio: ['pipe', 'pipe', 'pipe'], cwd: opts.cwd, detached: ranks > 1,
       // glibc returns big freed blocks to the OS at once (mmap/trim), so every step's activations page-fault anew:
       // ~30% of a step in the kernel. Keeping them in the heap removes that.
       env: { MALLOC_MMAP_THRESHOLD_: '33554432', MALLOC_TRIM_THRESHOLD_: '4294967296', ...(opts.env ?? process.env), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' },
     });
-    const c = new TrainerClient(proc);
+    const c = new TrainerClient(proc, ranks > 1);
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => { reject(new TrainerError('start', 'the trainer did not become ready in time', c.stderrTail)); c.kill(); },
         opts.startTimeoutMs ?? 60_000);
@@ -131,10 +158,10 @@ export class TrainerClient {
   get stderrTail(): string { return this.stderrBuf; }
 
   private onLine(line: string) {
-    let msg: { id?: number; result?: unknown; error?: { type: string; message: string }; ready?: boolean; torch_version?: string; cuda?: boolean; pid?: number };
+    let msg: { id?: number; result?: unknown; error?: { type: string; message: string }; ready?: boolean; torch_version?: string; cuda?: boolean; pid?: number; world_size?: number };
     try { msg = JSON.parse(line); } catch { return; }
     if (msg.ready) {
-      this.ready = { torch_version: msg.torch_version ?? '', cuda: !!msg.cuda, pid: msg.pid ?? 0 };
+      this.ready = { torch_version: msg.torch_version ?? '', cuda: !!msg.cuda, pid: msg.pid ?? 0, world_size: msg.world_size ?? 1 };
       this.onReady?.();
       return;
     }
@@ -176,7 +203,10 @@ export class TrainerClient {
 
   init(p: InitParams, o?: CallOptions) { return this.call<TrainerInfo>('init', p, o); }
   load(p: LoadParams, o?: CallOptions) { return this.call<TrainerInfo>('load', p, o); }
-  save(filePath: string, o?: CallOptions) { return this.call<{ path: string; bytes: number; step: number }>('save', { path: filePath }, o); }
+  /** A checkpoint directory (HF weights + optimiser through DCP + trainer state), swapped in whole. */
+  save(dir: string, o?: CallOptions) { return this.call<{ path: string; bytes: number; step: number }>('save', { path: dir }, o); }
+  /** The model's tokenizer files (tokenizer.json, tokenizer_config.json, ...) as text. */
+  async tokenizerFiles(o?: CallOptions) { return (await this.call<{ files: Record<string, string> }>('tokenizer', {}, o)).files; }
   resetOptimizer(o?: CallOptions) { return this.call<{ step: number }>('reset_optimizer', {}, o); }
   /** A stage's optimiser settings; the schedule restarts at the current step; `reset` also clears AdamW's moments. */
   setOptim(optim: OptimConfig, reset = false, o?: CallOptions) { return this.call<{ step: number; optim: Required<OptimConfig> }>('set_optim', { optim, reset }, o); }
@@ -185,11 +215,17 @@ export class TrainerClient {
   async logprobs(p: LogprobsParams, o?: CallOptions) { return (await this.call<{ logprobs: (number | null)[][] }>('logprobs', p, o)).logprobs; }
   policyStep(p: PolicyParams, o?: CallOptions) { return this.call<PolicyMetrics>('policy_step', p, o); }
   exportOnnx(dir: string, o?: CallOptions) { return this.call<ExportResult>('export_onnx', { dir }, o); }
+  /** The weights as a plain HF model directory (LoRA merged in): what from_pretrained, vLLM and SGLang load. */
+  exportHf(dir: string, o?: CallOptions) { return this.call<ExportResult>('export_hf', { dir }, o); }
   info(o?: CallOptions) { return this.call<TrainerInfo>('info', {}, o); }
   /** sha256 over the model's state_dict (weights bit-identical ⇔ equal digests). */
   digest(o?: CallOptions) { return this.call<{ model: string; step: number }>('digest', {}, o); }
 
-  private kill() { if (this.exitInfo === null) this.proc.kill('SIGKILL'); }
+  private kill() {
+    if (this.exitInfo !== null) return;
+    // torchrun's ranks share its process group (spawned detached): take them all down, not just the launcher.
+    try { if (this.group && this.proc.pid) process.kill(-this.proc.pid, 'SIGKILL'); else this.proc.kill('SIGKILL'); } catch { this.proc.kill('SIGKILL'); }
+  }
 
   /** Ask the trainer to shut down; SIGKILL it if it has not exited after graceMs. */
   async close(graceMs = 3000): Promise<void> {

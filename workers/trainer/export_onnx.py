@@ -1,23 +1,29 @@
 """
-Export the decoder (workers/trainer/model.py) to ONNX for the embedded engine (workers/engines/onnx-engine.ts).
+Export a Hugging Face decoder (Llama, Qwen2, Qwen3: hf_model.py) to ONNX for the embedded engine
+(workers/engines/onnx-engine.ts), with an explicit KV cache.
 
-    .venv/bin/python export_onnx.py --out DIR [--checkpoint PATH] [--seed S] [--config JSON]
+    .venv/bin/python export_onnx.py --out DIR (--model HF_DIR | [--seed S] [--config JSON])
 
 Writes into DIR:
   model.onnx      one graph for prefill and decode:
                     inputs  input_ids [batch, seq] int64, position_ids [batch, seq] int64,
                             attention_mask [batch, past+seq] float32 (1 = real token, 0 = padding),
-                            past_key_<i>, past_value_<i> [batch, n_head, past, head_dim] float32, i = 0..n_layer-1
+                            past_key_<i>, past_value_<i> [batch, n_kv_head, past, head_dim] float32, i = 0..n_layer-1
                     outputs logits [batch, seq, vocab] float32,
-                            present_key_<i>, present_value_<i> [batch, n_head, past+seq, head_dim] float32
+                            present_key_<i>, present_value_<i> [batch, n_kv_head, past+seq, head_dim] float32
                   batch, seq and past are dynamic. Prefill passes past = 0 (zero-length past tensors; ONNX
                   Runtime handles them, tested in tests/integration/engine-onnx.test.ts).
-  tokenizer.json  {"type": "char", "vocab": [...], "unk_id": 0, "eos_id": 1}: token id = index in vocab.
-  config.json     the model config (vocab_size, n_layer, n_head, n_embd, block_size, head_dim, ...).
+  config.json     the engine's view of the model: vocab_size, n_layer, n_head, n_kv_head, head_dim, n_embd,
+                  block_size, eos_token_id, model_type.
+  tokenizer.json, tokenizer_config.json   the model's own (HF format).
 
-Without --checkpoint the weights are a random initialisation from --seed (tests). A checkpoint is a torch.save()d
-dict {"config": {...}, "model": state_dict, "vocab": [...] (optional)}; the trainer writes those.
---config is a JSON object overriding GPTConfig fields (ignored for fields a checkpoint sets).
+transformers' forward keeps its cache in Python objects, which a traced graph cannot take as inputs; `Decoder`
+below is the same computation over the model's own modules (its norms, projections, MLPs and rotary frequencies)
+with the cache as plain tensors. tests/integration/engine-onnx.test.ts checks that the engine's greedy output
+equals transformers' generate() on the same weights.
+
+Without --model the weights are a random initialisation from --seed (tests): --config holds make_config's
+arguments (n_layer, n_head, n_embd, block_size, ...), the vocabulary is default_vocab().
 """
 import argparse
 import inspect
@@ -28,69 +34,97 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import checkpoint  # noqa: E402
-from model import GPT, GPTConfig  # noqa: E402
+import char_tokenizer  # noqa: E402
+import hf_model  # noqa: E402
 
-UNK = "<unk>"
-EOS = "<eos>"
+# Added to the attention scores of masked keys. Finite (not -inf) so a row can never turn into NaN; exp() of it
+# underflows to exactly 0 in float32.
+MASK_VALUE = -1e9
 
 
 def default_vocab():
     """<unk>, <eos>, newline, then printable ASCII (space .. ~)."""
-    return [UNK, EOS, "\n"] + [chr(c) for c in range(32, 127)]
+    return [char_tokenizer.UNK, char_tokenizer.EOS, "\n"] + [chr(c) for c in range(32, 127)]
 
 
-def build(args):
-    vocab = default_vocab()
-    overrides = json.loads(args.config) if args.config else {}
-    if args.checkpoint:
-        ckpt = checkpoint.read(args.checkpoint)  # the trainer's own reader: never unpickles
-        vocab = ckpt.get("vocab", vocab)
-        cfg_dict = dict(ckpt["config"])
-        cfg_dict.pop("head_dim", None)
-        cfg = GPTConfig(**cfg_dict)
-        model = GPT(cfg)
-        model.load_state_dict(ckpt["model"])
-    else:
-        torch.manual_seed(args.seed)
-        cfg = GPTConfig(**{"vocab_size": len(vocab), **overrides})
-        model = GPT(cfg)
-    if cfg.vocab_size != len(vocab):
-        raise SystemExit(f"vocab_size {cfg.vocab_size} != tokenizer vocab {len(vocab)}")
-    return model.eval(), cfg, vocab
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
-def export(model, cfg, out_dir):
-    L = cfg.n_layer
+class Decoder(torch.nn.Module):
+    """A *ForCausalLM's forward with the KV cache as tensors. Query t may attend key j when attention_mask[b, j]
+    is 1 and j <= past + t; cached keys are stored rotated, so the past needs no positions."""
+
+    def __init__(self, hf):
+        super().__init__()
+        core = hf.model
+        self.embed, self.layers, self.norm, self.lm_head = core.embed_tokens, core.layers, core.norm, hf.lm_head
+        rot = core.rotary_emb
+        if getattr(rot, "rope_type", "default") != "default":
+            raise ValueError(f"rope_type {rot.rope_type!r}: the embedded engine exports the default RoPE only")
+        self.register_buffer("inv_freq", rot.inv_freq.detach().clone().float(), persistent=False)
+        self.rope_scale = float(getattr(rot, "attention_scaling", 1.0))
+        c = hf.config
+        self.n_head, self.n_kv = c.num_attention_heads, c.num_key_value_heads or c.num_attention_heads
+        self.head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+
+    def forward(self, input_ids, position_ids, attention_mask, *flat_past):
+        B, T = input_ids.shape
+        P = flat_past[0].shape[2]
+        freqs = position_ids.to(torch.float32).unsqueeze(-1) * self.inv_freq  # [B, T, D/2]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = (emb.cos() * self.rope_scale).unsqueeze(1), (emb.sin() * self.rope_scale).unsqueeze(1)
+        key_idx = torch.arange(P + T, dtype=torch.long).unsqueeze(0)
+        qry_idx = torch.arange(T, dtype=torch.long).unsqueeze(1) + P
+        allowed = (key_idx <= qry_idx).to(torch.float32).unsqueeze(0).unsqueeze(0) * attention_mask.unsqueeze(1).unsqueeze(1)
+        bias = (1.0 - allowed) * MASK_VALUE  # [B, 1, T, P+T]
+        x = self.embed(input_ids)
+        present = []
+        for i, layer in enumerate(self.layers):
+            a = layer.self_attn
+            h = layer.input_layernorm(x)
+            q = a.q_proj(h).view(B, T, self.n_head, self.head_dim)
+            k = a.k_proj(h).view(B, T, self.n_kv, self.head_dim)
+            v = a.v_proj(h).view(B, T, self.n_kv, self.head_dim).transpose(1, 2)
+            if hasattr(a, "q_norm"):  # Qwen3 normalises each head's queries and keys
+                q, k = a.q_norm(q), a.k_norm(k)
+            q, k = q.transpose(1, 2), k.transpose(1, 2)
+            q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+            k = torch.cat([flat_past[2 * i], k], dim=2)
+            v = torch.cat([flat_past[2 * i + 1], v], dim=2)
+            present += [k, v]
+            rep = self.n_head // self.n_kv  # grouped-query attention: each kv head serves rep query heads
+            kk, vv = (k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)) if rep > 1 else (k, v)
+            att = torch.softmax((q @ kk.transpose(-2, -1)) * (self.head_dim ** -0.5) + bias, dim=-1)
+            y = (att @ vv).transpose(1, 2).reshape(B, T, self.n_head * self.head_dim)
+            x = x + a.o_proj(y)
+            x = x + layer.mlp(layer.post_attention_layernorm(x))
+        return (self.lm_head(self.norm(x)).float(), *present)
+
+
+def engine_config(hf, tok_files):
+    s = hf_model.summary(hf)
+    return {"model_type": s["model_type"], "vocab_size": s["vocab_size"], "n_layer": s["n_layer"],
+            "n_head": s["n_head"], "n_kv_head": s["n_kv_head"], "head_dim": s["head_dim"], "n_embd": s["n_embd"],
+            "block_size": s["block_size"], "eos_token_id": hf_model.eos_id(tok_files)}
+
+
+def export(hf, out_dir):
+    dec = Decoder(hf.float().eval()).eval()
+    cfg = hf.config
+    L = cfg.num_hidden_layers
     B, T, P = 2, 3, 4  # example sizes for tracing; all three axes are dynamic
     ids = torch.randint(0, cfg.vocab_size, (B, T), dtype=torch.long)
     pos = (torch.arange(T, dtype=torch.long) + P).unsqueeze(0).repeat(B, 1)
     mask = torch.ones(B, P + T, dtype=torch.float32)
-    past = [torch.randn(B, cfg.n_head, P, cfg.head_dim) for _ in range(2 * L)]
-
-    class Wrapper(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.m = m
-
-        def forward(self, input_ids, position_ids, attention_mask, *flat_past):
-            past_kv = [(flat_past[2 * i], flat_past[2 * i + 1]) for i in range(L)]
-            logits, present = self.m(input_ids, past_kv, position_ids, attention_mask)
-            flat = []
-            for k, v in present:
-                flat += [k, v]
-            return (logits, *flat)
-
+    past = [torch.randn(B, dec.n_kv, P, dec.head_dim) for _ in range(2 * L)]
     past_names, present_names = [], []
     for i in range(L):
         past_names += [f"past_key_{i}", f"past_value_{i}"]
         present_names += [f"present_key_{i}", f"present_value_{i}"]
-    dyn = {
-        "input_ids": {0: "batch", 1: "seq"},
-        "position_ids": {0: "batch", 1: "seq"},
-        "attention_mask": {0: "batch", 1: "total"},
-        "logits": {0: "batch", 1: "seq"},
-    }
+    dyn = {"input_ids": {0: "batch", 1: "seq"}, "position_ids": {0: "batch", 1: "seq"},
+           "attention_mask": {0: "batch", 1: "total"}, "logits": {0: "batch", 1: "seq"}}
     for n in past_names:
         dyn[n] = {0: "batch", 2: "past"}
     for n in present_names:
@@ -100,36 +134,47 @@ def export(model, cfg, out_dir):
     if "dynamo" in inspect.signature(torch.onnx.export).parameters:
         extra["dynamo"] = False  # PyTorch >= 2.9 defaults to the dynamo exporter (needs onnxscript); keep TorchScript
     with torch.no_grad():
-        torch.onnx.export(
-            Wrapper(model), (ids, pos, mask, *past), path,
-            input_names=["input_ids", "position_ids", "attention_mask"] + past_names,
-            output_names=["logits"] + present_names,
-            dynamic_axes=dyn, opset_version=14, do_constant_folding=True, **extra,
-        )
+        torch.onnx.export(dec, (ids, pos, mask, *past), path,
+                          input_names=["input_ids", "position_ids", "attention_mask"] + past_names,
+                          output_names=["logits"] + present_names,
+                          dynamic_axes=dyn, opset_version=17, do_constant_folding=True, **extra)
     return path
 
 
-def write_dir(model, cfg, vocab, out_dir):
-    """model.onnx + tokenizer.json + config.json into out_dir (which must exist). Used by the CLI and the trainer."""
-    export(model, cfg, out_dir)
-    unk = vocab.index(UNK) if UNK in vocab else 0
-    eos = vocab.index(EOS) if EOS in vocab else 1
-    with open(os.path.join(out_dir, "tokenizer.json"), "w") as f:
-        json.dump({"type": "char", "vocab": vocab, "unk_id": unk, "eos_id": eos}, f)
+def write_dir(hf, tok_files, out_dir):
+    """model.onnx + config.json + the tokenizer files into out_dir (which must exist). Used by the CLI and the trainer."""
+    export(hf, out_dir)
+    hf_model.write_tokenizer_files(out_dir, tok_files)
     with open(os.path.join(out_dir, "config.json"), "w") as f:
-        json.dump({**cfg.to_dict(), "head_dim": cfg.head_dim}, f, indent=2)
+        json.dump(engine_config(hf, tok_files), f, indent=2)
+
+
+def build(args):
+    """(model, tokenizer files) from --model or a random initialisation."""
+    if args.model:
+        return hf_model.load(args.model).eval(), hf_model.tokenizer_files(args.model)
+    vocab = default_vocab()
+    mc = json.loads(args.config) if args.config else {}
+    mc.pop("vocab_size", None)
+    torch.manual_seed(args.seed)
+    cfg = hf_model.make_config(**mc, vocab_size=len(vocab), eos_token_id=1, pad_token_id=1)
+    return hf_model.build(cfg).eval(), char_tokenizer.files(vocab, cfg.max_position_embeddings)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--checkpoint")
+    ap.add_argument("--model", help="an HF-format model directory")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--config", help='JSON overrides, e.g. {"n_layer": 2, "n_embd": 64}')
+    ap.add_argument("--config", help='make_config arguments as JSON, e.g. {"n_layer": 2, "n_embd": 64}')
+    ap.add_argument("--save-hf", help="also save the model itself (HF format) into this directory (tests)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    model, cfg, vocab = build(args)
-    write_dir(model, cfg, vocab, args.out)
+    model, tok_files = build(args)
+    write_dir(model, tok_files, args.out)
+    if args.save_hf:
+        os.makedirs(args.save_hf, exist_ok=True)
+        hf_model.save(model, args.save_hf, tok_files)
     print(json.dumps({"out": args.out, "params": sum(p.numel() for p in model.parameters())}))
 
 

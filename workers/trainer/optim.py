@@ -45,10 +45,11 @@ def optim_config(given, base=None):
 
 
 def make_optimizer(model, o):
-    """AdamW with weight decay on matrices only (not on biases and LayerNorm gains)."""
+    """AdamW with weight decay on matrices only (not on biases and norm gains), over the trainable parameters."""
     decay, no_decay = [], []
     for p in model.parameters():  # parameters() de-duplicates the tied embedding/head weight
-        (decay if p.dim() >= 2 else no_decay).append(p)
+        if p.requires_grad:  # under LoRA only the adapter trains
+            (decay if p.dim() >= 2 else no_decay).append(p)
     groups = [{"params": decay, "weight_decay": o["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}]
     return torch.optim.AdamW(groups, lr=o["lr"], betas=tuple(o["betas"]), eps=o["eps"])
 
@@ -70,3 +71,20 @@ def lr_at(o, step):
         lo = lr * o["min_lr_ratio"]
         return lo + (lr - lo) * 0.5 * (1 + math.cos(math.pi * p))
     return lr
+
+
+def init_state(opt):
+    """Give a fresh AdamW its state tensors (zero moments) without moving a weight: one step at lr 0 on zero
+    gradients. torch.distributed.checkpoint loads into the state it finds, so a resume needs them first."""
+    if opt.state:
+        return
+    lrs = [g["lr"] for g in opt.param_groups]
+    for g in opt.param_groups:
+        g["lr"] = 0.0
+        for p in g["params"]:
+            if p.requires_grad:
+                p.grad = torch.zeros_like(p)
+    opt.step()  # decoupled weight decay is lr × wd: 0 as well
+    for g, lr in zip(opt.param_groups, lrs):
+        g["lr"] = lr
+    opt.zero_grad(set_to_none=True)

@@ -1,6 +1,7 @@
 """
 The JSON-lines loop on stdin/stdout: read a request, call the trainer's method, write the result or the error
-(framing and error types: trainer.py's docstring).
+(framing and error types: trainer.py's docstring). Under torchrun, rank 0 reads and answers; every request line is
+broadcast to the other ranks first (dist.py), so all ranks run every method together.
 
 Import this module before torch: on import it keeps a private copy of stdout for protocol lines and points fd 1
 (and sys.stdout) at stderr, so that stray prints, warnings and C++ messages (torch.onnx) cannot corrupt the stream.
@@ -17,6 +18,7 @@ sys.stdout = sys.stderr
 
 import torch  # noqa: E402
 
+import dist  # noqa: E402
 from validation import RpcError, bad  # noqa: E402
 
 
@@ -32,6 +34,8 @@ def clean(o):
 
 
 def send(obj):
+    if not dist.is_main():
+        return
     _PROTO.write(json.dumps(clean(obj), allow_nan=False) + "\n")
     _PROTO.flush()
 
@@ -46,8 +50,13 @@ def is_oom(e):
 def serve(trainer, methods):
     """Answer requests in order until shutdown or end of input. methods: the names callable as trainer.<name>(params).
     Every exception becomes an error response and the loop goes on, so the worker never hangs."""
-    send({"ready": True, "torch_version": torch.__version__, "cuda": torch.cuda.is_available(), "pid": os.getpid()})
-    for line in sys.stdin:
+    send({"ready": True, "torch_version": torch.__version__, "cuda": torch.cuda.is_available(), "pid": os.getpid(),
+          "world_size": dist.WORLD})
+    while True:
+        line = (sys.stdin.readline() or None) if dist.is_main() else None
+        line = dist.broadcast_text(line, trainer.home)
+        if line is None:  # end of input
+            return
         line = line.strip()
         if not line:
             continue

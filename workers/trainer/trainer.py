@@ -1,12 +1,15 @@
 """
-The trainer: one long-lived PyTorch process that owns the policy (workers/trainer/model.py) and its optimiser,
-driven over JSON lines on stdin/stdout (client: workers/trainer/client.ts).
+The trainer: one long-lived PyTorch process (or a torchrun group, dist.py) that owns the policy, a Hugging Face
+model (hf_model.py), and its optimiser, driven over JSON lines on stdin/stdout (client: workers/trainer/client.ts).
 
     .venv/bin/python -u workers/trainer/trainer.py   (the virtual environment set-up builds from requirements.txt)
+    .venv/bin/torchrun --standalone --nproc-per-node N workers/trainer/trainer.py
 
 This file holds the Trainer (model, optimiser, steps) and is the entry point; the rest, by job:
-rpc.py (the JSON-lines loop), validation.py (params), optim.py (AdamW, lr schedule), checkpoint.py (files and
-directories on disk), losses.py (the losses and metrics, pure tensor functions), model.py (the GPT), export_onnx.py (the ONNX export).
+rpc.py (the JSON-lines loop), dist.py (ranks, FSDP2), validation.py (params), optim.py (AdamW, lr schedule),
+checkpoint.py (checkpoint directories on disk), losses.py (the losses and metrics, pure tensor functions),
+hf_model.py (the transformers model), lora.py (peft adapters), export_onnx.py (the ONNX export for the embedded
+engine), char_tokenizer.py (the embedded model's tokenizer.json).
 
 Protocol
 --------
@@ -21,8 +24,9 @@ stdout carries nothing but protocol lines: file descriptor 1 is pointed at stder
 warnings and C++ messages from torch.onnx go to stderr), and responses go to a private duplicate of the original fd.
 Numbers that are not finite are sent as null (JSON has no NaN).
 
-Python never tokenises: token ids travel as JSON arrays of ints. The vocabulary (a list of strings, id = index) is
-given to init, kept in checkpoints, and written to tokenizer.json on export.
+Python never tokenises: token ids travel as JSON arrays of ints. The tokenizer files (tokenizer.json,
+tokenizer_config.json) belong to the model: init writes them for a char vocabulary (char_tokenizer.py), load reads
+them from the model directory, and every checkpoint and export carries them; `tokenizer` hands them to the caller.
 
 Alignment: for a sequence s of length L, "the logprob of token t" is log p(s[t] | s[:t]), t = 1..L-1 (s[0] has none).
 A response starts at index response_start (>= 1); response-aligned arrays (response_mask, old_logprobs and the
@@ -30,21 +34,27 @@ logprobs method's output when response_start is given) have one entry per token 
 
 Methods (params → result)
 -------------------------
-init {model: GPTConfig fields (vocab_size defaults to len(vocab)), vocab: [str], seed: int,
-      optim?: {lr, weight_decay, betas: [b1, b2], eps, warmup_steps, total_steps, schedule: "constant"|"cosine",
-               min_lr_ratio, grad_clip}, device?: "auto"|"cpu"|"cuda"}
-     → info.  Defaults: DEFAULT_OPTIM below (the paper's RL settings: lr 1e-6 constant after a 20-step warm-up).
-load {path, optim?: overrides of the stored optimiser config, device?, reset_optimizer?: bool} → info.
-     Restores model, optimiser state, RNG states (torch CPU, CUDA, Python), step, config and vocab. A bare
-     checkpoint {"config","model","vocab"} (no optimiser) loads too, with a fresh optimiser.
-save {path} → {path, bytes, step}.  torch.save to path + ".tmp-<pid>", fsync, then rename: never half-written.
-     The checkpoint is {"format": 1, "config", "model", "vocab", "optimizer", "optim", "step", "rng"}; the first
-     three are the format export_onnx.py --checkpoint reads.
+init {model: {arch?: "qwen3"|"qwen2"|"llama", n_layer, n_head, n_kv_head?, n_embd, block_size, intermediate_size?,
+             rope_theta?, init_std?}, vocab: [str], seed: int, optim?: {lr, weight_decay, betas: [b1, b2], eps,
+      warmup_steps, total_steps, schedule: "constant"|"cosine", min_lr_ratio, grad_clip}, device?: "auto"|"cpu"|"cuda",
+      lora?: {rank, alpha, dropout, target_modules}, gradient_checkpointing?: bool}
+     → info.  A randomly initialised model of that architecture with a char tokenizer over vocab (<eos> ends
+     generation). Optimiser defaults: DEFAULT_OPTIM (optim.py; the paper's RL settings: lr 1e-6 after a 20-step
+     warm-up).
+load {path, optim?: overrides of the stored optimiser config, device?, reset_optimizer?: bool, fresh?: bool, lora?,
+      gradient_checkpointing?} → info.  fresh: read only the weights and tokenizer (step 0, a new optimiser).  path is a directory in HF format: a model (step 0, fresh optimiser) or a
+     checkpoint this trainer saved (checkpoint.py: weights, optimiser state through torch.distributed.checkpoint, so
+     any rank count resumes it, RNG states, step, schedule, LoRA adapter).
+save {path} → {path, bytes, step}.  The checkpoint directory, written into a sibling and swapped in whole
+     (checkpoint.write_dir): never half-written. Its weights are plain HF format (from_pretrained, vLLM and SGLang
+     load them as they are; with LoRA the merged model is there and the adapter beside it).
+tokenizer {} → {files: {name: text}}: the model's tokenizer files.
 set_optim {optim, reset?: bool} → {step, optim}.  A stage's optimiser settings: the schedule restarts at the current step.
 reset_optimizer {} → {step}.  Fresh AdamW moments (stage 3 of the recipe); the step counter (and so the lr
      schedule) keeps going.
 sft_step {sequences: [[int]], loss_masks?: [[int]] (aligned with sequences; 1 = train on predicting this token,
-     entry 0 is ignored; default all ones), micro_batch?: int (sequences per forward/backward, default all)}
+     entry 0 is ignored; default all ones), micro_batch?: int (sequences per forward/backward, default all),
+     micro_batch_tokens?: int (a token budget per forward/backward: rows × padded length; gradients accumulate)}
      → {loss, grad_norm, lr, tokens, masked_tokens, tokens_per_s, step}.  Loss = mean cross-entropy over all
      masked tokens of the batch (token-level).  grad_norm is the norm before clipping.
 eval_loss {sequences, loss_masks?, micro_batch?} → {loss, tokens, masked_tokens, tokens_per_s} (no update).
@@ -67,19 +77,22 @@ policy_step {sequences, response_start: [int], response_mask: [[0|1]] (response-
      All advantages zero (or no masked token): the gradient is exactly zero, so the optimiser step is SKIPPED
      (skipped: true, step not advanced). AdamW would otherwise still move the weights through decoupled weight
      decay and the momentum of earlier steps, although the batch carries no signal.
-export_onnx {dir} → {dir, files, step, seconds}.  Writes model.onnx, tokenizer.json, config.json into a fresh
+export_onnx {dir} → {dir, files, step, seconds}.  Writes model.onnx, config.json and the tokenizer files into a fresh
      sibling directory dir + ".tmp-XXXX", then swaps it in with one atomic renameat2(RENAME_EXCHANGE) (Linux) and
      deletes the old one; where that call is missing, two renames (a loader may briefly find no directory, but never
      a half-written one).
-digest {} → {model: sha256 hex of every parameter/buffer in state_dict order, step}.
+export_hf {dir} → {dir, files, step, seconds}.  The weights as a plain HF model directory (LoRA merged in), for
+     from_pretrained, vLLM and SGLang; swapped in whole.
+digest {} → {model: sha256 hex of every parameter/buffer in state_dict order (the merged weights under LoRA), step}.
 info {} → {device, torch_version, params, step, initialised, config, optim}.
 sleep {seconds} → {} (tests and diagnostics).
 shutdown {} → {} and the process exits.
 
-Device: CUDA when available and device is not "cpu" (same code path; tensors are created on the model's device).
-TOOLSMITH_TRAINER_THREADS sets torch.set_num_threads.
+Device: CUDA when available and device is not "cpu" (ROCm's torch.cuda too): bf16 compute with fp32 master weights
+under FSDP2; on CPU fp32. Several ranks: see dist.py (each rank takes a share of the micro-batches; the results are
+summed over ranks, so they equal one process's up to float rounding). TOOLSMITH_TRAINER_THREADS sets
+torch.set_num_threads.
 """
-import copy
 import math
 import os
 import random
@@ -91,11 +104,14 @@ import rpc  # noqa: E402  (first: it points fd 1 at stderr before torch is impor
 
 import torch  # noqa: E402
 
+import char_tokenizer  # noqa: E402
 import checkpoint  # noqa: E402
+import dist  # noqa: E402
 import export_onnx  # noqa: E402
+import hf_model  # noqa: E402
+import lora  # noqa: E402
 import losses  # noqa: E402
-from model import GPT, GPTConfig  # noqa: E402
-from optim import lr_at, make_optimizer, optim_config, set_hyperparameters  # noqa: E402
+from optim import init_state, lr_at, make_optimizer, optim_config, set_hyperparameters  # noqa: E402
 from validation import (RpcError, bad, get_advantages, get_aligned, get_clip, get_int, get_model_config,  # noqa: E402
                         get_num, get_old_logprobs, get_response_start, get_sequences, get_vocab)
 
@@ -106,15 +122,12 @@ if os.environ.get("TOOLSMITH_TRAINER_THREADS"):
 FAULT_NAN_AT_STEP = int(os.environ["TOOLSMITH_TRAINER_FAULT_NAN_AT_STEP"]) if os.environ.get("TOOLSMITH_TRAINER_FAULT_NAN_AT_STEP") else None
 
 METHODS = {"init", "load", "save", "reset_optimizer", "set_optim", "sft_step", "eval_loss", "logprobs", "policy_step",
-           "export_onnx", "digest", "info", "sleep"}
+           "export_onnx", "export_hf", "digest", "info", "sleep", "tokenizer"}
 
 
 def forward_logits(model, idx, attn):
-    """Logits [B, T, V] for right-padded idx [B, T] with attn [B, T] 0/1: model.py's forward, no past."""
-    B, T = idx.shape
-    pos = torch.arange(T, dtype=torch.long, device=idx.device).unsqueeze(0).expand(B, T)
-    logits, _ = model(idx, None, pos, attn)
-    return logits
+    """Logits [B, T, V] (float32) for right-padded idx [B, T] with attn [B, T] 0/1: positions 0.. per row."""
+    return model(input_ids=idx, attention_mask=attn.long(), use_cache=False).logits.float()
 
 
 def sync(device):
@@ -123,15 +136,18 @@ def sync(device):
 
 
 class Trainer:
-    def __init__(self):
+    def __init__(self, device):
         self.model = None
         self.opt = None
-        self.cfg = None
-        self.vocab = None
+        self.summary = None
+        self.tok_files = None
+        self.lora = None
+        self.base_dir = None  # the directory a LoRA adapter applies to
         self.optim_cfg = None
         self.step = 0
         self.sched_start = 0  # the step the current optimiser schedule (warm-up, cosine) started at
-        self.device = torch.device("cpu")
+        self.home = device  # the rank's device (dist.setup)
+        self.device = device
 
     # -- set-up ------------------------------------------------------------------------------------------------
 
@@ -139,9 +155,9 @@ class Trainer:
         want = want or "auto"
         if want not in ("auto", "cpu", "cuda"):
             raise bad("device", "expected 'auto', 'cpu' or 'cuda'")
-        if want == "cuda" and not torch.cuda.is_available():
+        if want == "cuda" and self.home.type != "cuda":
             raise bad("device", "cuda requested but not available")
-        return torch.device("cuda" if want != "cpu" and torch.cuda.is_available() else "cpu")
+        return torch.device("cpu") if want == "cpu" else self.home
 
     def need_model(self):
         if self.model is None:
@@ -155,25 +171,44 @@ class Trainer:
         return lr_at(self.optim_cfg, self.step - self.sched_start)
 
     def info(self, _params=None):
+        trainable = sum(p.numel() for p in self.model.parameters() if p.requires_grad) if self.model is not None else 0
         return {
             "device": str(self.device), "torch_version": torch.__version__, "cuda": torch.cuda.is_available(),
-            "initialised": self.model is not None, "step": self.step,
-            "params": sum(p.numel() for p in self.model.parameters()) if self.model is not None else 0,
-            "config": self.cfg.to_dict() if self.cfg is not None else None, "optim": self.optim_cfg,
+            "initialised": self.model is not None, "step": self.step, "world_size": dist.WORLD,
+            "params": self.summary["params"] if self.summary else 0, "trainable_params": trainable * (dist.WORLD if dist.sharded() else 1),
+            "config": self.summary, "optim": self.optim_cfg, "lora": self.lora,
         }
+
+    def _install(self, model, p, tok_files, lora_cfg, base_dir):
+        """Make model (a plain transformers model on the CPU) the policy: LoRA, device, sharding, optimiser."""
+        device = self._pick_device(p.get("device"))
+        self.summary = hf_model.summary(model)
+        if p.get("gradient_checkpointing"):
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            model.config.use_cache = False
+        if lora_cfg:
+            model = lora.wrap(model, lora_cfg)
+        model = model.to(device)
+        model = dist.shard(model, device, bf16=device.type == "cuda")
+        self.model, self.device, self.tok_files, self.lora, self.base_dir = model, device, tok_files, lora_cfg, base_dir
+        self.opt = make_optimizer(self.model, self.optim_cfg)
 
     def init(self, p):
         vocab = get_vocab(p)
-        cfg = get_model_config(p, vocab)
+        mc = get_model_config(p, vocab)
         seed = get_int(p, "seed", 0)
-        optim = optim_config(p.get("optim"))
-        device = self._pick_device(p.get("device"))
+        self.optim_cfg = optim_config(p.get("optim"))
+        if p.get("lora"):
+            raise bad("lora", "LoRA needs a pretrained base: load a model (recipe model {kind: 'model'}), not init")
         random.seed(seed)
         torch.manual_seed(seed)  # also seeds every CUDA device
-        model = GPT(cfg).to(device)
-        self.model, self.cfg, self.vocab, self.optim_cfg, self.device, self.step = model, cfg, list(vocab), optim, device, 0
-        self.sched_start = 0
-        self.opt = make_optimizer(self.model, self.optim_cfg)
+        eos = vocab.index(char_tokenizer.EOS) if char_tokenizer.EOS in vocab else None
+        try:
+            cfg = hf_model.make_config(**mc, vocab_size=len(vocab), eos_token_id=eos, pad_token_id=eos)
+        except ValueError as e:
+            raise bad("model", str(e))
+        self.step, self.sched_start = 0, 0
+        self._install(hf_model.build(cfg), p, char_tokenizer.files(vocab, mc["block_size"]), None, None)
         return self.info()
 
     def reset_optimizer(self, _p):
@@ -192,46 +227,105 @@ class Trainer:
         set_hyperparameters(self.opt, self.optim_cfg)
         return {"step": self.step, "optim": self.optim_cfg}
 
+    def tokenizer(self, _p):
+        self.need_model()
+        return {"files": self.tok_files}
+
     # -- checkpoints -------------------------------------------------------------------------------------------
+
+    def _full_state(self):
+        return dist.full_state_dict(self.model)
+
+    def _plain_model(self, full):
+        """Rank 0: a plain transformers model on the CPU holding the current weights (LoRA merged in)."""
+        if self.lora:
+            return lora.merged(self.model, full)
+        m = hf_model.build(self.model.config)
+        m.load_state_dict(full, strict=False)  # tied weights appear twice in full; load_state_dict takes either
+        return m.eval()
 
     def save(self, p):
         self.need_model()
         path = p.get("path")
         if not isinstance(path, str) or not path:
-            raise bad("path", "expected a file path")
-        ckpt = {
-            "format": 1, "config": self.cfg.to_dict(), "vocab": self.vocab,
-            "model": {k: v.detach().cpu() for k, v in self.model.state_dict().items()},
-            "optimizer": self.opt.state_dict(), "optim": self.optim_cfg, "step": self.step, "rng": checkpoint.rng_state(),
-            "sched_start": self.sched_start,
-        }
-        return {"path": path, "bytes": checkpoint.write(path, ckpt), "step": self.step}
+            raise bad("path", "expected a checkpoint directory path")
+        full = self._full_state()  # a collective: every rank takes part
+        state = {"step": self.step, "sched_start": self.sched_start, "optim": self.optim_cfg, "lora": self.lora,
+                 "base_dir": self.base_dir, "world_size": dist.WORLD}
+
+        def weights(tmp):
+            if self.lora:
+                checkpoint.write_adapter(tmp, lora.adapter_state(self.model, full), self.model, self.base_dir)
+            else:
+                hf_model.save(self.model, tmp, self.tok_files, state_dict=full)
+            hf_model.write_tokenizer_files(tmp, self.tok_files)
+
+        out = checkpoint.save(path, weights, self.model, self.opt, state)
+        return {"path": out, "bytes": checkpoint.dir_bytes(out) if dist.is_main() else 0, "step": self.step}
 
     def load(self, p):
-        ckpt = checkpoint.read(p.get("path"))
-        cd = dict(ckpt["config"])
-        cd.pop("head_dim", None)
-        cfg = GPTConfig(**cd)
-        vocab = ckpt.get("vocab") or export_onnx.default_vocab()
-        device = self._pick_device(p.get("device"))
-        optim = optim_config(p.get("optim"), base=optim_config(ckpt.get("optim")))
-        model = GPT(cfg)
-        model.load_state_dict(ckpt["model"])
-        model.to(device)
-        self.model, self.cfg, self.vocab, self.optim_cfg, self.device = model, cfg, list(vocab), optim, device
-        self.step = int(ckpt.get("step", 0))
-        self.sched_start = int(ckpt.get("sched_start", 0))
-        self.opt = make_optimizer(self.model, self.optim_cfg)
-        if ckpt.get("optimizer") is not None and not p.get("reset_optimizer"):
-            self.opt.load_state_dict(ckpt["optimizer"])
-            # load_state_dict restores the stored hyper-parameters; the config (possibly overridden) wins.
-            set_hyperparameters(self.opt, optim)
-        checkpoint.restore_rng(ckpt.get("rng") or {})
+        path = checkpoint.model_dir(p.get("path"))
+        # fresh: a model to start from (a registered model): only its weights and tokenizer are read, never a
+        # trainer state or optimiser files that happen to lie beside them.
+        state = None if p.get("fresh") else checkpoint.read_state(path)  # None: a plain model directory
+        self.optim_cfg = optim_config(p.get("optim"), base=optim_config(state["optim"]) if state else None)
+        lora_cfg = lora.config(p.get("lora")) if p.get("lora") is not None else (state or {}).get("lora")
+        if state and state.get("lora"):  # a LoRA checkpoint: the base it was trained on, then its adapter
+            base_dir = state["base_dir"]
+            model = hf_model.load(base_dir)
+        else:
+            base_dir = path if lora_cfg else None
+            model = hf_model.load(path)
+        tok_files = hf_model.tokenizer_files(path)
+        if "tokenizer.json" not in tok_files:
+            raise bad("path", f"{path} has no tokenizer.json")
+        if state and state.get("lora"):
+            model = lora.wrap(model, state["lora"])
+            lora.load_adapter(model, checkpoint.read_adapter(path))
+            self._install_wrapped(model, p, tok_files, state["lora"], base_dir)
+        else:
+            self._install(model, p, tok_files, lora_cfg, base_dir)
+        self.step = int(state["step"]) if state else 0
+        self.sched_start = int(state["sched_start"]) if state else 0
+        if state and not p.get("reset_optimizer"):
+            if checkpoint.has_optimizer(path):
+                init_state(self.opt)
+                checkpoint.load_optimizer(path, self.model, self.opt)
+            set_hyperparameters(self.opt, self.optim_cfg)  # the config (possibly overridden) wins over stored ones
+        if state:
+            checkpoint.restore_rng(state.get("rng") or {})
         return self.info()
+
+    def _install_wrapped(self, model, p, tok_files, lora_cfg, base_dir):
+        """_install for a model peft already wraps (a LoRA checkpoint's adapter is loaded into it)."""
+        device = self._pick_device(p.get("device"))
+        self.summary = hf_model.summary(model.base_model.model)
+        model = dist.shard(model.to(device), device, bf16=device.type == "cuda")
+        self.model, self.device, self.tok_files, self.lora, self.base_dir = model, device, tok_files, lora_cfg, base_dir
+        self.opt = make_optimizer(self.model, self.optim_cfg)
 
     def digest(self, _p):
         self.need_model()
-        return {"model": checkpoint.digest(self.model), "step": self.step}
+        full = self._full_state()
+        if not dist.is_main():
+            return {}
+        sd = self._plain_model(full).state_dict() if self.lora else full
+        return {"model": checkpoint.digest_state(sd), "step": self.step}
+
+    def export_hf(self, p):
+        """The current weights as a plain HF model directory (LoRA merged in): what vLLM/SGLang or from_pretrained
+        load. Swapped in whole, like every directory the trainer writes."""
+        self.need_model()
+        out = p.get("dir")
+        if not isinstance(out, str) or not out:
+            raise bad("dir", "expected a directory path")
+        t0 = time.time()
+        full = self._full_state()
+        if not dist.is_main():
+            return {}
+        m = self._plain_model(full)
+        out = checkpoint.write_dir(out, lambda tmp: hf_model.save(m, tmp, self.tok_files))
+        return {"dir": out, "files": sorted(os.listdir(out)), "step": self.step, "seconds": time.time() - t0}
 
     def export_onnx(self, p):
         self.need_model()
@@ -239,21 +333,39 @@ class Trainer:
         if not isinstance(out, str) or not out:
             raise bad("dir", "expected a directory path")
         t0 = time.time()
-
-        def fill(tmp):
-            m = copy.deepcopy(self.model).cpu().eval()
-            with torch.random.fork_rng(devices=[]):  # export() draws example inputs; keep the training RNG intact
-                export_onnx.write_dir(m, self.cfg, self.vocab, tmp)
-
-        out = checkpoint.write_dir(out, fill)
+        full = self._full_state()
+        if not dist.is_main():
+            return {}
+        m = self._plain_model(full)
+        with torch.random.fork_rng(devices=[]):  # export() draws example inputs; keep the training RNG intact
+            out = checkpoint.write_dir(out, lambda tmp: export_onnx.write_dir(m, self.tok_files, tmp))
         return {"dir": out, "files": sorted(os.listdir(out)), "step": self.step, "seconds": time.time() - t0}
 
     # -- batching ----------------------------------------------------------------------------------------------
 
     def _micro_batches(self, n, lengths, p):
+        """This rank's micro-batches (lists of sequence indices, similar lengths together: less padding), sized by
+        micro_batch (rows) and micro_batch_tokens (rows × padded length), and the number every rank runs."""
         mb = get_int(p, "micro_batch", n, lo=1)
-        order = sorted(range(n), key=lambda i: lengths[i])  # similar lengths together: less padding
-        return [order[k:k + mb] for k in range(0, n, mb)]
+        budget = get_int(p, "micro_batch_tokens", None, lo=1) if p.get("micro_batch_tokens") is not None else None
+        order = sorted(range(n), key=lambda i: lengths[i])
+        batches, cur = [], []
+        for i in order:
+            if cur and (len(cur) >= mb or (budget and (len(cur) + 1) * lengths[i] > budget)):
+                batches.append(cur)
+                cur = []
+            cur.append(i)
+        batches.append(cur)
+        mine = batches[dist.RANK::dist.WORLD] if dist.sharded() else batches
+        rounds = math.ceil(len(batches) / dist.WORLD) if dist.sharded() else len(batches)
+        return mine, rounds
+
+    def _rounds(self, n, lengths, p):
+        """(indices, weight) per forward/backward this rank runs: its micro-batches, then zero-weight repeats of its
+        first (or of sequence 0) until every rank has run as many (FSDP's all-gathers are collectives)."""
+        mine, rounds = self._micro_batches(n, lengths, p)
+        filler = mine[0] if mine else [0]
+        return [(b, 1.0) for b in mine] + [(filler, 0.0)] * (rounds - len(mine))
 
     def _pad(self, seqs, idxs):
         T = max(len(seqs[i]) for i in idxs)
@@ -265,12 +377,15 @@ class Trainer:
             attn[r, :len(s)] = 1
         return ids.to(self.device), attn.to(self.device), T
 
+    def _backward(self, loss, weight):
+        # FSDP averages gradients over ranks; each rank's loss is its share of the batch's sum, so scale back up.
+        (loss * (weight * (dist.WORLD if dist.sharded() else 1))).backward()
+
     def _apply_update(self, loss_sum, t0, tokens, masked):
         """Gradients are accumulated; check, clip, step. Raises nan_loss without stepping on non-finite values."""
-        params = [q for q in self.model.parameters()]
+        params = [q for q in self.model.parameters() if q.requires_grad]
         max_norm = self.optim_cfg["grad_clip"]
-        gn = torch.nn.utils.clip_grad_norm_(params, max_norm if max_norm else float("inf"))
-        gn = float(gn)
+        gn = dist.to_local_scalar(torch.nn.utils.clip_grad_norm_(params, max_norm if max_norm else float("inf")))
         if FAULT_NAN_AT_STEP is not None and self.step + 1 == FAULT_NAN_AT_STEP:
             loss_sum = float("nan")  # fault injection (tests): a real tiny model will not diverge on demand
         if not math.isfinite(loss_sum) or not math.isfinite(gn):
@@ -289,11 +404,14 @@ class Trainer:
         return {"grad_norm": gn, "lr": lr, "tokens": tokens, "masked_tokens": masked, "tokens_per_s": tokens / dt,
                 "step": self.step}
 
+    def _seqs(self, p):
+        return get_sequences(p, self.summary["vocab_size"], self.summary["block_size"])
+
     # -- SFT ---------------------------------------------------------------------------------------------------
 
     def _sft(self, p, train):
         self.need_model()
-        seqs = get_sequences(p, self.cfg.vocab_size, self.cfg.block_size)
+        seqs = self._seqs(p)
         lens = [len(s) for s in seqs]
         masks = get_aligned(p, "loss_masks", lens, "mask", required=False)
         if masks is None:
@@ -307,7 +425,7 @@ class Trainer:
             self.opt.zero_grad(set_to_none=True)
         loss_sum = 0.0
         with torch.set_grad_enabled(train):
-            for idxs in self._micro_batches(len(seqs), lens, p):
+            for idxs, w in self._rounds(len(seqs), lens, p):
                 ids, attn, T = self._pad(seqs, idxs)
                 lm = torch.zeros(len(idxs), T, dtype=torch.float32)
                 for r, i in enumerate(idxs):
@@ -315,8 +433,9 @@ class Trainer:
                 logits = forward_logits(self.model, ids, attn)
                 loss = losses.masked_cross_entropy(logits[:, :-1], ids[:, 1:], lm[:, 1:].to(self.device), masked)
                 if train:
-                    loss.backward()
-                loss_sum += float(loss.detach())
+                    self._backward(loss, w)
+                loss_sum += w * float(loss.detach())
+        loss_sum = dist.all_sum([loss_sum], self.device)[0]
         tokens = sum(lens)
         if not train:
             if not math.isfinite(loss_sum):
@@ -336,19 +455,24 @@ class Trainer:
 
     def logprobs(self, p):
         self.need_model()
-        seqs = get_sequences(p, self.cfg.vocab_size, self.cfg.block_size)
+        seqs = self._seqs(p)
         lens = [len(s) for s in seqs]
         rs = get_response_start(p, lens, required=False)
-        out = [None] * len(seqs)
+        # Each rank fills its rows of one dense [N, T-1] table; a sum over ranks assembles it on every rank.
+        table = torch.zeros(len(seqs), max(lens) - 1, dtype=torch.float64, device=self.device)
         self.model.eval()
         with torch.no_grad():
-            for idxs in self._micro_batches(len(seqs), lens, p):
-                ids, attn, _ = self._pad(seqs, idxs)
+            for idxs, w in self._rounds(len(seqs), lens, p):
+                ids, attn, T = self._pad(seqs, idxs)
                 lp, _ = losses.token_logprobs(forward_logits(self.model, ids, attn), ids)
-                lp = lp.cpu().tolist()
-                for r, i in enumerate(idxs):
-                    row = [None] + lp[r][:lens[i] - 1]
-                    out[i] = row[rs[i]:] if rs is not None else row
+                if w:
+                    for r, i in enumerate(idxs):
+                        table[i, :T - 1] = lp[r].double()
+        table = dist.all_sum_tensor(table).cpu().tolist()
+        out = []
+        for i, n in enumerate(lens):
+            row = [None] + table[i][:n - 1]
+            out.append(row[rs[i]:] if rs is not None else row)
         return {"logprobs": out}  # non-finite values go out as null (rpc.send)
 
     # -- policy ------------------------------------------------------------------------------------------------
@@ -364,7 +488,7 @@ class Trainer:
 
     def policy_step(self, p):
         self.need_model()
-        seqs = get_sequences(p, self.cfg.vocab_size, self.cfg.block_size)
+        seqs = self._seqs(p)
         lens = [len(s) for s in seqs]
         rs = get_response_start(p, lens, required=True)
         rlens = [n - r for n, r in zip(lens, rs)]
@@ -382,7 +506,7 @@ class Trainer:
         denom = max(masked, 1)
         loss_sum, sums = 0.0, {}
         with torch.set_grad_enabled(not skip):
-            for idxs in self._micro_batches(len(seqs), lens, p):
+            for idxs, w in self._rounds(len(seqs), lens, p):
                 ids, attn, T = self._pad(seqs, idxs)
                 m = self._response_columns(idxs, T, lens, rs, rmask)
                 o = self._response_columns(idxs, T, lens, rs, old)
@@ -390,10 +514,13 @@ class Trainer:
                 lp, lsm = losses.token_logprobs(forward_logits(self.model, ids, attn), ids)
                 loss, ratio, log_ratio = losses.policy_loss(lp, o, a, m, eps_low, eps_high, dual, denom)
                 if not skip:
-                    loss.backward()
-                loss_sum += float(loss.detach())
+                    self._backward(loss, w)
+                loss_sum += w * float(loss.detach())
                 for k, v in losses.policy_stats(ratio, log_ratio, lsm, a, m, eps_low, eps_high, dual).items():
-                    sums[k] = sums.get(k, 0.0) + v
+                    sums[k] = sums.get(k, 0.0) + w * v
+        keys = sorted(sums)
+        total = dist.all_sum([loss_sum] + [sums[k] for k in keys], self.device)
+        loss_sum, sums = total[0], dict(zip(keys, total[1:]))
         tokens = sum(lens)
         metrics = {"loss": loss_sum, **{k: v / denom for k, v in sums.items()}}
         if skip:
@@ -408,4 +535,4 @@ class Trainer:
 
 
 if __name__ == "__main__":
-    rpc.serve(Trainer(), METHODS)
+    rpc.serve(Trainer(dist.setup()), METHODS)

@@ -4,8 +4,6 @@ which field to fix; the error types of the protocol are listed in trainer.py's d
 """
 import math
 
-from model import GPTConfig
-
 
 class RpcError(Exception):
     """A failure that becomes an error response {"type": type_, "message": message}."""
@@ -50,31 +48,38 @@ def get_vocab(params):
     return vocab
 
 
+MODEL_FIELDS = {"arch": str, "n_layer": int, "n_head": int, "n_kv_head": int, "n_embd": int, "block_size": int,
+                "intermediate_size": int, "rope_theta": float, "init_std": float}
+
+
 def get_model_config(params, vocab):
-    """params["model"] (GPTConfig fields; vocab_size defaults to len(vocab)) → GPTConfig."""
+    """params["model"]: the sizes of a model to build from scratch (hf_model.make_config's arguments)."""
     mc = params.get("model", {})
     if not isinstance(mc, dict):
-        raise bad("model", "expected an object of GPTConfig fields")
-    fields = set(GPTConfig.__dataclass_fields__)
-    for k in mc:
-        if k not in fields and k != "head_dim":
-            raise bad(f"model.{k}", "unknown GPTConfig field")
-    mc = {k: v for k, v in mc.items() if k != "head_dim"}  # a property (n_embd / n_head): accepted, ignored
+        raise bad("model", "expected an object {arch, n_layer, n_head, n_kv_head, n_embd, block_size, ...}")
+    out = {}
     for k, v in mc.items():
-        if k == "init_std":
-            get_num(mc, k, required=True)
-        elif k == "pos_emb":
-            if v not in ("learned", "rope"):
-                raise bad("model.pos_emb", "must be learned or rope")
+        if k == "vocab_size":
+            if v != len(vocab):
+                raise bad("model.vocab_size", f"{v} != len(vocab) {len(vocab)}")
+            continue
+        if k not in MODEL_FIELDS:
+            raise bad(f"model.{k}", "unknown field")
+        if MODEL_FIELDS[k] is str:
+            if v not in ("qwen3", "qwen2", "llama"):
+                raise bad("model.arch", "expected qwen3, qwen2 or llama")
+            out[k] = v
+        elif MODEL_FIELDS[k] is int:
+            out[k] = get_int(mc, k, lo=1)
         else:
-            get_int(mc, k, lo=1)
-    mc.setdefault("vocab_size", len(vocab))
-    if mc["vocab_size"] != len(vocab):
-        raise bad("model.vocab_size", f"{mc['vocab_size']} != len(vocab) {len(vocab)}")
-    cfg = GPTConfig(**mc)
-    if cfg.n_embd % cfg.n_head:
+            out[k] = get_num(mc, k, required=True)
+    out.setdefault("block_size", 512)
+    n_embd, n_head = out.get("n_embd", 64), out.get("n_head", 4)
+    if n_embd % n_head:
         raise bad("model.n_head", "must divide n_embd")
-    return cfg
+    if "n_kv_head" in out and n_head % out["n_kv_head"]:
+        raise bad("model.n_kv_head", "must divide n_head")
+    return out
 
 
 def get_sequences(params, vocab_size, block_size, name="sequences"):

@@ -1,0 +1,33 @@
+/**
+ * Before a train job starts its trainer: does this worker have what the recipe needs? Every missing piece is
+ * named (the model, the GPUs, the nodes, the engines) so a run that cannot work fails at once with the list,
+ * instead of starting and failing an hour later. Pure: the caller measures the worker (workers/handlers/train.ts).
+ */
+import type { Recipe } from '../../contracts/recipe.ts';
+
+export interface WorkerResources {
+  /** The directory of a registered model, or null when there is none of that name. */
+  modelDir(name: string): string | null;
+  /** Where models are registered (for the message). */
+  modelsRoot: string;
+  /** GPUs torch sees on this worker. */
+  gpus: number;
+}
+
+export function preflight(recipe: Recipe, w: WorkerResources): string[] {
+  const problems: string[] = [];
+  const t = recipe.trainer;
+  if (recipe.model.kind === 'model' && w.modelDir(recipe.model.name) === null) {
+    problems.push(`model.name: no model "${recipe.model.name}" under ${w.modelsRoot} (register it: npx toolsmith model import DIR --name ${recipe.model.name})`);
+  }
+  if (t.device === 'cuda' && w.gpus < t.ranks) {
+    problems.push(`trainer.ranks: ${t.ranks} rank${t.ranks > 1 ? 's' : ''} on cuda need ${t.ranks} GPU${t.ranks > 1 ? 's' : ''} on this worker; it has ${w.gpus}`);
+  }
+  if (t.nodes > 1) {
+    problems.push(`trainer.nodes: ${t.nodes} nodes × ${t.ranks} ranks is a multi-node torchrun job, started on each node by hand (README "Scaling out"); a worker runs one node`);
+  }
+  if (recipe.engine.kind === 'openai') {
+    problems.push(`engine: rollouts on OpenAI-compatible servers (${recipe.engine.urls.join(', ')}) need the new weights pushed to them after every update, which this version does not do yet; use engine.kind "embedded" for on-policy RL`);
+  }
+  return problems;
+}

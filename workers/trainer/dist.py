@@ -1,0 +1,123 @@
+"""
+One trainer, one process or a torchrun group of N ranks (docs/method.md §9; README "Scaling out"):
+
+    torchrun --nproc-per-node N workers/trainer/trainer.py       (multi-node: torchrun's own rendezvous flags)
+
+Rank 0 speaks the JSON-lines RPC (rpc.py) and broadcasts every request line to the other ranks, so all ranks run
+the same method on the same batch; each rank takes its share of the micro-batches, FSDP2 (`fully_shard`, one unit
+per decoder layer plus the root) shards parameters, gradients and optimiser state, and gathers them for each
+layer's forward and backward. Every rank runs the same number of forward/backward passes (a rank with no real
+micro-batch left runs a zero-weight one), because every FSDP all-gather is a collective. Backend: NCCL on GPUs
+(RCCL under ROCm), gloo on CPU. A single process with no GPU uses no process group and no sharding.
+
+Requests travel as UTF-8 bytes in a tensor: nothing is pickled between ranks either.
+"""
+import os
+
+import torch
+import torch.distributed as dist
+
+WORLD = int(os.environ.get("WORLD_SIZE", "1"))
+RANK = int(os.environ.get("RANK", "0"))
+LOCAL_RANK = int(os.environ.get("LOCAL_RANK", "0"))
+
+
+def is_main():
+    return RANK == 0
+
+
+def setup():
+    """Join the torchrun group (no-op in a single process). Returns the device this rank computes on."""
+    cuda = torch.cuda.is_available() and os.environ.get("TOOLSMITH_TRAINER_DEVICE", "auto") != "cpu"
+    if cuda:
+        torch.cuda.set_device(LOCAL_RANK)
+    if WORLD > 1 and not dist.is_initialized():
+        dist.init_process_group("nccl" if cuda else "gloo")
+    return torch.device(f"cuda:{LOCAL_RANK}" if cuda else "cpu")
+
+
+def active():
+    return WORLD > 1 and dist.is_initialized()
+
+
+def broadcast_text(text, device):
+    """Rank 0's text on every rank (None on rank 0 means: stop)."""
+    if not active():
+        return text
+    dev = device if device.type == "cuda" else torch.device("cpu")
+    n = torch.tensor([-1 if text is None else len(text.encode())], dtype=torch.long, device=dev)
+    dist.broadcast(n, 0)
+    if n.item() < 0:
+        return None
+    buf = torch.empty(int(n.item()), dtype=torch.uint8, device=dev)
+    if is_main():
+        buf.copy_(torch.frombuffer(bytearray(text.encode()), dtype=torch.uint8))
+    dist.broadcast(buf, 0)
+    return bytes(buf.cpu().tolist()).decode()
+
+
+def all_sum(values, device):
+    """Element-wise sum over ranks of a list of floats (identity in one process)."""
+    if not active():
+        return list(values)
+    t = torch.tensor(values, dtype=torch.float64, device=device)
+    dist.all_reduce(t)
+    return t.tolist()
+
+
+def all_sum_tensor(t):
+    if active():
+        dist.all_reduce(t)
+    return t
+
+
+def barrier():
+    if active():
+        dist.barrier()
+
+
+def shard(model, device, bf16):
+    """FSDP2 over the decoder layers and the root, with bf16 compute and fp32 master weights when bf16. Sharding
+    is used whenever there are several ranks or a GPU (so one GPU runs the same code as many); else the model
+    stays a plain module."""
+    if not (active() or device.type == "cuda"):
+        return model
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    if not dist.is_initialized():  # one GPU, no torchrun: a group of one
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", str(29500 + os.getpid() % 1000))
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=0, world_size=1)
+    mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if bf16 else MixedPrecisionPolicy()
+    base = getattr(model, "base_model", None)  # peft wraps the transformers model
+    inner = base.model if base is not None and hasattr(base, "model") else model
+    for layer in decoder_layers(inner):
+        fully_shard(layer, mp_policy=mp)
+    fully_shard(model, mp_policy=mp)
+    return model
+
+
+def decoder_layers(model):
+    """The transformer blocks of a *ForCausalLM (model.model.layers for every Llama-family architecture)."""
+    core = getattr(model, "model", None)
+    layers = getattr(core, "layers", None)
+    if layers is None:
+        raise RuntimeError(f"{type(model).__name__}: no model.layers to shard")
+    return list(layers)
+
+
+def sharded():
+    return dist.is_initialized()
+
+
+def full_state_dict(model):
+    """Every parameter and buffer, whole, on the CPU of rank 0 ({} on the others). A collective under FSDP."""
+    if not sharded():
+        return {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+    sd = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+    return sd if is_main() else {}
+
+
+def to_local_scalar(x):
+    """A norm that FSDP returns as a DTensor, as a float."""
+    return float(x.full_tensor() if hasattr(x, "full_tensor") else x)
