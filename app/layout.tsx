@@ -21,6 +21,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
             <Link href="/recipes">Recipes</Link>
             <Link href="/compare">Compare</Link>
             <Link href="/datasets">Datasets</Link>
+            <Link href="/models">Models</Link>
             <Link href="/system">System</Link>
           </nav>
         </header>

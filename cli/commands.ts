@@ -11,12 +11,14 @@ import { verifyCommand } from './verify.ts';
 import { serveModelCommand } from './serve-model.ts';
 import { evalCommand } from './eval.ts';
 import { trainCommand } from './train.ts';
+import { modelCommand } from './model.ts';
 
 export interface Command { name: string; summary: string; usage?: string; run(args: string[]): Promise<number | void> }
 
 /** Subcommands of `npx toolsmith`. Later issues add theirs here (sandbox, verify, serve-model, ...). */
 export const commands: Command[] = [
   datasetCommand,
+  modelCommand,
   {
     name: 'migrate',
     summary: 'apply the SQL migrations to DATABASE_URL and seed the built-in recipes (idempotent)',

@@ -11,6 +11,10 @@ export function config(env: Record<string, string | undefined> = process.env) {
   const leaseSeconds = num('TOOLSMITH_LEASE_SECONDS', 30);
   return {
     dataDir,
+    /** The one folder models live in, one HF-format directory per name (server/models/registry.ts). */
+    modelsDir: env.TOOLSMITH_MODELS_DIR?.trim() ? path.resolve(/*turbopackIgnore: true*/ env.TOOLSMITH_MODELS_DIR.trim()) : path.join(dataDir, 'models'),
+    /** Things rebuilt on demand and safe to delete (the tests' SFT fixture): never models a recipe names. */
+    cacheDir: path.join(dataDir, 'cache'),
     databaseUrl: env.DATABASE_URL && env.DATABASE_URL.trim() !== '' ? env.DATABASE_URL.trim() : `file:${path.join(dataDir, 'toolsmith.db')}`,
     port: num('PORT', 3000),
     host: env.HOST ?? '127.0.0.1',

@@ -6,6 +6,7 @@ import { shareRouter } from './routers/share.ts';
 import { recipesRouter } from './routers/recipes.ts';
 import { trajectoriesRouter } from './routers/trajectories.ts';
 import { evalsRouter } from './routers/evals.ts';
+import { modelsRouter } from './routers/models.ts';
 
 export const appRouter = router({
   runs: runsRouter,
@@ -15,6 +16,7 @@ export const appRouter = router({
   recipes: recipesRouter,
   trajectories: trajectoriesRouter,
   evals: evalsRouter,
+  models: modelsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,6 +1,7 @@
 /**
- * A small SFT'd embedded model, trained on demand and cached by content: the tests, bench:rollout and the live demo
- * need a policy that already calls the tool (a random one never does), and training one takes about a minute.
+ * A small SFT'd embedded model, trained on demand and cached by content under <data>/cache/: the tests, bench:rollout
+ * and the live demo need a policy that already calls the tool (a random one never does), and training one takes about
+ * a minute.
  *
  * The cache key hashes the config and every source file the result depends on, so editing the task, template,
  * tokenizer, model or trainer retrains it. Concurrent callers (test files run in parallel) wait on a lock dir.
@@ -8,6 +9,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { config } from '../../server/config.ts';
 import { EMBEDDED_VOCAB, CharTokenizer, embeddedTokenizerSpec } from '../../workers/engines/tokenizer.ts';
 import { sftDataset, tokenizeDemo } from '../../workers/tasks/demos.ts';
 import { TrainerClient } from '../../workers/trainer/client.ts';
@@ -34,8 +36,8 @@ const SOURCES = [
   'workers/train/sft.ts', 'workers/trainer/requirements.txt',
 ];
 
-/** Python files that never run in the trainer process: a benchmark and the GPU check. */
-const BENCH_ONLY = ['raw_step_bench.py', 'gpu_check.py'];
+/** Python files that never run in the trainer process: a benchmark, the GPU check and `model init|import|check`'s tool. */
+const BENCH_ONLY = ['raw_step_bench.py', 'gpu_check.py', 'model_tool.py'];
 
 /** Every Python module of the trainer, so that editing any of them retrains. */
 function trainerSources(): string[] {
@@ -76,10 +78,16 @@ async function lock(dir: string, timeoutMs: number): Promise<() => void> {
  *  Beside it, `model/` is the same model as a trainer checkpoint (HF format). */
 export async function ensureEmbeddedSftModel(opts: { cacheDir?: string; config?: EmbeddedSftConfig; log?: (m: string) => void } = {}): Promise<string> {
   const cfg = opts.config ?? DEFAULT_EMBEDDED_SFT;
-  const base = path.join(opts.cacheDir ?? path.join(ROOT, 'data', 'models'), `sft-${sftCacheKey(cfg)}`);
+  // Under the data folder's cache/, not models/: the models folder holds only models registered by name.
+  const base = path.join(opts.cacheDir ?? config().cacheDir, `sft-${sftCacheKey(cfg)}`);
   const out = path.join(base, 'export');
   if (fs.existsSync(path.join(out, 'model.onnx'))) return out;
   fs.mkdirSync(path.dirname(base), { recursive: true });
+  // Checkouts from before the move kept this fixture under <data>/models/: move it rather than train it again.
+  const legacy = path.join(config().dataDir, 'models', path.basename(base));
+  if (!opts.cacheDir && fs.existsSync(path.join(legacy, 'export', 'model.onnx')) && !fs.existsSync(base)) {
+    try { fs.renameSync(legacy, base); return out; } catch { /* another caller moved it, or another disk: train */ }
+  }
   const unlock = await lock(base, 15 * 60_000);
   try {
     if (fs.existsSync(path.join(out, 'model.onnx'))) return out;

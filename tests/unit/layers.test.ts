@@ -6,7 +6,8 @@
  *   app/        imports components/, lib/, contracts/; only the tRPC HTTP handler (app/api/) reaches server/;
  *   server/     never imports workers/, cli/, components/, app/ or lib/;
  *   workers/    import contracts/, workers/ and server's data layer (server/db/, server/store/, server/datasets/ (the
- *               import of problem sets into the store), config, ids, errors);
+ *               import of problem sets into the store), server/models/ (the models folder: a name to its directory),
+ *               config, ids, errors);
  *   processes   (the worker loop, sandbox pools and nodes, engines, engine servers, the trainer) are assembled only
  *               by cli/ and the worker's entry point and job handlers (workers/main.ts, workers/handlers/).
  * A failure names the file, the line and the offending import.
@@ -57,7 +58,7 @@ const ASSEMBLERS = [
   'workers/engines/create.ts', 'workers/engines/onnx-engine.ts', 'workers/engines/openai-server.ts', 'workers/trainer/client.ts',
 ];
 const COMPOSITION_ROOTS = ['cli', 'workers/main.ts', 'workers/handlers'];
-const DATA_LAYER = ['server/db', 'server/store', 'server/datasets', 'server/config.ts', 'server/ids.ts', 'server/errors.ts'];
+const DATA_LAYER = ['server/db', 'server/store', 'server/datasets', 'server/models', 'server/config.ts', 'server/ids.ts', 'server/errors.ts'];
 
 /** The rule an import breaks, or null. */
 export function violation(i: Import): string | null {
@@ -80,7 +81,7 @@ export function violation(i: Import): string | null {
     case 'server': return ['contracts', 'server'].includes(toLayer) ? null : 'server/ imports only contracts/ (never workers/, cli/ or the UI)';
     case 'workers':
       if (toLayer === 'contracts') return null;
-      if (toLayer === 'server') return under(to, ...DATA_LAYER) ? null : "workers/ import only server's data layer (db, store, datasets, config, ids, errors)";
+      if (toLayer === 'server') return under(to, ...DATA_LAYER) ? null : "workers/ import only server's data layer (db, store, datasets, models, config, ids, errors)";
       if (toLayer !== 'workers') return 'workers/ import only contracts/, workers/ and the data layer';
       break;
     case 'cli': if (!['contracts', 'server', 'workers', 'cli'].includes(toLayer)) return 'cli/ composes contracts/, server/ and workers/';

@@ -1,0 +1,10 @@
+import { ModelsView } from '@/components/models/models-view.tsx';
+
+export default function ModelsPage() {
+  return (
+    <div>
+      <h1>Models</h1>
+      <ModelsView />
+    </div>
+  );
+}
