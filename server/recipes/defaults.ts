@@ -4,7 +4,7 @@
  * the embedded transformer, sized to finish in about 15 minutes on a 2-core CPU. `micro` is a seconds-long recipe
  * for tests. Client-safe (no node: imports).
  */
-import { parseRecipe, type Recipe, type RecipeInput } from '../../contracts/recipe.ts';
+import { parseRecipe, REPORT_DEFAULTS, type Recipe, type RecipeInput } from '../../contracts/recipe.ts';
 
 /**
  * The knobs of embedded-arith in one place, to calibrate against the 15-minute budget. Cost is dominated by
@@ -104,5 +104,49 @@ export const MICRO_INPUT = {
 
 export const MICRO: Recipe = parseRecipe(MICRO_INPUT);
 
+/**
+ * The report's run (docs/method.md §5, §7, §8) for a real model: Qwen3-14B-Base after its non-reasoning SFT,
+ * trained with GRPO-RoC in three stages on the integer-answer RL set, on 64 GPUs (8 nodes × 8). It validates
+ * anywhere; launched where the model, the GPUs, the nodes, the datasets or the engines are missing, the worker's
+ * preflight (workers/train/preflight.ts) names each missing piece instead of starting. The SFT stage is not part of
+ * it: the report's SFT data is not shipped here, so the recipe starts from a model already SFT'd (register it as
+ * `qwen3-14b-sft` with `npx toolsmith model import DIR --name qwen3-14b-sft`). The RL set (`rstar2-rl-42k`, 42K
+ * integer-answer problems) and AIME24 are stored datasets to import first (`npx toolsmith dataset import`).
+ */
+const R = REPORT_DEFAULTS;
+const reportRl = {
+  type: 'rl' as const,
+  data: { kind: 'stored' as const, name: 'rstar2-rl-42k', split: 'train' as const },
+  // 2G = 32 rollouts, G = 16 kept. Prompts per step: the paper's 512; the released scripts use 128.
+  promptsPerStep: R.rl.promptsPerStep, rolloutsPerPrompt: R.rl.rolloutsPerPrompt, keep: R.rl.keep,
+  roc: { enabled: true, positiveSelection: 'weighted' as const, minPerSign: 2, dropEqualReward: true },
+  epsLow: R.rl.epsLow, epsHigh: R.rl.epsHigh, dualClip: null,
+  lr: R.rl.lr, warmupSteps: R.rl.warmupSteps, temperature: 1.0,
+};
+export const RSTAR2_QWEN3_14B_INPUT = {
+  name: 'rstar2-qwen3-14b',
+  description:
+    'The rStar2-Agent report\'s RL run: Qwen3-14B-Base (after non-reasoning SFT) trained with GRPO-RoC (2G = 32, G = 16, ' +
+    '512 prompts per step; the released scripts use 128), ε 0.2/0.28, lr 1e-6 after a 20-step warm-up, three stages ' +
+    '(8K response and 10 turns; 12K and 10 turns; 12K and 15 turns on the hard subset with the optimiser reset), ' +
+    'evaluated at temperature 0.6 with k = 16 and 30 turns. Needs 8 nodes × 8 GPUs and SGLang/vLLM rollout servers.',
+  seed: 0,
+  model: { kind: 'model', name: 'qwen3-14b-sft' },
+  trainer: { ranks: 8, nodes: 8, device: 'cuda', gradientCheckpointing: true, microBatchTokens: 32_768 },
+  engine: { kind: 'openai', urls: ['http://rollout-0:30000/v1'] },
+  template: { variant: 'full', toolName: 'execute_python_code_with_standard_io' },
+  stages: [
+    { ...reportRl, name: 'rl-stage-1-8k', steps: 300, maxResponseTokens: 8192, maxTurns: 10, dataFilter: { kind: 'all' }, resetOptimizer: false },
+    { ...reportRl, name: 'rl-stage-2-12k', steps: 85, maxResponseTokens: 12_288, maxTurns: 10, dataFilter: { kind: 'all' }, resetOptimizer: false },
+    { ...reportRl, name: 'rl-stage-3-hard', steps: 125, maxResponseTokens: 12_288, maxTurns: 15, dataFilter: { kind: 'hard', k: R.rl.hardK, dropSolved: true }, resetOptimizer: true },
+  ],
+  eval: {
+    datasets: [{ kind: 'stored', name: 'aime24', split: 'test' }],
+    k: R.eval.k, temperature: R.eval.temperature, maxTokens: R.eval.maxTokens, maxTurns: R.eval.maxTurns, everySteps: 50,
+  },
+} satisfies RecipeInput;
+
+export const RSTAR2_QWEN3_14B: Recipe = parseRecipe(RSTAR2_QWEN3_14B_INPUT);
+
 /** Recipes seeded into a new database (seedDefaultRecipes). */
-export const BUILTIN_RECIPES: readonly RecipeInput[] = [EMBEDDED_ARITH_INPUT];
+export const BUILTIN_RECIPES: readonly RecipeInput[] = [EMBEDDED_ARITH_INPUT, RSTAR2_QWEN3_14B_INPUT];

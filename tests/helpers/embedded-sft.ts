@@ -10,7 +10,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { config } from '../../server/config.ts';
-import { EMBEDDED_VOCAB, CharTokenizer, embeddedTokenizerSpec } from '../../workers/engines/tokenizer.ts';
+import { HfTokenizer } from '../../workers/engines/hf-tokenizer.ts';
+import { EMBEDDED_VOCAB } from '../../workers/engines/tokenizer.ts';
 import { sftDataset, tokenizeDemo } from '../../workers/tasks/demos.ts';
 import { TrainerClient } from '../../workers/trainer/client.ts';
 import { runSft, sftSteps } from '../../workers/train/sft.ts';
@@ -83,25 +84,19 @@ export async function ensureEmbeddedSftModel(opts: { cacheDir?: string; config?:
   const out = path.join(base, 'export');
   if (fs.existsSync(path.join(out, 'model.onnx'))) return out;
   fs.mkdirSync(path.dirname(base), { recursive: true });
-  // Checkouts from before the move kept this fixture under <data>/models/: move it rather than train it again.
-  const legacy = path.join(config().dataDir, 'models', path.basename(base));
-  if (!opts.cacheDir && fs.existsSync(path.join(legacy, 'export', 'model.onnx')) && !fs.existsSync(base)) {
-    try { fs.renameSync(legacy, base); return out; } catch { /* another caller moved it, or another disk: train */ }
-  }
   const unlock = await lock(base, 15 * 60_000);
   try {
     if (fs.existsSync(path.join(out, 'model.onnx'))) return out;
     const log = opts.log ?? (() => {});
-    const tok = new CharTokenizer(embeddedTokenizerSpec());
-    // Demonstrations longer than the context are dropped, as the SFT stage of a recipe does (maxLength).
-    const data = sftDataset({ n: cfg.demos, seed: cfg.seed }).map((d) => tokenizeDemo(d, tok)).filter((d) => d.ids.length <= cfg.model.block_size);
     const trainer = await TrainerClient.start();
     try {
+      // The model's own tokenizer (the char tokenizer.json the trainer writes), as a recipe's SFT stage uses.
+      await trainer.init({ model: cfg.model, vocab: EMBEDDED_VOCAB, seed: cfg.seed });
+      const tok = HfTokenizer.fromFiles(await trainer.tokenizerFiles());
+      // Demonstrations longer than the context are dropped, as the SFT stage of a recipe does (maxLength).
+      const data = sftDataset({ n: cfg.demos, seed: cfg.seed }).map((d) => tokenizeDemo(d, tok)).filter((d) => d.ids.length <= cfg.model.block_size);
       const total = sftSteps(data.length, cfg);
-      await trainer.init({
-        model: cfg.model, vocab: EMBEDDED_VOCAB, seed: cfg.seed,
-        optim: { lr: cfg.lr, warmup_steps: Math.ceil(total * 0.04), total_steps: total, schedule: 'cosine', weight_decay: 0.01, grad_clip: 1 },
-      });
+      await trainer.setOptim({ lr: cfg.lr, warmup_steps: Math.ceil(total * 0.04), total_steps: total, schedule: 'cosine', weight_decay: 0.01, grad_clip: 1 }, true);
       const t0 = Date.now();
       await runSft(trainer, data, {
         epochs: cfg.epochs, batch: cfg.batch, seed: cfg.seed, maxSteps: cfg.maxSteps,

@@ -56,7 +56,7 @@ function assertCovers(catalogue: Catalogue, schemaLeaves: Set<string>, what: str
 
 test('the field catalogue covers every recipe field of the schema', () => {
   const top = leaves(RecipeSchema, '', ['stages', 'eval.datasets']);
-  assert.ok(top.has('model.n_layer') && top.has('model.path') && top.has('template.toolFormat.middle.head') && top.has('eval.everySteps'));
+  assert.ok(top.has('model.n_layer') && top.has('model.name') && top.has('trainer.lora.rank') && top.has('engine.urls') && top.has('template.toolFormat.middle.head') && top.has('eval.everySteps'));
   assertCovers(RECIPE_FIELDS, top, 'recipe');
   const sft = leaves(SftStageSchema);
   assert.ok(sft.has('data.shares.no_tool') && sft.has('maxSteps'));
@@ -162,7 +162,7 @@ test('timelineOf: steps per stage as the schema counts them, defaults filled by 
   const micro = timelineOf(MICRO_INPUT as unknown as Spec);
   assert.deepEqual(micro, [{ name: 'sft', type: 'sft', steps: 2 * Math.ceil(60 / 4) }, { name: 'rl', type: 'rl', steps: 2 }]);
   assert.deepEqual(timelineOf({ stages: [{ type: 'rl', name: 'x' }] }), [{ name: 'x', type: 'rl', steps: 16 }]);
-  assert.deepEqual(timelineOf({ model: { kind: 'checkpoint' }, stages: [{ type: 'rl', name: 'x' }] }), [{ name: 'x', type: 'rl', steps: 300 }]);
+  assert.deepEqual(timelineOf({ model: { kind: 'model' }, stages: [{ type: 'rl', name: 'x' }] }), [{ name: 'x', type: 'rl', steps: 300 }]);
   assert.deepEqual(timelineOf({ stages: 'nope' }), []);
   assert.deepEqual(timelineOf({ stages: [{ type: 'sft', name: 's', data: { n: 100 }, maxSteps: 5 }] })[0]!.steps, 5);
 });

@@ -10,7 +10,7 @@ const sft = (over: Record<string, unknown> = {}) => ({ type: 'sft', name: 'sft',
 test('the built-in recipes parse, and parsing a parsed recipe changes nothing', () => {
   assert.equal(EMBEDDED_ARITH.name, 'embedded-arith');
   assert.deepEqual(EMBEDDED_ARITH.stages.map((s) => [s.type, s.name]), [['sft', 'sft'], ['rl', 'rl-stage-1'], ['rl', 'rl-stage-2'], ['rl', 'rl-stage-3-hard']]);
-  assert.deepEqual(EMBEDDED_ARITH.model, { kind: 'embedded', n_layer: 4, n_head: 4, n_embd: 64, block_size: 512, pos_emb: 'rope' });
+  assert.deepEqual(EMBEDDED_ARITH.model, { kind: 'embedded', arch: 'qwen3', n_layer: 4, n_head: 4, n_embd: 64, block_size: 512 });
   const [, s1, s2, s3] = EMBEDDED_ARITH.stages as [SftStage, RlStage, RlStage, RlStage];
   assert.ok(s2.maxResponseTokens > s1.maxResponseTokens, 'stage 2 has the longer budget');
   assert.deepEqual(s3.dataFilter, { kind: 'hard', k: EMBEDDED_ARITH_KNOBS.hardK, dropSolved: true });
@@ -37,8 +37,10 @@ test('totalSteps: SFT epochs × ⌈demos / batch⌉ (capped by maxSteps) plus RL
 
 test('omitted fields get defaults: the report\'s where scale-free, scaled ones for the embedded model', () => {
   const r = parseRecipe({ name: 'bare', stages: [sft(), rl()], eval: { datasets: [{ kind: 'generated', n: 5 }] } });
-  assert.deepEqual(r.model, { kind: 'embedded', n_layer: 4, n_head: 4, n_embd: 64, block_size: 512, pos_emb: 'rope' });
+  assert.deepEqual(r.model, { kind: 'embedded', arch: 'qwen3', n_layer: 4, n_head: 4, n_embd: 64, block_size: 512 });
   assert.deepEqual(r.tokenizer, { kind: 'char' });
+  assert.deepEqual(r.trainer, { ranks: 1, nodes: 1, device: 'auto', gradientCheckpointing: false, lora: null });
+  assert.deepEqual(r.engine, { kind: 'embedded' });
   assert.deepEqual(r.tool, { timeoutS: 4, memoryMb: 1024, session: false });
   assert.equal(r.template.variant, 'minimal');
   assert.equal(r.template.toolName, 'python');
@@ -66,8 +68,9 @@ test('omitted fields get defaults: the report\'s where scale-free, scaled ones f
   assert.equal((h.stages[1] as RlStage).keep, 6);
 });
 
-test('a checkpoint model gets the report\'s size-dependent defaults and template', () => {
-  const r = parseRecipe({ name: 'big', model: { kind: 'checkpoint', path: '/ckpt' }, stages: [sft(), rl()], eval: { datasets: [{ kind: 'stored', name: 'aime24' }] } });
+test('a named model gets the report\'s size-dependent defaults, its own tokenizer and template', () => {
+  const r = parseRecipe({ name: 'big', model: { kind: 'model', name: 'qwen3-14b-base' }, stages: [sft(), rl()], eval: { datasets: [{ kind: 'stored', name: 'aime24' }] } });
+  assert.deepEqual(r.tokenizer, { kind: 'model' });
   const s = r.stages[0] as SftStage;
   const g = r.stages[1] as RlStage;
   assert.deepEqual([s.lr, s.batch], [REPORT_DEFAULTS.sft.lr, REPORT_DEFAULTS.sft.batch]);
@@ -88,6 +91,14 @@ const bad: [string, unknown, string, RegExp][] = [
   ['n_embd not divisible by n_head', { name: 'x', model: { kind: 'embedded', n_head: 5, n_embd: 64 }, stages: [sft()] }, 'model.n_embd', /divisible by model.n_head/],
   ['maxResponseTokens ≥ block_size', { name: 'x', stages: [sft(), rl({ maxResponseTokens: 512 })] }, 'stages.1.maxResponseTokens', /less than model.block_size \(512\)/],
   ['bad name', { name: 'my recipe!', stages: [sft()] }, 'name', /letters, digits/],
+  ['a model path instead of a name', { name: 'x', model: { kind: 'checkpoint', path: '/etc' }, stages: [sft()] }, 'model.kind', /"embedded" or "model"/],
+  ['a model name that is a path', { name: 'x', model: { kind: 'model', name: '../../etc' }, stages: [sft()] }, 'model.name', /letters, digits/],
+  ['a tokenizer file path', { name: 'x', tokenizer: { kind: 'file', path: '/etc/shadow' }, stages: [sft()] }, 'tokenizer.kind', /"char"/],
+  ['char tokenizer on a named model', { name: 'x', model: { kind: 'model', name: 'm' }, tokenizer: { kind: 'char' }, stages: [sft()] }, 'tokenizer.kind', /brings its own tokenizer/],
+  ['LoRA on the embedded model', { name: 'x', trainer: { lora: {} }, stages: [sft()] }, 'trainer.lora', /pretrained model/],
+  ['n_kv_head not dividing n_head', { name: 'x', model: { kind: 'embedded', n_kv_head: 3 }, stages: [sft()] }, 'model.n_kv_head', /divide model.n_head/],
+  ['ranks 0', { name: 'x', trainer: { ranks: 0 }, stages: [sft()] }, 'trainer.ranks', /1/],
+  ['openai engine without URLs', { name: 'x', engine: { kind: 'openai', urls: [] }, stages: [sft()] }, 'engine.urls', /at least one/],
   ['empty stages', { name: 'x', stages: [] }, 'stages', /at least one stage/],
   ['bad dataset kind', { name: 'x', stages: [rl({ data: { kind: 'url', url: 'http://x' } })] }, 'stages.0.data.kind', /"generated" or "stored"/],
   ['bad eval dataset kind', { name: 'x', stages: [sft()], eval: { datasets: [{ kind: 'hf', name: 'a' }] } }, 'eval.datasets.0.kind', /"generated" or "stored"/],

@@ -43,6 +43,12 @@ export class HfTokenizer implements Tokenizer {
     return new HfTokenizer(JSON.parse(fs.readFileSync(file, 'utf8')), config);
   }
 
+  /** From the files' texts (tokenizer.json, tokenizer_config.json), as the trainer hands them over (its `tokenizer` method). */
+  static fromFiles(files: Record<string, string>): HfTokenizer {
+    if (!files['tokenizer.json']) throw new UserError('the model has no tokenizer.json');
+    return new HfTokenizer(JSON.parse(files['tokenizer.json']), files['tokenizer_config.json'] ? (JSON.parse(files['tokenizer_config.json']) as TokenizerConfig) : {});
+  }
+
   /** The ids of `text` as it appears inside a prompt: no BOS/EOS added (the chat template writes its own tags). */
   encode(text: string): number[] {
     return this.core.encode(text, { add_special_tokens: false }).ids;

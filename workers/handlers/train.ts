@@ -1,15 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
-import { NAME_RE } from '../../contracts/names.ts';
 import { config } from '../../server/config.ts';
+import { modelExists, modelPath, modelsDir } from '../../server/models/registry.ts';
 import type { JobPayload } from '../../contracts/jobs.ts';
 import { Verifier } from '../reward/verifier.ts';
 import { publishLiveRollouts } from './live.ts';
 import { createSandbox } from '../sandbox/index.ts';
 import { TrainerClient, TrainerError } from '../trainer/client.ts';
 import { runTraining } from '../train/orchestrator.ts';
-import { preflight } from '../train/preflight.ts';
+import { getDataset } from '../../server/store/datasets.ts';
+import { preflight, storedDatasetNames } from '../train/preflight.ts';
 import { trainerPython } from '../trainer/python.ts';
 import { embeddedPolicy } from '../engines/create.ts';
 import { PermanentJobError, type JobHandler } from '../types.ts';
@@ -24,9 +24,11 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
   if (!ctx.job.runId) throw new PermanentJobError('a train job needs a run');
   const runId = ctx.job.runId;
   const recipe = ctx.payload.recipe;
-  const modelsRoot = path.join(config().dataDir, 'models');
-  const modelDir = (name: string) => (NAME_RE.test(name) && fs.existsSync(path.join(modelsRoot, name, 'config.json')) ? path.join(modelsRoot, name) : null);
-  const problems = preflight(recipe, { modelDir, modelsRoot, gpus: recipe.trainer.device === 'cuda' ? gpuCount() : 0 });
+  const modelsRoot = modelsDir();
+  const modelDir = (name: string) => (modelExists(name) ? modelPath(name) : null);
+  const datasets = new Set<string>();
+  for (const name of storedDatasetNames(recipe)) if (await getDataset(ctx.db, { name })) datasets.add(name);
+  const problems = preflight(recipe, { modelDir, modelsRoot, datasets, gpus: recipe.trainer.device === 'cuda' ? gpuCount() : 0 });
   if (problems.length) {
     for (const p of problems) await ctx.log(`cannot start: ${p}`, { level: 'error', type: 'trainer_error' });
     throw new PermanentJobError(`this worker cannot run the recipe: ${problems.join('; ')}`);
@@ -40,7 +42,7 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
     await ctx.log(`trainer: torch ${info.torch_version} on ${info.device}${info.world_size > 1 ? ` × ${info.world_size} ranks` : ''}`);
     return await runTraining({
       db: ctx.db, runId, trainer, sandbox, verifier, policyEngine: embeddedPolicy(), runDir: path.join(config().dataDir, 'runs', runId), signal: ctx.signal,
-      modelDir: (name) => modelDir(name) ?? name,
+      modelDir: (name) => modelPath(name),
       log: (m, o) => ctx.log(m, o), metrics: ctx.metrics, progress: ctx.progress, onEvent: live.onEvent,
     }, recipe);
   } catch (e) {

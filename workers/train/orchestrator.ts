@@ -25,12 +25,6 @@ export function recipeTemplate(r: Recipe): TemplateSettings {
   return templateSettings({ toolName: r.template.toolName, reasonTag: r.template.reasonTag, answerTag: r.template.answerTag, variant: r.template.variant });
 }
 
-/** The model's tokenizer, as the trainer holds it (the same files every export carries to the engine). */
-async function modelTokenizer(ctx: TrainContext): Promise<HfTokenizer> {
-  const files = await ctx.trainer.tokenizerFiles();
-  return new HfTokenizer(JSON.parse(files['tokenizer.json']!), files['tokenizer_config.json'] ? JSON.parse(files['tokenizer_config.json']) : {});
-}
-
 /** Resume from the last checkpoint, start from the recipe's named model, or initialise the embedded model. */
 async function startTrainer(ctx: TrainContext, recipe: Recipe, checkpoints: Checkpoints): Promise<Position> {
   const pos = await checkpoints.position();
@@ -56,7 +50,8 @@ export async function runTraining(ctx: TrainContext, recipe: Recipe): Promise<Tr
   const checkpoints = new Checkpoints(ctx.db, ctx.runId, ctx.trainer, ctx.runDir);
   const summary: TrainSummary = { steps: 0, evals: [] };
   const pos = await startTrainer(ctx, recipe, checkpoints);
-  const tok = await modelTokenizer(ctx);
+  // The model's tokenizer as the trainer holds it: the same files every export carries to the engine.
+  const tok = HfTokenizer.fromFiles(await ctx.trainer.tokenizerFiles());
   await ctx.progress({ totalSteps: totalSteps(recipe), step: pos.step });
   const policy = new PolicySync(ctx.trainer, ctx.policyEngine, exportDir);
   const run: TrainRun = { ctx, recipe, template, tokenizer: tok, policy, checkpoints, evaluate: runEvaluator(ctx, recipe, template, policy, exportDir, summary) };

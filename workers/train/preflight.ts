@@ -1,6 +1,6 @@
 /**
  * Before a train job starts its trainer: does this worker have what the recipe needs? Every missing piece is
- * named (the model, the GPUs, the nodes, the engines) so a run that cannot work fails at once with the list,
+ * named (the model, the datasets, the GPUs, the nodes, the engines) so a run that cannot work fails at once with the list,
  * instead of starting and failing an hour later. Pure: the caller measures the worker (workers/handlers/train.ts).
  */
 import type { Recipe } from '../../contracts/recipe.ts';
@@ -12,6 +12,16 @@ export interface WorkerResources {
   modelsRoot: string;
   /** GPUs torch sees on this worker. */
   gpus: number;
+  /** The stored datasets (by name) that exist, of those the recipe names (storedDatasetNames). */
+  datasets: ReadonlySet<string>;
+}
+
+/** Every stored dataset the recipe reads: RL prompts and evaluation sets. */
+export function storedDatasetNames(recipe: Recipe): string[] {
+  const names = new Set<string>();
+  for (const s of recipe.stages) if (s.type === 'rl' && s.data.kind === 'stored') names.add(s.data.name);
+  for (const d of recipe.eval?.datasets ?? []) if (d.kind === 'stored') names.add(d.name);
+  return [...names];
 }
 
 export function preflight(recipe: Recipe, w: WorkerResources): string[] {
@@ -19,6 +29,9 @@ export function preflight(recipe: Recipe, w: WorkerResources): string[] {
   const t = recipe.trainer;
   if (recipe.model.kind === 'model' && w.modelDir(recipe.model.name) === null) {
     problems.push(`model.name: no model "${recipe.model.name}" under ${w.modelsRoot} (register it: npx toolsmith model import DIR --name ${recipe.model.name})`);
+  }
+  for (const name of storedDatasetNames(recipe)) {
+    if (!w.datasets.has(name)) problems.push(`dataset "${name}": not stored here (import it: npx toolsmith dataset import FILE --name ${name})`);
   }
   if (t.device === 'cuda' && w.gpus < t.ranks) {
     problems.push(`trainer.ranks: ${t.ranks} rank${t.ranks > 1 ? 's' : ''} on cuda need ${t.ranks} GPU${t.ranks > 1 ? 's' : ''} on this worker; it has ${w.gpus}`);

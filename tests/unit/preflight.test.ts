@@ -1,0 +1,43 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseRecipe } from '../../contracts/recipe.ts';
+import { EMBEDDED_ARITH, RSTAR2_QWEN3_14B, RSTAR2_QWEN3_14B_INPUT } from '../../server/recipes/defaults.ts';
+import { preflight, storedDatasetNames, type WorkerResources } from '../../workers/train/preflight.ts';
+
+const bare: WorkerResources = { modelDir: () => null, modelsRoot: '/data/models', gpus: 0, datasets: new Set() };
+
+test('the report\'s recipe validates with method.md\'s settings', () => {
+  const r = RSTAR2_QWEN3_14B;
+  assert.deepEqual(r.model, { kind: 'model', name: 'qwen3-14b-sft' });
+  assert.deepEqual(r.stages.map((s) => s.type === 'rl' && [s.steps, s.rolloutsPerPrompt, s.keep, s.promptsPerStep, s.epsLow, s.epsHigh, s.lr, s.warmupSteps, s.maxResponseTokens, s.maxTurns, s.resetOptimizer, s.dataFilter.kind]), [
+    [300, 32, 16, 512, 0.2, 0.28, 1e-6, 20, 8192, 10, false, 'all'],
+    [85, 32, 16, 512, 0.2, 0.28, 1e-6, 20, 12288, 10, false, 'all'],
+    [125, 32, 16, 512, 0.2, 0.28, 1e-6, 20, 12288, 15, true, 'hard'],
+  ]);
+  assert.deepEqual([r.eval!.temperature, r.eval!.k, r.eval!.maxTurns], [0.6, 16, 30]);
+  assert.match(r.description, /released scripts use 128/);
+  assert.deepEqual(parseRecipe(JSON.parse(JSON.stringify(RSTAR2_QWEN3_14B_INPUT))), r);
+});
+
+test('preflight names every missing piece of the report\'s recipe on a bare worker', () => {
+  const p = preflight(RSTAR2_QWEN3_14B, bare);
+  assert.equal(p.length, 6, p.join('\n'));
+  assert.match(p[0]!, /^model\.name: no model "qwen3-14b-sft" under \/data\/models/);
+  assert.match(p[1]!, /^dataset "rstar2-rl-42k": not stored here/);
+  assert.match(p[2]!, /^dataset "aime24": not stored here/);
+  assert.match(p[3]!, /^trainer\.ranks: 8 ranks on cuda need 8 GPUs on this worker; it has 0/);
+  assert.match(p[4]!, /^trainer\.nodes: 8 nodes × 8 ranks/);
+  assert.match(p[5]!, /^engine: rollouts on OpenAI-compatible servers \(http:\/\/rollout-0:30000\/v1\)/);
+  assert.deepEqual(storedDatasetNames(RSTAR2_QWEN3_14B), ['rstar2-rl-42k', 'aime24']);
+  // On one 8-GPU node with the model and the data, only the node count and the engines remain.
+  const node = preflight(RSTAR2_QWEN3_14B, { ...bare, gpus: 8, modelDir: (n) => `/data/models/${n}`, datasets: new Set(['rstar2-rl-42k', 'aime24']) });
+  assert.deepEqual(node.map((x) => x.split(':')[0]), ['trainer.nodes', 'engine']);
+});
+
+test('the embedded recipe needs nothing a fresh worker lacks', () => {
+  assert.deepEqual(preflight(EMBEDDED_ARITH, bare), []);
+  const two = parseRecipe({ ...JSON.parse(JSON.stringify(EMBEDDED_ARITH)), trainer: { ranks: 2 } });
+  assert.deepEqual(preflight(two, bare), []); // 2 ranks on 'auto' run as gloo processes on the CPU
+  const cuda = parseRecipe({ ...JSON.parse(JSON.stringify(EMBEDDED_ARITH)), trainer: { ranks: 2, device: 'cuda' } });
+  assert.deepEqual(preflight(cuda, { ...bare, gpus: 1 }), ['trainer.ranks: 2 ranks on cuda need 2 GPUs on this worker; it has 1']);
+});
