@@ -1,68 +1,102 @@
 /**
- * bench:trainer — the trainer process (JSON-lines RPC, validation, masking, metrics) against raw PyTorch
- * forward + backward + AdamW on the same model and the same batches, in one run. Target: overhead ≤ 15%.
+ * bench:trainer — in one run, side by side on the same machine:
+ *   1. the trainer process (JSON-lines RPC, validation, masking, metrics) against raw transformers forward +
+ *      backward + AdamW (workers/trainer/raw_step_bench.py) on the same model config and the same batches, for the
+ *      embedded default (~0.3M parameters) and a ~50M-parameter Qwen3 config. Target: overhead ≤ 10%.
+ *   2. the trainer as 2 torchrun ranks (FSDP2 over gloo) against 1 process on the embedded default: the losses
+ *      (correctness: they must agree to float rounding) and tokens/s (the cost of the all-gathers and
+ *      reduce-scatters on a 2-core CPU, where two ranks also split the cores).
  *
- *   npx tsx bench/trainer.ts [--steps N] [--batch B]
+ *   npx tsx bench/trainer.ts [--steps N] [--batch B] [--big-steps N]
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { CharTokenizer, EMBEDDED_VOCAB, embeddedTokenizerSpec } from '../workers/engines/tokenizer.ts';
+import { HfTokenizer } from '../workers/engines/hf-tokenizer.ts';
+import { EMBEDDED_VOCAB } from '../workers/engines/tokenizer.ts';
 import { sftDataset, tokenizeDemo } from '../workers/tasks/demos.ts';
-import { TrainerClient } from '../workers/trainer/client.ts';
+import { TrainerClient, type ModelSizes } from '../workers/trainer/client.ts';
 import { trainerPython } from '../workers/trainer/python.ts';
 import { DEFAULT_EMBEDDED_SFT } from '../tests/helpers/embedded-sft.ts';
 import { benchFlags } from './flags.ts';
 
-const flags = benchFlags('bench:trainer', 'npx tsx bench/trainer.ts [--steps N] [--batch B]', { steps: 'number', batch: 'number' });
+const flags = benchFlags('bench:trainer', 'npx tsx bench/trainer.ts [--steps N] [--batch B] [--big-steps N]', { steps: 'number', batch: 'number', 'big-steps': 'number' });
 const STEPS = (flags.steps as number | undefined) ?? 40;
 const BATCH = (flags.batch as number | undefined) ?? 8;
-const model = { ...DEFAULT_EMBEDDED_SFT.model, vocab_size: EMBEDDED_VOCAB.length };
+const BIG_STEPS = (flags['big-steps'] as number | undefined) ?? 4;
+const ENV = { ...process.env, MALLOC_MMAP_THRESHOLD_: '33554432', MALLOC_TRIM_THRESHOLD_: '4294967296' };
 
-const tok = new CharTokenizer(embeddedTokenizerSpec());
-const demos = sftDataset({ n: (STEPS + 1) * BATCH, seed: 3 }).map((d) => tokenizeDemo(d, tok));
-const batches = Array.from({ length: STEPS + 1 }, (_, i) => demos.slice(i * BATCH, (i + 1) * BATCH));
+const EMBEDDED: ModelSizes = DEFAULT_EMBEDDED_SFT.model;
+/** ~50M parameters: 12 layers × (4·512² attention + 3·512·2048 MLP). */
+const BIG: ModelSizes = { arch: 'qwen3', n_layer: 12, n_embd: 512, n_head: 8, n_kv_head: 8, block_size: 512, intermediate_size: 2048 };
 
-// Trainer: sft_step through the RPC, timed from TypeScript (serialisation and the pipe included).
-async function trainerRound(): Promise<number> {
-  const trainer = await TrainerClient.start();
-  await trainer.init({ model, vocab: EMBEDDED_VOCAB, seed: 0, optim: { lr: 1e-3 } });
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-trainer-'));
+const probe = await TrainerClient.start();
+await probe.init({ model: EMBEDDED, vocab: EMBEDDED_VOCAB, seed: 0 });
+const tok = HfTokenizer.fromFiles(await probe.tokenizerFiles());
+await probe.close();
+
+function batchesOf(steps: number, batch: number) {
+  const demos = sftDataset({ n: (steps + 1) * batch, seed: 3 }).map((d) => tokenizeDemo(d, tok)).filter((d) => d.ids.length <= 512);
+  return Array.from({ length: steps + 1 }, (_, i) => demos.slice(i * batch, (i + 1) * batch)).filter((b) => b.length > 0);
+}
+
+/** sft_step through the RPC, timed from TypeScript (serialisation and the pipe included). */
+async function trainerRound(model: ModelSizes, batches: ReturnType<typeof batchesOf>, ranks = 1): Promise<{ tps: number; losses: number[]; params: number }> {
+  const trainer = await TrainerClient.start({ ranks, env: ENV, startTimeoutMs: 180_000 });
+  const info = await trainer.init({ model, vocab: EMBEDDED_VOCAB, seed: 0, device: 'cpu', optim: { lr: 1e-3, warmup_steps: 0 } });
   let tokens = 0;
   let t0 = 0;
+  const losses: number[] = [];
   for (const [i, b] of batches.entries()) {
     if (i === 1) t0 = performance.now(); // the first batch warms up allocators, as in the raw loop
-    await trainer.sftStep({ sequences: b.map((x) => x.ids), loss_masks: b.map((x) => x.lossMask) });
+    const m = await trainer.sftStep({ sequences: b.map((x) => x.ids), micro_batch: ranks > 1 ? Math.ceil(b.length / ranks) : undefined });
+    losses.push(m.loss);
     if (i >= 1) tokens += b.reduce((s, x) => s + x.ids.length, 0);
   }
   await trainer.close();
-  return tokens / ((performance.now() - t0) / 1000);
+  return { tps: tokens / ((performance.now() - t0) / 1000), losses, params: info.params };
 }
 
-// Raw PyTorch on the same batches, same machine, same run.
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-trainer-'));
-fs.writeFileSync(path.join(tmp, 'batches.json'), JSON.stringify(batches.map((b) => b.map((x) => x.ids))));
-function rawRound(): number {
-  return (JSON.parse(execFileSync(trainerPython(), [path.join(import.meta.dirname, '../workers/trainer/raw_step_bench.py'), path.join(tmp, 'batches.json'), JSON.stringify(model)], {
-    encoding: 'utf8', env: { ...process.env, MALLOC_MMAP_THRESHOLD_: '33554432', MALLOC_TRIM_THRESHOLD_: '4294967296' },
-  }).trim().split('\n').pop()!) as { tokens_per_s: number }).tokens_per_s;
+/** Raw transformers on the same batches (same config, same seed: the same model). */
+function rawRound(model: ModelSizes, batches: ReturnType<typeof batchesOf>): number {
+  const file = path.join(tmp, 'batches.json');
+  fs.writeFileSync(file, JSON.stringify(batches.map((b) => b.map((x) => x.ids))));
+  const cfg = { ...model, vocab_size: EMBEDDED_VOCAB.length, eos_token_id: 1, pad_token_id: 1 };
+  const out = execFileSync(trainerPython(), [path.join(import.meta.dirname, '../workers/trainer/raw_step_bench.py'), file, JSON.stringify(cfg)], { encoding: 'utf8', env: ENV });
+  return (JSON.parse(out.trim().split('\n').pop()!) as { tokens_per_s: number }).tokens_per_s;
 }
 
-// Alternate the two, several rounds, and compare medians: this shared 2-core VM drifts by ±30% over a minute.
-const ROUNDS = 3;
-const trainerTps: number[] = [];
-const rawTps: number[] = [];
-for (let r = 0; r < ROUNDS; r++) {
-  trainerTps.push(await trainerRound());
-  rawTps.push(rawRound());
-}
-fs.rmSync(tmp, { recursive: true, force: true });
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const raw = { tokens_per_s: median(rawTps) };
-const trainerMedian = median(trainerTps);
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
-console.log(`bench:trainer — ${STEPS} SFT steps of ${BATCH} demos (${JSON.stringify(DEFAULT_EMBEDDED_SFT.model)})`);
-console.log(`  raw PyTorch forward+backward+AdamW: median ${Math.round(raw.tokens_per_s)} tokens/s (rounds: ${rawTps.map(Math.round).join(', ')})`);
-console.log(`  trainer sft_step over the RPC:      median ${Math.round(trainerMedian)} tokens/s (rounds: ${trainerTps.map(Math.round).join(', ')})`);
-console.log(`  overhead: ${(100 * (1 - trainerMedian / raw.tokens_per_s)).toFixed(1)}% (target ≤ 15%)`);
+console.log(`bench:trainer — ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'})`);
+// 1. Trainer vs raw transformers. Alternate the two, several rounds, and compare medians: a shared 2-core VM drifts.
+for (const [label, model, steps, batch, rounds] of [['embedded default', EMBEDDED, STEPS, BATCH, 3], ['~50M Qwen3', BIG, BIG_STEPS, 4, 2]] as const) {
+  const batches = batchesOf(steps, batch);
+  const tr: number[] = [];
+  const raw: number[] = [];
+  let params = 0;
+  for (let r = 0; r < rounds; r++) {
+    const t = await trainerRound(model, batches);
+    params = t.params;
+    tr.push(t.tps);
+    raw.push(rawRound(model, batches));
+  }
+  console.log(`  ${label} (${(params / 1e6).toFixed(2)}M parameters, ${steps} SFT steps × ${batch} demos):`);
+  console.log(`    raw transformers forward+backward+AdamW: median ${Math.round(median(raw))} tokens/s (rounds: ${raw.map(Math.round).join(', ')})`);
+  console.log(`    trainer sft_step over the RPC:           median ${Math.round(median(tr))} tokens/s (rounds: ${tr.map(Math.round).join(', ')})`);
+  console.log(`    overhead: ${pct(1 - median(tr) / median(raw))} (target ≤ 10%)`);
+}
+
+// 2. Two ranks against one on the embedded default.
+const batches = batchesOf(STEPS, BATCH);
+const one = await trainerRound(EMBEDDED, batches, 1);
+const two = await trainerRound(EMBEDDED, batches, 2);
+const dLoss = Math.max(...one.losses.map((l, i) => Math.abs(l - two.losses[i]!)));
+console.log(`  2 ranks (FSDP2, gloo) vs 1 process, embedded default, ${STEPS} SFT steps × ${BATCH}:`);
+console.log(`    losses: max |Δ| over ${one.losses.length} steps = ${dLoss.toExponential(2)} (first ${one.losses[0]!.toFixed(4)}, last ${one.losses.at(-1)!.toFixed(4)} vs ${two.losses.at(-1)!.toFixed(4)})`);
+console.log(`    tokens/s: 1 rank ${Math.round(one.tps)}, 2 ranks ${Math.round(two.tps)}: 2 ranks at ${(two.tps / one.tps).toFixed(2)}× (the collectives' cost on shared cores)`);
+fs.rmSync(tmp, { recursive: true, force: true });

@@ -161,6 +161,8 @@ export const ModelSchema = z.discriminatedUnion('kind', [
     n_head: z.number().int().min(1).max(64).default(EMBEDDED_DEFAULTS.model.n_head),
     /** Key/value heads (grouped-query attention); default n_head. */
     n_kv_head: z.number().int().min(1).max(64).optional(),
+    /** Qwen3: the starting gain of the per-head query/key norms (workers/trainer/hf_model.py build); default 1. */
+    qk_norm_gain: z.number().positive().max(100).optional(),
     n_embd: z.number().int().min(8).max(8192).default(EMBEDDED_DEFAULTS.model.n_embd),
     /** Context length in tokens (characters): prompt + response + tool output must fit. */
     block_size: z.number().int().min(64).max(65_536).default(EMBEDDED_DEFAULTS.model.block_size),

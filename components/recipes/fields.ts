@@ -92,6 +92,7 @@ export const RECIPE_FIELDS: Catalogue = {
   },
   'model.arch': { label: 'Architecture', kind: 'select', options: ['qwen3', 'qwen2', 'llama'], def: 'qwen3', help: 'The transformers architecture the embedded model is built with.' },
   'model.n_kv_head': { label: 'KV heads', kind: 'int', def: 'n_head', help: 'Key/value heads (grouped-query attention); must divide the heads.' },
+  'model.qk_norm_gain': { label: 'QK-norm gain', kind: 'number', def: '1', help: 'Qwen3: starting gain of the query/key norms; a tiny model needs > 1 to attend sharply (hf_model.py).' },
   'model.name': { label: 'Model name', kind: 'text', help: 'A model under the models folder (npx toolsmith model list); never a path.' },
   'model.n_layer': { label: 'Layers', kind: 'int', def: String(E.model.n_layer), help: 'Transformer blocks of the embedded model.' },
   'model.n_head': { label: 'Heads', kind: 'int', def: String(E.model.n_head), help: 'Attention heads per block; n_embd must be divisible by it.' },

@@ -42,7 +42,7 @@ export function ModelSection() {
     <Section title="Model">
       <Field cat={F} k="model.kind" />
       {embedded
-        ? ['model.arch', 'model.n_layer', 'model.n_head', 'model.n_kv_head', 'model.n_embd', 'model.block_size'].map((k) => <Field key={k} cat={F} k={k} />)
+        ? ['model.arch', 'model.n_layer', 'model.n_head', 'model.n_kv_head', 'model.n_embd', 'model.block_size', 'model.qk_norm_gain'].map((k) => <Field key={k} cat={F} k={k} />)
         : <Field cat={F} k="model.name" />}
       <Field cat={F} k="tokenizer.kind" />
       {['trainer.ranks', 'trainer.nodes', 'trainer.device', 'trainer.microBatchTokens', 'trainer.gradientCheckpointing', 'trainer.lora'].map((k) => <Field key={k} cat={F} k={k} />)}

@@ -24,6 +24,8 @@ export class TrainerError extends Error {
 export interface ModelSizes {
   arch?: 'qwen3' | 'qwen2' | 'llama'; n_layer?: number; n_head?: number; n_kv_head?: number; n_embd?: number; block_size?: number;
   intermediate_size?: number; rope_theta?: number; init_std?: number; vocab_size?: number;
+  /** Qwen3: the starting gain of the per-head query/key norms (hf_model.build). */
+  qk_norm_gain?: number;
 }
 /** A model's shape as the trainer reports it (hf_model.summary). */
 export interface ModelSummary {

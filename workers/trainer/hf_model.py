@@ -39,9 +39,19 @@ def make_config(arch="qwen3", n_layer=4, n_embd=64, n_head=4, n_kv_head=None, vo
     return ARCHS[arch](**kw)
 
 
-def build(config):
-    """Random weights (the caller seeds torch first), float32, SDPA attention."""
-    return AutoModelForCausalLM.from_config(config, attn_implementation="sdpa", dtype=torch.float32)
+def build(config, qk_norm_gain=None):
+    """Random weights (the caller seeds torch first), float32, SDPA attention. qk_norm_gain (Qwen3 only) starts the
+    per-head query/key RMSNorm gains at that value instead of 1: normalised queries and keys bound an attention logit
+    by gain² × sqrt(head_dim), 4 for a 16-wide head at gain 1, too flat for a tiny model to single out one token of
+    hundreds (copying a number from the problem), until the gains have grown."""
+    model = AutoModelForCausalLM.from_config(config, attn_implementation="sdpa", dtype=torch.float32)
+    if qk_norm_gain is not None:
+        with torch.no_grad():
+            for layer in model.model.layers:
+                for norm in (getattr(layer.self_attn, "q_norm", None), getattr(layer.self_attn, "k_norm", None)):
+                    if norm is not None:
+                        norm.weight.fill_(float(qk_norm_gain))
+    return model
 
 
 def load(model_dir, dtype=torch.float32):

@@ -49,7 +49,7 @@ def get_vocab(params):
 
 
 MODEL_FIELDS = {"arch": str, "n_layer": int, "n_head": int, "n_kv_head": int, "n_embd": int, "block_size": int,
-                "intermediate_size": int, "rope_theta": float, "init_std": float}
+                "intermediate_size": int, "rope_theta": float, "init_std": float, "qk_norm_gain": float}
 
 
 def get_model_config(params, vocab):
