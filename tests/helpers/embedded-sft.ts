@@ -27,7 +27,7 @@ export interface EmbeddedSftConfig {
 }
 
 export const DEFAULT_EMBEDDED_SFT: EmbeddedSftConfig = {
-  model: { arch: 'qwen3', n_layer: 4, n_head: 4, n_embd: 64, block_size: 512 },
+  model: { arch: 'qwen2', n_layer: 4, n_head: 4, n_embd: 64, block_size: 512 }, // as embedded-arith (server/recipes/defaults.ts)
   demos: 16000, epochs: 1, batch: 8, lr: 3e-3, seed: 1,
 };
 

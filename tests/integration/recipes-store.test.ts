@@ -58,9 +58,9 @@ test('invalid specs and names are rejected with the field path and nothing is wr
   assert.equal(await db.prisma.recipe.count(), 0);
 });
 
-test('seedDefaultRecipes creates embedded-arith v1 once', async () => {
+test('seedDefaultRecipes creates embedded-arith and rstar2-qwen3-14b v1 once', async () => {
   const first = await seedDefaultRecipes(db);
-  assert.deepEqual(first.map((r) => [r.name, r.version]), [['embedded-arith', 1]]);
+  assert.deepEqual(first.map((r) => [r.name, r.version]), [['embedded-arith', 1], ['rstar2-qwen3-14b', 1]]);
   assert.deepEqual(first[0]!.spec, EMBEDDED_ARITH);
   assert.deepEqual(await seedDefaultRecipes(db), []);
   await Promise.all([seedDefaultRecipes(db), seedDefaultRecipes(db)]);
@@ -89,7 +89,7 @@ test('listRecipes: the latest version of each name with its version count', asyn
   await createRecipeVersion(db, 'exp', withSeed(1));
   await createRecipeVersion(db, 'exp', withSeed(2));
   const list = await listRecipes(db);
-  assert.deepEqual(list.map((r) => [r.name, r.version, r.versions]), [['embedded-arith', 1, 1], ['exp', 2, 2]]);
+  assert.deepEqual(list.map((r) => [r.name, r.version, r.versions]), [['embedded-arith', 1, 1], ['exp', 2, 2], ['rstar2-qwen3-14b', 1, 1]]);
   assert.equal(list[0]!.totalSteps, totalSteps(EMBEDDED_ARITH));
   assert.deepEqual(list[1]!.stages, [{ type: 'sft', name: 'sft' }, { type: 'rl', name: 'rl' }]);
   assert.equal(list[1]!.id, (await getRecipe(db, { name: 'exp' }))!.id);

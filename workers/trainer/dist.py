@@ -1,5 +1,5 @@
 """
-One trainer, one process or a torchrun group of N ranks (docs/method.md §9; README "Scaling out"):
+One trainer, one process or a torchrun group of N ranks (README "Scaling out"):
 
     torchrun --nproc-per-node N workers/trainer/trainer.py       (multi-node: torchrun's own rendezvous flags)
 
