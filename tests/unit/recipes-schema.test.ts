@@ -10,7 +10,7 @@ const sft = (over: Record<string, unknown> = {}) => ({ type: 'sft', name: 'sft',
 test('the built-in recipes parse, and parsing a parsed recipe changes nothing', () => {
   assert.equal(EMBEDDED_ARITH.name, 'embedded-arith');
   assert.deepEqual(EMBEDDED_ARITH.stages.map((s) => [s.type, s.name]), [['sft', 'sft'], ['rl', 'rl-stage-1'], ['rl', 'rl-stage-2'], ['rl', 'rl-stage-3-hard']]);
-  assert.deepEqual(EMBEDDED_ARITH.model, { kind: 'embedded', arch: 'qwen2', n_layer: 4, n_head: 4, n_embd: 64, block_size: 512 });
+  assert.deepEqual(EMBEDDED_ARITH.model, { kind: 'embedded', arch: 'qwen3', n_layer: 4, n_head: 4, n_embd: 64, block_size: 512 });
   const [, s1, s2, s3] = EMBEDDED_ARITH.stages as [SftStage, RlStage, RlStage, RlStage];
   assert.ok(s2.maxResponseTokens > s1.maxResponseTokens, 'stage 2 has the longer budget');
   assert.deepEqual(s3.dataFilter, { kind: 'hard', k: EMBEDDED_ARITH_KNOBS.hardK, dropSolved: true });
@@ -26,8 +26,8 @@ test('the built-in recipes parse, and parsing a parsed recipe changes nothing', 
 test('totalSteps: SFT epochs × ⌈demos / batch⌉ (capped by maxSteps) plus RL steps', () => {
   const K = EMBEDDED_ARITH_KNOBS;
   assert.equal(stageSteps(EMBEDDED_ARITH.stages[0]!), K.sftEpochs * Math.ceil(K.sftDemos / K.sftBatch));
-  assert.equal(stageSteps(EMBEDDED_ARITH.stages[0]!), 2000);
-  assert.equal(totalSteps(EMBEDDED_ARITH), 2000 + K.stage1.steps + K.stage2.steps + K.stage3.steps);
+  assert.equal(stageSteps(EMBEDDED_ARITH.stages[0]!), 4000);
+  assert.equal(totalSteps(EMBEDDED_ARITH), 4000 + K.stage1.steps + K.stage2.steps + K.stage3.steps);
   // micro: 2 epochs × ⌈60 / 4⌉ = 30 SFT steps, 2 RL steps.
   assert.equal(totalSteps(MICRO), 32);
   const r = parseRecipe({ name: 'x', stages: [sft({ data: { kind: 'generated', n: 101 }, batch: 10, epochs: 2 }), sft({ name: 's2', maxSteps: 5 }), rl({ steps: 7 })] });
