@@ -224,7 +224,7 @@ test('runs.compare: runs with stage boundaries, series aligned by run and key, r
     { path: 'stages.1.steps', kind: 'changed', a: 2, b: 5 },
   ] });
   assert.equal(c.recipeDiff[1]!.runId, e.id);
-  assert.ok(c.recipeDiff[1]!.diff.some((d) => d.path.startsWith('engine') && d.kind === 'added'), JSON.stringify(c.recipeDiff[1]));
+  assert.ok(c.recipeDiff[1]!.diff.some((d) => d.path === 'stages' && d.kind === 'removed'), JSON.stringify(c.recipeDiff[1]));
 
   const only = await caller.runs.compare({ runIds: [b.id, a.id], keys: ['sft/loss'] });
   assert.deepEqual(Object.keys(only.series), [b.id, a.id]);
