@@ -61,6 +61,7 @@ test('2 ranks (FSDP2, gloo) give 1 rank\'s losses, log-probs, metrics and weight
   const [i1, i2] = await Promise.all([one.init(init), two.init(init)]);
   assert.equal(i2.world_size, 2);
   assert.equal(i1.params, i2.params);
+  assert.equal(i2.trainable_params, i1.trainable_params); // a sharded parameter's numel() is already the whole tensor's
   const [e1, e2] = await Promise.all([one.evalLoss({ sequences: SEQS }), two.evalLoss({ sequences: SEQS, micro_batch: 2 })]);
   near(e2.loss, e1.loss, 1e-5, 'eval loss');
   const [s1, s2] = await Promise.all([one.sftStep({ sequences: SEQS }), two.sftStep({ sequences: SEQS, micro_batch: 2 })]);

@@ -38,9 +38,10 @@ export class HfTokenizer implements Tokenizer {
   static fromDir(dir: string): HfTokenizer {
     const file = path.join(dir, 'tokenizer.json');
     if (!fs.existsSync(file)) throw new UserError(`${dir} has no tokenizer.json`, { fix: 'save the tokenizer with the model (tokenizer.save_pretrained)' });
+    const files: Record<string, string> = { 'tokenizer.json': fs.readFileSync(file, 'utf8') };
     const cfgFile = path.join(dir, 'tokenizer_config.json');
-    const config = fs.existsSync(cfgFile) ? (JSON.parse(fs.readFileSync(cfgFile, 'utf8')) as TokenizerConfig) : {};
-    return new HfTokenizer(JSON.parse(fs.readFileSync(file, 'utf8')), config);
+    if (fs.existsSync(cfgFile)) files['tokenizer_config.json'] = fs.readFileSync(cfgFile, 'utf8');
+    return HfTokenizer.fromFiles(files);
   }
 
   /** From the files' texts (tokenizer.json, tokenizer_config.json), as the trainer hands them over (its `tokenizer` method). */

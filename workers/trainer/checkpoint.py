@@ -227,9 +227,7 @@ def digest_state(sd):
 def write_dir(out, fill):
     """fill(tmp) a fresh sibling directory of out, then swap it in whole (swap_in). Returns out, absolute."""
     out = os.path.abspath(out)
-    parent = os.path.dirname(out)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(dir=parent, prefix=os.path.basename(out) + ".tmp-")
+    tmp = fresh_sibling(out)
     try:
         fill(tmp)
         os.chmod(tmp, 0o755)  # mkdtemp makes it 0700

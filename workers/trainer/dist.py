@@ -45,15 +45,16 @@ def broadcast_text(text, device):
     if not active():
         return text
     dev = device if device.type == "cuda" else torch.device("cpu")
-    n = torch.tensor([-1 if text is None else len(text.encode())], dtype=torch.long, device=dev)
+    data = text.encode() if is_main() and text is not None else b""
+    n = torch.tensor([-1 if is_main() and text is None else len(data)], dtype=torch.long, device=dev)
     dist.broadcast(n, 0)
     if n.item() < 0:
         return None
     buf = torch.empty(int(n.item()), dtype=torch.uint8, device=dev)
-    if is_main():
-        buf.copy_(torch.frombuffer(bytearray(text.encode()), dtype=torch.uint8))
+    if is_main() and data:
+        buf.copy_(torch.frombuffer(bytearray(data), dtype=torch.uint8))
     dist.broadcast(buf, 0)
-    return bytes(buf.cpu().tolist()).decode()
+    return buf.cpu().numpy().tobytes().decode()  # a request can be megabytes: no per-byte Python list
 
 
 def all_sum(values, device):

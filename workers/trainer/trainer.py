@@ -174,16 +174,18 @@ class Trainer:
         return lr_at(self.optim_cfg, self.step - self.sched_start)
 
     def info(self, _params=None):
+        # A sharded parameter is a DTensor, whose numel() is the whole tensor's: no rank count to multiply by.
         trainable = sum(p.numel() for p in self.model.parameters() if p.requires_grad) if self.model is not None else 0
         return {
             "device": str(self.device), "torch_version": torch.__version__, "cuda": torch.cuda.is_available(),
             "initialised": self.model is not None, "step": self.step, "world_size": dist.WORLD,
-            "params": self.summary["params"] if self.summary else 0, "trainable_params": trainable * (dist.WORLD if dist.sharded() else 1),
+            "params": self.summary["params"] if self.summary else 0, "trainable_params": trainable,
             "config": self.summary, "optim": self.optim_cfg, "lora": self.lora,
         }
 
-    def _install(self, model, p, tok_files, lora_cfg, base_dir):
-        """Make model (a plain transformers model on the CPU) the policy: LoRA, device, sharding, optimiser."""
+    def _install(self, model, p, tok_files, lora_cfg, base_dir, adapter=None):
+        """Make model (a plain transformers model on the CPU) the policy: LoRA (with a checkpoint's adapter tensors
+        when given), device, sharding, optimiser."""
         device = self._pick_device(p.get("device"))
         self.summary = hf_model.summary(model)
         if p.get("gradient_checkpointing"):
@@ -191,6 +193,8 @@ class Trainer:
             model.config.use_cache = False
         if lora_cfg:
             model = lora.wrap(model, lora_cfg)
+            if adapter is not None:
+                lora.load_adapter(model, adapter)
         model = model.to(device)
         model = dist.shard(model, device, bf16=device.type == "cuda")
         self.model, self.device, self.tok_files, self.lora, self.base_dir = model, device, tok_files, lora_cfg, base_dir
@@ -273,22 +277,19 @@ class Trainer:
         # trainer state or optimiser files that happen to lie beside them.
         state = None if p.get("fresh") else checkpoint.read_state(path)  # None: a plain model directory
         self.optim_cfg = optim_config(p.get("optim"), base=optim_config(state["optim"]) if state else None)
-        lora_cfg = lora.config(p.get("lora")) if p.get("lora") is not None else (state or {}).get("lora")
+        adapter = None
         if state and state.get("lora"):  # a LoRA checkpoint: the base it was trained on, then its adapter
-            base_dir = state["base_dir"]
+            lora_cfg, base_dir = state["lora"], state["base_dir"]
             model = hf_model.load(base_dir)
+            adapter = checkpoint.read_adapter(path)
         else:
+            lora_cfg = lora.config(p.get("lora"))
             base_dir = path if lora_cfg else None
             model = hf_model.load(path)
         tok_files = hf_model.tokenizer_files(path)
         if "tokenizer.json" not in tok_files:
             raise bad("path", f"{path} has no tokenizer.json")
-        if state and state.get("lora"):
-            model = lora.wrap(model, state["lora"])
-            lora.load_adapter(model, checkpoint.read_adapter(path))
-            self._install_wrapped(model, p, tok_files, state["lora"], base_dir)
-        else:
-            self._install(model, p, tok_files, lora_cfg, base_dir)
+        self._install(model, p, tok_files, lora_cfg, base_dir, adapter)
         self.step = int(state["step"]) if state else 0
         self.sched_start = int(state["sched_start"]) if state else 0
         if state and not p.get("reset_optimizer"):
@@ -300,14 +301,6 @@ class Trainer:
             checkpoint.restore_rng(state.get("rng") or {})
         return self.info()
 
-    def _install_wrapped(self, model, p, tok_files, lora_cfg, base_dir):
-        """_install for a model peft already wraps (a LoRA checkpoint's adapter is loaded into it)."""
-        device = self._pick_device(p.get("device"))
-        self.summary = hf_model.summary(model.base_model.model)
-        model = dist.shard(model.to(device), device, bf16=device.type == "cuda")
-        self.model, self.device, self.tok_files, self.lora, self.base_dir = model, device, tok_files, lora_cfg, base_dir
-        self.opt = make_optimizer(self.model, self.optim_cfg)
-
     def digest(self, _p):
         self.need_model()
         full = self._full_state()
@@ -316,34 +309,30 @@ class Trainer:
         sd = self._plain_model(full).state_dict() if self.lora else full
         return {"model": checkpoint.digest_state(sd), "step": self.step}
 
-    def export_hf(self, p):
-        """The current weights as a plain HF model directory (LoRA merged in): what vLLM/SGLang or from_pretrained
-        load. Swapped in whole, like every directory the trainer writes."""
+    def _export(self, p, write):
+        """write(model, tmp): the current weights (LoRA merged in) as a plain model on the CPU of rank 0, into a
+        fresh directory swapped in at p["dir"] whole, like every directory the trainer writes."""
         self.need_model()
         out = p.get("dir")
         if not isinstance(out, str) or not out:
             raise bad("dir", "expected a directory path")
         t0 = time.time()
-        full = self._full_state()
+        full = self._full_state()  # a collective: every rank takes part
         if not dist.is_main():
             return {}
         m = self._plain_model(full)
-        out = checkpoint.write_dir(out, lambda tmp: hf_model.save(m, tmp, self.tok_files))
+        out = checkpoint.write_dir(out, lambda tmp: write(m, tmp))
         return {"dir": out, "files": sorted(os.listdir(out)), "step": self.step, "seconds": time.time() - t0}
 
+    def export_hf(self, p):
+        """A plain HF model directory: what from_pretrained, vLLM and SGLang load."""
+        return self._export(p, lambda m, tmp: hf_model.save(m, tmp, self.tok_files))
+
     def export_onnx(self, p):
-        self.need_model()
-        out = p.get("dir")
-        if not isinstance(out, str) or not out:
-            raise bad("dir", "expected a directory path")
-        t0 = time.time()
-        full = self._full_state()
-        if not dist.is_main():
-            return {}
-        m = self._plain_model(full)
-        with torch.random.fork_rng(devices=[]):  # export() draws example inputs; keep the training RNG intact
-            out = checkpoint.write_dir(out, lambda tmp: export_onnx.write_dir(m, self.tok_files, tmp))
-        return {"dir": out, "files": sorted(os.listdir(out)), "step": self.step, "seconds": time.time() - t0}
+        def write(m, tmp):
+            with torch.random.fork_rng(devices=[]):  # export() draws example inputs; keep the training RNG intact
+                export_onnx.write_dir(m, self.tok_files, tmp)
+        return self._export(p, write)
 
     # -- batching ----------------------------------------------------------------------------------------------
 
