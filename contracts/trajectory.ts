@@ -66,6 +66,10 @@ export interface Turn {
   tokenIds: number[] | null;
   /** Per-token logprobs when the engine returns them (length === tokens). */
   logprobs: number[] | null;
+  /** Per-token entropy of the engine's distribution when the engine reports it (length === tokens). */
+  entropies?: number[] | null;
+  /** The policy weight version the engine generated this turn with (null: unknown). */
+  weightVersion?: number | null;
   engineFinish: EngineFinish;
   parse: ParseResult;
   tool: ToolCallRecord | null;
@@ -88,8 +92,40 @@ export interface Trajectory {
   error: string | null;
 }
 
-/** A turn as stored: token ids and logprobs are the trainer's input, not the inspector's, and would triple the row. */
-export type StoredTurn = Omit<Turn, 'tokenIds' | 'logprobs'>;
+/** A turn as stored in Trajectory.content: its per-token arrays live in the binary side table (TokenRecord). */
+export type StoredTurn = Omit<Turn, 'tokenIds' | 'logprobs' | 'entropies'>;
+
+/**
+ * Per-token clip state of a token in the policy update: 0 none, 1 clipped low (Â < 0, ρ < 1-ε_low), 2 clipped high
+ * (Â > 0, ρ > 1+ε_high), 3 dual-clipped, 4 truncated by TIS (weight capped at C), 5 masked by TIS (weight 0).
+ */
+export type ClipState = 0 | 1 | 2 | 3 | 4 | 5;
+
+/**
+ * The token-level record of one trajectory's response (issue 12; docs/method.md §5): aligned arrays with one entry
+ * per response token, model turns and appended tool responses in order, as the trainer saw them (PolicySample).
+ * Stored compactly in a side table (binary columns), read by the token view. NaN marks "no value" inside the
+ * float arrays (tool tokens; an engine without logprobs).
+ */
+export interface TokenRecord {
+  ids: number[];
+  /** 1 = model token (trained on), 0 = tool-response token (masked out). */
+  mask: number[];
+  /** Turn index of each token. */
+  turn: number[];
+  /** The rollout engine's log-prob of each sampled token (π_rollout). */
+  rolloutLogprobs: number[];
+  /** Entropy (nats) of the engine's distribution at each sampled token. */
+  entropy: number[];
+  /** The trainer's log-probs before the update (π_old); null when the trajectory was not trained on. */
+  trainerLogprobs: number[] | null;
+  /** The per-token importance weight the update applied (TIS; 1 when off, 0 when masked); null when not trained on. */
+  weights: number[] | null;
+  /** ClipState per token; null when not trained on. */
+  clip: ClipState[] | null;
+  /** The sequence's advantage; null when not trained on. */
+  advantage: number | null;
+}
 
 /** Trajectory.content: everything needed to replay a trajectory. */
 export interface StoredTrajectoryContent {

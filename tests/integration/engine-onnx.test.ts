@@ -155,7 +155,7 @@ test('reload swaps weights between steps: output changes, in-flight requests fin
   const before = await engine.generate(req('Hello', { maxTokens: 20 }));
   const inflight = engine.generate(req('running during reload', { maxTokens: 40 }));
   await engine.reload(dirB);
-  assert.equal(engine.weightsVersion, 1);
+  assert.equal(engine.weightVersion, 1);
   const afterB = await engine.generate(req('Hello', { maxTokens: 20 }));
   assert.notDeepEqual(afterB.tokenIds, before.tokenIds);
   const r = await inflight;

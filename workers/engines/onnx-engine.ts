@@ -112,7 +112,7 @@ export class OnnxEngine implements PolicyEngine {
   stepRows = 0;
   computeMs = 0;
   /** Incremented by every completed reload. */
-  weightsVersion = 0;
+  weightVersion = 0;
 
   private constructor(m: Loaded, private readonly opts: OnnxEngineOptions) {
     this.m = m;
@@ -140,7 +140,7 @@ export class OnnxEngine implements PolicyEngine {
     return new Promise((resolve) => {
       const prompt = this.m.tokenizer.encode(req.prompt);
       const bs = this.m.config.block_size;
-      const base = { text: '', tokenIds: [], logprobs: [], stopString: null, promptTokens: prompt.length };
+      const base = { text: '', tokenIds: [], logprobs: [], stopString: null, promptTokens: prompt.length, weightVersion: this.weightVersion };
       if (this.closed) return resolve({ ...base, finishReason: 'aborted', error: 'engine closed' });
       if (prompt.length === 0) return resolve({ ...base, finishReason: 'error', error: 'empty prompt' });
       if (prompt.length >= bs) return resolve({ ...base, finishReason: 'error', error: `prompt of ${prompt.length} tokens leaves no room in the context of ${bs}` });
@@ -220,7 +220,7 @@ export class OnnxEngine implements PolicyEngine {
     const old = this.m;
     this.m = p.next;
     this.pendingReload = null;
-    this.weightsVersion++;
+    this.weightVersion++;
     void old.session.release();
     p.resolve();
   }
@@ -341,7 +341,7 @@ export class OnnxEngine implements PolicyEngine {
     q.kv = [];
     q.resolve({
       text: q.text, tokenIds: q.out, logprobs: q.logprobs, finishReason: reason, stopString: stop,
-      promptTokens: q.prompt.length, ...(error ? { error } : {}),
+      promptTokens: q.prompt.length, weightVersion: this.weightVersion, ...(error ? { error } : {}),
     });
   }
 }

@@ -102,7 +102,7 @@ export class OpenAIEngine implements InferenceEngine {
 
   async generate(req: GenerateRequest, onChunk?: (c: GenerateChunk) => void): Promise<GenerateResult> {
     const promptTokens = req.promptTokens ?? this.countTokens(req.prompt);
-    const base: GenerateResult = { text: '', tokenIds: [], logprobs: null, finishReason: 'aborted', stopString: null, promptTokens };
+    const base: GenerateResult = { text: '', tokenIds: [], logprobs: null, finishReason: 'aborted', stopString: null, promptTokens, weightVersion: null };
     if (this.closed) return { ...base, error: 'engine closed' };
     if (req.signal?.aborted) return base;
     const reserve = promptTokens + Math.max(0, req.maxTokens);
@@ -144,7 +144,7 @@ export class OpenAIEngine implements InferenceEngine {
     const out = { text: '', tokenIds: [] as number[], logprobs: [] as number[], anyLogprobs: false };
     let received = false;
     const result = (finishReason: GenerateResult['finishReason'], extra: Partial<GenerateResult> = {}): GenerateResult => ({
-      text: out.text, tokenIds: out.tokenIds, logprobs: out.anyLogprobs ? out.logprobs : null, finishReason, stopString: null, promptTokens, ...extra,
+      text: out.text, tokenIds: out.tokenIds, logprobs: out.anyLogprobs ? out.logprobs : null, finishReason, stopString: null, promptTokens, weightVersion: null, ...extra,
     });
     const failed = (msg: string): GenerateResult => {
       if (req.signal?.aborted || (this.closed && !timedOut)) return result('aborted', this.closed ? { error: 'engine closed' } : {});

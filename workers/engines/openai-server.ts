@@ -265,7 +265,7 @@ export class OpenAIServer {
     try {
       r = await this.opts.engine.generate(greq, onChunk);
     } catch (e) {
-      r = { text: full, tokenIds: [], logprobs: null, finishReason: 'error', stopString: null, promptTokens: 0, error: e instanceof Error ? e.message : String(e) };
+      r = { text: full, tokenIds: [], logprobs: null, finishReason: 'error', stopString: null, promptTokens: 0, weightVersion: null, error: e instanceof Error ? e.message : String(e) };
     }
     if (r.finishReason === 'error') {
       if (!started) throw new HttpError(400, r.error ?? 'generation failed', 'prompt');

@@ -36,7 +36,7 @@ export class EngineScheduler implements InferenceEngine {
     const tokens = promptTokens + req.maxTokens;
     if (!everFits(tokens, this.budgets)) {
       return Promise.resolve({
-        text: '', tokenIds: [], logprobs: null, finishReason: 'error', stopString: null, promptTokens,
+        text: '', tokenIds: [], logprobs: null, finishReason: 'error', stopString: null, promptTokens, weightVersion: null,
         error: `the request needs ${tokens} tokens (prompt ${promptTokens} + max ${req.maxTokens}) and no engine holds more than ${Math.max(...this.budgets.map((b) => b.total))}`,
       });
     }
@@ -47,7 +47,7 @@ export class EngineScheduler implements InferenceEngine {
         start: (engine) => {
           this.markBusy(engine.id, +1);
           engine.generate({ ...req, promptTokens }, onChunk).then(resolve, (e) => resolve({
-            text: '', tokenIds: [], logprobs: null, finishReason: 'error', stopString: null, promptTokens, error: (e as Error).message,
+            text: '', tokenIds: [], logprobs: null, finishReason: 'error', stopString: null, promptTokens, weightVersion: null, error: (e as Error).message,
           })).finally(() => {
             const b = this.budgets.find((x) => x.id === engine.id)!;
             b.reserved -= tokens;

@@ -13,6 +13,14 @@ export interface GenerateRequest {
   /** Generation stops after any of these strings; the result says which. */
   stop: string[];
   signal?: AbortSignal;
+  /**
+   * Serve this request only with these weights (PolicyEngine.weightVersion after the last reload): an engine on
+   * another version answers finishReason 'error' with `stale: true` instead of generating, and the caller retries
+   * once the engine serves it. Omitted: whatever the engine serves.
+   */
+  weightVersion?: number;
+  /** A caller's handle on a conversation (a trajectory): engines with a prefix cache look its earlier turns up first. */
+  sessionId?: string;
 }
 
 export interface GenerateChunk {
@@ -33,6 +41,27 @@ export interface GenerateResult {
   stopString: string | null;
   promptTokens: number;
   error?: string;
+  /** Entropy (nats) of the engine's raw distribution at each sampled token, when the engine computes it. */
+  entropies?: number[] | null;
+  /** The weight version every token of this result was generated with (null: the engine does not say). */
+  weightVersion: number | null;
+  /** Refused because the engine serves another weight version than req.weightVersion (retry later). */
+  stale?: boolean;
+}
+
+/** What an engine reports to the run dashboard (docs/method.md §6), one row per engine. */
+export interface EngineStats {
+  id: string;
+  /** Requests queued, and being generated (in the running batch). */
+  waiting: number;
+  running: number;
+  /** KV cache in blocks of `blockTokens` tokens: in use (running + kept for prefix reuse) and in all. */
+  kvBlocksUsed: number;
+  kvBlocksTotal: number;
+  blockTokens: number;
+  /** Tokens generated per second over the last few seconds. */
+  tokensPerS: number;
+  weightVersion: number | null;
 }
 
 export interface EngineCapacity {
@@ -47,6 +76,8 @@ export interface InferenceEngine {
   generate(req: GenerateRequest, onChunk?: (c: GenerateChunk) => void): Promise<GenerateResult>;
   capacity(): EngineCapacity;
   countTokens(text: string): number;
+  /** Per-engine state for the dashboard (the scheduler: one row per engine behind it). */
+  stats?(): EngineStats[];
   close(): Promise<void>;
 }
 
@@ -54,6 +85,11 @@ export interface InferenceEngine {
 export interface PolicyEngine extends InferenceEngine {
   /** Load the weights the trainer exported to `weightsDir`; resolves once they serve. */
   reload(weightsDir: string): Promise<void>;
+  /**
+   * Version of the weights being served: 0 for the first load, +1 per completed reload. Requests running when a
+   * reload arrives finish on the old weights first; nothing generated after it mixes versions.
+   */
+  readonly weightVersion: number;
   /** Milliseconds spent inside the model so far (the engine-busy metric, docs/method.md §6). */
   readonly computeMs: number;
 }
