@@ -113,6 +113,12 @@ export interface TokenRecord {
   mask: number[];
   /** Turn index of each token. */
   turn: number[];
+  /**
+   * Characters of text each token accounts for, in order within its segment (the turn's text, then its appended
+   * tool text): token i shows the next chars[i] characters. 0 for a token whose bytes complete in a later token
+   * (multi-byte characters) and for EOS.
+   */
+  chars: number[];
   /** The rollout engine's log-prob of each sampled token (π_rollout). */
   rolloutLogprobs: number[];
   /** Entropy (nats) of the engine's distribution at each sampled token. */
