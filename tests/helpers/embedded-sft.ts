@@ -4,8 +4,11 @@
  * a minute.
  *
  * The cache key hashes the config and every source file the result depends on, so editing the task, template,
- * tokenizer, model or trainer retrains it. Concurrent callers (test files run in parallel) wait on a lock dir.
+ * tokenizer, model or trainer retrains it. The ONNX export is keyed apart, by the exporter's sources: editing the
+ * engine's graph re-exports the cached checkpoint (seconds) instead of retraining. Concurrent callers (test files run
+ * in parallel) wait on a lock dir.
  */
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,6 +17,7 @@ import { HfTokenizer } from '../../workers/engines/hf-tokenizer.ts';
 import { EMBEDDED_VOCAB } from '../../workers/engines/tokenizer.ts';
 import { sftDataset, tokenizeDemo } from '../../workers/tasks/demos.ts';
 import { TrainerClient } from '../../workers/trainer/client.ts';
+import { trainerPython } from '../../workers/trainer/python.ts';
 import { runSft, sftSteps } from '../../workers/train/sft.ts';
 
 export interface EmbeddedSftConfig {
@@ -41,11 +45,13 @@ const SOURCES = [
 
 /** Python files that never run in the trainer process: a benchmark, the GPU check and `model init|import|check`'s tool. */
 const BENCH_ONLY = ['raw_step_bench.py', 'gpu_check.py', 'model_tool.py'];
+/** The exporter: its output is keyed by these alone (exportKey), not part of the training key. */
+const EXPORTER = ['export_onnx.py'];
 
 /** Every Python module of the trainer, so that editing any of them retrains. */
 function trainerSources(): string[] {
   const dir = 'workers/trainer';
-  return fs.readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith('.py') && !BENCH_ONLY.includes(f)).sort().map((f) => `${dir}/${f}`);
+  return fs.readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith('.py') && !BENCH_ONLY.includes(f) && !EXPORTER.includes(f)).sort().map((f) => `${dir}/${f}`);
 }
 
 export function sftCacheKey(cfg: EmbeddedSftConfig): string {
@@ -55,6 +61,13 @@ export function sftCacheKey(cfg: EmbeddedSftConfig): string {
     if (fs.existsSync(p)) h.update(f).update(fs.readFileSync(p));
   }
   return h.digest('hex').slice(0, 16);
+}
+
+/** Key of the export made from a cached checkpoint: the exporter and the model code it runs. */
+export function exportKey(): string {
+  const h = crypto.createHash('sha256');
+  for (const f of [...EXPORTER, 'hf_model.py', 'char_tokenizer.py']) h.update(f).update(fs.readFileSync(path.join(ROOT, 'workers/trainer', f)));
+  return h.digest('hex').slice(0, 12);
 }
 
 async function lock(dir: string, timeoutMs: number): Promise<() => void> {
@@ -83,35 +96,47 @@ export async function ensureEmbeddedSftModel(opts: { cacheDir?: string; config?:
   const cfg = opts.config ?? DEFAULT_EMBEDDED_SFT;
   // Under the data folder's cache/, not models/: the models folder holds only models registered by name.
   const base = path.join(opts.cacheDir ?? config().cacheDir, `sft-${sftCacheKey(cfg)}`);
-  const out = path.join(base, 'export');
+  const out = path.join(base, `export-${exportKey()}`);
   if (fs.existsSync(path.join(out, 'model.onnx'))) return out;
   fs.mkdirSync(path.dirname(base), { recursive: true });
   const unlock = await lock(base, 15 * 60_000);
   try {
     if (fs.existsSync(path.join(out, 'model.onnx'))) return out;
     const log = opts.log ?? (() => {});
-    const trainer = await TrainerClient.start();
-    try {
-      // The model's own tokenizer (the char tokenizer.json the trainer writes), as a recipe's SFT stage uses.
-      await trainer.init({ model: cfg.model, vocab: EMBEDDED_VOCAB, seed: cfg.seed });
-      const tok = HfTokenizer.fromFiles(await trainer.tokenizerFiles());
-      // Demonstrations longer than the context are dropped, as the SFT stage of a recipe does (maxLength).
-      const data = sftDataset({ n: cfg.demos, seed: cfg.seed }).map((d) => tokenizeDemo(d, tok)).filter((d) => d.ids.length <= cfg.model.block_size);
-      const total = sftSteps(data.length, cfg);
-      await trainer.setOptim({ lr: cfg.lr, warmup_steps: Math.ceil(total * 0.04), total_steps: total, schedule: 'cosine', weight_decay: 0.01, grad_clip: 1 }, true);
-      const t0 = Date.now();
-      await runSft(trainer, data, {
-        epochs: cfg.epochs, batch: cfg.batch, seed: cfg.seed, maxSteps: cfg.maxSteps,
-        onStep: (m) => { if (m.step % 50 === 0 || m.step === total) log(`sft step ${m.step}/${total} loss ${m.loss.toFixed(3)} (${((Date.now() - t0) / 1000).toFixed(0)} s)`); },
-      });
-      fs.mkdirSync(base, { recursive: true });
-      await trainer.save(path.join(base, 'model'));
-      await trainer.exportOnnx(out);
-    } finally {
-      await trainer.close();
+    if (!fs.existsSync(path.join(base, 'model', 'config.json'))) {
+      const trainer = await TrainerClient.start();
+      try {
+        // The model's own tokenizer (the char tokenizer.json the trainer writes), as a recipe's SFT stage uses.
+        await trainer.init({ model: cfg.model, vocab: EMBEDDED_VOCAB, seed: cfg.seed });
+        const tok = HfTokenizer.fromFiles(await trainer.tokenizerFiles());
+        // Demonstrations longer than the context are dropped, as the SFT stage of a recipe does (maxLength).
+        const data = sftDataset({ n: cfg.demos, seed: cfg.seed }).map((d) => tokenizeDemo(d, tok)).filter((d) => d.ids.length <= cfg.model.block_size);
+        const total = sftSteps(data.length, cfg);
+        await trainer.setOptim({ lr: cfg.lr, warmup_steps: Math.ceil(total * 0.04), total_steps: total, schedule: 'cosine', weight_decay: 0.01, grad_clip: 1 }, true);
+        const t0 = Date.now();
+        await runSft(trainer, data, {
+          epochs: cfg.epochs, batch: cfg.batch, seed: cfg.seed, maxSteps: cfg.maxSteps,
+          onStep: (m) => { if (m.step % 50 === 0 || m.step === total) log(`sft step ${m.step}/${total} loss ${m.loss.toFixed(3)} (${((Date.now() - t0) / 1000).toFixed(0)} s)`); },
+        });
+        fs.mkdirSync(base, { recursive: true });
+        await trainer.save(path.join(base, 'model'));
+      } finally {
+        await trainer.close();
+      }
     }
+    exportCheckpoint(path.join(base, 'model'), out);
     return out;
   } finally {
     unlock();
   }
+}
+
+/** export_onnx.py on a saved checkpoint into `out` (written beside, then renamed: never half an export). */
+export function exportCheckpoint(model: string, out: string, graph: 'static' | 'legacy' = 'static'): void {
+  const tmp = `${out}.tmp-${process.pid}`;
+  fs.rmSync(tmp, { recursive: true, force: true });
+  execFileSync(trainerPython(), [path.join(ROOT, 'workers/trainer/export_onnx.py'), '--model', model, '--out', tmp, '--graph', graph],
+    { stdio: 'pipe', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
+  fs.rmSync(out, { recursive: true, force: true });
+  fs.renameSync(tmp, out);
 }

@@ -164,3 +164,71 @@ test('reload swaps weights between steps: output changes, in-flight requests fin
   await engine.reload(dirA);
   assert.deepEqual((await engine.generate(req('Hello', { maxTokens: 20 }))).tokenIds, before.tokenIds);
 });
+
+test('prefix reuse: a session\'s next turn starts from its parked cache and decodes exactly what a full prefill gives', { skip }, async () => {
+  const fresh = await OnnxEngine.load(dirA, { maxBatch: 8, prefixCacheTokens: 0 });
+  try {
+    const turn1 = await engine.generate(req('Turn one of a session', { maxTokens: 15, sessionId: 's1' }));
+    const next = `Turn one of a session${turn1.text} and the tool said 42.`;
+    const before = engine.reusedTokens;
+    const turn2 = await engine.generate(req(next, { maxTokens: 25, sessionId: 's1' }));
+    assert.ok(engine.reusedTokens - before >= 20, `reused ${engine.reusedTokens - before} prompt tokens`);
+    const full = await fresh.generate(req(next, { maxTokens: 25 }));
+    assert.equal(fresh.reusedTokens, 0);
+    assert.deepEqual(turn2.tokenIds, full.tokenIds);
+    for (let i = 0; i < full.logprobs!.length; i++) assert.ok(Math.abs(turn2.logprobs![i]! - full.logprobs![i]!) < 1e-4);
+    // Another session never starts from s1's cache.
+    const other = engine.reusedTokens;
+    await engine.generate(req(next, { maxTokens: 5, sessionId: 's2' }));
+    assert.equal(engine.reusedTokens, other);
+  } finally {
+    await fresh.close();
+  }
+});
+
+test('entropies: one per token, within [0, ln V]; stats report the running batch, KV blocks and the weight version', { skip }, async () => {
+  const p = Array.from({ length: 3 }, (_, i) => engine.generate(req(`stats ${i}`, { maxTokens: 30, temperature: 1, seed: i })));
+  await new Promise((r) => setTimeout(r, 5));
+  const [s] = engine.stats();
+  assert.equal(s!.running + s!.waiting, 3);
+  assert.ok(s!.kvBlocksUsed > 0 && s!.kvBlocksUsed <= s!.kvBlocksTotal);
+  assert.equal(s!.weightVersion, engine.weightVersion);
+  const rs = await Promise.all(p);
+  for (const r of rs) {
+    assert.equal(r.entropies!.length, r.tokenIds.length);
+    for (const h of r.entropies!) assert.ok(h >= 0 && h <= Math.log(engine.config.vocab_size) + 1e-9);
+  }
+  assert.ok(engine.stats()[0]!.tokensPerS > 0);
+});
+
+test('reload while requests generate: in-flight ones finish on the old weights (version recorded), later ones on the new; a stale version is refused', { skip }, async () => {
+  const other = await OnnxEngine.load(dirB, { maxBatch: 8 });
+  const solo = await OnnxEngine.load(dirA, { maxBatch: 8 });
+  try {
+    const prompts = ['first in flight', 'second in flight', 'third in flight'];
+    const onA = await Promise.all(prompts.map((x) => solo.generate(req(x, { maxTokens: 40 }))));
+    const onB = await other.generate(req('after the reload', { maxTokens: 20 }));
+    const v = engine.weightVersion;
+    let chunks = 0;
+    let reloading: Promise<void> | null = null;
+    let late: Promise<import('../../workers/engines/types.ts').GenerateResult> | null = null;
+    const inflight = prompts.map((x) => engine.generate(req(x, { maxTokens: 40 }), () => {
+      if (++chunks === 6) { reloading = engine.reload(dirB); late = engine.generate(req('after the reload', { maxTokens: 20 })); }
+    }));
+    const rs = await Promise.all(inflight);
+    await reloading;
+    rs.forEach((r, i) => { assert.equal(r.weightVersion, v); assert.deepEqual(r.tokenIds, onA[i]!.tokenIds); });
+    const after = await late!;
+    assert.equal(after.weightVersion, v + 1);
+    assert.deepEqual(after.tokenIds, onB.tokenIds);
+    const stale = await engine.generate(req('old version', { weightVersion: v }));
+    assert.equal(stale.finishReason, 'error');
+    assert.equal(stale.stale, true);
+    assert.match(stale.error!, /weight version/);
+    assert.equal((await engine.generate(req('current version', { weightVersion: v + 1, maxTokens: 3 }))).finishReason, 'length');
+    await engine.reload(dirA);
+  } finally {
+    await other.close();
+    await solo.close();
+  }
+});

@@ -1,39 +1,42 @@
 /**
- * The embedded inference engine: an HF-format decoder (Qwen3, Qwen2, Llama) exported by workers/trainer/export_onnx.py,
- * run by onnxruntime-node on the CPU, with a KV cache and continuous batching; the model's own tokenizer.json
- * through HfTokenizer.
+ * The embedded inference engine: an HF-format decoder (Qwen3, Qwen2, Llama) exported by workers/trainer/export_onnx.py
+ * (its static-cache graph), run by onnxruntime-node on the CPU, with a slot KV cache (workers/engines/slot-cache.ts),
+ * continuous batching and prefix reuse; the model's own tokenizer.json through HfTokenizer.
  *
  * Decode loop (one at a time, runs while there is work):
- *   1. Step boundary: apply a pending reload; drop aborted requests; admit waiting requests while the batch has
- *      room (maxBatch requests and the token budget). Each admitted request is prefilled on its own (batch 1,
- *      past 0), its first token sampled; it joins the running batch.
- *   2. One batched decode step over every running request: each request's KV cache (length L_b) is copied into
- *      a [B, H, maxL, D] past tensor, right-padded with zeros; attention_mask is 1 on the L_b real positions, 0 on
- *      the padding, 1 on the new token; position_ids = L_b. The new key/value (index maxL of each present
- *      tensor) is appended to each request's own cache.
+ *   1. Step boundary: apply a pending reload once nothing runs; drop aborted requests; admit waiting requests while
+ *      the batch has room (maxBatch slots and the token budget). An admitted request takes the next free row and
+ *      starts from the parked cache of its session's earlier turn (prefix reuse: the longest common prefix of the
+ *      token ids), then only the rest of the prompt is prefilled (batch 1), and its first token sampled.
+ *   2. One batched decode step over every running request: rows [0, n) of the cache are the past as they lie, the
+ *      graph writes nothing back; the engine stores each row's new key/value at its next position.
  *   3. Each request samples its next token with its own PRNG (workers/engines/sampling.ts), streams it, and
- *      leaves the batch when it is finished (EOS, stop string, max tokens, context full, abort).
+ *      leaves the batch when finished (EOS, stop string, max tokens, context full, abort). A finished row's cache
+ *      is parked (copied out once, LRU within prefixCacheTokens) so the trajectory's next turn reuses it, and the
+ *      last row moves into its slot so the batch stays contiguous.
  * Requests therefore join and leave between decode steps; nothing waits for the batch to drain.
  *
  * Finish rules: EOS token → 'stop' (EOS id in tokenIds, not in text, stopString null). Stop strings are checked on
- * the decoded text after every token; the text is cut just after the earliest stop string, which stays in the
- * text and is reported in stopString. maxTokens generated, or the context (block_size) full → 'length'. Abort
- * signal → 'aborted' at the next step boundary. A prompt that is empty or does not leave room for one new token
- * in block_size → 'error'. Logprobs are those of the raw model distribution (see sampleToken).
+ * the text (decoded incrementally: workers/engines/detokenize.ts) after every token; the text is cut just after the
+ * earliest stop string, which stays in the text and is reported in stopString. maxTokens generated, or the context
+ * (block_size) full → 'length'. Abort signal → 'aborted' at the next step boundary. A prompt that is empty or does
+ * not leave room for one new token in block_size → 'error'. A request for another weight version than the one
+ * served → 'error' with stale: true. Logprobs and entropies are those of the raw model distribution (sampleToken).
  *
- * Hot reload: reload(dir) loads the new model beside the running one and swaps it in at the next step boundary.
- * When the new model has the same shape (layers, heads, head size, vocab, block size) and tokenizer, in-flight
- * requests continue with the new weights on top of KV caches computed by the old ones (as weight sync in
- * vLLM/SGLang does). Otherwise the engine drains first: no new request is admitted, running ones finish on the
- * old weights, then the swap happens. reload() resolves once the new weights are live.
+ * Hot reload: reload(dir) loads the new model beside the running one; from then on nothing new is admitted, the
+ * running requests finish on the old weights, and the swap happens at the first step boundary with none running
+ * (in RL the reload comes between steps, when nothing runs). Parked caches are dropped (they hold old activations).
+ * Every result carries the weight version it was generated with; reload() resolves once the new weights serve.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
-import type { EngineCapacity, GenerateChunk, GenerateRequest, GenerateResult, InferenceEngine, PolicyEngine } from './types.ts';
+import type { EngineCapacity, EngineStats, GenerateChunk, GenerateRequest, GenerateResult, PolicyEngine } from './types.ts';
 import { HfTokenizer } from './hf-tokenizer.ts';
 import type { Tokenizer } from './tokenizer.ts';
 import { mulberry32, sampleToken } from './sampling.ts';
+import { SlotCache, commonPrefix, type Prefix } from './slot-cache.ts';
+import { detokStep, newDetok, type DetokState } from './detokenize.ts';
 
 /** config.json of an export (export_onnx.py engine_config). */
 export interface ModelConfig {
@@ -46,17 +49,30 @@ export interface ModelConfig {
   block_size: number;
   head_dim: number;
   eos_token_id?: number | null;
+  /** Which graph export_onnx.py wrote: this engine runs 'static'. */
+  graph?: 'static' | 'legacy';
 }
 
 export interface OnnxEngineOptions {
   id?: string;
-  /** Most requests in the running batch (default 8). */
+  /** Most requests in the running batch, i.e. cache slots (default 8). */
   maxBatch?: number;
   /** Token budget reported by capacity() (default maxBatch * block_size). */
   totalTokens?: number;
   /** onnxruntime intra-op threads (default: onnxruntime's choice). */
   threads?: number;
+  /**
+   * Tokens of finished requests' caches kept for prefix reuse, least recently used evicted first (default
+   * 8 × maxBatch × block_size; 0 = off). A trajectory whose cache was evicted has its next turn prefilled again:
+   * the same tokens, but float rounding may differ from the reused path.
+   */
+  prefixCacheTokens?: number;
 }
+
+/** A prefix shorter than this is prefilled again rather than copied (the copy would cost about as much). */
+const MIN_REUSE = 8;
+/** Tokens per KV block in the dashboard's figures (the cache itself is slot-based). */
+const BLOCK_TOKENS = 16;
 
 interface Loaded { session: ort.InferenceSession; config: ModelConfig; tokenizer: HfTokenizer; tokenizerJson: string; dir: string }
 
@@ -67,22 +83,32 @@ interface Seq {
   prompt: number[];
   reserved: number;
   rng: () => number;
-  /** Per layer: key then value, each [H, block_size, D]. */
-  kv: Float32Array[];
+  /** Cache row while running, -1 otherwise. */
+  row: number;
+  /** Positions filled in the cache (prompt + generated tokens already fed). */
   len: number;
   /** Sampled, not yet fed to the model. */
   next: number;
   out: number[];
   logprobs: number[];
+  entropies: number[];
   text: string;
+  detok: DetokState;
+  /** Prompt tokens taken from a cached prefix instead of prefilled. */
+  reused: number;
   done: boolean;
+  version: number;
 }
+
+interface Parked extends Prefix { session?: string; usedAt: number }
 
 async function loadDir(dir: string, threads?: number): Promise<Loaded> {
   const raw = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')) as ModelConfig;
+  if ((raw.graph ?? 'legacy') !== 'static') throw new Error(`${dir}: the export has the ${raw.graph ?? 'legacy'} graph; export it again (workers/trainer/export_onnx.py)`);
   const config: ModelConfig = { ...raw, n_kv_head: raw.n_kv_head ?? raw.n_head };
-  const tokenizer = HfTokenizer.fromDir(dir);
   const tokenizerJson = fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8');
+  const cfgFile = path.join(dir, 'tokenizer_config.json');
+  const tokenizer = HfTokenizer.fromFiles({ 'tokenizer.json': tokenizerJson, ...(fs.existsSync(cfgFile) ? { 'tokenizer_config.json': fs.readFileSync(cfgFile, 'utf8') } : {}) });
   if (tokenizer.vocabSize !== config.vocab_size) throw new Error(`tokenizer has ${tokenizer.vocabSize} tokens, model ${config.vocab_size}`);
   // Subnormal floats are many times slower on x86; a trained small model's activations have plenty: flush them.
   const opts: ort.InferenceSession.SessionOptions = { executionProviders: ['cpu'], graphOptimizationLevel: 'all', extra: { session: { set_denormal_as_zero: '1' } } };
@@ -92,25 +118,32 @@ async function loadDir(dir: string, threads?: number): Promise<Loaded> {
 }
 
 function sameShape(a: ModelConfig, b: ModelConfig): boolean {
-  return a.n_layer === b.n_layer && a.n_kv_head === b.n_kv_head && a.head_dim === b.head_dim
-    && a.vocab_size === b.vocab_size && a.block_size === b.block_size;
+  return a.n_layer === b.n_layer && a.n_kv_head === b.n_kv_head && a.head_dim === b.head_dim && a.block_size === b.block_size;
 }
 
 export class OnnxEngine implements PolicyEngine {
   readonly id: string;
   private m: Loaded;
+  private cache: SlotCache;
   private readonly maxBatch: number;
   private readonly totalTokens: number;
+  private readonly parkBudget: number;
   private readonly waiting: Seq[] = [];
+  /** running[i] holds cache row i. */
   private readonly running: Seq[] = [];
+  private parked: Parked[] = [];
   private loop: Promise<void> | null = null;
   private closed = false;
   private pendingReload: { next: Loaded; resolve: () => void } | null = null;
+  private readonly recent: { at: number; tokens: number }[] = [];
   /** Decode steps run so far (batched steps, not prefills). */
   steps = 0;
   /** Sum of batch sizes over decode steps (steps × mean batch), and ms spent inside the model (prefill + decode). */
   stepRows = 0;
   computeMs = 0;
+  /** Prompt tokens prefilled, and prompt tokens taken from cached prefixes instead. */
+  prefillTokens = 0;
+  reusedTokens = 0;
   /** Incremented by every completed reload. */
   weightVersion = 0;
 
@@ -119,6 +152,8 @@ export class OnnxEngine implements PolicyEngine {
     this.id = opts.id ?? `onnx:${path.basename(m.dir)}`;
     this.maxBatch = opts.maxBatch ?? 8;
     this.totalTokens = opts.totalTokens ?? this.maxBatch * m.config.block_size;
+    this.parkBudget = opts.prefixCacheTokens ?? 8 * this.maxBatch * m.config.block_size;
+    this.cache = this.newCache(m.config);
   }
 
   /** Load model.onnx, config.json and tokenizer.json from `dir`. */
@@ -132,16 +167,35 @@ export class OnnxEngine implements PolicyEngine {
   countTokens(text: string): number { return this.m.tokenizer.encode(text).length; }
 
   capacity(): EngineCapacity {
-    const reserved = [...this.running, ...this.waiting].reduce((s, q) => s + q.reserved, 0);
-    return { totalTokens: this.totalTokens, freeTokens: Math.max(0, this.totalTokens - reserved), inFlight: this.running.length + this.waiting.length };
+    const live = [...this.running, ...this.waiting].filter((q) => !q.done); // finished rows leave at the next boundary
+    const reserved = live.reduce((s, q) => s + q.reserved, 0);
+    return { totalTokens: this.totalTokens, freeTokens: Math.max(0, this.totalTokens - reserved), inFlight: live.length };
+  }
+
+  stats(): EngineStats[] {
+    const blocks = (n: number) => Math.ceil(n / BLOCK_TOKENS);
+    const now = performance.now();
+    while (this.recent.length && now - this.recent[0].at > 5000) this.recent.shift();
+    const span = this.recent.length ? Math.max(1000, now - this.recent[0].at) : 1000;
+    return [{
+      id: this.id, waiting: this.waiting.length, running: this.running.filter((q) => !q.done).length,
+      kvBlocksUsed: this.running.reduce((s, q) => s + blocks(q.len), 0) + this.parked.reduce((s, p) => s + blocks(p.tokens.length), 0),
+      kvBlocksTotal: blocks(this.maxBatch * this.m.config.block_size) + blocks(this.parkBudget),
+      blockTokens: BLOCK_TOKENS,
+      tokensPerS: (this.recent.reduce((s, r) => s + r.tokens, 0) * 1000) / span,
+      weightVersion: this.weightVersion,
+    }];
   }
 
   generate(req: GenerateRequest, onChunk?: (c: GenerateChunk) => void): Promise<GenerateResult> {
     return new Promise((resolve) => {
       const prompt = this.m.tokenizer.encode(req.prompt);
       const bs = this.m.config.block_size;
-      const base = { text: '', tokenIds: [], logprobs: [], stopString: null, promptTokens: prompt.length, weightVersion: this.weightVersion };
+      const base = { text: '', tokenIds: [], logprobs: [], entropies: [], stopString: null, promptTokens: prompt.length, weightVersion: this.weightVersion };
       if (this.closed) return resolve({ ...base, finishReason: 'aborted', error: 'engine closed' });
+      if (req.weightVersion !== undefined && req.weightVersion !== this.weightVersion) {
+        return resolve({ ...base, finishReason: 'error', stale: true, error: `the request is for weight version ${req.weightVersion}; this engine serves version ${this.weightVersion}` });
+      }
       if (prompt.length === 0) return resolve({ ...base, finishReason: 'error', error: 'empty prompt' });
       if (prompt.length >= bs) return resolve({ ...base, finishReason: 'error', error: `prompt of ${prompt.length} tokens leaves no room in the context of ${bs}` });
       if (req.signal?.aborted) return resolve({ ...base, finishReason: 'aborted' });
@@ -149,16 +203,14 @@ export class OnnxEngine implements PolicyEngine {
       const seed = req.seed ?? Math.floor(Math.random() * 2 ** 32);
       this.waiting.push({
         req, onChunk, resolve, prompt, reserved: Math.min(prompt.length + Math.max(0, req.maxTokens), bs),
-        rng: mulberry32(seed), kv: [], len: 0, next: -1, out: [], logprobs: [], text: '', done: false,
+        rng: mulberry32(seed), row: -1, len: 0, next: -1, out: [], logprobs: [], entropies: [], text: '', detok: newDetok(),
+        reused: 0, done: false, version: this.weightVersion,
       });
       this.kick();
     });
   }
 
-  /**
-   * Swap in the model exported to `dir` between decode steps (see the header for what happens to in-flight
-   * requests). Resolves when the new weights are live.
-   */
+  /** Swap in the model exported to `dir` (see the header: running requests finish on the old weights first). */
   async reload(dir: string): Promise<void> {
     const next = await loadDir(dir, this.opts.threads);
     if (this.closed) { await next.session.release(); throw new Error('engine closed'); }
@@ -175,10 +227,15 @@ export class OnnxEngine implements PolicyEngine {
     await this.loop;
     for (const q of this.waiting.splice(0)) this.finish(q, 'aborted', null, 'engine closed');
     if (this.pendingReload) { await this.pendingReload.next.session.release(); this.pendingReload.resolve(); this.pendingReload = null; }
+    this.parked = [];
     await this.m.session.release();
   }
 
   // ——— the loop ———
+
+  private newCache(c: ModelConfig): SlotCache {
+    return new SlotCache(c.n_layer, this.maxBatch, c.n_kv_head, c.head_dim, c.block_size);
+  }
 
   private kick(): void {
     if (this.loop) return;
@@ -192,33 +249,42 @@ export class OnnxEngine implements PolicyEngine {
     while (!this.closed && (this.waiting.length || this.running.length || this.pendingReload)) {
       this.applyReload();
       for (const q of [...this.running, ...this.waiting]) if (q.req.signal?.aborted) this.finish(q, 'aborted');
-      const draining = this.pendingReload !== null; // only set here when shapes differ and requests still run
-      while (!draining && this.waiting.length && this.running.length < this.maxBatch) {
-        const reserved = this.running.reduce((s, q) => s + q.reserved, 0);
+      this.reap();
+      while (!this.pendingReload && this.waiting.length && this.running.length < this.maxBatch) {
+        const reserved = this.running.reduce((s, q) => s + q.reserved, 0); // reap() ran: all live
         if (this.running.length > 0 && reserved + this.waiting[0].reserved > this.totalTokens) break;
         const q = this.waiting.shift()!;
+        if (q.req.weightVersion !== undefined && q.req.weightVersion !== this.weightVersion) {
+          this.finish(q, 'error', null, `the request is for weight version ${q.req.weightVersion}; this engine serves version ${this.weightVersion}`, true);
+          continue;
+        }
+        q.row = this.running.length;
+        q.version = this.weightVersion;
         this.running.push(q);
         const t0 = performance.now();
         await this.guard([q], () => this.prefill(q));
         this.computeMs += performance.now() - t0;
+        this.reap();
       }
       if (this.running.length) {
         const t0 = performance.now();
-        for (const batch of lengthBuckets(this.running)) await this.guard(batch, () => this.decodeStep(batch));
+        await this.guard([...this.running], () => this.decodeStep());
         this.computeMs += performance.now() - t0;
+        this.reap();
       }
       await new Promise((r) => setImmediate(r)); // let new requests, aborts and reloads in
     }
     if (this.closed) for (const q of [...this.running]) this.finish(q, 'aborted', null, 'engine closed');
+    this.reap();
   }
 
   private applyReload(): void {
     const p = this.pendingReload;
-    if (!p) return;
-    const compatible = sameShape(p.next.config, this.m.config) && p.next.tokenizerJson === this.m.tokenizerJson;
-    if (!compatible && this.running.length) return; // drain first
+    if (!p || this.running.length) return; // running requests finish on the weights they started with
     const old = this.m;
     this.m = p.next;
+    if (!sameShape(p.next.config, old.config)) this.cache = this.newCache(p.next.config);
+    this.parked = [];
     this.pendingReload = null;
     this.weightVersion++;
     void old.session.release();
@@ -231,93 +297,121 @@ export class OnnxEngine implements PolicyEngine {
     }
   }
 
-  private feeds(ids: BigInt64Array, pos: BigInt64Array, mask: Float32Array, B: number, T: number, past: Float32Array[], P: number) {
-    const { n_layer, n_kv_head: H, head_dim } = this.m.config;
+  /** Remove finished requests from the batch: park their caches, keep the rows contiguous. */
+  private reap(): void {
+    for (let i = this.running.length - 1; i >= 0; i--) {
+      const q = this.running[i];
+      if (!q.done) continue;
+      if (q.len >= MIN_REUSE && this.parkBudget > 0 && q.version === this.weightVersion) this.park(q);
+      const last = this.running.pop()!;
+      if (last !== q) {
+        this.cache.copyRow(last.row, q.row, last.len);
+        last.row = q.row;
+        this.running[i] = last;
+      }
+      q.row = -1;
+    }
+  }
+
+  private park(q: Seq): void {
+    const tokens = [...q.prompt, ...q.out].slice(0, q.len);
+    this.parked.push({ ...this.cache.extract(q.row, tokens), session: q.req.sessionId, usedAt: performance.now() });
+    let total = this.parked.reduce((s, p) => s + p.tokens.length, 0);
+    this.parked.sort((a, b) => a.usedAt - b.usedAt);
+    while (total > this.parkBudget && this.parked.length) total -= this.parked.shift()!.tokens.length;
+  }
+
+  /**
+   * Start `q` from the longest cached prefix of its prompt: the parked cache of its own session (a request with a
+   * sessionId reuses only its own earlier turns, so its path — and therefore its seeded output — does not depend on
+   * what else ran), or for a request without one, any parked cache without a session (multi-turn chat clients).
+   */
+  private reusePrefix(q: Seq): number {
+    const limit = q.prompt.length - 1; // the last prompt token is always fed, for its logits
+    let best = 0, from: Parked | null = null;
+    for (const p of this.parked) {
+      if (p.session !== q.req.sessionId) continue;
+      const n = Math.min(commonPrefix(p.tokens, q.prompt), limit);
+      if (n > best) { best = n; from = p; }
+    }
+    if (!from || best < MIN_REUSE) { this.cache.fill(q.row, 0); return 0; }
+    this.cache.load(q.row, from, best);
+    // A turn's cache serves its own next turn once; that turn parks a longer one.
+    if (from.session !== undefined) this.parked.splice(this.parked.indexOf(from), 1);
+    else from.usedAt = performance.now();
+    return best;
+  }
+
+  private feeds(ids: number[], pos: number[], mask: Float32Array, B: number, T: number, row: number) {
+    const { n_layer, n_kv_head: H, head_dim: D, block_size: L } = this.m.config;
     const f: Record<string, ort.Tensor> = {
-      input_ids: new ort.Tensor('int64', ids, [B, T]),
-      position_ids: new ort.Tensor('int64', pos, [B, T]),
-      attention_mask: new ort.Tensor('float32', mask, [B, P + T]),
+      input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [B, T]),
+      position_ids: new ort.Tensor('int64', BigInt64Array.from(pos, BigInt), [B, T]),
+      attention_mask: new ort.Tensor('float32', mask, [B, L + T]),
     };
     for (let l = 0; l < n_layer; l++) {
-      f[`past_key_${l}`] = new ort.Tensor('float32', past[2 * l], [B, H, P, head_dim]);
-      f[`past_value_${l}`] = new ort.Tensor('float32', past[2 * l + 1], [B, H, P, head_dim]);
+      f[`past_key_${l}`] = new ort.Tensor('float32', this.cache.keyRows(l, row, B), [B, H, D, L]);
+      f[`past_value_${l}`] = new ort.Tensor('float32', this.cache.valueRows(l, row, B), [B, H, L, D]);
     }
     return f;
   }
 
-  private async prefill(q: Seq): Promise<void> {
-    const { n_layer, n_kv_head: H, head_dim, block_size, vocab_size } = this.m.config;
-    const T = q.prompt.length;
-    const empty = Array.from({ length: 2 * n_layer }, () => new Float32Array(0));
-    const out = await this.m.session.run(this.feeds(
-      BigInt64Array.from(q.prompt, BigInt), BigInt64Array.from({ length: T }, (_, i) => BigInt(i)),
-      new Float32Array(T).fill(1), 1, T, empty, 0));
-    q.kv = [];
-    for (let l = 0; l < n_layer; l++) {
-      for (const name of [`present_key_${l}`, `present_value_${l}`]) {
-        const src = out[name].data as Float32Array; // [1, H, T, D]
-        const dst = new Float32Array(H * block_size * head_dim);
-        for (let h = 0; h < H; h++) dst.set(src.subarray(h * T * head_dim, (h + 1) * T * head_dim), h * block_size * head_dim);
-        q.kv.push(dst);
-      }
+  private store(out: ort.InferenceSession.OnnxValueMapType, B: number, T: number, rowOf: (b: number) => number, at: (b: number) => number): void {
+    for (let l = 0; l < this.m.config.n_layer; l++) {
+      const k = out[`new_key_${l}`].data as Float32Array, v = out[`new_value_${l}`].data as Float32Array;
+      for (let b = 0; b < B; b++) this.cache.write(l, rowOf(b), at(b), k, v, b, T);
     }
-    q.len = T;
-    const logits = out.logits.data as Float32Array;
-    this.accept(q, logits.subarray((T - 1) * vocab_size, T * vocab_size));
   }
 
-  private async decodeStep(batch: Seq[]): Promise<void> {
-    const { n_layer, n_kv_head: H, head_dim, block_size, vocab_size } = this.m.config;
+  private async prefill(q: Seq): Promise<void> {
+    const L = this.m.config.block_size;
+    const p = this.reusePrefix(q);
+    q.reused = p;
+    const rest = q.prompt.slice(p);
+    const T = rest.length;
+    const mask = new Float32Array(L + T);
+    mask.set(this.cache.maskRows(q.row, 1).subarray(0, L));
+    mask.fill(1, L);
+    const out = await this.m.session.run(this.feeds(rest, rest.map((_, i) => p + i), mask, 1, T, q.row));
+    if (q.done) return;
+    this.store(out, 1, T, () => q.row, () => p);
+    q.len = q.prompt.length;
+    this.cache.fill(q.row, q.len);
+    this.prefillTokens += T;
+    this.reusedTokens += p;
+    this.accept(q, out.logits.data as Float32Array);
+  }
+
+  private async decodeStep(): Promise<void> {
+    const batch = [...this.running];
     const B = batch.length;
-    const P = Math.max(...batch.map((q) => q.len));
-    const ids = new BigInt64Array(B);
-    const pos = new BigInt64Array(B);
-    const mask = new Float32Array(B * (P + 1));
-    batch.forEach((q, b) => {
-      ids[b] = BigInt(q.next);
-      pos[b] = BigInt(q.len);
-      mask.fill(1, b * (P + 1), b * (P + 1) + q.len);
-      mask[b * (P + 1) + P] = 1;
-    });
-    const past: Float32Array[] = [];
-    for (let t = 0; t < 2 * n_layer; t++) {
-      const dst = new Float32Array(B * H * P * head_dim);
-      batch.forEach((q, b) => {
-        for (let h = 0; h < H; h++) {
-          const from = h * block_size * head_dim;
-          dst.set(q.kv[t].subarray(from, from + q.len * head_dim), (b * H + h) * P * head_dim);
-        }
-      });
-      past.push(dst);
-    }
-    const out = await this.m.session.run(this.feeds(ids, pos, mask, B, 1, past, P));
+    const out = await this.m.session.run(this.feeds(batch.map((q) => q.next), batch.map((q) => q.len), this.cache.maskRows(0, B), B, 1, 0));
     this.steps++;
     this.stepRows += B;
-    const names = Array.from({ length: n_layer }, (_, l) => [`present_key_${l}`, `present_value_${l}`]).flat();
+    const V = this.m.config.vocab_size;
     const logits = out.logits.data as Float32Array;
+    this.store(out, B, 1, (b) => b, (b) => batch[b].len);
     batch.forEach((q, b) => {
       if (q.done) return; // aborted or closed while the step ran
-      names.forEach((name, t) => {
-        const src = out[name].data as Float32Array; // [B, H, P+1, D]
-        for (let h = 0; h < H; h++) {
-          const at = ((b * H + h) * (P + 1) + P) * head_dim;
-          q.kv[t].set(src.subarray(at, at + head_dim), h * block_size * head_dim + q.len * head_dim);
-        }
-      });
+      this.cache.mask[q.row * (this.m.config.block_size + 1) + q.len] = 1;
       q.len++;
-      this.accept(q, logits.subarray(b * vocab_size, (b + 1) * vocab_size));
+      this.accept(q, logits.subarray(b * V, (b + 1) * V));
     });
+    this.recent.push({ at: performance.now(), tokens: B });
   }
 
   /** Sample the next token from `logits`, stream it, and finish the request if it is done. */
   private accept(q: Seq, logits: Float32Array): void {
-    const { id, logprob } = sampleToken(logits, { temperature: q.req.temperature, topP: q.req.topP }, q.rng);
+    const { id, logprob, entropy } = sampleToken(logits, { temperature: q.req.temperature, topP: q.req.topP }, q.rng);
     q.out.push(id);
     q.logprobs.push(logprob);
+    q.entropies.push(entropy);
     q.next = id;
-    const eos = this.m.tokenizer.eosId !== undefined && id === this.m.tokenizer.eosId;
+    const tok = this.m.tokenizer;
+    const eos = tok.eosId !== undefined && id === tok.eosId;
     const before = q.text.length;
-    q.text += eos ? '' : this.m.tokenizer.decode([id]);
+    const full = q.out.length >= q.req.maxTokens || q.len + 1 >= this.m.config.block_size;
+    if (!eos) q.text += detokStep(tok, q.out, q.detok, full);
     let stop: string | null = null;
     let cut = Infinity;
     for (const s of q.req.stop) {
@@ -328,44 +422,17 @@ export class OnnxEngine implements PolicyEngine {
     if (stop !== null) q.text = q.text.slice(0, cut);
     q.onChunk?.({ text: q.text.slice(before), tokenIds: [id], logprobs: [logprob] });
     if (eos || stop !== null) this.finish(q, 'stop', stop);
-    else if (q.out.length >= q.req.maxTokens || q.len + 1 >= this.m.config.block_size) this.finish(q, 'length');
+    else if (full) this.finish(q, 'length');
   }
 
-  private finish(q: Seq, reason: GenerateResult['finishReason'], stop: string | null = null, error?: string): void {
+  private finish(q: Seq, reason: GenerateResult['finishReason'], stop: string | null = null, error?: string, stale = false): void {
     if (q.done) return;
     q.done = true;
-    let i = this.running.indexOf(q);
-    if (i >= 0) this.running.splice(i, 1);
-    i = this.waiting.indexOf(q);
+    const i = this.waiting.indexOf(q);
     if (i >= 0) this.waiting.splice(i, 1);
-    q.kv = [];
     q.resolve({
-      text: q.text, tokenIds: q.out, logprobs: q.logprobs, finishReason: reason, stopString: stop,
-      promptTokens: q.prompt.length, weightVersion: this.weightVersion, ...(error ? { error } : {}),
+      text: q.text, tokenIds: q.out, logprobs: q.logprobs, entropies: q.entropies, finishReason: reason, stopString: stop,
+      promptTokens: q.prompt.length, weightVersion: q.version, ...(error ? { error } : {}), ...(stale ? { stale } : {}),
     });
   }
-}
-
-/**
- * Continuous batching mixes short and long contexts, and a decode step pads every row's past to the longest one
- * (copying it in and out). Sorting by length and splitting where the padding would waste more than half the copy
- * keeps each step's work near the real tokens; each extra bucket costs one more session.run.
- */
-export function lengthBuckets<T extends { len: number }>(running: T[]): T[][] {
-  const sorted = [...running].sort((a, b) => a.len - b.len);
-  const out: T[][] = [];
-  let cur: T[] = [];
-  let sum = 0;
-  for (const q of sorted) {
-    // Adding q (the longest so far) makes the bucket's cost (n+1) × q.len against sum + q.len of real tokens.
-    if (cur.length >= 4 && (cur.length + 1) * q.len > 2 * (sum + q.len)) {
-      out.push(cur);
-      cur = [];
-      sum = 0;
-    }
-    cur.push(q);
-    sum += q.len;
-  }
-  if (cur.length) out.push(cur);
-  return out;
 }

@@ -63,9 +63,10 @@ export interface SampleParams { temperature: number; topP: number }
 /**
  * Pick the next token. temperature <= 0 is greedy (argmax, no random draw); otherwise one draw from `rng`.
  * `logprob` is the log-probability of the chosen token under the model itself (log-softmax of the raw logits,
- * temperature 1, no top-p), i.e. what a trainer recomputes for the same tokens.
+ * temperature 1, no top-p), i.e. what a trainer recomputes for the same tokens; `entropy` is that distribution's
+ * entropy in nats (the token view's "entropy").
  */
-export function sampleToken(logits: ArrayLike<number>, params: SampleParams, rng: () => number): { id: number; logprob: number } {
+export function sampleToken(logits: ArrayLike<number>, params: SampleParams, rng: () => number): { id: number; logprob: number; entropy: number } {
   let id: number;
   if (!(params.temperature > 0)) {
     id = argmax(logits);
@@ -79,5 +80,13 @@ export function sampleToken(logits: ArrayLike<number>, params: SampleParams, rng
       if (u < acc) { id = ids[k]; break; }
     }
   }
-  return { id, logprob: logSoftmax(logits)[id] };
+  const lsm = logSoftmax(logits);
+  return { id, logprob: lsm[id], entropy: entropyOf(lsm) };
+}
+
+/** Entropy (nats) of a distribution given as log-probabilities. */
+export function entropyOf(lsm: ArrayLike<number>): number {
+  let h = 0;
+  for (let i = 0; i < lsm.length; i++) if (lsm[i] > -Infinity) h -= Math.exp(lsm[i]) * lsm[i];
+  return h;
 }

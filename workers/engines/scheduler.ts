@@ -1,5 +1,5 @@
 import { admit, everFits, type EngineBudget } from './admission.ts';
-import type { EngineCapacity, GenerateChunk, GenerateRequest, GenerateResult, InferenceEngine } from './types.ts';
+import type { EngineCapacity, EngineStats, GenerateChunk, GenerateRequest, GenerateResult, InferenceEngine } from './types.ts';
 
 interface Pending {
   id: string;
@@ -108,6 +108,13 @@ export class EngineScheduler implements InferenceEngine {
     const total = this.budgets.reduce((s, b) => s + b.total, 0);
     const reserved = this.budgets.reduce((s, b) => s + b.reserved, 0);
     return { totalTokens: total, freeTokens: total - reserved, inFlight: [...this.inFlight.values()].reduce((s, n) => s + n, 0) };
+  }
+
+  /** Each engine's own figures (requests it holds), or what the scheduler knows of one that reports none. */
+  stats(): EngineStats[] {
+    return this.engines.flatMap((e) => e.stats?.() ?? [{
+      id: e.id, waiting: 0, running: this.inFlight.get(e.id)!, kvBlocksUsed: 0, kvBlocksTotal: 0, blockTokens: 0, tokensPerS: 0, weightVersion: null,
+    }]);
   }
 
   /** Requests waiting for budget. */

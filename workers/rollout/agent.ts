@@ -66,9 +66,13 @@ export type RolloutEvent =
 const engineFinish = (f: GenerateFinish): EngineFinish => (f === 'aborted' ? 'abort' : f);
 
 /** One rollout's state between steps of the loop; both schedules drive the same three operations. */
+/** Engines' prefix caches are keyed by session: one per rollout, never shared by two (ids repeat across calls). */
+let sessions = 0;
+
 class Rollout {
   t: Trajectory;
   private readonly prompt: string;
+  private readonly session = `${process.pid}:${++sessions}`;
   constructor(readonly req: RolloutRequest, private readonly o: Required<Omit<AgentOptions, 'onEvent' | 'signal' | 'tool'>> & {
     tool: ToolLimits; onEvent?: (e: RolloutEvent) => void; signal?: AbortSignal;
   }) {
@@ -95,6 +99,7 @@ class Rollout {
       temperature: this.o.temperature,
       topP: this.o.topP,
       seed: this.req.seed == null ? undefined : this.req.seed * 1000 + turn,
+      sessionId: this.session,
       stop: stopStrings(s),
       signal: this.o.signal,
     }, onEvent ? (c) => onEvent({ type: 'text', id: this.req.id, turn, delta: c.text }) : undefined);

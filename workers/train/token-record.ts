@@ -6,6 +6,7 @@
  */
 import type { ClipState, TokenRecord, Trajectory } from '../../contracts/trajectory.ts';
 import type { Tokenizer } from '../engines/tokenizer.ts';
+import { detokStep, newDetok } from '../engines/detokenize.ts';
 
 /** What the policy update reports per response token (response-aligned; tool positions are ignored). */
 export interface TrainedTokens {
@@ -16,22 +17,17 @@ export interface TrainedTokens {
 }
 
 /**
- * Characters of decode(ids) each token adds: decode of the first i+1 ids minus decode of the first i, where a
- * trailing U+FFFD (an incomplete multi-byte character) is not counted until it completes. Quadratic in the
- * segment's length only through decode; segments are one turn long.
+ * Characters of text each token adds, by incremental detokenisation (workers/engines/detokenize.ts: a token that
+ * ends inside a multi-byte character adds 0 and the token completing it adds the character). Linear in the length.
  */
 export function charShares(ids: number[], tok: Tokenizer, eosId?: number): number[] {
-  const out: number[] = [];
-  let shown = 0;
-  for (let i = 0; i < ids.length; i++) {
-    if (eosId !== undefined && ids[i] === eosId) { out.push(0); continue; }
-    let text = tok.decode(ids.slice(0, i + 1).filter((x) => x !== eosId));
-    if (text.endsWith('\uFFFD') && i < ids.length - 1) text = text.slice(0, -1);
-    const n = Math.max(0, text.length - shown);
-    out.push(n);
-    shown += n;
-  }
-  return out;
+  const kept: number[] = [];
+  const s = newDetok();
+  return ids.map((id, i) => {
+    if (eosId !== undefined && id === eosId) return 0;
+    kept.push(id);
+    return detokStep(tok, kept, s, i === ids.length - 1).length;
+  });
 }
 
 export function tokenRecord(t: Trajectory, tok: Tokenizer, trained: TrainedTokens | null = null): TokenRecord {

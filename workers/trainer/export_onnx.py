@@ -5,14 +5,19 @@ Export a Hugging Face decoder (Llama, Qwen2, Qwen3: hf_model.py) to ONNX for the
     .venv/bin/python export_onnx.py --out DIR (--model HF_DIR | [--seed S] [--config JSON])
 
 Writes into DIR:
-  model.onnx      one graph for prefill and decode:
+  model.onnx      one graph for prefill and decode over a fixed-size cache the engine owns (no copies of it):
                     inputs  input_ids [batch, seq] int64, position_ids [batch, seq] int64,
-                            attention_mask [batch, past+seq] float32 (1 = real token, 0 = padding),
-                            past_key_<i>, past_value_<i> [batch, n_kv_head, past, head_dim] float32, i = 0..n_layer-1
-                    outputs logits [batch, seq, vocab] float32,
-                            present_key_<i>, present_value_<i> [batch, n_kv_head, past+seq, head_dim] float32
-                  batch, seq and past are dynamic. Prefill passes past = 0 (zero-length past tensors; ONNX
-                  Runtime handles them, tested in tests/integration/engine-onnx.test.ts).
+                            attention_mask [batch, cache+seq] float32 (1 = a real cached/new token, 0 = empty),
+                            past_key_<i> [batch, n_kv_head, head_dim, cache] float32 (keys stored transposed),
+                            past_value_<i> [batch, n_kv_head, cache, head_dim] float32, i = 0..n_layer-1
+                    outputs logits [batch, vocab] float32 (the last position's only),
+                            new_key_<i>, new_value_<i> [batch, n_kv_head, seq, head_dim] float32 (this call's
+                            keys and values, which the engine writes into its cache itself)
+                  batch, seq and cache are dynamic. Attention reads the cache in place: scores against the cached
+                  keys and against the new keys are two MatMuls (no concat of the cache, no repeat for grouped
+                  heads: the query heads of one kv head are folded into its rows).
+                  With --graph legacy the previous interface (present = past ++ new, full logits) is written
+                  instead; bench:rollout runs the previous engine on it, side by side.
   config.json     the engine's view of the model: vocab_size, n_layer, n_head, n_kv_head, head_dim, n_embd,
                   block_size, eos_token_id, model_type.
   tokenizer.json, tokenizer_config.json   the model's own (HF format).
@@ -103,32 +108,78 @@ class Decoder(torch.nn.Module):
         return (self.lm_head(self.norm(x)).float(), *present)
 
 
-def engine_config(hf, tok_files):
+class StaticDecoder(Decoder):
+    """The same computation as Decoder over an engine-owned cache: key j < cache is attended when
+    attention_mask[b, j] is 1 (the engine marks the positions it has filled); new key t' by query t when t' <= t."""
+
+    def forward(self, input_ids, position_ids, attention_mask, *flat_past):
+        B, T = input_ids.shape
+        L = flat_past[1].shape[2]
+        rep = self.n_head // self.n_kv
+        freqs = position_ids.to(torch.float32).unsqueeze(-1) * self.inv_freq  # [B, T, D/2]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = (emb.cos() * self.rope_scale).unsqueeze(1), (emb.sin() * self.rope_scale).unsqueeze(1)
+        past_bias = ((1.0 - attention_mask[:, :L]) * MASK_VALUE).view(B, 1, 1, L)
+        causal = (torch.arange(T).unsqueeze(0) <= torch.arange(T).unsqueeze(1)).to(torch.float32)  # [T(query), T(key)]
+        new_allowed = causal.view(1, 1, T, T) * attention_mask[:, L:].view(B, 1, 1, T)
+        new_bias = ((1.0 - new_allowed) * MASK_VALUE).repeat(1, 1, rep, 1)  # [B, 1, rep*T, T], rows (r, t)
+        scale = self.head_dim ** -0.5
+        x = self.embed(input_ids)
+        new = []
+        for i, layer in enumerate(self.layers):
+            a = layer.self_attn
+            h = layer.input_layernorm(x)
+            q = a.q_proj(h).view(B, T, self.n_head, self.head_dim)
+            k = a.k_proj(h).view(B, T, self.n_kv, self.head_dim)
+            v = a.v_proj(h).view(B, T, self.n_kv, self.head_dim).transpose(1, 2)
+            if hasattr(a, "q_norm"):
+                q, k = a.q_norm(q), a.k_norm(k)
+            q, k = q.transpose(1, 2), k.transpose(1, 2)
+            q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+            new += [k, v]
+            # Query head h = kv * rep + r serves kv head kv (repeat_interleave's order): fold r into the rows.
+            qg = q.reshape(B, self.n_kv, rep * T, self.head_dim)
+            s_past = (qg @ flat_past[2 * i]) * scale + past_bias  # [B, kv, rep*T, L]
+            s_new = (qg @ k.transpose(-2, -1)) * scale + new_bias  # [B, kv, rep*T, T]
+            att = torch.softmax(torch.cat([s_past, s_new], dim=-1), dim=-1)
+            y = att[..., :L] @ flat_past[2 * i + 1] + att[..., L:] @ v  # [B, kv, rep*T, D]
+            y = y.reshape(B, self.n_head, T, self.head_dim).transpose(1, 2).reshape(B, T, self.n_head * self.head_dim)
+            x = x + a.o_proj(y)
+            x = x + layer.mlp(layer.post_attention_layernorm(x))
+        return (self.lm_head(self.norm(x[:, -1])).float(), *new)
+
+
+def engine_config(hf, tok_files, graph="static"):
     s = hf_model.summary(hf)
     return {"model_type": s["model_type"], "vocab_size": s["vocab_size"], "n_layer": s["n_layer"],
             "n_head": s["n_head"], "n_kv_head": s["n_kv_head"], "head_dim": s["head_dim"], "n_embd": s["n_embd"],
-            "block_size": s["block_size"], "eos_token_id": hf_model.eos_id(tok_files)}
+            "block_size": s["block_size"], "eos_token_id": hf_model.eos_id(tok_files), "graph": graph}
 
 
-def export(hf, out_dir):
-    dec = Decoder(hf.float().eval()).eval()
+def export(hf, out_dir, graph="static"):
+    """Trace the decoder into out_dir/model.onnx; graph "static" (the engine's) or "legacy" (see the header)."""
+    legacy = graph == "legacy"
+    dec = (Decoder if legacy else StaticDecoder)(hf.float().eval()).eval()
     cfg = hf.config
     L = cfg.num_hidden_layers
     B, T, P = 2, 3, 4  # example sizes for tracing; all three axes are dynamic
     ids = torch.randint(0, cfg.vocab_size, (B, T), dtype=torch.long)
     pos = (torch.arange(T, dtype=torch.long) + P).unsqueeze(0).repeat(B, 1)
     mask = torch.ones(B, P + T, dtype=torch.float32)
-    past = [torch.randn(B, dec.n_kv, P, dec.head_dim) for _ in range(2 * L)]
-    past_names, present_names = [], []
+    past = []
+    for _ in range(L):
+        k = torch.randn(B, dec.n_kv, P, dec.head_dim)
+        past += [k if legacy else k.transpose(-2, -1).contiguous(), torch.randn(B, dec.n_kv, P, dec.head_dim)]
+    past_names, out_names = [], []
     for i in range(L):
         past_names += [f"past_key_{i}", f"past_value_{i}"]
-        present_names += [f"present_key_{i}", f"present_value_{i}"]
+        out_names += [f"present_key_{i}", f"present_value_{i}"] if legacy else [f"new_key_{i}", f"new_value_{i}"]
     dyn = {"input_ids": {0: "batch", 1: "seq"}, "position_ids": {0: "batch", 1: "seq"},
-           "attention_mask": {0: "batch", 1: "total"}, "logits": {0: "batch", 1: "seq"}}
-    for n in past_names:
-        dyn[n] = {0: "batch", 2: "past"}
-    for n in present_names:
-        dyn[n] = {0: "batch", 2: "total"}
+           "attention_mask": {0: "batch", 1: "total"}, "logits": {0: "batch", 1: "seq"} if legacy else {0: "batch"}}
+    for j, n in enumerate(past_names):
+        dyn[n] = {0: "batch", 2: "past"} if legacy or j % 2 else {0: "batch", 3: "past"}
+    for n in out_names:
+        dyn[n] = {0: "batch", 2: "total" if legacy else "seq"}
     path = os.path.join(out_dir, "model.onnx")
     extra = {}
     if "dynamo" in inspect.signature(torch.onnx.export).parameters:
@@ -136,17 +187,17 @@ def export(hf, out_dir):
     with torch.no_grad():
         torch.onnx.export(dec, (ids, pos, mask, *past), path,
                           input_names=["input_ids", "position_ids", "attention_mask"] + past_names,
-                          output_names=["logits"] + present_names,
+                          output_names=["logits"] + out_names,
                           dynamic_axes=dyn, opset_version=17, do_constant_folding=True, **extra)
     return path
 
 
-def write_dir(hf, tok_files, out_dir):
+def write_dir(hf, tok_files, out_dir, graph="static"):
     """model.onnx + config.json + the tokenizer files into out_dir (which must exist). Used by the CLI and the trainer."""
-    export(hf, out_dir)
+    export(hf, out_dir, graph)
     hf_model.write_tokenizer_files(out_dir, tok_files)
     with open(os.path.join(out_dir, "config.json"), "w") as f:
-        json.dump(engine_config(hf, tok_files), f, indent=2)
+        json.dump(engine_config(hf, tok_files, graph), f, indent=2)
 
 
 def build(args):
@@ -167,11 +218,12 @@ def main():
     ap.add_argument("--model", help="an HF-format model directory")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--config", help='make_config arguments as JSON, e.g. {"n_layer": 2, "n_embd": 64}')
+    ap.add_argument("--graph", choices=["static", "legacy"], default="static", help="the engine's graph, or the previous one (bench)")
     ap.add_argument("--save-hf", help="also save the model itself (HF format) into this directory (tests)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     model, tok_files = build(args)
-    write_dir(model, tok_files, args.out)
+    write_dir(model, tok_files, args.out, args.graph)
     if args.save_hf:
         os.makedirs(args.save_hf, exist_ok=True)
         hf_model.save(model, args.save_hf, tok_files)
