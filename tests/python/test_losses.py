@@ -189,6 +189,13 @@ class Tis(unittest.TestCase):
         self.assertAlmostEqual(w.max().item(), 2.0, places=5)
         self.assertTrue(trunc.all())
 
+    def test_an_absurd_engine_logprob_keeps_the_metrics_finite(self):
+        # log ρ = 1000 (engine logprob −1000 on a token the trainer finds likely): weight C, KL large but finite
+        old = t([[0.0, 0.0]])
+        w, trunc, _, st = losses.tis_weights(old, t([[-1000.0, 0.0]]), t([[1, 1]]), "token", 2.0)
+        self.assertEqual(w[0].tolist(), [2.0, 1.0])
+        self.assertTrue(math.isfinite(st["mismatch_kl"]) and st["mismatch_kl"] > 1e20)
+
     def test_mask_zeroes_tokens_outside_the_band(self):
         # [1/2, 2]: ρ = 0.25 and 3 are masked (w 0), 1.5 kept at w 1 (not reweighted); invalid tokens untouched
         w, trunc, masked, st = self.run_mode("mask")

@@ -66,7 +66,9 @@ def tis_weights(old_logp, rollout_logp, valid, mode, cap):
     estimate of KL(π_rollout || π_old) from the engine's samples, ≥ 0), weight, truncated, masked, and their count."""
     v = valid.bool()
     log_rho = torch.where(v, old_logp - rollout_logp, torch.zeros_like(old_logp))
-    rho = torch.exp(log_rho)
+    # exp() bounded so that a broken engine's logprob cannot make the metric infinite (JSON null); every weight and
+    # test below reads log_rho or stays under the cap, so they are unaffected
+    rho = torch.exp(torch.clamp(log_rho, max=50.0))
     ones = torch.ones_like(rho)
     none = torch.zeros_like(v)
     log_cap = math.log(cap)
