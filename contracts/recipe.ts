@@ -55,6 +55,11 @@ export const REPORT_DEFAULTS = {
     epsHigh: 0.28,
     /** Off in the paper; verl's dual-clip uses c = 3. */
     dualClip: null,
+    /**
+     * Not in the paper (its engine's numerics are not discussed); ours, after TRL (on by default) and verl: truncated
+     * importance sampling per token with C = 2, because every engine here is one other than the trainer.
+     */
+    tis: { mode: 'token' as const, cap: 2 },
     lr: 1e-6,
     warmupSteps: 20,
     temperature: 1.0,
@@ -279,6 +284,18 @@ export const DataFilterSchema = z.discriminatedUnion('kind', [
   }),
 ], { error: 'kind must be "all" or "hard"' });
 
+/**
+ * Truncated importance sampling against the train–inference mismatch (docs/method.md §5 "TIS"): per token
+ * w = min(π_old / π_rollout, cap) (`token`), one capped weight per sequence (`sequence`), weight 0 outside
+ * [1/cap, cap] and 1 inside (`mask`), or none (`off`).
+ */
+export const TIS_MODES = ['off', 'token', 'sequence', 'mask'] as const;
+export type TisMode = (typeof TIS_MODES)[number];
+const TisSchema = z.object({
+  mode: z.enum(TIS_MODES, { error: `mode must be one of ${TIS_MODES.join(', ')}` }).default(REPORT_DEFAULTS.rl.tis.mode),
+  cap: z.number().gt(1, 'must be greater than 1').max(1e6).default(REPORT_DEFAULTS.rl.tis.cap),
+});
+
 /** How RoC picks the positives it keeps (workers/rl/grpo-roc.ts): by 1 / p_total (paper) or the lowest (released code). */
 export const POSITIVE_SELECTIONS = ['weighted', 'lowest'] as const;
 export type PositiveSelection = (typeof POSITIVE_SELECTIONS)[number];
@@ -310,6 +327,8 @@ export const RlStageSchema = z.object({
   epsHigh: z.number().min(0).max(10).default(REPORT_DEFAULTS.rl.epsHigh),
   /** Dual-clip constant c > 1 on negative advantages (verl: 3); null = off (paper). */
   dualClip: z.number().gt(1, 'must be greater than 1 (or null for off)').nullable().default(REPORT_DEFAULTS.rl.dualClip),
+  /** Train–inference mismatch correction on the policy loss; needs the engine's log-probs (else the step runs without it). */
+  tis: TisSchema.prefault({}),
   /** Report 1e-6 constant after warm-up; embedded 1e-4. */
   lr: lrField.optional(),
   /** Linear warm-up steps (report: 20; embedded: 2). */

@@ -5,7 +5,7 @@
  * aside), SFT_FIELDS / RL_FIELDS to one stage, EVAL_SOURCE_FIELDS to one evaluation dataset.
  * tests/unit/recipe-designer.test.ts walks the zod schema and checks every field has an entry here.
  */
-import { EMBEDDED_DEFAULTS, FAMILIES, REPORT_DEFAULTS, type ModelSpec } from '../../contracts/recipe.ts';
+import { EMBEDDED_DEFAULTS, FAMILIES, REPORT_DEFAULTS, TIS_MODES, type ModelSpec } from '../../contracts/recipe.ts';
 import type { Spec } from './path.ts';
 
 export type ModelKind = ModelSpec['kind'];
@@ -187,6 +187,8 @@ export const RL_FIELDS: Catalogue = {
   epsLow: { label: 'ε_low', kind: 'number', def: String(R.rl.epsLow), help: 'ε_low = 0.2: lower clip of the ratio (1 − ε_low); the report\'s value.' },
   epsHigh: { label: 'ε_high', kind: 'number', def: String(R.rl.epsHigh), help: 'ε_high = 0.28 (Clip-Higher): upper clip of the ratio; the report\'s value.' },
   dualClip: { label: 'Dual-clip c', kind: 'number', nullable: true, def: 'off', help: 'Dual-clip constant c > 1 on negative advantages (verl: 3); empty = off (paper).' },
+  'tis.mode': { label: 'Mismatch correction (TIS)', kind: 'select', options: TIS_MODES, def: R.rl.tis.mode, help: 'Truncated importance sampling on π_trainer / π_engine: token = min(ρ, C) per token, sequence = one capped weight per trajectory, mask = drop tokens with ρ outside [1/C, C], off. Needs the engine\'s log-probs; without them the step runs uncorrected.' },
+  'tis.cap': { label: 'TIS cap C', kind: 'number', def: String(R.rl.tis.cap), help: 'C > 1: the largest weight (token, sequence) or the band [1/C, C] (mask); TRL and verl use 2–3.' },
   lr: { label: 'Learning rate', kind: 'number', def: byModel(R.rl.lr, E.rl.lr), help: 'AdamW learning rate, constant after warm-up (report: 1e-6; embedded: 1e-4).' },
   warmupSteps: { label: 'Warm-up steps', kind: 'int', def: byModel(R.rl.warmupSteps, E.rl.warmupSteps), help: 'Linear warm-up steps (report: 20).' },
   temperature: { label: 'Temperature', kind: 'number', def: String(R.rl.temperature), help: 'Rollout sampling temperature (report: 1.0).' },

@@ -13,7 +13,7 @@ const SFT_GROUPS: [string, string[]][] = [
 
 const RL_GROUPS: [string, string[]][] = [
   ['Rollouts', ['steps', 'promptsPerStep', 'rolloutsPerPrompt', 'keep', 'temperature', 'maxResponseTokens', 'maxTurns']],
-  ['GRPO-RoC', ['roc.enabled', 'roc.positiveSelection', 'roc.minPerSign', 'roc.dropEqualReward', 'epsLow', 'epsHigh', 'dualClip']],
+  ['GRPO-RoC', ['roc.enabled', 'roc.positiveSelection', 'roc.minPerSign', 'roc.dropEqualReward', 'epsLow', 'epsHigh', 'dualClip', 'tis.mode', 'tis.cap']],
   ['Optimiser', ['lr', 'warmupSteps', 'resetOptimizer']],
 ];
 

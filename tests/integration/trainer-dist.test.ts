@@ -35,10 +35,15 @@ print(max(float((x[k] - y[k]).abs().max()) for k in x))`;
   return Number(execFileSync(PY, ['-c', code, a, b], { encoding: 'utf8' }).trim());
 }
 
+/** PPO ratios exp(d) of 1.05, 1.49 and 0.67 (clipped high for Â > 0, low for Â < 0) and TIS ratios π_old / π_rollout
+ *  of 1, e (truncated at 2) and e^-1.2: every per-token state occurs, on sequences that the two ranks split. */
 function policyParams(lp: (number | null)[][], adv: number[]): PolicyParams {
+  const d = [0.05, 0.4, -0.4];
+  const e = [0, 1, -1.2, 0.2];
+  const old = lp.map((row) => row.slice(5).map((x, j) => x! - d[j % 3]!));
   return {
     sequences: SEQS, response_start: SEQS.map(() => 5), response_mask: SEQS.map((s) => s.slice(5).map((_, j) => (j % 4 === 3 ? 0 : 1))),
-    old_logprobs: lp.map((row) => row.slice(5).map((x) => x! - 0.05)), advantages: adv,
+    old_logprobs: old, advantages: adv, rollout_logprobs: old.map((row) => row.map((x, j) => x - e[j % 4]!)), tis_mode: 'token', tis_cap: 2,
   };
 }
 
@@ -71,8 +76,14 @@ test('2 ranks (FSDP2, gloo) give 1 rank\'s losses, log-probs, metrics and weight
   l1.forEach((row, i) => row.forEach((x, j) => (x === null ? assert.equal(l2[i]![j], null) : near(l2[i]![j]!, x, 1e-4, `logprob ${i},${j}`))));
   const adv = [1, -1, 0.5, -0.5, 1, 0, -1];
   const [p1, p2] = await Promise.all([one.policyStep(policyParams(l1, adv)), two.policyStep({ ...policyParams(l1, adv), micro_batch: 2 })]);
-  for (const k of ['loss', 'clip_frac_low', 'clip_frac_high', 'approx_kl', 'entropy', 'grad_norm'] as const) near(p2[k], p1[k], 1e-4, k);
+  for (const k of ['loss', 'clip_frac_low', 'clip_frac_high', 'approx_kl', 'entropy', 'grad_norm', 'mismatch_kl', 'tis_mean_weight', 'tis_truncated_frac'] as const) near(p2[k], p1[k], 1e-4, k);
   assert.equal(p2.masked_tokens, p1.masked_tokens);
+  // Per-token outputs come back whole from rank 0, each rank's micro-batches included.
+  assert.deepEqual(p2.token_clip, p1.token_clip);
+  assert.deepEqual(p2.token_clip.map((r) => r.length), SEQS.map((s) => s.length - 5));
+  for (const c of [1, 2, 4]) assert.ok(p1.token_clip.flat().includes(c as 1 | 2 | 4), `clip state ${c} occurs`);
+  p1.token_weights.forEach((row, i) => row.forEach((w, j) => near(p2.token_weights[i]![j]!, w, 1e-6, `weight ${i},${j}`)));
+  assert.ok(p1.tis_applied && p1.tis_truncated_frac > 0);
   await Promise.all([one.exportHf(path.join(tmp, 'w1')), two.exportHf(path.join(tmp, 'w2'))]);
   const d = maxWeightDiff(path.join(tmp, 'w1'), path.join(tmp, 'w2'));
   assert.ok(d < 2e-4, `weights differ by ${d} after two updates`); // lr 1e-2: AdamW moves every weight by ~1e-2

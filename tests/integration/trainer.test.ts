@@ -134,6 +134,78 @@ test('clip fractions, dual clip, loss and approx KL on constructed ratios', { sk
   assert.ok(Math.abs(m2.loss - -(objective - 2) / N) < 1e-4, `loss ${m2.loss}`);
 });
 
+test('TIS through policy_step: weights, clip states and metrics per mode on constructed ratios', { skip }, async () => {
+  await t.init(initParams({ seed: 2 }));
+  const seqs = ['Q: 1+1=\n<answer>2</a', 'Q: 2+2=\n<answer>4</answer'].map((s) => tok.encode(s));
+  const rs = seqs.map((s) => s.length - 10);
+  const cur = await t.logprobs({ sequences: seqs, response_start: rs });
+  // PPO ratios π_θ / π_old (ρ) and TIS ratios π_old / π_rollout (q). Sequence A (Â = −1): ρ = 0.5 clips low at
+  // tokens 0, 1; token 8 has no engine logprob, token 9 is a tool token. Sequence B (Â = +1): ρ = 1.5 clips high at 0.
+  const rA = [0.5, 0.5, 1, 1, 1, 1, 1, 1, 1, 1];
+  const qA = [3, 1, 3, 0.25, 1.5, 1, 1, 1, null, null];
+  const rB = [1.5, 1, 1, 1, 1, 1, 1, 1, 1, 1];
+  const qB = [1.5, 1.2, 1, 1, 1, 1, 1, 1, 1, 1];
+  const maskA = [1, 1, 1, 1, 1, 1, 1, 1, 1, 0];
+  const old = [cur[0].map((lp, j) => (maskA[j] ? lp! - Math.log(rA[j]) : null)), cur[1].map((lp, j) => lp! - Math.log(rB[j]))];
+  const rollout = [old[0].map((o, j) => (o === null || qA[j] === null ? null : o - Math.log(qA[j]!))), old[1].map((o, j) => o! - Math.log(qB[j]))];
+  const params = { sequences: seqs, response_start: rs, response_mask: [maskA, rB.map(() => 1)], old_logprobs: old, advantages: [-1, 1] };
+  const N = 19; // trained tokens
+  const V = 18; // of which with an engine logprob
+  const k3 = [...qA.slice(0, 8), ...qB].reduce((a: number, q) => a + (q! - 1 - Math.log(q!)), 0) / V;
+  const step = async (tis_mode: 'off' | 'token' | 'sequence' | 'mask', withRollout = true) => {
+    await t.init(initParams({ seed: 2 })); // the same weights for every mode
+    return t.policyStep({ ...params, ...(withRollout ? { rollout_logprobs: rollout } : {}), tis_mode, tis_cap: 2 });
+  };
+  const close = (a: number[], b: number[], what: string) => a.forEach((x, i) => assert.ok(Math.abs(x - b[i]!) < 1e-5, `${what}[${i}]: ${x} vs ${b[i]}`));
+
+  // token: w = min(q, 2). Objective: A −0.8·2 −0.8·1 −1·2 −1·0.25 −1·1.5 −3 −1 = −10.15; B 1.28·1.5 + 1.2 + 8 = 11.12.
+  const tk = await step('token');
+  assert.equal(tk.tis_applied, true);
+  assert.equal(tk.tis_tokens, V);
+  close(tk.token_weights[0]!, [2, 1, 2, 0.25, 1.5, 1, 1, 1, 1, 1], 'token weights A');
+  close(tk.token_weights[1]!, [1.5, 1.2, 1, 1, 1, 1, 1, 1, 1, 1], 'token weights B');
+  assert.deepEqual(tk.token_clip, [[1, 1, 4, 0, 0, 0, 0, 0, 0, 0], [2, 0, 0, 0, 0, 0, 0, 0, 0, 0]]); // PPO's low wins at token 0
+  assert.ok(Math.abs(tk.loss - -(-10.15 + 11.12) / N) < 1e-4, `loss ${tk.loss}`);
+  assert.ok(Math.abs(tk.mismatch_kl - k3) < 1e-6, `mismatch_kl ${tk.mismatch_kl} vs ${k3}`);
+  assert.ok(Math.abs(tk.tis_truncated_frac - 2 / V) < 1e-9);
+  assert.ok(Math.abs(tk.tis_mean_weight - (9.75 + 10.7) / V) < 1e-6, `mean weight ${tk.tis_mean_weight}`);
+  assert.equal(tk.tis_masked_frac, 0);
+  assert.ok(Math.abs(tk.clip_frac_low - 2 / N) < 1e-9 && Math.abs(tk.clip_frac_high - 1 / N) < 1e-9);
+
+  // sequence: A's Π q = 3.375 → 2 on its 8 valid tokens (truncated); B's 1.8 on all 10.
+  const sq = await step('sequence');
+  close(sq.token_weights[0]!, [2, 2, 2, 2, 2, 2, 2, 2, 1, 1], 'sequence weights A');
+  close(sq.token_weights[1]!, Array(10).fill(1.8), 'sequence weights B');
+  assert.deepEqual(sq.token_clip, [[1, 1, 4, 4, 4, 4, 4, 4, 0, 0], [2, 0, 0, 0, 0, 0, 0, 0, 0, 0]]);
+  assert.ok(Math.abs(sq.tis_truncated_frac - 8 / V) < 1e-9);
+  assert.ok(Math.abs(sq.loss - -(-16.2 + 1.8 * 10.28) / N) < 1e-4, `loss ${sq.loss}`);
+
+  // mask: q ∉ [1/2, 2] (3, 3, 0.25 in A) get weight 0, the rest 1.
+  const mk = await step('mask');
+  close(mk.token_weights[0]!, [0, 1, 0, 0, 1, 1, 1, 1, 1, 1], 'mask weights A');
+  close(mk.token_weights[1]!, Array(10).fill(1), 'mask weights B');
+  assert.deepEqual(mk.token_clip, [[1, 1, 5, 5, 0, 0, 0, 0, 0, 0], [2, 0, 0, 0, 0, 0, 0, 0, 0, 0]]);
+  assert.ok(Math.abs(mk.tis_masked_frac - 3 / V) < 1e-9);
+  assert.equal(mk.tis_truncated_frac, 0);
+  assert.ok(Math.abs(mk.loss - -(-0.8 - 5 + 10.28) / N) < 1e-4, `loss ${mk.loss}`);
+
+  // off, and an engine without logprobs: the plain step (the same loss), still measured when logprobs exist.
+  const off = await step('off');
+  const none = await step('token', false);
+  for (const m of [off, none]) {
+    assert.equal(m.tis_applied, false);
+    assert.ok(m.token_weights.flat().every((w) => w === 1));
+    assert.deepEqual(m.token_clip, [[1, 1, 0, 0, 0, 0, 0, 0, 0, 0], [2, 0, 0, 0, 0, 0, 0, 0, 0, 0]]);
+    assert.ok(Math.abs(m.loss - none.loss) < 1e-7);
+  }
+  assert.ok(Math.abs(off.loss - -(2 * -0.8 + 7 * -1 + 1.28 + 9) / N) < 1e-4, `plain loss ${off.loss}`); // A −0.8·2 −1·7; B 1.28 + 9
+  assert.ok(Math.abs(off.mismatch_kl - k3) < 1e-6);
+  assert.deepEqual([none.tis_tokens, none.mismatch_kl, none.tis_mean_weight], [0, 0, 1]);
+  await rejectsWith(t.policyStep({ ...params, rollout_logprobs: rollout, tis_mode: 'clip' as 'off' }), 'bad_request', /^tis_mode/);
+  await rejectsWith(t.policyStep({ ...params, tis_cap: 1 }), 'bad_request', /^tis_cap/);
+  await rejectsWith(t.policyStep({ ...params, rollout_logprobs: [rollout[0]] }), 'bad_request', /^rollout_logprobs/);
+});
+
 test('save → load (in a fresh process) restores weights, optimiser, RNG and step exactly', { skip }, async () => {
   await t.init(initParams({ seed: 9, optim: { lr: 1e-3, warmup_steps: 5 } }));
   for (let i = 0; i < 3; i++) await t.sftStep({ sequences: SEQS });

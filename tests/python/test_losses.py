@@ -138,5 +138,111 @@ class PolicyStats(unittest.TestCase):
         self.assertEqual(losses.policy_stats(ratio, torch.log(ratio), lsm, adv, mask, 0.2, 0.28)["dual_clip_frac"], 0.0)
 
 
+def lg(x):
+    return math.log(x)
+
+
+class Tis(unittest.TestCase):
+    # One row, five tokens; ρ = π_old / π_rollout built as old = log ρ, rollout = 0. Token 3 is a tool token (mask 0),
+    # token 4 has no engine log-prob (valid 0): both get weight 1 and are not counted.
+    RHO = [0.25, 1.5, 3.0, 9.0, 5.0]
+    VALID = [[1, 1, 1, 0, 0]]
+
+    def run_mode(self, mode, cap=2.0, rho=None, valid=None):
+        rho = rho or self.RHO
+        old = t([[lg(r) for r in rho]])
+        return losses.tis_weights(old, torch.zeros_like(old), t(valid or self.VALID), mode, cap)
+
+    def k3(self, rhos):
+        return sum(r - 1 - lg(r) for r in rhos)
+
+    def test_token_truncates_at_the_cap(self):
+        # w = min(ρ, 2): [0.25, 1.5, 2] then 1, 1 (not valid); truncated: only ρ = 3 (ρ = 9 is not valid)
+        w, trunc, masked, st = self.run_mode("token")
+        for a, b in zip(w[0].tolist(), [0.25, 1.5, 2.0, 1.0, 1.0]):
+            self.assertAlmostEqual(a, b, places=6)
+        self.assertEqual(trunc[0].tolist(), [False, False, True, False, False])
+        self.assertFalse(masked.any())
+        # k3 Σ (ρ - 1) - ln ρ: (−0.75 + 1.3862944) + (0.5 − 0.4054651) + (2 − 1.0986123) = 1.6322170
+        self.assertAlmostEqual(st["mismatch_kl"], self.k3([0.25, 1.5, 3.0]), places=5)
+        self.assertAlmostEqual(st["mismatch_kl"], 1.6322170, places=5)
+        self.assertAlmostEqual(st["weight"], 3.75, places=5)  # 0.25 + 1.5 + 2
+        self.assertEqual((st["truncated"], st["masked"], st["tokens"]), (1.0, 0.0, 3.0))
+
+    def test_sequence_one_weight_per_sequence(self):
+        # Row 0: Π ρ = 0.25 · 1.5 · 3 = 1.125 < 2 → 1.125 on its valid tokens; row 1: Π = 1.5 · 1.5 = 2.25 → capped at 2
+        old = t([[lg(0.25), lg(1.5), lg(3.0)], [lg(1.5), lg(1.5), lg(7.0)]])
+        valid = t([[1, 1, 1], [1, 1, 0]])
+        w, trunc, masked, st = losses.tis_weights(old, torch.zeros_like(old), valid, "sequence", 2.0)
+        for a, b in zip(w.flatten().tolist(), [1.125, 1.125, 1.125, 2.0, 2.0, 1.0]):
+            self.assertAlmostEqual(a, b, places=5)
+        self.assertEqual(trunc.tolist(), [[False, False, False], [True, True, False]])
+        self.assertAlmostEqual(st["weight"], 3 * 1.125 + 2 * 2.0, places=5)
+        self.assertEqual((st["truncated"], st["tokens"]), (2.0, 5.0))
+        self.assertAlmostEqual(st["mismatch_kl"], self.k3([0.25, 1.5, 3.0, 1.5, 1.5]), places=5)
+
+    def test_sequence_weight_does_not_overflow(self):
+        # Π ρ = e^(200 · 5) overflows a float; the cap is applied in log space first
+        old = torch.full((1, 200), 5.0)
+        w, trunc, _, _ = losses.tis_weights(old, torch.zeros_like(old), torch.ones(1, 200), "sequence", 2.0)
+        self.assertTrue(torch.isfinite(w).all())
+        self.assertAlmostEqual(w.max().item(), 2.0, places=5)
+        self.assertTrue(trunc.all())
+
+    def test_an_absurd_engine_logprob_keeps_the_metrics_finite(self):
+        # log ρ = 1000 (engine logprob −1000 on a token the trainer finds likely): weight C, KL large but finite
+        old = t([[0.0, 0.0]])
+        w, trunc, _, st = losses.tis_weights(old, t([[-1000.0, 0.0]]), t([[1, 1]]), "token", 2.0)
+        self.assertEqual(w[0].tolist(), [2.0, 1.0])
+        self.assertTrue(math.isfinite(st["mismatch_kl"]) and st["mismatch_kl"] > 1e20)
+
+    def test_mask_zeroes_tokens_outside_the_band(self):
+        # [1/2, 2]: ρ = 0.25 and 3 are masked (w 0), 1.5 kept at w 1 (not reweighted); invalid tokens untouched
+        w, trunc, masked, st = self.run_mode("mask")
+        self.assertEqual(w[0].tolist(), [0.0, 1.0, 0.0, 1.0, 1.0])
+        self.assertEqual(masked[0].tolist(), [True, False, True, False, False])
+        self.assertFalse(trunc.any())
+        self.assertEqual((st["masked"], st["truncated"], st["weight"], st["tokens"]), (2.0, 0.0, 1.0, 3.0))
+
+    def test_off_weighs_one_but_still_measures(self):
+        w, trunc, masked, st = self.run_mode("off")
+        self.assertEqual(w[0].tolist(), [1.0] * 5)
+        self.assertFalse(trunc.any() or masked.any())
+        self.assertAlmostEqual(st["mismatch_kl"], self.k3([0.25, 1.5, 3.0]), places=5)
+        self.assertEqual(st["weight"], 3.0)
+
+    def test_no_rollout_logprobs_is_a_no_op(self):
+        w, trunc, masked, st = self.run_mode("token", valid=[[0, 0, 0, 0, 0]])
+        self.assertEqual(w[0].tolist(), [1.0] * 5)
+        self.assertEqual((st["tokens"], st["mismatch_kl"]), (0.0, 0.0))
+
+    def test_weight_multiplies_the_objective_without_gradient(self):
+        # ρ_θ = 1 (on-policy), Â = +1: objective 1 per token; weights [0.5, 2] → loss = -(0.5 + 2) / 2 = -1.25
+        # d loss / d logp_t = -w_t ρ Â / n: [-0.25, -1]; no gradient reaches the weight
+        logp = t([[0.0, 0.0]]).requires_grad_()
+        wt = t([[0.5, 2.0]]).requires_grad_()
+        loss = losses.policy_loss(logp, torch.zeros(1, 2), t([[1.0]]), t([[1, 1]]), 0.2, 0.28, None, 2, weight=wt)[0]
+        loss.backward()
+        self.assertAlmostEqual(float(loss), -1.25, places=6)
+        self.assertAlmostEqual(logp.grad[0, 0].item(), -0.25, places=6)
+        self.assertAlmostEqual(logp.grad[0, 1].item(), -1.0, places=6)
+        self.assertIsNone(wt.grad)
+
+
+class ClipStates(unittest.TestCase):
+    def test_ppo_states_then_tis(self):
+        # Row 0 Â = −1: ρ = [0.5 (low), 4 (dual, c = 3), 1 (none), 1 (none; TIS-truncated), 0.5 (masked out)]
+        # Row 1 Â = +1: ρ = [1.5 (high; also TIS-masked: PPO wins), 1 (TIS-masked), 1, 1, 1]
+        ratio = t([[0.5, 4.0, 1.0, 1.0, 0.5], [1.5, 1.0, 1.0, 1.0, 1.0]])
+        mask = t([[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]])
+        ppo = losses.ppo_clip_states(ratio, t([[-1.0], [1.0]]), mask, 0.2, 0.28, 3.0)
+        self.assertEqual(ppo.tolist(), [[1, 3, 0, 0, 0], [2, 0, 0, 0, 0]])
+        trunc = torch.tensor([[False, False, False, True, False], [False] * 5])
+        masked = torch.tensor([[False] * 5, [True, True, False, False, False]])
+        self.assertEqual(losses.clip_states(ppo, trunc, masked).tolist(), [[1, 3, 0, 4, 0], [2, 5, 0, 0, 0]])
+        # without a dual clip the ρ = 4 token of a negative advantage is unclipped
+        self.assertEqual(losses.ppo_clip_states(ratio, t([[-1.0], [1.0]]), mask, 0.2, 0.28)[0, 1].item(), 0)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -26,7 +26,7 @@ export async function runRlStage(run: TrainRun, stage: RlStage, i: number, done:
   const cfg = {
     rolloutsPerPrompt: stage.rolloutsPerPrompt, keep: stage.keep,
     roc: { roc: stage.roc.enabled, positiveSelection: stage.roc.positiveSelection, minPerSign: stage.roc.minPerSign, dropEqualReward: stage.roc.dropEqualReward },
-    epsLow: stage.epsLow, epsHigh: stage.epsHigh, dualClip: stage.dualClip, temperature: stage.temperature,
+    epsLow: stage.epsLow, epsHigh: stage.epsHigh, dualClip: stage.dualClip, tis: stage.tis, temperature: stage.temperature,
     maxResponseTokens: stage.maxResponseTokens, maxTurns: stage.maxTurns, tool: stage.tool, template: run.template, toolFormat: recipe.template.toolFormat,
   };
   let s = step;

@@ -5,7 +5,7 @@
 import type { Tokenizer } from '../engines/tokenizer.ts';
 import type { InferenceEngine } from '../engines/types.ts';
 import type { Verifier } from '../reward/verifier.ts';
-import type { Verdict, Trajectory } from '../../contracts/trajectory.ts';
+import type { TokenRecord, Verdict, Trajectory } from '../../contracts/trajectory.ts';
 import { runRollouts, type RolloutEvent } from '../rollout/agent.ts';
 import { scoreTrajectory } from '../rollout/score.ts';
 import type { TemplateSettings } from '../rollout/template.ts';
@@ -13,10 +13,11 @@ import { toolStats } from '../rollout/trajectory.ts';
 import { trajectoryPenalties } from '../rl/penalties.ts';
 import { selectStep, type GroupSelection, type RocOptions } from '../rl/grpo-roc.ts';
 import type { Rng } from '../rl/sampling.ts';
-import type { ToolFormat } from '../../contracts/recipe.ts';
+import type { TisMode, ToolFormat } from '../../contracts/recipe.ts';
 import type { Sandbox } from '../sandbox/types.ts';
-import type { PolicyMetrics, TrainerClient } from '../trainer/client.ts';
+import type { PolicyMetrics, PolicyParams, TrainerClient } from '../trainer/client.ts';
 import { policySample } from './policy-batch.ts';
+import { tokenRecord, type TrainedTokens } from './token-record.ts';
 import type { TaskProblem } from './data.ts';
 
 export interface RlStepConfig {
@@ -26,6 +27,8 @@ export interface RlStepConfig {
   epsLow: number;
   epsHigh: number;
   dualClip: number | null;
+  /** Truncated importance sampling against the engine–trainer mismatch (docs/method.md §5 "TIS"). */
+  tis: { mode: TisMode; cap: number };
   temperature: number;
   maxResponseTokens: number;
   maxTurns: number;
@@ -44,7 +47,11 @@ export interface RlStepDeps {
   onEvent?: (e: RolloutEvent) => void;
 }
 
-export interface ScoredRollout { problem: TaskProblem; group: number; sample: number; trajectory: Trajectory; verdict: Verdict; reward: number; pErr: number; pFormat: number }
+export interface ScoredRollout {
+  problem: TaskProblem; group: number; sample: number; trajectory: Trajectory; verdict: Verdict; reward: number; pErr: number; pFormat: number;
+  /** The token-level record (ids, engine and trainer log-probs, TIS weights, clip states) for the token view. */
+  tokens?: TokenRecord;
+}
 
 export interface RlStepResult {
   rollouts: ScoredRollout[];
@@ -83,11 +90,13 @@ export async function rlStep(deps: RlStepDeps, cfg: RlStepConfig, prompts: TaskP
   const t3 = performance.now();
 
   // The policy update over the kept rollouts; old logprobs recomputed by the trainer (as verl does), so the ratio is
-  // exactly 1 at the first micro-step whatever the engine's numerics; the engine-vs-trainer gap is a metric.
+  // exactly 1 at the first micro-step whatever the engine's numerics; the engine-vs-trainer gap is corrected by TIS
+  // (π_old / π_rollout from the engine's logprobs) and measured (train/logprob_gap, train/mismatch_kl).
   const kept: { r: ScoredRollout; advantage: number }[] = [];
   groups.forEach((gs, g) => gs.samples.forEach((s, i) => { if (s.selected && s.advantage !== null) kept.push({ r: byGroup[g]![i]!, advantage: s.advantage }); }));
   let policy: PolicyMetrics | null = null;
   let logprobGap = 0;
+  let update: Parameters<typeof attachTokenRecords>[2] = null;
   if (kept.length > 0) {
     const samples = kept.map((k) => policySample(k.r.trajectory, deps.tokenizer));
     const old = await deps.trainer.logprobs({ sequences: samples.map((s) => s.ids), response_start: samples.map((s) => s.responseStart) });
@@ -97,9 +106,12 @@ export async function rlStep(deps: RlStepDeps, cfg: RlStepConfig, prompts: TaskP
     policy = await deps.trainer.policyStep({
       sequences: samples.map((s) => s.ids), response_start: samples.map((s) => s.responseStart), response_mask: samples.map((s) => s.responseMask),
       old_logprobs: old, advantages: kept.map((k) => k.advantage), eps_low: cfg.epsLow, eps_high: cfg.epsHigh, dual_clip: cfg.dualClip,
+      ...tisParams(samples.map((s) => s.engineLogprobs), cfg.tis),
     });
+    update = { kept, old, policy };
   }
   const t4 = performance.now();
+  attachTokenRecords(rollouts, deps.tokenizer, update); // outside time/train: it is bookkeeping, not the update
 
   const stats = rollouts.map((r) => ({ ...toolStats(r.trajectory), r }));
   const correct = stats.filter((s) => s.r.reward > 0);
@@ -125,11 +137,44 @@ export async function rlStep(deps: RlStepDeps, cfg: RlStepConfig, prompts: TaskP
     'sandbox/latency_ms': median(rollouts.flatMap((r) => r.trajectory.turns.map((t) => t.tool?.durationMs ?? null)).filter((x): x is number => x !== null)),
   };
   if (policy) {
-    for (const k of ['loss', 'clip_frac_low', 'clip_frac_high', 'dual_clip_frac', 'approx_kl', 'entropy', 'grad_norm', 'lr', 'tokens_per_s'] as const) {
-      metrics[`train/${k}`] = policy[k];
-    }
+    Object.assign(metrics, policyMetrics(policy));
   }
   return { rollouts, groups, policy, metrics, timings: { rollout: (t1 - t0) / 1000, reward: (t2 - t1) / 1000, roc: (t3 - t2) / 1000, train: (t4 - t3) / 1000 } };
+}
+
+/**
+ * The TIS params of policy_step: the engine's logprobs (omitted when no token has one, e.g. an engine that returns
+ * none: the trainer then reports tis_applied false and runs the plain step) and the recipe's mode and cap.
+ */
+export function tisParams(engineLogprobs: (number | null)[][], tis: RlStepConfig['tis']): Pick<PolicyParams, 'rollout_logprobs' | 'tis_mode' | 'tis_cap'> {
+  const any = engineLogprobs.some((row) => row.some((x) => x !== null));
+  return { ...(any ? { rollout_logprobs: engineLogprobs } : {}), tis_mode: tis.mode, tis_cap: tis.cap };
+}
+
+/**
+ * Each rollout's TokenRecord: the kept ones (in policy_step's order) with what the update did to each token — the
+ * trainer's old logprobs, the TIS weights, the clip states and the advantage — and the rest without.
+ */
+export function attachTokenRecords(rollouts: ScoredRollout[], tok: Tokenizer,
+  update: { kept: { r: ScoredRollout; advantage: number }[]; old: (number | null)[][]; policy: Pick<PolicyMetrics, 'token_weights' | 'token_clip'> } | null): void {
+  const trained = new Map<ScoredRollout, TrainedTokens>();
+  update?.kept.forEach((k, i) => trained.set(k.r, {
+    trainerLogprobs: update.old[i]!, weights: update.policy.token_weights[i]!, clip: update.policy.token_clip[i]!, advantage: k.advantage,
+  }));
+  for (const r of rollouts) r.tokens = tokenRecord(r.trajectory, tok, trained.get(r) ?? null);
+}
+
+/** The policy update's numbers under train/ (booleans as 0/1). */
+export function policyMetrics(p: PolicyMetrics): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of ['loss', 'clip_frac_low', 'clip_frac_high', 'dual_clip_frac', 'approx_kl', 'entropy', 'grad_norm', 'lr', 'tokens_per_s',
+    'mismatch_kl', 'tis_mean_weight', 'tis_truncated_frac', 'tis_masked_frac', 'tis_tokens'] as const) {
+    out[`train/${k}`] = p[k];
+  }
+  out['train/tis_applied'] = p.tis_applied ? 1 : 0;
+  // Share of the trained tokens that had an engine logprob to correct with (0: the engine returned none).
+  out['train/tis_coverage'] = p.masked_tokens ? p.tis_tokens / p.masked_tokens : 0;
+  return out;
 }
 
 function median(xs: number[]): number {

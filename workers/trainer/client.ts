@@ -4,6 +4,8 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { TisMode } from '../../contracts/recipe.ts';
+import type { ClipState } from '../../contracts/trajectory.ts';
 import { trainerPython } from './python.ts';
 
 export const TRAINER_SCRIPT = path.join(import.meta.dirname, 'trainer.py');
@@ -69,12 +71,31 @@ export interface PolicyParams extends MicroBatching {
   /** One per sequence, broadcast to its tokens. */
   advantages: number[];
   eps_low?: number; eps_high?: number; dual_clip?: number | null;
+  /** Response-aligned log-probs of the rollout engine (π_rollout), null where it gave none: the TIS correction. */
+  rollout_logprobs?: (number | null)[][];
+  /** Truncated importance sampling (docs/method.md §5): default 'token' with cap 2. */
+  tis_mode?: TisMode; tis_cap?: number;
 }
 export interface PolicyMetrics {
   loss: number; clip_frac_low: number; clip_frac_high: number; dual_clip_frac: number; approx_kl: number; entropy: number;
   grad_norm: number; lr: number; tokens: number; masked_tokens: number; tokens_per_s: number; step: number;
   /** True when every advantage was zero (or nothing was masked in): no optimiser step was taken. */
   skipped: boolean;
+  /** False when TIS is off or no trained token had a rollout log-prob (the engine returned none): plain GRPO. */
+  tis_applied: boolean;
+  /** Trained tokens with a rollout log-prob: the ones the TIS metrics are over. */
+  tis_tokens: number;
+  /** k3 estimate of KL(π_rollout ‖ π_old): mean of (ρ − 1) − log ρ with ρ = π_old / π_rollout. */
+  mismatch_kl: number;
+  tis_mean_weight: number;
+  /** Share of those tokens with ρ > C (token / sequence mode; per sequence in sequence mode). */
+  tis_truncated_frac: number;
+  /** Share of those tokens masked out, ρ ∉ [1/C, C] (mask mode). */
+  tis_masked_frac: number;
+  /** Per sequence, response-aligned: the TIS weight applied to each token (1 on tool tokens). */
+  token_weights: number[][];
+  /** Per sequence, response-aligned ClipState (contracts/trajectory.ts); PPO states win over TIS ones. */
+  token_clip: ClipState[][];
 }
 export interface ExportResult { dir: string; files: string[]; step: number; seconds: number }
 

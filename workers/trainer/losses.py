@@ -5,6 +5,8 @@ Shapes: B sequences, T positions, V vocabulary. Column t of a [B, T-1] tensor is
 (the token predicted from the first t+1). Masks are float 0/1 tensors of the same shape; n_tokens is the number
 of masked tokens in the WHOLE batch, so that the losses of its micro-batches add up to the batch's loss.
 """
+import math
+
 import torch
 import torch.nn.functional as F
 
@@ -37,12 +39,86 @@ def clipped_objective(ratio, adv, eps_low, eps_high, dual_clip=None):
     return obj
 
 
-def policy_loss(logp, old_logp, adv, mask, eps_low, eps_high, dual_clip, n_tokens):
+def policy_loss(logp, old_logp, adv, mask, eps_low, eps_high, dual_clip, n_tokens, weight=None):
     """The GRPO loss (docs/method.md §5): -token_mean of clipped_objective, no KL term, no entropy term.
-    logp, old_logp, mask [B, T-1]; adv [B, 1], one advantage per sequence. Returns (loss, ratio, log_ratio)."""
+    logp, old_logp, mask [B, T-1]; adv [B, 1], one advantage per sequence; weight [B, T-1], the TIS weight of each
+    token (tis_weights), a constant multiplier (no gradient flows through it). Returns (loss, ratio, log_ratio)."""
     log_ratio = (logp - old_logp) * mask  # 0 at unmasked positions: keeps exp() finite there
     ratio = torch.exp(log_ratio)
-    return -token_mean(clipped_objective(ratio, adv, eps_low, eps_high, dual_clip), mask, n_tokens), ratio, log_ratio
+    obj = clipped_objective(ratio, adv, eps_low, eps_high, dual_clip)
+    if weight is not None:
+        obj = obj * weight.detach()
+    return -token_mean(obj, mask, n_tokens), ratio, log_ratio
+
+
+@torch.no_grad()
+def tis_weights(old_logp, rollout_logp, valid, mode, cap):
+    """Truncated importance sampling against the train–inference mismatch (docs/method.md §5, "TIS"), on
+    response-aligned [B, R] tensors: old_logp the trainer's log π_old, rollout_logp the engine's log π_rollout, valid
+    a 0/1 mask of the tokens that are trained on AND have an engine log-prob. With ρ = π_old / π_rollout per token:
+      token:    w = min(ρ, C);
+      sequence: w = min(Π_t ρ_t, C) over the sequence's valid tokens, the same for each of them;
+      mask:     w = 0 where ρ ∉ [1/C, C], else 1;
+      off:      w = 1.
+    Tokens that are not valid get w = 1 (no correction is possible without the engine's log-prob).
+    Returns (w, truncated, masked, stats): truncated / masked are bool [B, R] (ρ > C in token and sequence mode,
+    ρ outside [1/C, C] in mask mode); stats sums over the valid tokens: mismatch_kl of (ρ - 1) - log ρ (k3, an
+    estimate of KL(π_rollout || π_old) from the engine's samples, ≥ 0), weight, truncated, masked, and their count."""
+    v = valid.bool()
+    log_rho = torch.where(v, old_logp - rollout_logp, torch.zeros_like(old_logp))
+    # exp() bounded so that a broken engine's logprob cannot make the metric infinite (JSON null); every weight and
+    # test below reads log_rho or stays under the cap, so they are unaffected
+    rho = torch.exp(torch.clamp(log_rho, max=50.0))
+    ones = torch.ones_like(rho)
+    none = torch.zeros_like(v)
+    log_cap = math.log(cap)
+    if mode == "token":
+        w, truncated, masked = torch.clamp(rho, max=cap), v & (log_rho > log_cap), none
+    elif mode == "sequence":
+        seq = log_rho.sum(-1, keepdim=True)  # log Π_t ρ_t; exp() only after the cap, so a long sequence cannot overflow
+        w = torch.exp(torch.clamp(seq, max=log_cap)).expand_as(rho)
+        truncated, masked = v & (seq > log_cap), none
+    elif mode == "mask":
+        masked = v & ((log_rho > log_cap) | (log_rho < -log_cap))
+        w, truncated = torch.where(masked, torch.zeros_like(rho), ones), none
+    elif mode == "off":
+        w, truncated, masked = ones, none, none
+    else:
+        raise ValueError(f"tis mode {mode!r}: expected off, token, sequence or mask")
+    w = torch.where(v, w, ones)
+    vf = v.float()
+    stats = {
+        "mismatch_kl": float(((rho - 1 - log_rho) * vf).sum()),
+        "weight": float((w * vf).sum()),
+        "truncated": float(truncated.float().sum()),
+        "masked": float(masked.float().sum()),
+        "tokens": float(vf.sum()),
+    }
+    return w, truncated, masked, stats
+
+
+# ClipState (contracts/trajectory.ts): the PPO clip states win over the TIS ones when both apply to a token.
+CLIP_NONE, CLIP_LOW, CLIP_HIGH, CLIP_DUAL, TIS_TRUNCATED, TIS_MASKED = range(6)
+
+
+@torch.no_grad()
+def ppo_clip_states(ratio, adv, mask, eps_low, eps_high, dual_clip=None):
+    """Per token: CLIP_LOW where the lower clip binds (Â < 0, ρ < 1-ε_low), CLIP_HIGH where the upper one does
+    (Â > 0, ρ > 1+ε_high), CLIP_DUAL where the dual clip does (Â < 0, ρ > c), else CLIP_NONE; int8, 0 off the mask.
+    The three conditions are disjoint (c > 1 > 1-ε_low), the same as policy_stats' fractions."""
+    out = torch.zeros(ratio.shape, dtype=torch.int8, device=ratio.device)
+    on = mask.bool()
+    out[on & (adv < 0) & (ratio < 1 - eps_low)] = CLIP_LOW
+    out[on & (adv > 0) & (ratio > 1 + eps_high)] = CLIP_HIGH
+    if dual_clip is not None:
+        out[on & (adv < 0) & (ratio > dual_clip)] = CLIP_DUAL
+    return out
+
+
+def clip_states(ppo, truncated, masked):
+    """The ClipState of each token: the PPO state where one applies, else TIS-truncated / TIS-masked, else none."""
+    tis = torch.where(masked, TIS_MASKED, torch.where(truncated, TIS_TRUNCATED, CLIP_NONE)).to(torch.int8)
+    return torch.where(ppo != CLIP_NONE, ppo, tis)
 
 
 @torch.no_grad()

@@ -64,11 +64,21 @@ logprobs {sequences, response_start?: [int], micro_batch?} → {logprobs: [[numb
 policy_step {sequences, response_start: [int], response_mask: [[0|1]] (response-aligned; 1 = model token,
      0 = tool/env token), old_logprobs: [[number|null]] (response-aligned; null allowed where the mask is 0),
      advantages: [number] (one per sequence), eps_low?: 0.2, eps_high?: 0.28, dual_clip?: number|null,
-     micro_batch?}
+     rollout_logprobs?: [[number|null]] (response-aligned; the engine's log-probs, null where it gave none),
+     tis_mode?: "off"|"token"|"sequence"|"mask" (default "token"), tis_cap?: number > 1 (default 2), micro_batch?}
      → {loss, clip_frac_low, clip_frac_high, dual_clip_frac, approx_kl, entropy, grad_norm, lr, tokens,
-        masked_tokens, tokens_per_s, step, skipped}.
-     Loss (docs/method.md §5): -(1 / Σ masked tokens) Σ_i Σ_t min(ρ Â_i, clip(ρ, 1-ε_low, 1+ε_high) Â_i), with
-     dual-clip max(·, c Â_i) for Â_i < 0 when dual_clip = c; no KL term, no entropy term.
+        masked_tokens, tokens_per_s, step, skipped, tis_applied, tis_tokens, mismatch_kl, tis_mean_weight,
+        tis_truncated_frac, tis_masked_frac, token_weights: [[number]], token_clip: [[0..5]]}.
+     Loss (docs/method.md §5): -(1 / Σ masked tokens) Σ_i Σ_t w_{i,t} min(ρ Â_i, clip(ρ, 1-ε_low, 1+ε_high) Â_i),
+     with dual-clip max(·, c Â_i) for Â_i < 0 when dual_clip = c; no KL term, no entropy term. w is the TIS weight
+     (losses.tis_weights, a constant): from ρ_TIS = π_old / π_rollout = exp(old_logprobs - rollout_logprobs) per
+     token, min(ρ_TIS, C) (token), min(Π_t ρ_TIS, C) per sequence (sequence), 0 outside [1/C, C] else 1 (mask), 1
+     (off). Tokens without a rollout log-prob get w = 1; without any (the engine returned none) tis_applied is
+     false and the step is the plain GRPO step. Over the tokens with a rollout log-prob (tis_tokens of them):
+     mismatch_kl = mean of (ρ_TIS - 1) - log ρ_TIS (k3), tis_mean_weight, tis_truncated_frac (ρ_TIS > C in token /
+     sequence mode), tis_masked_frac (mask mode). token_weights[i] / token_clip[i] are response-aligned: w (rounded
+     to 6 decimals; 1 at mask-0 tokens) and the ClipState (contracts/trajectory.ts: 0 none, 1 clipped low, 2
+     clipped high, 3 dual, 4 TIS-truncated, 5 TIS-masked; a PPO state wins over a TIS one; 0 at mask-0 tokens).
      clip_frac_low  = fraction of masked tokens where the lower clip binds (Â < 0 and ρ < 1-ε_low),
      clip_frac_high = fraction where the upper clip binds (Â > 0 and ρ > 1+ε_high),
      dual_clip_frac = fraction where the dual clip binds (Â < 0 and ρ > c);
@@ -113,7 +123,8 @@ import lora  # noqa: E402
 import losses  # noqa: E402
 from optim import init_state, lr_at, make_optimizer, optim_config, set_hyperparameters  # noqa: E402
 from validation import (RpcError, bad, get_advantages, get_aligned, get_clip, get_int, get_model_config,  # noqa: E402
-                        get_num, get_old_logprobs, get_response_start, get_sequences, get_vocab)
+                        get_num, get_old_logprobs, get_response_start, get_rollout_logprobs, get_sequences, get_tis,
+                        get_vocab)
 
 if os.environ.get("TOOLSMITH_TRAINER_THREADS"):
     torch.set_num_threads(int(os.environ["TOOLSMITH_TRAINER_THREADS"]))
@@ -479,6 +490,45 @@ class Trainer:
                 out[r, rs[i] - 1:lens[i] - 1] = torch.tensor([0.0 if x is None else x for x in rows[i]], dtype=torch.float32)
         return out.to(self.device)
 
+    def _response_table(self, rows, rlens, fill=0.0):
+        """[N, max response length] float64 on the CPU from response-aligned rows (None → fill), and a 0/1 table of
+        where a value was given."""
+        R = max(rlens) if rlens else 0
+        vals = torch.full((len(rlens), R), fill, dtype=torch.float64)
+        given = torch.zeros(len(rlens), R, dtype=torch.float64)
+        for i, row in enumerate(rows):
+            if row:
+                vals[i, :len(row)] = torch.tensor([fill if x is None else x for x in row], dtype=torch.float64)
+                given[i, :len(row)] = torch.tensor([x is not None for x in row], dtype=torch.float64)
+        return vals, given
+
+    def _table_columns(self, idxs, T, lens, rs, table):
+        """[len(idxs), T-1] float32 on the device: rows of a response-aligned table at the columns predicting s[rs[i]:]."""
+        out = torch.zeros(len(idxs), T - 1, dtype=torch.float32)
+        for r, i in enumerate(idxs):
+            n = lens[i] - rs[i]
+            if n > 0:
+                out[r, rs[i] - 1:lens[i] - 1] = table[i, :n].float()
+        return out.to(self.device)
+
+    def _tis(self, p, rlens, rmask, old):
+        """The TIS weights of the whole batch (losses.tis_weights) and its metrics. They depend on the request only,
+        not on the model, so every rank computes them for every sequence: no collective."""
+        mode, cap = get_tis(p)
+        roll = get_rollout_logprobs(p, rlens)
+        old_t, _ = self._response_table(old, rlens)
+        m_t, _ = self._response_table(rmask, rlens)
+        roll_t, given = self._response_table(roll if roll is not None else [[] for _ in rlens], rlens)
+        valid = m_t * given
+        w, truncated, masked, st = losses.tis_weights(old_t, roll_t, valid, mode, cap)
+        n = st["tokens"]
+        metrics = {
+            "tis_applied": mode != "off" and n > 0, "tis_tokens": int(n),
+            "mismatch_kl": st["mismatch_kl"] / n if n else 0.0, "tis_mean_weight": st["weight"] / n if n else 1.0,
+            "tis_truncated_frac": st["truncated"] / n if n else 0.0, "tis_masked_frac": st["masked"] / n if n else 0.0,
+        }
+        return w, truncated, masked, metrics
+
     def policy_step(self, p):
         self.need_model()
         seqs = self._seqs(p)
@@ -489,6 +539,7 @@ class Trainer:
         old = get_old_logprobs(p, rlens, rmask)
         adv = get_advantages(p, len(seqs))
         eps_low, eps_high, dual = get_clip(p)
+        tis_w, tis_trunc, tis_masked, tis_metrics = self._tis(p, rlens, rmask, old)
         masked = sum(sum(m) for m in rmask)
         # No signal: AdamW would still move the weights (decoupled weight decay, earlier momentum), so no step.
         skip = masked == 0 or all(a == 0 for a in adv)
@@ -498,29 +549,49 @@ class Trainer:
         self.opt.zero_grad(set_to_none=True)
         denom = max(masked, 1)
         loss_sum, sums = 0.0, {}
+        # Each rank fills the PPO clip states of its own rows; a sum over ranks assembles the batch's on rank 0.
+        ppo = torch.zeros(tis_w.shape, dtype=torch.uint8, device=self.device)
         with torch.set_grad_enabled(not skip):
             for idxs, w in self._rounds(len(seqs), lens, p):
                 ids, attn, T = self._pad(seqs, idxs)
                 m = self._response_columns(idxs, T, lens, rs, rmask)
                 o = self._response_columns(idxs, T, lens, rs, old)
+                tw = self._table_columns(idxs, T, lens, rs, tis_w)
                 a = torch.tensor([float(adv[i]) for i in idxs], dtype=torch.float32, device=self.device).unsqueeze(1)
                 lp, lsm = losses.token_logprobs(forward_logits(self.model, ids, attn), ids)
-                loss, ratio, log_ratio = losses.policy_loss(lp, o, a, m, eps_low, eps_high, dual, denom)
+                loss, ratio, log_ratio = losses.policy_loss(lp, o, a, m, eps_low, eps_high, dual, denom, weight=tw)
                 if not skip:
                     self._backward(loss, w)
                 loss_sum += w * float(loss.detach())
                 for k, v in losses.policy_stats(ratio, log_ratio, lsm, a, m, eps_low, eps_high, dual).items():
                     sums[k] = sums.get(k, 0.0) + w * v
+                if w:
+                    cs = losses.ppo_clip_states(ratio, a, m, eps_low, eps_high, dual).to(torch.uint8)
+                    for r, i in enumerate(idxs):
+                        ppo[i, :rlens[i]] = cs[r, rs[i] - 1:lens[i] - 1]
         keys = sorted(sums)
         total = dist.all_sum([loss_sum] + [sums[k] for k in keys], self.device)
         loss_sum, sums = total[0], dict(zip(keys, total[1:]))
+        ppo = dist.all_sum_tensor(ppo).cpu()
         tokens = sum(lens)
-        metrics = {"loss": loss_sum, **{k: v / denom for k, v in sums.items()}}
+        metrics = {"loss": loss_sum, **{k: v / denom for k, v in sums.items()}, **tis_metrics,
+                   **self._token_outputs(tis_w, losses.clip_states(ppo, tis_trunc, tis_masked), rlens)}
         if skip:
             sync(self.device)
             return {**metrics, "grad_norm": 0.0, "lr": self.lr_now(), "tokens": tokens, "masked_tokens": masked,
                     "tokens_per_s": tokens / max(time.time() - t0, 1e-9), "step": self.step, "skipped": True}
         return {**metrics, **self._apply_update(loss_sum, t0, tokens, masked), "skipped": False}
+
+    @staticmethod
+    def _token_outputs(weights, clip, rlens):
+        """Response-aligned per-token arrays for the token view: TIS weights rounded to 6 decimals (a compact JSON
+        line: 1.0 stays "1.0"; the division of two exact integers gives the double nearest the 6-decimal value, so
+        it prints as such), and ClipStates."""
+        if not dist.is_main():  # only rank 0 answers
+            return {}
+        wr = (torch.round(weights * 1e6) / 1e6).tolist()
+        cl = clip.tolist()
+        return {"token_weights": [wr[i][:n] for i, n in enumerate(rlens)], "token_clip": [cl[i][:n] for i, n in enumerate(rlens)]}
 
     def sleep(self, p):
         time.sleep(get_num(p, "seconds", 0.0))

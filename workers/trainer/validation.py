@@ -167,3 +167,22 @@ def get_clip(params):
     if dual is not None and dual <= 1:
         raise bad("dual_clip", "expected a number > 1 (or null)")
     return eps_low, eps_high, dual
+
+
+def get_rollout_logprobs(params, lengths):
+    """The engine's response-aligned log-probs (π_rollout, for TIS); null wherever the engine gave none. Absent: none."""
+    return get_aligned(params, "rollout_logprobs", lengths, "num", required=False, allow_null=True)
+
+
+TIS_MODES = ("off", "token", "sequence", "mask")
+
+
+def get_tis(params):
+    """(mode, cap) of the train–inference mismatch correction (losses.tis_weights): default token-level, C = 2."""
+    mode = params.get("tis_mode", "token")
+    if mode not in TIS_MODES:
+        raise bad("tis_mode", f"expected one of {', '.join(TIS_MODES)}, got {mode!r}")
+    cap = get_num(params, "tis_cap", 2.0)
+    if not cap > 1:
+        raise bad("tis_cap", "expected a number > 1")
+    return mode, cap
