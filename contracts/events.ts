@@ -3,7 +3,7 @@
  * of its `data`. Writers (worker, orchestrator, lifecycle, stores) and readers (run page, CLI) share it.
  */
 import type { EvalRow } from './eval.ts';
-import type { LiveRollout } from './live.ts';
+import type { EnginesSnapshot, LiveRollout } from './live.ts';
 import type { RunStatus, StageEventData } from './runs.ts';
 
 export type EventLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -27,6 +27,7 @@ export type RunEventBody =
   | { type: 'resume'; data?: undefined }
   | { type: 'trainer_error'; data?: undefined }
   | { type: 'rollouts'; data: LiveRollout[] }
+  | { type: 'engines'; data: EnginesSnapshot }
   | { type: 'diagnostic'; data: CheckResult };
 
 export type RunEventType = RunEventBody['type'];

@@ -10,6 +10,8 @@ import { TerminalPane, type TerminalHandle } from '../ui/terminal-pane.tsx';
 import { eventLine, formatTime } from '../ui/format.ts';
 import { mergePoints } from '../ui/merge-points.ts';
 import { LiveRollouts } from './live-rollouts.tsx';
+import { EnginePanel } from './engine-panel.tsx';
+import type { EnginesSnapshot } from '../../contracts/live.ts';
 import { RunControls } from './run-controls.tsx';
 import { ShareButton } from '../share/share-button.tsx';
 import { RunDashboard } from './run-dashboard.tsx';
@@ -38,6 +40,7 @@ export function RunView({ runId }: { runId: string }) {
   const [lastSeq, setLastSeq] = useState(0);
   const [stageEvents, setStageEvents] = useState<StageEventData[]>([]);
   const [board, setBoard] = useState<LiveRollout[]>([]);
+  const [engines, setEngines] = useState<EnginesSnapshot | null>(null);
   const [stepTick, setStepTick] = useState(0);
   // The seq of the snapshot the page was seeded from: the stream starts there. Kept apart from snapshot.data,
   // which is refetched (for the run's step, start and finish times) without moving the stream.
@@ -48,6 +51,9 @@ export function RunView({ runId }: { runId: string }) {
     if (isEvent(e, 'stage') && e.data) {
       const s = e.data;
       setStageEvents((prev) => [...prev.filter((p) => p.stage !== s.stage), s]);
+    } else if (isEvent(e, 'engines') && e.data) {
+      const snap = e.data;
+      setEngines((prev) => (prev && prev.at > snap.at ? prev : snap));
     } else if (e.type === 'rollouts') {
       const updates = rolloutsOf(e.data);
       if (updates.length) setBoard((prev) => applyRollouts(prev, updates));
@@ -138,6 +144,7 @@ export function RunView({ runId }: { runId: string }) {
       {status?.error && <p className="error" role="alert">Error: {status.error}</p>}
       {stream.error && <p className="error" role="alert">Live updates interrupted: {stream.error.message}</p>}
       {(isTrain || hasDashboardKeys) && <RunDashboard series={series} stages={stages} />}
+      {isTrain && <EnginePanel snapshot={engines} live={current === 'running'} />}
       {showRollouts && <LiveRollouts runId={runId} board={board} stepTick={stepTick} live={current === 'running'} showGroups={isTrain} />}
       <div className="grid2">
         <section aria-label="Run log">

@@ -49,20 +49,8 @@ export interface GenerateResult {
   stale?: boolean;
 }
 
-/** What an engine reports to the run dashboard (docs/method.md §6), one row per engine. */
-export interface EngineStats {
-  id: string;
-  /** Requests queued, and being generated (in the running batch). */
-  waiting: number;
-  running: number;
-  /** KV cache in blocks of `blockTokens` tokens: in use (running + kept for prefix reuse) and in all. */
-  kvBlocksUsed: number;
-  kvBlocksTotal: number;
-  blockTokens: number;
-  /** Tokens generated per second over the last few seconds. */
-  tokensPerS: number;
-  weightVersion: number | null;
-}
+export type { EngineStats } from '../../contracts/live.ts';
+import type { EngineStats } from '../../contracts/live.ts';
 
 export interface EngineCapacity {
   /** Tokens the engine can hold at once (KV cache), prompt and generated together. */

@@ -12,6 +12,7 @@ import { getDataset } from '../../server/store/datasets.ts';
 import { preflight, storedDatasetNames } from '../train/preflight.ts';
 import { trainerPython } from '../trainer/python.ts';
 import { embeddedPolicy } from '../engines/create.ts';
+import type { PolicyEngine, PolicyEngineFactory } from '../engines/types.ts';
 import { PermanentJobError, type JobHandler } from '../types.ts';
 
 
@@ -36,12 +37,14 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
   const trainer = await TrainerClient.start({ ranks: recipe.trainer.ranks, startTimeoutMs: 180_000 });
   const sandbox = await createSandbox();
   const verifier = new Verifier({ sandbox });
-  const live = publishLiveRollouts(ctx);
+  let engine: PolicyEngine | null = null; // the policy's engine, once the first sync built it (for the dashboard)
+  const policyEngine: PolicyEngineFactory = async (dir) => (engine = await embeddedPolicy()(dir));
+  const live = publishLiveRollouts(ctx, { engineStats: () => engine?.stats?.() ?? [] });
   try {
     const info = await trainer.info();
     await ctx.log(`trainer: torch ${info.torch_version} on ${info.device}${info.world_size > 1 ? ` × ${info.world_size} ranks` : ''}`);
     return await runTraining({
-      db: ctx.db, runId, trainer, sandbox, verifier, policyEngine: embeddedPolicy(), runDir: path.join(config().dataDir, 'runs', runId), signal: ctx.signal,
+      db: ctx.db, runId, trainer, sandbox, verifier, policyEngine, runDir: path.join(config().dataDir, 'runs', runId), signal: ctx.signal,
       modelDir: (name) => modelPath(name),
       log: (m, o) => ctx.log(m, o), metrics: ctx.metrics, progress: ctx.progress, onEvent: live.onEvent,
     }, recipe);
