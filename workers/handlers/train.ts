@@ -11,7 +11,7 @@ import { runTraining } from '../train/orchestrator.ts';
 import { getDataset } from '../../server/store/datasets.ts';
 import { preflight, storedDatasetNames } from '../train/preflight.ts';
 import { trainerPython } from '../trainer/python.ts';
-import { embeddedPolicy } from '../engines/create.ts';
+import { embeddedPolicy, remotePolicy } from '../engines/create.ts';
 import { PermanentJobError, type JobHandler } from '../types.ts';
 
 
@@ -41,7 +41,7 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
     const info = await trainer.info();
     await ctx.log(`trainer: torch ${info.torch_version} on ${info.device}${info.world_size > 1 ? ` × ${info.world_size} ranks` : ''}`);
     return await runTraining({
-      db: ctx.db, runId, trainer, sandbox, verifier, policyEngine: embeddedPolicy(), runDir: path.join(config().dataDir, 'runs', runId), signal: ctx.signal,
+      db: ctx.db, runId, trainer, sandbox, verifier, policyEngine: policyFactory(recipe, runId), runDir: path.join(config().dataDir, 'runs', runId), signal: ctx.signal,
       modelDir: (name) => modelPath(name),
       log: (m, o) => ctx.log(m, o), metrics: ctx.metrics, progress: ctx.progress, onEvent: live.onEvent,
     }, recipe);
@@ -58,6 +58,17 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
     await sandbox.close();
   }
 };
+
+/**
+ * The policy's engine: embedded, or the recipe's servers kept in sync through the shared weight-sync folder
+ * (<TOOLSMITH_WEIGHT_SYNC_DIR>/<engine.weightSync.dir or the run id>; preflight has checked weightSync is set).
+ */
+function policyFactory(recipe: JobPayload<'train'>['recipe'], runId: string) {
+  const e = recipe.engine;
+  if (e.kind !== 'openai') return embeddedPolicy();
+  const ws = e.weightSync!;
+  return remotePolicy({ urls: e.urls, model: e.model, apiKey: config().engineApiKey, totalTokens: e.totalTokens, timeoutMs: e.timeoutMs, weightSync: ws }, path.join(config().weightSyncDir, ws.dir ?? runId));
+}
 
 /** GPUs the trainer's torch sees here (0 without one, or without the trainer's Python). */
 function gpuCount(): number {
