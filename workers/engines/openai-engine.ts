@@ -133,7 +133,10 @@ export class OpenAIEngine implements PolicyEngine {
       if (this.inFlight > 0) await new Promise<void>((r) => this.idle.push(r));
       if (this.closed) throw new Error('engine closed');
       if (ws.mode === 'vllm') pointCurrent(dir);
-      await Promise.all(this.endpoints.map((e) => pushWeights({ url: e.url, apiKey: this.opts.apiKey, mode: ws.mode, model: this.opts.model, timeoutMs: ws.timeoutMs, pollMs: ws.pollMs }, dir, version)));
+      // Every server, each to the end: a failure is reported only once the others are done (they may now serve it).
+      const done = await Promise.allSettled(this.endpoints.map((e) => pushWeights({ url: e.url, apiKey: this.opts.apiKey, mode: ws.mode, model: this.opts.model, timeoutMs: ws.timeoutMs, pollMs: ws.pollMs }, dir, version)));
+      const failed = done.flatMap((d) => (d.status === 'rejected' ? [d.reason instanceof Error ? d.reason.message : String(d.reason)] : []));
+      if (failed.length) throw new Error(`weight version ${version} (${dir}) did not reach ${failed.length} of ${done.length} server(s): ${failed.join('; ')}`);
       this.weightVersion = version;
       if (ws.mode === 'vllm-lora') this.served = adapterName(this.opts.model, version);
     } finally {
