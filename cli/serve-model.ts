@@ -13,16 +13,19 @@ import type { Command } from './commands.ts';
 export const serveModelCommand: Command = {
   name: 'serve-model',
   summary: 'serve a trained model (an ONNX export dir) as an OpenAI-compatible server (/v1/models, /v1/completions)',
-  usage: `--checkpoint DIR [--port P] [--host H] [--api-key K] [--model-name NAME] [--max-batch N] [--threads N]
+  usage: `--checkpoint DIR [--port P] [--host H] [--api-key K] [--model-name NAME] [--max-batch N] [--threads N] [--weights-root DIR] [--weight-version V]
 
   DIR is an export dir written by workers/trainer/export_onnx.py (model.onnx, tokenizer.json, config.json).
   Binds 127.0.0.1:8000 by default (--port 0 picks a free port; --host 0.0.0.0 serves other machines).
   --api-key K (or TOOLSMITH_SERVE_API_KEY) makes every /v1 route need Authorization: Bearer K.
   --model-name sets the model id clients pass (default: the checkpoint dir's name).
-  Routes: GET /v1/models, POST /v1/completions (stream, logprobs, stop, seed; vLLM's return_token_ids), GET /health.
+  Routes: GET /v1/models, POST /v1/completions (stream, logprobs, stop, seed; vLLM's return_token_ids), GET /health;
+  SGLang's weight reload: POST /update_weights_from_disk {model_path, weight_version}, GET /get_weight_version.
+  --weights-root DIR: the only folder reloads may load from (default TOOLSMITH_WEIGHT_SYNC_DIR, data/weight-sync).
+  --weight-version V: the label of the start-up weights (default 0).
   SIGTERM/SIGINT finish requests in flight (up to 10 s) and stop.`,
   async run(args) {
-    const f = parseFlags(args, { checkpoint: 'string', port: 'number', host: 'string', 'api-key': 'string', 'model-name': 'string', 'max-batch': 'number', threads: 'number' });
+    const f = parseFlags(args, { checkpoint: 'string', port: 'number', host: 'string', 'api-key': 'string', 'model-name': 'string', 'max-batch': 'number', threads: 'number', 'weights-root': 'string', 'weight-version': 'string' });
     if (typeof f.checkpoint !== 'string' || !f.checkpoint) throw new UserError('serve-model needs --checkpoint DIR', { fix: 'pass an export dir holding model.onnx, tokenizer.json and config.json' });
     const dir = path.resolve(f.checkpoint);
     for (const name of ['model.onnx', 'tokenizer.json', 'config.json']) {
@@ -41,7 +44,9 @@ export const serveModelCommand: Command = {
     const { OnnxEngine } = await import('../workers/engines/onnx-engine.ts');
     const { OpenAIServer } = await import('../workers/engines/openai-server.ts');
     const engine = await OnnxEngine.load(dir, { id: `onnx:${model}`, maxBatch: f['max-batch'] as number | undefined, threads: f.threads as number | undefined });
-    const server = new OpenAIServer({ engine, model, apiKey, host, port });
+    const weightRoots = [typeof f['weights-root'] === 'string' && f['weights-root'] ? path.resolve(f['weights-root']) : config().weightSyncDir];
+    const weightVersion = typeof f['weight-version'] === 'string' && f['weight-version'] ? f['weight-version'] : '0';
+    const server = new OpenAIServer({ engine, model, apiKey, host, port, weightRoots, weightVersion });
     let addr;
     try {
       addr = await server.listen();

@@ -3,6 +3,30 @@
  * (vLLM, SGLang, `toolsmith serve-model`). workers/engines/create.ts builds one from this spec.
  */
 import { z } from 'zod';
+import { NAME_RE, NAME_RULE } from './names.ts';
+
+/**
+ * How the trainer's new weights reach OpenAI-compatible rollout servers after every update (README "Weight sync").
+ * The trainer writes each version into its own folder under the shared weight-sync root (TOOLSMITH_WEIGHT_SYNC_DIR)
+ * and the engine client calls each server's reload API:
+ *   sglang     POST /update_weights_from_disk {model_path, weight_version}; SGLang and `toolsmith serve-model`
+ *   vllm       the folder becomes <dir>/current (start vLLM with --model <dir>/current), then POST /collective_rpc
+ *              {"method": "reload_weights"} (VLLM_SERVER_DEV_MODE=1)
+ *   vllm-lora  POST /v1/load_lora_adapter {lora_name, lora_path} (VLLM_ALLOW_RUNTIME_LORA_UPDATING=True); requests
+ *              then name the new adapter. Needs trainer.lora.
+ */
+export const WEIGHT_SYNC_MODES = ['sglang', 'vllm', 'vllm-lora'] as const;
+export type WeightSyncMode = (typeof WEIGHT_SYNC_MODES)[number];
+export const WeightSyncSchema = z.object({
+  mode: z.enum(WEIGHT_SYNC_MODES, { error: 'mode must be "sglang", "vllm" or "vllm-lora"' }),
+  /** Folder name under the weight-sync root (default: the run id); a name, never a path. */
+  dir: z.string().regex(NAME_RE, NAME_RULE).optional(),
+  /** Also write the ONNX export (<version>/onnx) beside the HF weights: what `toolsmith serve-model` loads. */
+  onnx: z.boolean().default(false),
+  /** Most milliseconds a reload may take on any one server before the step fails naming it. */
+  timeoutMs: z.number().int().min(1000).default(600_000),
+});
+export type WeightSync = z.output<typeof WeightSyncSchema>;
 
 export const EngineSpecSchema = z.discriminatedUnion('kind', [
   z.object({

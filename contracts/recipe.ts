@@ -22,6 +22,7 @@
 import { z } from 'zod';
 import { zodIssuesText, parseUserInput } from './errors.ts';
 import { NAME_RE, NAME_RULE } from './names.ts';
+import { WeightSyncSchema } from './engine.ts';
 
 const nameField = z.string().regex(NAME_RE, NAME_RULE);
 
@@ -211,7 +212,17 @@ export type TrainerSpec = z.output<typeof TrainerSchema>;
 /** The engine that serves the policy's rollouts: the embedded ONNX engine, or OpenAI-compatible servers (vLLM, SGLang). */
 export const RolloutEngineSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('embedded') }),
-  z.object({ kind: z.literal('openai'), urls: z.array(z.url({ error: 'expected an http(s) URL' })).min(1, 'give at least one server URL') }),
+  z.object({
+    kind: z.literal('openai'),
+    urls: z.array(z.url({ error: 'expected an http(s) URL' })).min(1, 'give at least one server URL'),
+    /** The served model id (default: the first one the first server's /v1/models lists). */
+    model: z.string().min(1).optional(),
+    /** Tokens the servers hold at once, all URLs together (the scheduler admits against it). */
+    totalTokens: z.number().int().min(1).default(1 << 20),
+    timeoutMs: z.number().int().min(100).default(60_000),
+    /** Pushing the trainer's weights after every update; training on these servers needs it (contracts/engine.ts). */
+    weightSync: WeightSyncSchema.optional(),
+  }),
 ], { error: 'kind must be "embedded" or "openai"' });
 
 /** The prompt template's variants (workers/rollout/template.ts): the paper's full text, a shorter one, the embedded model's. */

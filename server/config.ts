@@ -13,6 +13,8 @@ export function config(env: Record<string, string | undefined> = process.env) {
     dataDir,
     /** The one folder models live in, one HF-format directory per name (server/models/registry.ts). */
     modelsDir: env.TOOLSMITH_MODELS_DIR?.trim() ? path.resolve(/*turbopackIgnore: true*/ env.TOOLSMITH_MODELS_DIR.trim()) : path.join(dataDir, 'models'),
+    /** The shared folder the trainer writes weight versions into for rollout servers (README "Weight sync"); serve-model's default --weights-root. */
+    weightSyncDir: env.TOOLSMITH_WEIGHT_SYNC_DIR?.trim() ? path.resolve(/*turbopackIgnore: true*/ env.TOOLSMITH_WEIGHT_SYNC_DIR.trim()) : path.join(dataDir, 'weight-sync'),
     /** Things rebuilt on demand and safe to delete (the tests' SFT fixture): never models a recipe names. */
     cacheDir: path.join(dataDir, 'cache'),
     databaseUrl: env.DATABASE_URL && env.DATABASE_URL.trim() !== '' ? env.DATABASE_URL.trim() : `file:${path.join(dataDir, 'toolsmith.db')}`,
@@ -34,6 +36,8 @@ export function config(env: Record<string, string | undefined> = process.env) {
     sandboxUrls: env.TOOLSMITH_SANDBOX_URLS?.trim() || undefined,
     sandboxToken: env.TOOLSMITH_SANDBOX_TOKEN?.trim() || undefined,
     serveApiKey: env.TOOLSMITH_SERVE_API_KEY?.trim() || undefined,
+    /** Bearer key a train job sends to the recipe's rollout servers (engine.kind openai); never stored in a recipe. */
+    engineApiKey: env.TOOLSMITH_ENGINE_API_KEY?.trim() || undefined,
     /** Register the test-only fault-injection job kinds. */
     testJobs: env.TOOLSMITH_TEST_JOBS === '1',
     /** Set by npm when run through a package script. */

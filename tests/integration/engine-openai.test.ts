@@ -247,6 +247,26 @@ test('bad bodies → 400 with the field named (OpenAI error shape); unknown mode
   assert.equal(long.status, 400);
 });
 
+test('SGLang weight routes: the API key guards them, every completion names its weight_version, reloads only from under the weights root', { skip }, async () => {
+  const get = (route: string, key: string | null = KEY) => fetch(`${base}${route}`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
+  assert.equal((await get('/get_weight_version', null)).status, 401);
+  assert.deepEqual(await (await get('/get_weight_version')).json(), { weight_version: '0' });
+  const j = await (await post({ model: MODEL, prompt: 'Hi', max_tokens: 3, temperature: 0 })).json();
+  assert.equal(j.weight_version, '0');
+  const update = (body: unknown, key: string | null = KEY) => fetch(`${base}/update_weights_from_disk`, {
+    method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body),
+  });
+  assert.equal((await update({ model_path: dir }, null)).status, 401);
+  // This server runs with the default root (data/weight-sync); the test's model lies elsewhere.
+  const r = await update({ model_path: dir, weight_version: '1' });
+  assert.equal(r.status, 403);
+  assert.match((await r.json()).message, /model_path: .* is not under the weights root/);
+  const bad = await update({ weight_version: '1' });
+  assert.equal(bad.status, 400);
+  assert.match((await bad.json()).message, /^model_path: /);
+  assert.deepEqual(await (await get('/get_weight_version')).json(), { weight_version: '0' });
+});
+
 test('SIGTERM stops serve-model cleanly (exit 0)', { skip }, async () => {
   server!.child.kill('SIGTERM');
   const code = await Promise.race([server!.exited, new Promise((r) => setTimeout(() => r('timeout'), 15000))]);

@@ -27,11 +27,27 @@ test('preflight names every missing piece of the report\'s recipe on a bare work
   assert.match(p[2]!, /^dataset "aime24": not stored here/);
   assert.match(p[3]!, /^trainer\.ranks: 8 ranks on cuda need 8 GPUs on this worker; it has 0/);
   assert.match(p[4]!, /^trainer\.nodes: 8 nodes × 8 ranks/);
-  assert.match(p[5]!, /^engine: rollouts on OpenAI-compatible servers \(http:\/\/rollout-0:30000\/v1\)/);
+  assert.match(p[5]!, /^engine\.weightSync: rollouts on OpenAI-compatible servers \(http:\/\/rollout-0:30000\/v1\) need the new weights pushed/);
   assert.deepEqual(storedDatasetNames(RSTAR2_QWEN3_14B), ['rstar2-rl-42k', 'aime24']);
   // On one 8-GPU node with the model and the data, only the node count and the engines remain.
   const node = preflight(RSTAR2_QWEN3_14B, { ...bare, gpus: 8, modelDir: (n) => `/data/models/${n}`, datasets: new Set(['rstar2-rl-42k', 'aime24']) });
-  assert.deepEqual(node.map((x) => x.split(':')[0]), ['trainer.nodes', 'engine']);
+  assert.deepEqual(node.map((x) => x.split(':')[0]), ['trainer.nodes', 'engine.weightSync']);
+});
+
+test('OpenAI-compatible rollout servers train once weightSync is set; vllm-lora needs a LoRA run', () => {
+  const base = JSON.parse(JSON.stringify(RSTAR2_QWEN3_14B_INPUT));
+  const ready = { ...bare, gpus: 8, modelDir: (n: string) => `/data/models/${n}`, datasets: new Set(['rstar2-rl-42k', 'aime24']) };
+  const one = { ...base.trainer, nodes: 1 };
+  const sg = parseRecipe({ ...base, trainer: one, engine: { ...base.engine, weightSync: { mode: 'sglang' } } });
+  assert.deepEqual(preflight(sg, ready), []);
+  assert.equal(sg.engine.kind === 'openai' && sg.engine.weightSync?.onnx, false);
+  const lora = parseRecipe({ ...base, trainer: one, engine: { ...base.engine, weightSync: { mode: 'vllm-lora' } } });
+  assert.deepEqual(preflight(lora, ready).map((x) => x.split(':')[0]), ['engine.weightSync.mode']);
+  const withLora = parseRecipe({ ...base, trainer: { ...one, lora: { rank: 8 } }, engine: { ...base.engine, weightSync: { mode: 'vllm-lora' } } });
+  assert.deepEqual(preflight(withLora, ready), []);
+  // The folder is a name under the configured root, never a path.
+  assert.throws(() => parseRecipe({ ...base, engine: { ...base.engine, weightSync: { mode: 'vllm', dir: '../etc' } } }), /engine\.weightSync\.dir/);
+  assert.throws(() => parseRecipe({ ...base, engine: { ...base.engine, weightSync: { mode: 'nccl' } } }), /engine\.weightSync\.mode/);
 });
 
 test('the embedded recipe needs nothing a fresh worker lacks', () => {

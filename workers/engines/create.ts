@@ -5,8 +5,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../../contracts/errors.ts';
-import type { EngineSpec } from '../../contracts/engine.ts';
+import type { EngineSpec, WeightSync } from '../../contracts/engine.ts';
 import type { InferenceEngine, PolicyEngineFactory } from './types.ts';
+import { VersionedExport } from '../train/weight-export.ts';
+import { withExporter } from '../train/policy-sync.ts';
 
 
 export async function createEngine(spec: EngineSpec): Promise<InferenceEngine> {
@@ -34,4 +36,46 @@ export function embeddedPolicy(opts: { maxBatch?: number; threads?: number } = {
     const { OnnxEngine } = await import('./onnx-engine.ts');
     return OnnxEngine.load(dir, { maxBatch: opts.maxBatch ?? 32, threads: opts.threads });
   };
+}
+
+export interface RemotePolicySpec {
+  urls: string[];
+  /** The served model id; default: the first one the first server's /v1/models lists. */
+  model?: string;
+  apiKey?: string;
+  totalTokens: number;
+  timeoutMs: number;
+  weightSync: WeightSync;
+}
+
+/**
+ * The policy on OpenAI-compatible servers (SGLang, vLLM, serve-model), kept on the trainer's weights: every sync
+ * writes a new version under `root` (weight-export.ts) and pushes it to every server (OpenAIEngine.load/reload).
+ * `root` is the run's folder under the configured weight-sync root, never a path from the recipe.
+ */
+export function remotePolicy(spec: RemotePolicySpec, root: string): PolicyEngineFactory {
+  const factory: PolicyEngineFactory = async (dir) => {
+    const { OpenAIEngine } = await import('./openai-engine.ts');
+    const model = spec.model ?? await servedModel(spec.urls[0]!, spec.apiKey);
+    const engine = new OpenAIEngine({
+      baseUrls: spec.urls, model, apiKey: spec.apiKey, totalTokens: spec.totalTokens, timeoutMs: spec.timeoutMs, retries: 2,
+      weightSync: { mode: spec.weightSync.mode, timeoutMs: spec.weightSync.timeoutMs },
+    });
+    await engine.load(dir);
+    return engine;
+  };
+  return withExporter(factory, new VersionedExport(root, spec.weightSync.mode, spec.weightSync.onnx));
+}
+
+async function servedModel(url: string, apiKey?: string): Promise<string> {
+  const base = url.replace(/\/+$/, '').replace(/\/v1$/, '');
+  let res: Response;
+  try {
+    res = await fetch(`${base}/v1/models`, { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {}, signal: AbortSignal.timeout(30_000) });
+  } catch (e) {
+    throw new UserError(`engine.urls: ${url} does not answer (${(e as Error).message}); give engine.model or start the server`);
+  }
+  const id = res.ok ? ((await res.json()) as { data?: { id?: string }[] }).data?.[0]?.id : undefined;
+  if (!id) throw new UserError(`engine.model: ${base}/v1/models answered HTTP ${res.status} without a model; give engine.model`);
+  return id;
 }

@@ -31,9 +31,29 @@
  * on English and code; exactness matters only for admission, which keeps headroom). capacity(): `totalTokens`
  * (configure it to the servers' KV cache, summed over base URLs) minus what the requests in flight reserved
  * (prompt tokens + maxTokens each).
+ *
+ * Weight sync (a PolicyEngine when `weightSync` is set; README "Weight sync"): load(dir) pushes the first export as
+ * version 0, reload(dir) the next as version + 1, through each server's reload API (weight-sync.ts). A push first
+ * holds new requests back and waits until the requests in flight have finished (so they finish on the weights they
+ * started with, whatever the server does on a reload), then calls every server and resolves once EVERY one serves
+ * the new version (an error names the server that did not); only then are the held requests sent. Requests carry
+ * the version they must be served with (req.weightVersion, default the engine's): in sglang mode as
+ * `weight_version` in the body, which serve-model checks (a server on another version answers HTTP 409
+ * `stale_weight_version`). A 409 is retried with backoff (100 ms doubling, capped at 2 s), on the next server, for
+ * up to `staleTimeoutMs` (default 30 s), then answered as finishReason 'error' with `stale: true`. Results carry
+ * `weightVersion`: the server's `weight_version` (serve-model sends it in the body and every stream chunk), else the
+ * version the request was sent with (no push overlaps a request). A server reporting another version than the one
+ * asked for ends the request as an error: versions are never mixed silently. In vllm-lora mode requests name the
+ * adapter of the current version as their `model`.
+ *
+ * computeMs: the wall time during which at least one request was in flight (the servers' compute is not visible
+ * from here; with requests in flight the servers count as busy), so engine-busy is the share of the rollout phase
+ * with work at the servers.
  */
-import type { EngineCapacity, GenerateChunk, GenerateRequest, GenerateResult, InferenceEngine } from './types.ts';
+import type { WeightSyncMode } from '../../contracts/engine.ts';
+import type { EngineCapacity, EngineStats, GenerateChunk, GenerateRequest, GenerateResult, PolicyEngine } from './types.ts';
 import type { Tokenizer } from './tokenizer.ts';
+import { adapterName, parseVersion, pointCurrent, pushWeights, versionLabel } from './weight-sync.ts';
 
 export interface OpenAIEngineOptions {
   baseUrls: string[];
@@ -53,13 +73,19 @@ export interface OpenAIEngineOptions {
   logprobs?: boolean;
   /** Send vLLM's `return_token_ids: true` (default true). */
   returnTokenIds?: boolean;
+  /** Push the trainer's weights to the servers (load/reload); see the header. */
+  weightSync?: { mode: WeightSyncMode; timeoutMs: number; pollMs?: number };
+  /** How long a request refused as stale (HTTP 409) is retried before it fails (default 30 s). */
+  staleTimeoutMs?: number;
 }
 
 interface Endpoint { url: string; inFlight: number }
 
 class Retryable extends Error {}
+/** The server serves another weight version than the request asked for (retried until staleTimeoutMs). */
+class Stale extends Error {}
 
-export class OpenAIEngine implements InferenceEngine {
+export class OpenAIEngine implements PolicyEngine {
   readonly id: string;
   private readonly endpoints: Endpoint[];
   private rr = 0;
@@ -67,11 +93,63 @@ export class OpenAIEngine implements InferenceEngine {
   private inFlight = 0;
   private closed = false;
   private readonly live = new Set<AbortController>();
+  /** The version every server serves (0 after load, +1 per reload); see the header. */
+  weightVersion = 0;
+  /** Wall ms with at least one request in flight. */
+  private busyMs = 0;
+  private busySince = 0;
+  /** Set while a push runs: requests wait for it. */
+  private gate: Promise<void> | null = null;
+  private waiting = 0;
+  private readonly idle: (() => void)[] = [];
+  /** The `model` requests name (vllm-lora: the current adapter). */
+  private served: string;
+  /** Requests refused as stale so far (each retry counts). */
+  staleRefusals = 0;
+  private readonly recent: { at: number; n: number }[] = [];
 
   constructor(private readonly opts: OpenAIEngineOptions) {
     if (!opts.baseUrls.length) throw new Error('OpenAIEngine needs at least one base URL');
     this.endpoints = opts.baseUrls.map((u) => ({ url: u.replace(/\/+$/, '').replace(/\/v1$/, ''), inFlight: 0 }));
     this.id = opts.id ?? `openai:${opts.model}@${this.endpoints.map((e) => new URL(e.url).host).join(',')}`;
+    this.served = opts.model;
+  }
+
+  get computeMs(): number { return this.busyMs + (this.inFlight > 0 ? performance.now() - this.busySince : 0); }
+
+  /** Push the trainer's first export to every server as version 0. */
+  load(dir: string): Promise<void> { return this.push(dir, 0); }
+
+  /** Push a new export as the next version; resolves once every server serves it. */
+  reload(dir: string): Promise<void> { return this.push(dir, this.weightVersion + 1); }
+
+  private async push(dir: string, version: number): Promise<void> {
+    const ws = this.opts.weightSync;
+    if (!ws) throw new Error(`${this.id}: no weightSync configured, so weights cannot be pushed to ${this.endpoints.map((e) => e.url).join(', ')}`);
+    while (this.gate) await this.gate; // one push at a time
+    let open!: () => void;
+    this.gate = new Promise<void>((r) => (open = r));
+    try {
+      if (this.inFlight > 0) await new Promise<void>((r) => this.idle.push(r));
+      if (this.closed) throw new Error('engine closed');
+      if (ws.mode === 'vllm') pointCurrent(dir);
+      // Every server, each to the end: a failure is reported only once the others are done (they may now serve it).
+      const done = await Promise.allSettled(this.endpoints.map((e) => pushWeights({ url: e.url, apiKey: this.opts.apiKey, mode: ws.mode, model: this.opts.model, timeoutMs: ws.timeoutMs, pollMs: ws.pollMs }, dir, version)));
+      const failed = done.flatMap((d) => (d.status === 'rejected' ? [d.reason instanceof Error ? d.reason.message : String(d.reason)] : []));
+      if (failed.length) throw new Error(`weight version ${version} (${dir}) did not reach ${failed.length} of ${done.length} server(s): ${failed.join('; ')}`);
+      this.weightVersion = version;
+      if (ws.mode === 'vllm-lora') this.served = adapterName(this.opts.model, version);
+    } finally {
+      this.gate = null;
+      open();
+    }
+  }
+
+  stats(): EngineStats[] {
+    const now = performance.now();
+    while (this.recent.length && now - this.recent[0].at > 5000) this.recent.shift();
+    const n = this.recent.reduce((s, x) => s + x.n, 0);
+    return [{ id: this.id, waiting: this.waiting, running: this.inFlight, kvBlocksUsed: 0, kvBlocksTotal: 0, blockTokens: 0, tokensPerS: n / 5, weightVersion: this.opts.weightSync ? this.weightVersion : null }];
   }
 
   countTokens(text: string): number {
@@ -105,21 +183,41 @@ export class OpenAIEngine implements InferenceEngine {
     const base: GenerateResult = { text: '', tokenIds: [], logprobs: null, finishReason: 'aborted', stopString: null, promptTokens, weightVersion: null };
     if (this.closed) return { ...base, error: 'engine closed' };
     if (req.signal?.aborted) return base;
+    if (this.gate) {
+      // A push is under way: wait for it, so this request is served by the new weights only.
+      this.waiting++;
+      try {
+        for (let g = this.gate as Promise<void> | null; g && !req.signal?.aborted; g = this.gate) await Promise.race([g, aborted(req.signal)]);
+      } finally { this.waiting--; }
+      if (req.signal?.aborted) return base;
+      if (this.closed) return { ...base, error: 'engine closed' };
+    }
     const reserve = promptTokens + Math.max(0, req.maxTokens);
     this.reserved += reserve;
-    this.inFlight++;
+    if (this.inFlight++ === 0) this.busySince = performance.now();
+    const want = this.opts.weightSync ? (req.weightVersion ?? this.weightVersion) : null;
     try {
       let ep: Endpoint | undefined;
       let lastErr = '';
+      let staleTries = 0;
+      const staleUntil = Date.now() + (this.opts.staleTimeoutMs ?? 30_000);
       for (let attempt = 0; attempt <= this.opts.retries; attempt++) {
-        if (attempt > 0) {
-          await sleep(Math.min(2000, (this.opts.backoffMs ?? 100) * 2 ** (attempt - 1)), req.signal);
+        if (attempt > 0 || staleTries > 0) {
+          const k = staleTries > 0 ? staleTries - 1 : attempt - 1;
+          await sleep(Math.min(2000, (this.opts.backoffMs ?? 100) * 2 ** k), req.signal);
           if (req.signal?.aborted || this.closed) return { ...base, error: this.closed ? 'engine closed' : undefined };
         }
         ep = this.pick(ep);
         try {
-          return await this.attempt(ep, req, promptTokens, onChunk);
+          return await this.attempt(ep, req, promptTokens, want, onChunk);
         } catch (e) {
+          if (e instanceof Stale) {
+            this.staleRefusals++;
+            staleTries++;
+            attempt--; // a refusal is not a failed attempt: retried until staleUntil
+            if (Date.now() >= staleUntil) return { ...base, finishReason: 'error', stale: true, weightVersion: want, error: `${ep.url}: ${e.message} (still after ${this.opts.staleTimeoutMs ?? 30_000} ms of retries)` };
+            continue;
+          }
           if (!(e instanceof Retryable)) throw e;
           lastErr = `${ep.url}: ${e.message}`;
         }
@@ -127,12 +225,15 @@ export class OpenAIEngine implements InferenceEngine {
       return { ...base, finishReason: 'error', error: `no server answered after ${this.opts.retries + 1} attempt(s); last: ${lastErr}` };
     } finally {
       this.reserved -= reserve;
-      this.inFlight--;
+      if (--this.inFlight === 0) {
+        this.busyMs += performance.now() - this.busySince;
+        for (const r of this.idle.splice(0)) r();
+      }
     }
   }
 
   /** One request to `ep`. Throws Retryable when nothing was received yet and another server may do better. */
-  private async attempt(ep: Endpoint, req: GenerateRequest, promptTokens: number, onChunk?: (c: GenerateChunk) => void): Promise<GenerateResult> {
+  private async attempt(ep: Endpoint, req: GenerateRequest, promptTokens: number, want: number | null, onChunk?: (c: GenerateChunk) => void): Promise<GenerateResult> {
     const ctl = new AbortController();
     const onAbort = () => ctl.abort();
     req.signal?.addEventListener('abort', onAbort);
@@ -143,8 +244,10 @@ export class OpenAIEngine implements InferenceEngine {
     ep.inFlight++;
     const out = { text: '', tokenIds: [] as number[], logprobs: [] as number[], anyLogprobs: false };
     let received = false;
+    let served: number | null = null; // the weight_version the server reported
+    let mixed: string | null = null;
     const result = (finishReason: GenerateResult['finishReason'], extra: Partial<GenerateResult> = {}): GenerateResult => ({
-      text: out.text, tokenIds: out.tokenIds, logprobs: out.anyLogprobs ? out.logprobs : null, finishReason, stopString: null, promptTokens, weightVersion: null, ...extra,
+      text: out.text, tokenIds: out.tokenIds, logprobs: out.anyLogprobs ? out.logprobs : null, finishReason, stopString: null, promptTokens, weightVersion: served ?? want, ...extra,
     });
     const failed = (msg: string): GenerateResult => {
       if (req.signal?.aborted || (this.closed && !timedOut)) return result('aborted', this.closed ? { error: 'engine closed' } : {});
@@ -154,12 +257,13 @@ export class OpenAIEngine implements InferenceEngine {
     try {
       arm();
       const body: Record<string, unknown> = {
-        model: this.opts.model, prompt: req.prompt, max_tokens: req.maxTokens, temperature: req.temperature, top_p: req.topP,
+        model: this.served, prompt: req.prompt, max_tokens: req.maxTokens, temperature: req.temperature, top_p: req.topP,
         stop: req.stop.length ? req.stop : undefined, stream: true, stream_options: { include_usage: true },
       };
       if (req.seed !== undefined) body.seed = req.seed;
       if (this.opts.logprobs !== false) body.logprobs = 0;
       if (this.opts.returnTokenIds !== false) body.return_token_ids = true;
+      if (want !== null && this.opts.weightSync?.mode === 'sglang') body.weight_version = versionLabel(want);
       let res: Response;
       try {
         res = await fetch(`${ep.url}/v1/completions`, {
@@ -171,7 +275,9 @@ export class OpenAIEngine implements InferenceEngine {
         return failed(timedOut ? `no response in ${this.opts.timeoutMs} ms` : causeOf(e));
       }
       if (!res.ok) {
-        const msg = `HTTP ${res.status}: ${errorText(await res.text().catch(() => ''))}`;
+        const text = await res.text().catch(() => '');
+        if (res.status === 409 && /stale_weight_version/.test(text)) throw new Stale(errorText(text));
+        const msg = `HTTP ${res.status}: ${errorText(text)}`;
         if (res.status >= 500 || res.status === 429) return failed(msg);
         return result('error', { error: `${ep.url}: ${msg}` });
       }
@@ -184,6 +290,8 @@ export class OpenAIEngine implements InferenceEngine {
         let ev: any;
         try { ev = JSON.parse(data); } catch { return false; }
         if (ev?.error) throw new Error(`server error: ${errorText(JSON.stringify(ev))}`);
+        const v = parseVersion(ev?.weight_version ?? ev?.meta_info?.weight_version);
+        if (v !== null) { if (served !== null && v !== served) mixed = `${served} then ${v}`; served = v; }
         if (typeof ev?.usage?.prompt_tokens === 'number') serverPromptTokens = ev.usage.prompt_tokens;
         const ch = ev?.choices?.[0];
         if (!ch) return false;
@@ -196,6 +304,7 @@ export class OpenAIEngine implements InferenceEngine {
           received = true;
           out.text += text;
           out.tokenIds.push(...ids);
+          if (ids.length) this.recent.push({ at: performance.now(), n: ids.length });
           onChunk?.({ text, tokenIds: ids, logprobs: lps ? lps.map((x) => (typeof x === 'number' ? x : NaN)) : null });
         }
         if (ch.finish_reason != null) {
@@ -230,6 +339,10 @@ export class OpenAIEngine implements InferenceEngine {
       }
       if (done) void reader.cancel().catch(() => {});
       if (finish === null) return failed('stream ended without a finish_reason');
+      if (mixed !== null || (want !== null && served !== null && served !== want)) {
+        // Never mix silently: this text is not what the caller's weight version would have generated.
+        return result('error', { weightVersion: served, error: `${ep.url}: generated with weight version ${mixed ?? served}, but the request asked for ${want}` });
+      }
       const pt = serverPromptTokens ?? promptTokens;
       if (finish === 'length') return result('length', { promptTokens: pt });
       const stopString = this.whichStop(req.stop, out.text, stopReason);
@@ -268,6 +381,11 @@ function errorText(body: string): string {
     if (typeof j?.message === 'string') return j.message;
   } catch { /* not JSON */ }
   return body.slice(0, 300);
+}
+
+/** Resolves when `signal` aborts (never without one). */
+function aborted(signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => { if (signal?.aborted) resolve(); else signal?.addEventListener('abort', () => resolve(), { once: true }); });
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

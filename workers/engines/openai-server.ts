@@ -6,6 +6,20 @@
  *   GET  /v1/models, GET /v1/models/{id}   the one served model
  *   POST /v1/completions                   raw-prompt completions, streaming (SSE) or not
  *   GET  /health                           200 "ok" (no API key needed)
+ *   POST /update_weights_from_disk         SGLang's reload API (below)
+ *   GET  /get_weight_version, /model_info  {weight_version} (SGLang's; /model_info adds model_path)
+ *
+ * Weight versions (SGLang's API, so OpenAIEngine's weight sync runs against this server end to end): the server
+ * serves one version label at a time (`weightVersion`, default "0"). POST /update_weights_from_disk {model_path,
+ * weight_version?} loads the export at model_path (its model.onnx, or <model_path>/onnx/model.onnx: the trainer
+ * writes the HF weights and, for this server, the ONNX export beside them), which must lie under one of
+ * `weightRoots` (resolved, symlinks followed; none configured: 403). While it runs, new completions wait, the ones
+ * in flight finish on the old weights (as SGLang's update lock does), then the engine reloads and the label becomes
+ * weight_version (omitted: unchanged, as SGLang). Answers {success, message, num_paused_requests: 0}; 400 with
+ * success false when the load fails (the old weights keep serving). Updates run one at a time.
+ * A completion may name `weight_version`: a server on another version refuses it with HTTP 409, error code
+ * `stale_weight_version`, and the served label as top-level `weight_version`, before generating anything. Every
+ * completion body and every stream chunk carries `weight_version`: the label it was generated with.
  *
  * /v1/completions request fields (validated with zod; a bad field → 400 `{error:{message,type,param,code}}` with
  * `param` naming the field; unknown fields such as `user` or `frequency_penalty` are ignored, as OpenAI clients send
@@ -28,7 +42,9 @@
  *     `usage` precedes [DONE]. An engine error after streaming began is sent as `data: {"error":{...}}` then [DONE].
  * A client that disconnects aborts its request in the engine.
  */
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
@@ -36,7 +52,11 @@ import type { GenerateChunk, GenerateResult, InferenceEngine } from './types.ts'
 import type { Tokenizer } from './tokenizer.ts';
 
 export interface OpenAIServerOptions {
-  engine: InferenceEngine & { tokenizer?: Tokenizer };
+  engine: InferenceEngine & { tokenizer?: Tokenizer; reload?(dir: string): Promise<void> };
+  /** Folders /update_weights_from_disk may load from (none: it answers 403). */
+  weightRoots?: string[];
+  /** The label of the weights the engine starts with (SGLang's --weight-version; default "0"). */
+  weightVersion?: string;
   /** The id clients pass as `model` and /v1/models lists. */
   model: string;
   /** When set, every /v1 route needs `Authorization: Bearer <apiKey>`. */
@@ -63,6 +83,16 @@ const CompletionBody = z.object({
   n: z.literal(1).nullish(),
   echo: z.literal(false).nullish(),
   return_token_ids: z.boolean().nullish(),
+  /** Serve only with this weight version (409 otherwise). */
+  weight_version: z.union([z.string(), z.number()]).nullish(),
+});
+
+const UpdateBody = z.object({
+  model_path: z.string().min(1, 'give the export directory to load'),
+  weight_version: z.union([z.string().min(1), z.number()]).nullish(),
+  load_format: z.string().nullish(),
+  abort_all_requests: z.literal(false, { error: 'abort_all_requests is not supported (requests in flight always finish first)' }).nullish(),
+  flush_cache: z.boolean().nullish(),
 });
 type CompletionBody = z.infer<typeof CompletionBody>;
 
@@ -87,10 +117,20 @@ export class OpenAIServer {
   private readonly created = Math.floor(Date.now() / 1000);
   private readonly inFlight = new Set<AbortController>();
   private readonly key: Buffer | null;
+  /** The weight version label being served. */
+  private version: string;
+  /** The checkpoint the engine last loaded through /update_weights_from_disk (null: its start-up one). */
+  private modelPath: string | null = null;
+  /** Set while an update runs: completions wait for it. */
+  private updating: Promise<void> | null = null;
 
   constructor(private readonly opts: OpenAIServerOptions) {
     this.key = opts.apiKey ? Buffer.from(opts.apiKey) : null;
+    this.version = opts.weightVersion ?? '0';
   }
+
+  /** The weight version label served now. */
+  get weightVersion(): string { return this.version; }
 
   /** Start listening; resolves with the base URL (`http://host:port`, without /v1). */
   listen(): Promise<{ url: string; port: number; host: string }> {
@@ -144,8 +184,19 @@ export class OpenAIServer {
     const url = new URL(req.url ?? '/', 'http://x');
     const p = url.pathname.replace(/\/+$/, '') || '/';
     if (p === '/health' && req.method === 'GET') { res.writeHead(200, { 'content-type': 'text/plain' }); res.end('ok'); return; }
-    if (!p.startsWith('/v1/')) throw new HttpError(404, `no route ${req.method} ${p}`, null, 'not_found');
+    const weights = p === '/update_weights_from_disk' || p === '/get_weight_version' || p === '/model_info' || p === '/get_model_info';
+    if (!p.startsWith('/v1/') && !weights) throw new HttpError(404, `no route ${req.method} ${p}`, null, 'not_found');
     if (!this.authorised(req)) throw new HttpError(401, 'Incorrect API key provided (send Authorization: Bearer <key>)', null, 'invalid_api_key');
+    if (p === '/update_weights_from_disk') {
+      if (req.method !== 'POST') throw new HttpError(405, 'use POST /update_weights_from_disk');
+      return this.updateWeights(res, await this.readBody(req));
+    }
+    if (weights) {
+      if (req.method !== 'GET') throw new HttpError(405, `use GET ${p}`);
+      const info: Record<string, unknown> = { weight_version: this.version };
+      if (p !== '/get_weight_version') Object.assign(info, { model_path: this.modelPath, is_generation: true });
+      return sendJson(res, 200, info);
+    }
     if (p === '/v1/models' && req.method === 'GET') return sendJson(res, 200, { object: 'list', data: [this.modelCard()] });
     if (p.startsWith('/v1/models/') && req.method === 'GET') {
       const id = decodeURIComponent(p.slice('/v1/models/'.length));
@@ -157,6 +208,45 @@ export class OpenAIServer {
       return this.completions(req, res, await this.readBody(req));
     }
     throw new HttpError(404, `no route ${req.method} ${p}`, null, 'not_found');
+  }
+
+  /** POST /update_weights_from_disk (see the header). */
+  private async updateWeights(res: http.ServerResponse, raw: unknown): Promise<void> {
+    const parsed = UpdateBody.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return sendJson(res, 400, { success: false, message: `${issue.path.map(String).join('.') || 'body'}: ${issue.message}`, num_paused_requests: 0 });
+    }
+    const b = parsed.data;
+    const engine = this.opts.engine;
+    if (!engine.reload) return sendJson(res, 400, { success: false, message: 'this engine cannot reload weights', num_paused_requests: 0 });
+    const roots = this.opts.weightRoots ?? [];
+    if (!roots.length) return sendJson(res, 403, { success: false, message: 'weight updates are off: start serve-model with --weights-root DIR', num_paused_requests: 0 });
+    let dir: string;
+    try {
+      dir = fs.realpathSync(b.model_path);
+    } catch {
+      return sendJson(res, 400, { success: false, message: `model_path: no such directory ${b.model_path}`, num_paused_requests: 0 });
+    }
+    const under = roots.some((r) => { let real = r; try { real = fs.realpathSync(r); } catch { /* missing root */ } const rel = path.relative(real, dir); return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel)); });
+    if (!under) return sendJson(res, 403, { success: false, message: `model_path: ${b.model_path} is not under the weights root${roots.length > 1 ? 's' : ''} ${roots.join(', ')}`, num_paused_requests: 0 });
+    const onnx = [dir, path.join(dir, 'onnx')].find((d) => fs.existsSync(path.join(d, 'model.onnx')));
+    if (!onnx) return sendJson(res, 400, { success: false, message: `model_path: no model.onnx in ${b.model_path} or its onnx/ folder (serve-model loads ONNX exports: set engine.weightSync.onnx so the trainer writes one, or run workers/trainer/export_onnx.py --model DIR --out DIR/onnx)`, num_paused_requests: 0 });
+    for (let u = this.updating as Promise<void> | null; u; u = this.updating) await u.catch(() => {});
+    let done!: () => void;
+    this.updating = new Promise<void>((r) => (done = r));
+    try {
+      while (this.inFlight.size) await new Promise((r) => setTimeout(r, 10)); // requests in flight finish on the old weights
+      await engine.reload(onnx);
+      this.modelPath = dir;
+      if (b.weight_version != null) this.version = String(b.weight_version);
+      sendJson(res, 200, { success: true, message: `Succeeded to update model weights.${b.weight_version != null ? ` Weight version updated to ${this.version}.` : ''}`, num_paused_requests: 0 });
+    } catch (e) {
+      sendJson(res, 400, { success: false, message: `loading ${onnx} failed: ${e instanceof Error ? e.message : String(e)}`, num_paused_requests: 0 });
+    } finally {
+      this.updating = null;
+      done();
+    }
   }
 
   private async readBody(req: http.IncomingMessage): Promise<unknown> {
@@ -183,6 +273,13 @@ export class OpenAIServer {
       throw new HttpError(400, `${param ?? 'body'}: ${issue.message}`, param);
     }
     const b: CompletionBody = parsed.data;
+    // Wait out an update, then check the version and join the in-flight set in the same tick (updateWeights
+    // drains that set, so nothing admitted here runs across a reload).
+    for (let u = this.updating as Promise<void> | null; u; u = this.updating) await u.catch(() => {});
+    const version = this.version;
+    if (b.weight_version != null && String(b.weight_version) !== version) {
+      return sendJson(res, 409, { ...errorBody(`this server serves weight version ${version}; the request asked for ${b.weight_version} (retry once it is reloaded)`, 'invalid_request_error', 'weight_version', 'stale_weight_version'), weight_version: version });
+    }
     if (b.model !== this.opts.model) throw new HttpError(404, `The model \`${b.model}\` does not exist (this server serves \`${this.opts.model}\`)`, 'model', 'model_not_found');
     const prompt = typeof b.prompt === 'string' ? b.prompt : b.prompt[0];
     const stop = (b.stop == null ? [] : typeof b.stop === 'string' ? [b.stop] : b.stop).filter((s) => s.length > 0);
@@ -213,12 +310,12 @@ export class OpenAIServer {
         };
         if (wantIds) { choice.token_ids = r.tokenIds; choice.prompt_token_ids = promptIds ?? null; }
         sendJson(res, 200, {
-          id, object: 'text_completion', created, model: this.opts.model, choices: [choice],
+          id, object: 'text_completion', created, model: this.opts.model, weight_version: version, choices: [choice],
           usage: { prompt_tokens: r.promptTokens, completion_tokens: r.tokenIds.length, total_tokens: r.promptTokens + r.tokenIds.length },
         });
         return;
       }
-      await this.stream(res, greq, { id, created, prompt, stop, wantLogprobs, wantIds, promptIds, includeUsage: b.stream_options?.include_usage === true, tokenText });
+      await this.stream(res, greq, { id, created, prompt, stop, wantLogprobs, wantIds, promptIds, includeUsage: b.stream_options?.include_usage === true, tokenText, version });
     } finally {
       this.inFlight.delete(ctl);
     }
@@ -227,7 +324,7 @@ export class OpenAIServer {
   private async stream(
     res: http.ServerResponse,
     greq: Parameters<InferenceEngine['generate']>[0],
-    o: { id: string; created: number; prompt: string; stop: string[]; wantLogprobs: boolean; wantIds: boolean; promptIds?: number[]; includeUsage: boolean; tokenText: (ids: number[]) => string[] },
+    o: { id: string; created: number; prompt: string; stop: string[]; wantLogprobs: boolean; wantIds: boolean; promptIds?: number[]; includeUsage: boolean; tokenText: (ids: number[]) => string[]; version: string },
   ): Promise<void> {
     let started = false;
     const start = () => {
@@ -252,7 +349,7 @@ export class OpenAIServer {
         if (first) choice.prompt_token_ids = o.promptIds ?? null;
       }
       first = false;
-      send({ id: o.id, object: 'text_completion', created: o.created, model: this.opts.model, choices: [choice] });
+      send({ id: o.id, object: 'text_completion', created: o.created, model: this.opts.model, weight_version: o.version, choices: [choice] });
     };
     const onChunk = (c: GenerateChunk) => {
       full += c.text;
@@ -276,7 +373,7 @@ export class OpenAIServer {
       const final = r.stopString !== null && r.text.endsWith(r.stopString) ? r.text.slice(0, r.text.length - r.stopString.length) : r.text;
       chunk(final.length > emitted ? final.slice(emitted) : '', [], null, r.finishReason, r.stopString);
       if (o.includeUsage) {
-        send({ id: o.id, object: 'text_completion', created: o.created, model: this.opts.model, choices: [],
+        send({ id: o.id, object: 'text_completion', created: o.created, model: this.opts.model, weight_version: o.version, choices: [],
           usage: { prompt_tokens: r.promptTokens, completion_tokens: r.tokenIds.length, total_tokens: r.promptTokens + r.tokenIds.length } });
       }
     }

@@ -11,8 +11,9 @@ import { runTraining } from '../train/orchestrator.ts';
 import { getDataset } from '../../server/store/datasets.ts';
 import { preflight, storedDatasetNames } from '../train/preflight.ts';
 import { trainerPython } from '../trainer/python.ts';
-import { embeddedPolicy } from '../engines/create.ts';
-import type { PolicyEngine, PolicyEngineFactory } from '../engines/types.ts';
+import { embeddedPolicy, remotePolicy } from '../engines/create.ts';
+import type { PolicyEngine } from '../engines/types.ts';
+import { observeEngines } from '../train/policy-sync.ts';
 import { PermanentJobError, type JobHandler } from '../types.ts';
 
 
@@ -38,7 +39,7 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
   const sandbox = await createSandbox();
   const verifier = new Verifier({ sandbox });
   let engine: PolicyEngine | null = null; // the policy's engine, once the first sync built it (for the dashboard)
-  const policyEngine: PolicyEngineFactory = async (dir) => (engine = await embeddedPolicy()(dir));
+  const policyEngine = observeEngines(policyFactory(recipe, runId), (e) => { engine = e; });
   const live = publishLiveRollouts(ctx, { engineStats: () => engine?.stats?.() ?? [] });
   try {
     const info = await trainer.info();
@@ -61,6 +62,17 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
     await sandbox.close();
   }
 };
+
+/**
+ * The policy's engine: embedded, or the recipe's servers kept in sync through the shared weight-sync folder
+ * (<TOOLSMITH_WEIGHT_SYNC_DIR>/<engine.weightSync.dir or the run id>; preflight has checked weightSync is set).
+ */
+function policyFactory(recipe: JobPayload<'train'>['recipe'], runId: string) {
+  const e = recipe.engine;
+  if (e.kind !== 'openai') return embeddedPolicy();
+  const ws = e.weightSync!;
+  return remotePolicy({ urls: e.urls, model: e.model, apiKey: config().engineApiKey, totalTokens: e.totalTokens, timeoutMs: e.timeoutMs, weightSync: ws }, path.join(config().weightSyncDir, ws.dir ?? runId));
+}
 
 /** GPUs the trainer's torch sees here (0 without one, or without the trainer's Python). */
 function gpuCount(): number {

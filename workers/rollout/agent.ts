@@ -53,6 +53,8 @@ export interface AgentOptions {
   schedule?: Schedule;
   onEvent?: (e: RolloutEvent) => void;
   signal?: AbortSignal;
+  /** Generate only with this policy weight version (GenerateRequest.weightVersion): a stale engine refuses and retries. */
+  weightVersion?: number;
 }
 
 export type RolloutEvent =
@@ -73,8 +75,8 @@ class Rollout {
   t: Trajectory;
   private readonly prompt: string;
   private readonly session = `${process.pid}:${++sessions}`;
-  constructor(readonly req: RolloutRequest, private readonly o: Required<Omit<AgentOptions, 'onEvent' | 'signal' | 'tool'>> & {
-    tool: ToolLimits; onEvent?: (e: RolloutEvent) => void; signal?: AbortSignal;
+  constructor(readonly req: RolloutRequest, private readonly o: Required<Omit<AgentOptions, 'onEvent' | 'signal' | 'tool' | 'weightVersion'>> & {
+    tool: ToolLimits; onEvent?: (e: RolloutEvent) => void; signal?: AbortSignal; weightVersion?: number;
   }) {
     this.prompt = buildPrompt(req.problem, o.template);
     this.t = newTrajectory(this.prompt, o.engine.countTokens(this.prompt));
@@ -102,10 +104,12 @@ class Rollout {
       sessionId: this.session,
       stop: stopStrings(s),
       signal: this.o.signal,
+      weightVersion: this.o.weightVersion,
     }, onEvent ? (c) => onEvent({ type: 'text', id: this.req.id, turn, delta: c.text }) : undefined);
     const finish = engineFinish(r.finishReason);
     this.t = appendAssistantTurn(this.t, {
       text: r.text, tokens: r.tokenIds.length, tokenIds: r.tokenIds, logprobs: r.logprobs, engineFinish: finish,
+      entropies: r.entropies, weightVersion: r.weightVersion,
       genStartedAt: started, genFinishedAt: Date.now(),
     }, s);
     const last = this.t.turns[turn]!;

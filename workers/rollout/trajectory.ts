@@ -23,6 +23,10 @@ export interface AssistantTurnInput {
   tokens: number;
   tokenIds?: number[] | null;
   logprobs?: number[] | null;
+  /** Per-token entropies when the engine reports them (length === tokens). */
+  entropies?: number[] | null;
+  /** The weight version the engine generated the turn with (GenerateResult.weightVersion). */
+  weightVersion?: number | null;
   engineFinish: EngineFinish;
   genStartedAt: number;
   genFinishedAt: number;
@@ -35,12 +39,15 @@ export function appendAssistantTurn(t: Trajectory, a: AssistantTurnInput, s: Tem
   if (!Number.isInteger(a.tokens) || a.tokens < 0) throw new Error(`bad token count ${a.tokens}`);
   if (a.tokenIds && a.tokenIds.length !== a.tokens) throw new Error(`tokenIds length ${a.tokenIds.length} != tokens ${a.tokens}`);
   if (a.logprobs && a.logprobs.length !== a.tokens) throw new Error(`logprobs length ${a.logprobs.length} != tokens ${a.tokens}`);
+  if (a.entropies && a.entropies.length !== a.tokens) throw new Error(`entropies length ${a.entropies.length} != tokens ${a.tokens}`);
   const turn: Turn = {
     index: t.turns.length,
     text: a.text,
     tokens: a.tokens,
     tokenIds: a.tokenIds ?? null,
     logprobs: a.logprobs ?? null,
+    entropies: a.entropies ?? null,
+    weightVersion: a.weightVersion ?? null,
     engineFinish: a.engineFinish,
     parse: a.parse ?? parseTurn(a.text, s),
     tool: null,

@@ -2,16 +2,48 @@
  * Weight sync (docs/method.md §5: fully on-policy): after an update the trainer exports its weights and the
  * policy's engine reloads them before the next rollouts. Stage ends, evaluations and RL stage starts all ask for a
  * sync; only the first after an update pays for the export and reload.
+ *
+ * Where the weights go: by default the ONNX export in `exportDir`, which the embedded engine loads. A factory built
+ * for remote servers (engines/create.ts remotePolicy) carries its own exporter (registered with withExporter): a
+ * new versioned folder under the shared weight-sync folder per sync (weight-export.ts), which the engine pushes to
+ * every server and waits for (OpenAIEngine.reload). sync() resolves only once every server serves it, so the next
+ * step's rollouts never start on the old weights.
  */
 import type { PolicyEngine, PolicyEngineFactory } from '../engines/types.ts';
 import type { TrainerClient } from '../trainer/client.ts';
+
+/** Writes the trainer's current weights somewhere an engine loads them from; returns that folder. */
+export interface WeightExporter {
+  write(trainer: TrainerClient): Promise<string>;
+}
+
+// The factory's exporter, kept beside it so that TrainContext.policyEngine stays a plain factory.
+const exporters = new WeakMap<PolicyEngineFactory, WeightExporter>();
+
+/** `factory`, whose engines load what `exporter` writes (instead of the ONNX export in the run's export dir). */
+export function withExporter(factory: PolicyEngineFactory, exporter: WeightExporter): PolicyEngineFactory {
+  exporters.set(factory, exporter);
+  return factory;
+}
+
+/** `factory`, also handing each engine it builds to `onEngine` (the dashboard's engine figures); keeps its exporter. */
+export function observeEngines(factory: PolicyEngineFactory, onEngine: (e: PolicyEngine) => void): PolicyEngineFactory {
+  const wrapped: PolicyEngineFactory = async (dir) => { const e = await factory(dir); onEngine(e); return e; };
+  const exporter = exporters.get(factory);
+  return exporter ? withExporter(wrapped, exporter) : wrapped;
+}
 
 export class PolicySync {
   private current: PolicyEngine | null = null;
   /** The trainer holds weights the engine has not loaded. */
   private stale = true;
+  private readonly exporter: WeightExporter;
+  /** The folder the engine loaded last. */
+  lastDir: string | null = null;
 
-  constructor(private readonly trainer: TrainerClient, private readonly create: PolicyEngineFactory, private readonly exportDir: string) {}
+  constructor(private readonly trainer: TrainerClient, private readonly create: PolicyEngineFactory, exportDir: string) {
+    this.exporter = exporters.get(create) ?? { write: async (t) => { await t.exportOnnx(exportDir); return exportDir; } };
+  }
 
   /** The engine serving the policy (after the first sync). */
   get engine(): PolicyEngine | null { return this.current; }
@@ -26,9 +58,10 @@ export class PolicySync {
   async sync(): Promise<number> {
     if (this.current && !this.stale) return 0;
     const t0 = performance.now();
-    await this.trainer.exportOnnx(this.exportDir);
-    if (this.current) await this.current.reload(this.exportDir);
-    else this.current = await this.create(this.exportDir);
+    const dir = await this.exporter.write(this.trainer);
+    if (this.current) await this.current.reload(dir);
+    else this.current = await this.create(dir);
+    this.lastDir = dir;
     this.stale = false;
     return (performance.now() - t0) / 1000;
   }

@@ -40,7 +40,12 @@ export function preflight(recipe: Recipe, w: WorkerResources): string[] {
     problems.push(`trainer.nodes: ${t.nodes} nodes × ${t.ranks} ranks is a multi-node torchrun job, started on each node by hand (README "Scaling out"); a worker runs one node`);
   }
   if (recipe.engine.kind === 'openai') {
-    problems.push(`engine: rollouts on OpenAI-compatible servers (${recipe.engine.urls.join(', ')}) need the new weights pushed to them after every update, which this version does not do yet; use engine.kind "embedded" for on-policy RL`);
+    const ws = recipe.engine.weightSync;
+    if (!ws) {
+      problems.push(`engine.weightSync: rollouts on OpenAI-compatible servers (${recipe.engine.urls.join(', ')}) need the new weights pushed to them after every update: set engine.weightSync.mode ("sglang" for SGLang and toolsmith serve-model, "vllm", or "vllm-lora"; README "Weight sync")`);
+    } else if (ws.mode === 'vllm-lora' && !t.lora) {
+      problems.push('engine.weightSync.mode: "vllm-lora" pushes LoRA adapters, so it needs trainer.lora; use "vllm" to push the whole model');
+    }
   }
   return problems;
 }

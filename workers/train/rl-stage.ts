@@ -37,7 +37,7 @@ export async function runRlStage(run: TrainRun, stage: RlStage, i: number, done:
     const rng = mulberry32((recipe.seed * 1_000_003 + s) >>> 0);
     const prompts = samplePrompts(pool, stage.promptsPerStep, rng);
     const busy0 = policy.computeMs;
-    const r = await rlStep({ engine: policy.engine!, tokenizer: run.tokenizer, sandbox: ctx.sandbox, verifier: ctx.verifier, trainer: ctx.trainer, signal: ctx.signal, onEvent: ctx.onEvent },
+    const r = await rlStep({ engine: policy.engine!, weightVersion: policy.engine!.weightVersion, tokenizer: run.tokenizer, sandbox: ctx.sandbox, verifier: ctx.verifier, trainer: ctx.trainer, signal: ctx.signal, onEvent: ctx.onEvent },
       cfg, prompts, ((recipe.seed * 7919 + s) % 100_000) * 100_000, rng);
     policy.updated();
     // Share of the rollout phase the engine spent inside the model (the docs/method.md §6 utilisation).

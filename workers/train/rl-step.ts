@@ -39,6 +39,8 @@ export interface RlStepConfig {
 
 export interface RlStepDeps {
   engine: InferenceEngine;
+  /** The weight version the rollouts must be generated with (the policy engine's, after the step's sync). */
+  weightVersion?: number;
   tokenizer: Tokenizer;
   sandbox: Sandbox;
   verifier: Verifier;
@@ -71,7 +73,7 @@ export async function rlStep(deps: RlStepDeps, cfg: RlStepConfig, prompts: TaskP
   const trajectories = await runRollouts(requests, {
     engine: deps.engine, sandbox: deps.sandbox, template: cfg.template, toolFormat: cfg.toolFormat,
     limits: { maxResponseTokens: cfg.maxResponseTokens, maxTurns: cfg.maxTurns }, temperature: cfg.temperature,
-    tool: cfg.tool, onEvent: deps.onEvent, signal: deps.signal,
+    tool: cfg.tool, onEvent: deps.onEvent, signal: deps.signal, weightVersion: deps.weightVersion,
   });
   if (deps.signal?.aborted) throw new Error('training stopped');
   const t1 = performance.now();
