@@ -7,6 +7,7 @@
  */
 import { EMBEDDED_DEFAULTS, FAMILIES, REPORT_DEFAULTS, TIS_MODES, type ModelSpec } from '../../contracts/recipe.ts';
 import type { Spec } from './path.ts';
+import { WEIGHT_SYNC_MODES } from '../../contracts/engine.ts';
 
 export type ModelKind = ModelSpec['kind'];
 export type FieldKind =
@@ -123,6 +124,14 @@ export const RECIPE_FIELDS: Catalogue = {
     help: 'embedded: the ONNX engine on this worker; openai: vLLM/SGLang servers (weight sync after each update: see the README).',
   },
   'engine.urls': { label: 'Server URLs', kind: 'list', help: 'OpenAI-compatible base URLs, comma-separated.' },
+  'engine.model': { label: 'Served model id', kind: 'text', def: 'first of /v1/models', help: 'The model name requests carry (default: the first id the first server lists).' },
+  'engine.totalTokens': { label: 'Server token budget', kind: 'int', def: String(1 << 20), help: 'Tokens the servers hold at once, all URLs together; requests are admitted against it.' },
+  'engine.timeoutMs': { label: 'Request timeout (ms)', kind: 'int', def: '60000', help: 'Longest silence on one generation request before it is retried elsewhere.' },
+  'engine.weightSync': { label: 'Weight sync', kind: 'toggle', on: { mode: 'sglang' }, off: undefined, help: 'Push the trainer\'s weights to every server after each update (needed to train on them; README "Weight sync").' },
+  'engine.weightSync.mode': { label: 'Reload API', kind: 'select', options: WEIGHT_SYNC_MODES, def: 'sglang', help: 'sglang: /update_weights_from_disk; vllm: /collective_rpc reload_weights (dev mode, <dir>/current); vllm-lora: /v1/load_lora_adapter (needs LoRA).' },
+  'engine.weightSync.dir': { label: 'Weight folder name', kind: 'text', def: 'the run id', help: 'Subfolder of TOOLSMITH_WEIGHT_SYNC_DIR the versions go into (a name, not a path); the servers must see it at the same path.' },
+  'engine.weightSync.onnx': { label: 'Also write ONNX', kind: 'bool', def: 'false', help: 'Write <version>/onnx too: what toolsmith serve-model loads.' },
+  'engine.weightSync.timeoutMs': { label: 'Reload timeout (ms)', kind: 'int', def: '600000', help: 'Longest a reload may take on any one server before the step fails naming it.' },
 
   'template.toolName': { label: 'Tool name', kind: 'text', def: byModel('execute_python_code_with_standard_io', 'python'), help: 'The one tool\'s function name (paper: execute_python_code_with_standard_io; embedded: python).' },
   'template.reasonTag': { label: 'Reasoning tag', kind: 'text', def: 'reason', help: 'Each assistant turn starts with <reason> (the paper\'s figure shows <think>).' },

@@ -48,7 +48,8 @@ export function ModelSection() {
       {['trainer.ranks', 'trainer.nodes', 'trainer.device', 'trainer.microBatchTokens', 'trainer.gradientCheckpointing', 'trainer.lora'].map((k) => <Field key={k} cat={F} k={k} />)}
       {lora && ['trainer.lora.rank', 'trainer.lora.alpha', 'trainer.lora.dropout', 'trainer.lora.targetModules'].map((k) => <Field key={k} cat={F} k={k} />)}
       <Field cat={F} k="engine.kind" />
-      {openai && <Field cat={F} k="engine.urls" />}
+      {openai && ['engine.urls', 'engine.model', 'engine.totalTokens', 'engine.timeoutMs', 'engine.weightSync'].map((k) => <Field key={k} cat={F} k={k} />)}
+      {openai && getPath(spec, 'engine.weightSync') != null && ['engine.weightSync.mode', 'engine.weightSync.dir', 'engine.weightSync.onnx', 'engine.weightSync.timeoutMs'].map((k) => <Field key={k} cat={F} k={k} />)}
     </Section>
   );
 }
