@@ -69,9 +69,10 @@ const TurnTokens = memo(function TurnTokens(
   { turn, record, idx, q, scale, name, texts }: { turn: StoredTurn; record: TokenRecordWire; idx: number[]; q: TokenQuantity; scale: number; name: string; texts: Map<number, string> },
 ) {
   const pieces = useMemo(() => turnPieces(turn, record, idx), [turn, record, idx]);
+  const tool = useMemo(() => idx.filter((i) => record.mask[i] === 0).length, [record, idx]);
   return (
     <article aria-label={name} className="panel" style={{ marginBottom: 8, whiteSpace: 'pre-wrap', overflowWrap: 'anywhere', fontSize: 13.5, lineHeight: 1.6 }}>
-      <header className="muted" style={{ fontSize: 12, marginBottom: 4 }}>Turn {turn.index + 1} · {idx.length} tokens</header>
+      <header className="muted" style={{ fontSize: 12, marginBottom: 4 }}>Turn {turn.index + 1} · {idx.length - tool} model tokens{tool ? ` + ${tool} tool-response tokens (masked)` : ''}</header>
       {pieces.map((p) => <Piece key={`${p.kind}${p.i}`} p={p} record={record} q={q} scale={scale} texts={texts} />)}
       {idx.length === 0 && <span className="muted">(no token record for this turn)</span>}
     </article>

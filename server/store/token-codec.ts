@@ -25,17 +25,30 @@ export interface TokenColumns {
 type Kind = 'i32' | 'u8' | 'u16' | 'f32';
 const WIDTH: Record<Kind, number> = { i32: 4, u8: 1, u16: 2, f32: 4 };
 const RANGE: Record<Exclude<Kind, 'f32'>, [number, number]> = { i32: [-(2 ** 31), 2 ** 31 - 1], u8: [0, 255], u16: [0, 65535] };
+const TYPED = { i32: Int32Array, u8: Uint8Array, u16: Uint16Array, f32: Float32Array } as const;
+// Typed arrays use the host's byte order: on a little-endian host (every platform Node ships for) they are the
+// stored format and pack/unpack is a bulk copy, ~5× faster than DataView per element; elsewhere DataView it is.
+const LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 function pack(name: string, xs: readonly number[], kind: Kind, n: number): Uint8Array {
   if (xs.length !== n) throw new Error(`token record: ${name} has ${xs.length} entries, ids has ${n}`);
+  if (kind !== 'f32') {
+    const [lo, hi] = RANGE[kind];
+    for (let i = 0; i < n; i++) {
+      const x = xs[i]!;
+      if (!Number.isInteger(x) || x < lo || x > hi) throw new Error(`token record: ${name}[${i}] = ${x} is not an integer in ${lo}..${hi}`);
+    }
+  }
+  if (LE) {
+    const a = new TYPED[kind](xs as number[]);
+    return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  }
   const buf = new Uint8Array(n * WIDTH[kind]);
   const v = new DataView(buf.buffer);
   for (let i = 0; i < n; i++) {
     const x = xs[i]!;
-    if (kind === 'f32') { v.setFloat32(i * 4, x, true); continue; }
-    const [lo, hi] = RANGE[kind];
-    if (!Number.isInteger(x) || x < lo || x > hi) throw new Error(`token record: ${name}[${i}] = ${x} is not an integer in ${lo}..${hi}`);
-    if (kind === 'i32') v.setInt32(i * 4, x, true);
+    if (kind === 'f32') v.setFloat32(i * 4, x, true);
+    else if (kind === 'i32') v.setInt32(i * 4, x, true);
     else if (kind === 'u16') v.setUint16(i * 2, x, true);
     else v.setUint8(i, x);
   }
@@ -44,6 +57,16 @@ function pack(name: string, xs: readonly number[], kind: Kind, n: number): Uint8
 
 function unpack(name: string, b: Uint8Array, kind: Kind, n: number): number[] {
   if (b.byteLength !== n * WIDTH[kind]) throw new Error(`stored token record: ${name} has ${b.byteLength} bytes, expected ${n * WIDTH[kind]} for ${n} tokens`);
+  if (LE) {
+    // A typed view needs an aligned offset; drivers hand back views into shared buffers, so copy when it is not.
+    const w = WIDTH[kind];
+    const src = b.byteOffset % w === 0 ? b : b.slice();
+    const a = new TYPED[kind](src.buffer as ArrayBuffer, src.byteOffset, n);
+    // A plain loop: Array.from(typedArray) goes through the iterator and is ~10× slower.
+    const out = new Array<number>(n);
+    for (let i = 0; i < n; i++) out[i] = a[i]!;
+    return out;
+  }
   const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const out = new Array<number>(n);
   for (let i = 0; i < n; i++) {
