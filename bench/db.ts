@@ -9,6 +9,12 @@
  * trust are the batched/single ratios measured in the same process, with batched and single interleaved in rounds
  * (A B A B …) so drift and table growth hit both sides alike. Absolute rows/s are printed too.
  *
+ * Token records (the TrajectoryTokens side table, issue 12): every measured trajectory carries one (~1,500 response
+ * tokens; trainer logprobs, TIS weights and clip states on the selected half), so ingest includes them. Reported side
+ * by side: bytes per trajectory without the side table (content JSON + tool calls, as before) and with it (plus the
+ * packed token arrays; and what the same arrays would take as JSON), on disk too where the database can say, and the
+ * time to read one step's 2,000 trajectories with content, without and with their decoded token records.
+ *
  * SQLite: a fresh, migrated temp file (WAL, synchronous=NORMAL as openDatabase sets it).
  * PostgreSQL: a throwaway cluster from scripts/pg.mjs (note: it runs with fsync=off and synchronous_commit=off,
  * which flatters per-row commits; a durable server widens the batched/single gap).
@@ -24,8 +30,10 @@ import type { Dialect } from '../server/db/url.ts';
 import { insertMetricPoints, insertMetricPointSingle, readSeries, type MetricPointInput } from '../server/store/metrics.ts';
 import { mulberry32 } from '../workers/engines/sampling.ts';
 import {
-  insertTrajectories, insertTrajectorySingle, readStep, type ToolCallInput, type TrajectoryInput,
+  insertTrajectories, insertTrajectorySingle, readStep, readStepWithTokens, type ToolCallInput, type TrajectoryInput,
 } from '../server/store/trajectories.ts';
+import { encodeTokenRecord, tokenColumnBytes } from '../server/store/token-codec.ts';
+import type { ClipState, TokenRecord } from '../contracts/trajectory.ts';
 import { benchFlags } from './flags.ts';
 
 // ───────────────────────────── options ─────────────────────────────
@@ -101,7 +109,30 @@ const ERRORS = [
   { type: 'Timeout', msg: () => 'TimeoutError: execution exceeded 10 s' },
 ];
 
-/** One realistic rollout: ~5 KB of turns (reasoning, code, tool-output JSON) and 5 tool calls. */
+/**
+ * A token record of `n` response tokens over 6 turns, tool responses masked, engine logprobs and entropies, and the
+ * trainer's side when `trained`. A pool of these is shared by the generated trajectories (so the bench does not
+ * hold 10,000 of them in memory); each insert still encodes its own.
+ */
+function makeTokenRecord(r: Rng, n: number, trained: boolean): TokenRecord {
+  const rec: TokenRecord = { ids: [], mask: [], turn: [], chars: [], rolloutLogprobs: [], entropy: [], trainerLogprobs: null, weights: null, clip: null, advantage: null };
+  const perTurn = Math.ceil(n / 6);
+  for (let i = 0; i < n; i++) {
+    const tool = i % perTurn > perTurn * 0.8 && Math.floor(i / perTurn) < 5;
+    rec.ids.push(r.int(0, 151_000)); rec.mask.push(tool ? 0 : 1); rec.turn.push(Math.floor(i / perTurn)); rec.chars.push(r.int(1, 6));
+    rec.rolloutLogprobs.push(tool ? NaN : Math.log(0.02 + 0.98 * r.next())); rec.entropy.push(tool ? NaN : 3 * r.next());
+  }
+  if (trained) {
+    rec.trainerLogprobs = rec.rolloutLogprobs.map((x) => x + 0.01 * r.normal());
+    rec.clip = rec.mask.map((m) => (m && r.next() < 0.05 ? r.int(1, 5) : 0) as ClipState);
+    rec.weights = rec.clip.map((c, i) => (rec.mask[i] ? (c === 5 ? 0 : c === 4 ? 2 : 1) : NaN));
+    rec.advantage = r.normal();
+  }
+  return rec;
+}
+const TOKEN_POOL = (() => { const r = prng(99); return Array.from({ length: 32 }, (_, i) => makeTokenRecord(r, r.int(900, 2200), i % 2 === 0)); })();
+
+/** One realistic rollout: ~5 KB of turns (reasoning, code, tool-output JSON), 5 tool calls and a token record. */
 function makeTrajectory(r: Rng, runId: string, i: number, stepBase = 0): TrajectoryInput {
   const step = stepBase + Math.floor(i / STEP_SIZE);
   const inStep = i % STEP_SIZE;
@@ -132,10 +163,12 @@ function makeTrajectory(r: Rng, runId: string, i: number, stepBase = 0): Traject
   turns.push({ role: 'assistant', text: `${paragraph(r, r.int(150, 350))} The answer is \\boxed{${answer}}.` });
   const correct = r.next() < 0.45;
   const toolErrors = toolCalls.filter((c) => c.status !== 'ok').length;
+  const tokens = TOKEN_POOL[i % TOKEN_POOL.length]!;
   return {
+    tokens,
     runId, step, stage: 0, split: 'train', problemId: `p_${r.int(0, 17_000)}`, groupId, sampleIndex: inStep % GROUP,
     reward: correct ? 1 : -1, correct, selected: r.next() < 0.5, selectReason: toolErrors === 0 ? 'clean' : 'sampled',
-    pErr: toolErrors / 5, pFormat: 0, promptTokens: r.int(80, 200), responseTokens: r.int(900, 2200), toolTokens: r.int(100, 600),
+    pErr: toolErrors / 5, pFormat: 0, promptTokens: r.int(80, 200), responseTokens: tokens.ids.length, toolTokens: tokens.mask.filter((m) => m === 0).length,
     turns: turns.length, finishReason: 'stop', answer, content: { turns }, toolCalls,
   };
 }
@@ -186,7 +219,27 @@ function progress(msg: string) { process.stdout.write(`  … ${msg}\n`); }
 
 interface ReadBack { name: string; rows: number; coldMs: number; warmMs: number; plan: string }
 
-interface DbReport { dialect: Dialect; results: Result[]; reads: ReadBack[]; problems: string[]; sizes: { trajectories: number; metricPoints: number } }
+/** On-disk bytes per stored row of each trajectory table (SQLite's dbstat, PostgreSQL's relation sizes); null where unavailable. */
+type Disk = Record<'Trajectory' | 'ToolCall' | 'TrajectoryTokens', { bytes: number; rows: number }> | null;
+
+interface DbReport { dialect: Dialect; results: Result[]; reads: ReadBack[]; problems: string[]; sizes: { trajectories: number; metricPoints: number }; disk: Disk }
+
+async function diskBytes(db: Database): Promise<Disk> {
+  const out: Record<string, { bytes: number; rows: number }> = {};
+  try {
+    for (const t of ['Trajectory', 'ToolCall', 'TrajectoryTokens']) {
+      const rows = Number((await db.query<{ n: number | bigint }>(`SELECT COUNT(*) AS "n" FROM "${t}"`))[0].n);
+      const bytes = db.dialect === 'sqlite'
+        // Table b-tree plus its indexes (sqlite_autoindex_* and named ones); overflow pages included.
+        ? Number((await db.query<{ b: number | bigint }>(`SELECT SUM("pgsize") AS "b" FROM "dbstat" WHERE "name" = ? OR "name" IN (SELECT "name" FROM sqlite_master WHERE "tbl_name" = ? AND "type" = 'index')`, [t, t]))[0].b ?? 0)
+        : Number((await db.query<{ b: number | bigint }>(`SELECT pg_total_relation_size('"${t}"') AS "b"`))[0].b);
+      out[t] = { bytes, rows };
+    }
+    return out as Disk;
+  } catch {
+    return null;
+  }
+}
 
 /** The last non-empty line of an error (Prisma puts the reason there, after a source excerpt). */
 function firstLine(e: unknown): string {
@@ -238,6 +291,11 @@ async function benchDatabase(url: string, dialect: Dialect): Promise<DbReport> {
       ['Trajectory', runB, SIZES.trajBatched], ['Trajectory', runS, SIZES.trajSingle],
       ['ToolCall', runB, SIZES.trajBatched * 5], ['ToolCall', runS, SIZES.trajSingle * 5],
     ];
+    const tokenRows = Number((await db.query<{ n: number | bigint }>(
+      `SELECT COUNT(*) AS "n" FROM "TrajectoryTokens" k JOIN "Trajectory" t ON t."id" = k."trajectoryId" WHERE t."runId" IN (?, ?)`, [runB, runS]))[0].n);
+    if (tokenRows !== SIZES.trajBatched + SIZES.trajSingle) throw new Error(`${dialect}: ${tokenRows} token records stored, expected ${SIZES.trajBatched + SIZES.trajSingle}`);
+    // On-disk size now, while every stored trajectory is a full one with a token record (the fill below is neither).
+    const disk = await diskBytes(db);
     for (const [table, runId, want] of checks) {
       const got = await count(table, runId);
       if (got !== want) throw new Error(`${dialect}: ${table} for ${runId} has ${got} rows, expected ${want}`);
@@ -254,6 +312,10 @@ async function benchDatabase(url: string, dialect: Dialect): Promise<DbReport> {
     });
     const fill = Array.from({ length: FILL_STEPS * STEP_SIZE }, (_, i) => small(i));
     for (const c of chunks(fill, 4096)) await insertTrajectories(db, c);
+    // "Before": one full step of the same trajectories stored without token records, read like step 0 (which has them).
+    const bareStep = Math.ceil(SIZES.trajBatched / STEP_SIZE) + FILL_STEPS;
+    const bare = Array.from({ length: STEP_SIZE }, (_, i) => ({ ...makeTrajectory(fr, runB, i, bareStep), tokens: null }));
+    for (const c of chunks(bare, SIZES.trajBatch)) await insertTrajectories(db, c);
     for (let k = 0; k < FILL_RUNS; k++) {
       for (const c of chunks(makeMetricPoints(fr, `run_bench_other_${k}`, 5 * SERIES_LEN), 25_000)) await insertMetricPoints(db, c);
     }
@@ -267,7 +329,13 @@ async function benchDatabase(url: string, dialect: Dialect): Promise<DbReport> {
     const stepRows = await readBack(db, `readStep (one step, no content)`, () => readStep(db, runB, 0), STEP_SIZE,
       `SELECT "id" FROM "Trajectory" WHERE "runId" = ? AND "step" = ? ORDER BY "groupId" ASC, "sampleIndex" ASC`, [runB, 0]);
     reads.push(stepRows);
-    reads.push(await readBack(db, `readStep (one step, with content)`, () => readStep(db, runB, 0, { withContent: true }), STEP_SIZE, null, []));
+    // Before/after, interleaved twice so drift hits all alike: a step stored without token records, a step stored with
+    // them (the usual read does not touch the side table), and that step read with its records decoded.
+    for (const round of ['', ' again']) {
+      reads.push(await readBack(db, `readStep (content; step stored without tokens)${round}`, () => readStep(db, runB, bareStep, { withContent: true }), STEP_SIZE, null, []));
+      reads.push(await readBack(db, `readStep (content; step stored with tokens)${round}`, () => readStep(db, runB, 0, { withContent: true }), STEP_SIZE, null, []));
+      reads.push(await readBack(db, `readStepWithTokens (content + decoded tokens)${round}`, () => readStepWithTokens(db, runB, 0, { withContent: true }), STEP_SIZE, null, []));
+    }
     // readSeries is called as the UI calls it (no step range). If that fails, say so and measure the same scan with
     // an explicit in-range window, so the latency is still reported.
     const problems: string[] = [];
@@ -284,7 +352,7 @@ async function benchDatabase(url: string, dialect: Dialect): Promise<DbReport> {
       `SELECT "step", "value", "time" FROM "MetricPoint" WHERE "runId" = ? AND "key" = ? AND "step" >= ? AND "step" <= ? ORDER BY "step" ASC`,
       [runB, 'loss', 0, 2_147_483_647]));
 
-    return { dialect, results: [mBatched, mSingle, tBatched, tSingle], reads, problems, sizes };
+    return { dialect, results: [mBatched, mSingle, tBatched, tSingle], reads, problems, sizes, disk };
   } finally {
     await db.close();
   }
@@ -331,7 +399,9 @@ const rate = (r: Result) => r.rows / r.seconds;
 const find = (rep: DbReport, w: Result['workload'], m: Result['mode']) => rep.results.find((r) => r.workload === w && r.mode === m)!;
 const label = (d: Dialect) => (d === 'sqlite' ? 'SQLite' : 'PostgreSQL');
 
-function printReport(reports: DbReport[], skipped: string | null, avgBytes: { content: number; calls: number }) {
+interface AvgBytes { content: number; calls: number; tokens: number; tokensJson: number; responseTokens: number }
+
+function printReport(reports: DbReport[], skipped: string | null, avgBytes: AvgBytes) {
   console.log('\nIngest (rows/s = rows ÷ total time over all rounds; range = slowest–fastest round)\n');
   const rows: string[][] = [];
   for (const rep of reports) {
@@ -361,6 +431,30 @@ function printReport(reports: DbReport[], skipped: string | null, avgBytes: { co
   const rrows: string[][] = [];
   for (const rep of reports) for (const rb of rep.reads) rrows.push([label(rep.dialect), rb.name, fmtInt(rb.rows), fmtMs(rb.coldMs), fmtMs(rb.warmMs), rb.plan]);
   console.log(table(['database', 'query', 'rows', 'first ms', 'warm ms', 'plan (equivalent SQL)'], rrows, ['l', 'l', 'r', 'r', 'r', 'l']));
+
+  console.log('\nBytes per trajectory (payload; the average generated trajectory)\n');
+  const before = avgBytes.content + avgBytes.calls;
+  console.log(table(['stored as', 'bytes/trajectory', 'vs before'], [
+    ['before: content JSON + tool calls (no token arrays)', fmtInt(before), '1.00×'],
+    ['after: + TrajectoryTokens (packed binary)', fmtInt(before + avgBytes.tokens), `${((before + avgBytes.tokens) / before).toFixed(2)}×`],
+    ['(for comparison) + the same arrays as JSON numbers', fmtInt(before + avgBytes.tokensJson), `${((before + avgBytes.tokensJson) / before).toFixed(2)}×`],
+  ], ['l', 'r', 'r']));
+  console.log(`  token record: ${fmtInt(avgBytes.tokens)} bytes for ${fmtInt(avgBytes.responseTokens)} response tokens (${(avgBytes.tokens / avgBytes.responseTokens).toFixed(1)} bytes/token; JSON would be ${(avgBytes.tokensJson / avgBytes.responseTokens).toFixed(1)})`);
+  for (const rep of reports) {
+    if (!rep.disk) { console.log(`  ${label(rep.dialect)} on disk: unavailable`); continue; }
+    const per = (t: keyof NonNullable<Disk>) => rep.disk![t].bytes / Math.max(1, rep.disk!.Trajectory.rows);
+    const b = per('Trajectory') + per('ToolCall');
+    console.log(`  ${label(rep.dialect)} on disk (tables + indexes ÷ ${fmtInt(rep.disk.Trajectory.rows)} trajectories, warm-up rows included): before ${fmtInt(b)} B, after ${fmtInt(b + per('TrajectoryTokens'))} B (${((b + per('TrajectoryTokens')) / b).toFixed(2)}×; ${fmtInt(rep.disk.TrajectoryTokens.rows)} token rows, ${fmtInt(rep.disk.TrajectoryTokens.bytes / Math.max(1, rep.disk.TrajectoryTokens.rows))} B each)`);
+  }
+
+  console.log('\nOne step (2,000 trajectories) read with content, before/after token records (warm medians of two interleaved rounds, same run)\n');
+  const cmp: string[][] = [];
+  for (const rep of reports) {
+    const best = (prefix: string) => Math.min(...rep.reads.filter((r) => r.name.startsWith(prefix)).map((r) => r.warmMs));
+    const a = best('readStep (content; step stored without'); const b = best('readStep (content; step stored with tokens'); const c = best('readStepWithTokens');
+    cmp.push([label(rep.dialect), fmtMs(a), `${fmtMs(b)} (${(b / a).toFixed(2)}×)`, `${fmtMs(c)} (${(c / a).toFixed(2)}×)`]);
+  }
+  console.log(table(['database', 'before: no token records ms', 'after: readStep ms', 'after: + decoded records ms'], cmp, ['l', 'r', 'r', 'r']));
 
   const sqlite = reports.find((r) => r.dialect === 'sqlite');
   const verdicts: { text: string; ok: boolean }[] = [];
@@ -396,7 +490,7 @@ function printReport(reports: DbReport[], skipped: string | null, avgBytes: { co
   for (const rep of reports) for (const rb of rep.reads) md.push(`| ${label(rep.dialect)} | ${rb.name} | ${fmtInt(rb.rows)} | ${fmtMs(rb.warmMs)} ms |`);
   md.push('');
   md.push(`Measured by \`npm run bench:db${QUICK ? ' -- --quick' : ''}\` on ${env}: metric points in batches of ${fmtInt(SIZES.metricBatch)}, ` +
-    `trajectories (avg ${(avgBytes.content / 1024).toFixed(1)} KB content + ${(avgBytes.calls / 1024).toFixed(1)} KB in 5 tool calls) in batches of ${SIZES.trajBatch}, ` +
+    `trajectories (avg ${(avgBytes.content / 1024).toFixed(1)} KB content + ${(avgBytes.calls / 1024).toFixed(1)} KB in 5 tool calls + a ${(avgBytes.tokens / 1024).toFixed(1)} KB token record) in batches of ${SIZES.trajBatch}, ` +
     `one transaction each; one-at-a-time = one statement and commit per row. SQLite in WAL mode with synchronous=NORMAL` +
     (reports.some((r) => r.dialect === 'postgresql') ? '; PostgreSQL is a local throwaway cluster with fsync=off and synchronous_commit=off, which flatters one-at-a-time commits' : '') +
     `. Targets (SQLite, batched): ≥ ${fmtInt(TARGETS.metricPointsPerSec)} metric points/s ${verdicts[0]?.ok ? 'met' : 'missed'}, ` +
@@ -430,9 +524,13 @@ async function main() {
   const started = performance.now();
   const sample = prng(1);
   const probe = Array.from({ length: 200 }, (_, i) => makeTrajectory(sample, 'probe', i));
-  const avgBytes = {
+  const avgBytes: AvgBytes = {
     content: probe.reduce((a, t) => a + JSON.stringify(t.content).length, 0) / probe.length,
     calls: probe.reduce((a, t) => a + t.toolCalls.reduce((b, c) => b + c.code.length + (c.stdout ?? '').length + (c.stderr ?? '').length, 0), 0) / probe.length,
+    tokens: probe.reduce((a, t) => a + tokenColumnBytes(encodeTokenRecord(t.tokens!)), 0) / probe.length,
+    // JSON has no NaN: null stands in, as it would in a JSON column.
+    tokensJson: probe.reduce((a, t) => a + JSON.stringify(t.tokens).length, 0) / probe.length,
+    responseTokens: probe.reduce((a, t) => a + t.tokens!.ids.length, 0) / probe.length,
   };
   console.log(`bench:db${QUICK ? ' (--quick)' : ''}: ${os.cpus().length} CPUs, Node ${process.version}, ${ROUNDS} interleaved round(s)`);
   console.log(`  metric points: ${fmtInt(SIZES.metricBatched)} batched (batches of ${fmtInt(SIZES.metricBatch)}) vs ${fmtInt(SIZES.metricSingle)} one at a time`);

@@ -133,6 +133,23 @@ export interface TokenRecord {
   advantage: number | null;
 }
 
+/**
+ * A TokenRecord as the API returns it (trajectories.tokens, share.view.trajectoryTokens): JSON has no NaN, so the
+ * float arrays hold null where the record holds NaN (no value).
+ */
+export interface TokenRecordWire {
+  ids: number[];
+  mask: number[];
+  turn: number[];
+  chars: number[];
+  rolloutLogprobs: (number | null)[];
+  entropy: (number | null)[];
+  trainerLogprobs: (number | null)[] | null;
+  weights: (number | null)[] | null;
+  clip: ClipState[] | null;
+  advantage: number | null;
+}
+
 /** Trajectory.content: everything needed to replay a trajectory. */
 export interface StoredTrajectoryContent {
   prompt: string;

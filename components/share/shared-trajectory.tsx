@@ -1,9 +1,13 @@
 'use client';
 import { useQuery } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
 import { useTRPC } from '@/lib/trpc.ts';
 import type { StoredTrajectoryContent, StoredTurn } from '../../contracts/trajectory.ts';
 import { errorCode } from '../ui/error-code.ts';
 import { SharedError, SharedNotFound } from './shared-states.tsx';
+import { TokenPanel } from '../trace/token-panel.tsx';
+import { ModeSwitch } from '../trace/mode-switch.tsx';
+import { parseMode, type TraceMode } from '../trace/token-scale.ts';
 
 type ToolRow = { turn: number; code: string; stdout: string; stderr: string; status: string; exitCode: number | null; errorType: string | null; durationMs: number | null };
 
@@ -11,6 +15,10 @@ type ToolRow = { turn: number; code: string; stdout: string; stderr: string; sta
 export function SharedTrajectory({ token, trajectoryId }: { token: string; trajectoryId: string }) {
   const trpc = useTRPC();
   const q = useQuery(trpc.share.view.trajectory.queryOptions({ token, trajectoryId }, { retry: false, staleTime: Infinity, refetchOnWindowFocus: false }));
+  const [mode, setMode] = useState<TraceMode>('turns');
+  // After mounting, so the server's render and the first client render agree.
+  useEffect(() => { setMode(parseMode(new URL(window.location.href).searchParams.get('view'))); }, []);
+  const tokens = useQuery(trpc.share.view.trajectoryTokens.queryOptions({ token, trajectoryId }, { retry: false, staleTime: Infinity, refetchOnWindowFocus: false, enabled: mode === 'tokens' }));
   if (q.error) return errorCode(q.error) === 'NOT_FOUND' ? <SharedNotFound /> : <SharedError what="the trajectory" message={q.error.message} retry={() => void q.refetch()} />;
   if (!q.data) return <div className="panel empty" role="status">Loading trajectory…</div>;
   const t = q.data;
@@ -31,8 +39,10 @@ export function SharedTrajectory({ token, trajectoryId }: { token: string; traje
           <pre className="share-pre" role="region" tabIndex={0} aria-label="Prompt text">{content.prompt}</pre>
         </details>
       )}
+      <ModeSwitch mode={mode} onMode={setMode} />
       {turns.length === 0 && <div className="panel empty">This trajectory has no recorded turns.</div>}
-      {turns.map((turn, i) => <SharedTurn key={i} turn={turn} n={i + 1} row={rows.find((r) => r.turn === (turn.index ?? i))} />)}
+      {mode === 'tokens' && turns.length > 0 && <TokenPanel turns={turns} query={tokens} />}
+      {mode === 'turns' && turns.map((turn, i) => <SharedTurn key={i} turn={turn} n={i + 1} row={rows.find((r) => r.turn === (turn.index ?? i))} />)}
       <section className="panel share-verdict" aria-label="Answer and verdict">
         <div className="row">
           <strong>Verdict</strong>

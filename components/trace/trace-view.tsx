@@ -10,14 +10,21 @@ import { buildTimeline, stateAt, type ReplayState, type Speed } from './replay.t
 import { ReplayControls } from './replay-controls.tsx';
 import { TraceHeader } from './trace-header.tsx';
 import { TraceTurns } from './trace-turns.tsx';
-import type { TrajectoryDetail } from '../../contracts/trajectory.ts';
+import type { TokenRecordWire, TrajectoryDetail } from '../../contracts/trajectory.ts';
 import { useReplay } from './use-replay.ts';
+import { TokenPanel } from './token-panel.tsx';
+import { ModeSwitch, type TraceMode } from './mode-switch.tsx';
 
 /**
  * `trajectories.get` through the plain client, typed by ./types.ts: the inspector then does not depend on the
  * router's inferred type (which hides the stored JSON `content` behind an unknown/JsonValue type anyway).
  */
-type TrajectoriesClient = { trajectories: { get: { query(input: { id: string }): Promise<TrajectoryDetail> } } };
+type TrajectoriesClient = {
+  trajectories: {
+    get: { query(input: { id: string }): Promise<TrajectoryDetail> };
+    tokens: { query(input: { id: string }): Promise<{ record: TokenRecordWire | null }> };
+  };
+};
 
 function useTrajectory(id: string | null) {
   const client = useTRPCClient() as unknown as TrajectoriesClient;
@@ -32,13 +39,28 @@ function useTrajectory(id: string | null) {
   });
 }
 
+/** The token record, fetched only once the token view is opened. */
+function useTokens(id: string, enabled: boolean) {
+  const client = useTRPCClient() as unknown as TrajectoriesClient;
+  return useQuery({
+    queryKey: ['trajectories', 'tokens', id],
+    queryFn: () => client.trajectories.tokens.query({ id }),
+    enabled,
+    staleTime: Infinity,
+    refetchOnWindowFocus: false,
+    retry: false,
+  });
+}
+
 const isNotFound = (e: unknown) => (e as { data?: { code?: string } } | null)?.data?.code === 'NOT_FOUND';
 
-export interface TraceViewProps { id: string; compareId: string | null; initialT: number | null; initialSpeed: Speed }
+export interface TraceViewProps { id: string; compareId: string | null; initialT: number | null; initialSpeed: Speed; initialMode?: TraceMode }
 
 /** The trace inspector: one trajectory turn by turn (or two side by side), with a replay of its recorded timeline. */
-export function TraceView({ id, compareId, initialT, initialSpeed }: TraceViewProps) {
+export function TraceView({ id, compareId, initialT, initialSpeed, initialMode = 'turns' }: TraceViewProps) {
   const main = useTrajectory(id);
+  const [mode, setMode] = useState<TraceMode>(initialMode);
+  const tokens = useTokens(id, mode === 'tokens' && !compareId);
   const other = useTrajectory(compareId);
   const timelines = useMemo(
     () => [main.data, other.data].filter((d): d is TrajectoryDetail => !!d).map((d) => buildTimeline(d.content)),
@@ -79,8 +101,13 @@ export function TraceView({ id, compareId, initialT, initialSpeed }: TraceViewPr
             <summary>Prompt <span className="muted">({a.promptTokens} tokens)</span></summary>
             <pre className="panel" style={{ whiteSpace: 'pre-wrap', overflowWrap: 'anywhere', maxHeight: 360, overflow: 'auto' }} role="region" tabIndex={0} aria-label="Prompt text">{a.content.prompt}</pre>
           </details>
-          <h2>Turns</h2>
-          <TraceTurns t={a} state={stateA} playing={replay.playing} />
+          <div className="row" style={{ justifyContent: 'space-between' }}>
+            <h2>{mode === 'turns' ? 'Turns' : 'Tokens'}</h2>
+            <ModeSwitch mode={mode} onMode={setMode} />
+          </div>
+          {mode === 'turns'
+            ? <TraceTurns t={a} state={stateA} playing={replay.playing} />
+            : <TokenPanel turns={a.content.turns} query={tokens} />}
         </>
       )}
     </div>

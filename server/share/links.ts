@@ -5,7 +5,8 @@ import { parseUserInput, UserError } from '../../contracts/errors.ts';
 import { listMetricKeys, readSeries, type SeriesPoint } from '../store/metrics.ts';
 import { lastEventSeq, readEvents } from '../store/events.ts';
 import { getRunPublicSummary, runExists } from '../store/runs.ts';
-import { getTrajectoryRun, getTrajectoryWithToolCalls, readStep } from '../store/trajectories.ts';
+import { getTrajectoryRun, getTrajectoryWithToolCalls, readStep, readTrajectoryTokens } from '../store/trajectories.ts';
+import { tokenRecordToWire } from '../store/token-codec.ts';
 import {
   getShareLinkByTokenHash, getShareLinkRevocation, insertShareLink, listShareLinkRows, setShareLinkRevoked,
 } from '../store/share-links.ts';
@@ -242,9 +243,25 @@ export async function sharedTrajectory(db: Database, token: string, trajectoryId
   if (link.scope === 'compare') throw new ShareLinkNotFound();
   if (link.scope === 'trajectory' && trajectoryId !== link.target.trajectoryId) throw new ShareLinkNotFound();
   const t = await getTrajectoryWithToolCalls(db, trajectoryId);
-  if (!t || t.runId !== link.target.runId) throw new ShareLinkNotFound();
-  if (link.scope === 'step' && t.step !== link.target.step) throw new ShareLinkNotFound();
+  if (!t || !inScope(link, t)) throw new ShareLinkNotFound();
   return t;
+}
+
+/** Whether a run/step/trajectory link covers a trajectory of `runId` at `step` (compare links cover none). */
+function inScope(link: ShareLinkInfo, t: { id: string; runId: string; step: number }): boolean {
+  if (link.scope === 'compare') return false;
+  if (link.scope === 'trajectory' && t.id !== link.target.trajectoryId) return false;
+  if (t.runId !== link.target.runId) return false;
+  return link.scope !== 'step' || t.step === link.target.step;
+}
+
+/** A shared trajectory's token record (the token view), under exactly sharedTrajectory's rules. */
+export async function sharedTrajectoryTokens(db: Database, token: string, trajectoryId: string, now = new Date()) {
+  const link = await assertReadOnlyToken(db, token, now);
+  const t = await getTrajectoryRun(db, trajectoryId);
+  if (!t || !inScope(link, t)) throw new ShareLinkNotFound();
+  const r = await readTrajectoryTokens(db, trajectoryId);
+  return { record: r ? tokenRecordToWire(r) : null };
 }
 
 /** A run link's event log (from `afterSeq`, exclusive). Other scopes name no log. */

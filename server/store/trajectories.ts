@@ -1,7 +1,8 @@
 import type { Database, Sql } from '../db/client.ts';
 import { insertRows, inTransaction } from '../db/batch.ts';
 import { newId } from '../ids.ts';
-import type { StoredTrajectoryContent } from '../../contracts/trajectory.ts';
+import type { StoredTrajectoryContent, TokenRecord } from '../../contracts/trajectory.ts';
+import { decodeTokenRecord, encodeTokenRecord, type TokenColumns } from './token-codec.ts';
 
 export interface ToolCallInput {
   turn: number; code: string; stdin?: string; stdout?: string; stderr?: string; status: string;
@@ -14,14 +15,17 @@ export interface TrajectoryInput {
   reward: number; correct?: boolean | null; selected?: boolean; selectReason?: string | null; pErr?: number | null; pFormat?: number | null;
   promptTokens?: number; responseTokens?: number; toolTokens?: number; turns?: number; toolErrors?: number;
   finishReason: string; answer?: string | null; content: unknown; toolCalls: ToolCallInput[];
+  /** The token-level record (a TrajectoryTokens row, written in the same transaction); absent: none stored. */
+  tokens?: TokenRecord | null;
 }
 
 const T_COLS = ['id', 'runId', 'step', 'stage', 'split', 'problemId', 'groupId', 'sampleIndex', 'reward', 'correct', 'selected', 'selectReason',
   'pErr', 'pFormat', 'promptTokens', 'responseTokens', 'toolTokens', 'turns', 'toolCalls', 'toolErrors', 'finishReason', 'answer', 'content', 'createdAt'];
 const C_COLS = ['id', 'trajectoryId', 'runId', 'step', 'turn', 'code', 'stdin', 'stdout', 'stderr', 'status', 'exitCode', 'errorType',
   'queuedAt', 'startedAt', 'finishedAt', 'durationMs', 'queueMs'];
+const K_COLS = ['trajectoryId', 'n', 'ids', 'mask', 'turn', 'chars', 'rolloutLogprobs', 'entropy', 'trainerLogprobs', 'weights', 'clip', 'advantage'];
 
-function rowsOf(db: Database, t: TrajectoryInput): { traj: unknown[]; calls: unknown[][] } {
+function rowsOf(db: Database, t: TrajectoryInput): { traj: unknown[]; calls: unknown[][]; tokens: unknown[] | null } {
   const id = t.id ?? newId('tr_');
   // Raw SQL needs a dialect's boolean and timestamp: 0/1 and ISO text on SQLite (what Prisma's adapter writes).
   const bool = (b: boolean | null | undefined) => (b === null || b === undefined ? null : db.dialect === 'sqlite' ? (b ? 1 : 0) : b);
@@ -32,23 +36,54 @@ function rowsOf(db: Database, t: TrajectoryInput): { traj: unknown[]; calls: unk
     t.toolTokens ?? 0, t.turns ?? 0, t.toolCalls.length, toolErrors, t.finishReason, t.answer ?? null, JSON.stringify(t.content), created];
   const calls = t.toolCalls.map((c) => [newId('tc_'), id, t.runId, t.step, c.turn, c.code, c.stdin ?? '', c.stdout ?? '', c.stderr ?? '', c.status,
     c.exitCode ?? null, c.errorType ?? null, c.queuedAt ?? null, c.startedAt ?? null, c.finishedAt ?? null, c.durationMs ?? null, c.queueMs ?? null]);
-  return { traj, calls };
+  let tokens: unknown[] | null = null;
+  if (t.tokens) {
+    const k = encodeTokenRecord(t.tokens);
+    tokens = [id, k.n, k.ids, k.mask, k.turn, k.chars, k.rolloutLogprobs, k.entropy, k.trainerLogprobs, k.weights, k.clip, k.advantage];
+  }
+  return { traj, calls, tokens };
 }
 
-/** Store trajectories and their tool calls: two multi-row INSERTs per chunk inside one transaction. */
+/** Store trajectories, their tool calls and token records: multi-row INSERTs per chunk inside one transaction. */
 export async function insertTrajectories(db: Database, items: TrajectoryInput[]): Promise<void> {
   const rows = items.map((t) => rowsOf(db, t));
+  const tokens = rows.flatMap((r) => (r.tokens ? [r.tokens] : []));
   await inTransaction(db, async (tx) => {
     await insertRows(db, 'Trajectory', T_COLS, rows.map((r) => r.traj), { on: tx });
     await insertRows(db, 'ToolCall', C_COLS, rows.flatMap((r) => r.calls), { on: tx });
+    // Few rows per statement: each carries ~30 KB of blobs, and one statement's parameters are held at once.
+    await insertRows(db, 'TrajectoryTokens', K_COLS, tokens, { on: tx, maxParams: 64 * K_COLS.length });
   });
 }
 
 /** One statement per row, each its own commit: the naive path bench:db compares against. */
 export async function insertTrajectorySingle(db: Database, t: TrajectoryInput): Promise<void> {
-  const { traj, calls } = rowsOf(db, t);
+  const { traj, calls, tokens } = rowsOf(db, t);
   await insertRows(db, 'Trajectory', T_COLS, [traj]);
   for (const c of calls) await insertRows(db, 'ToolCall', C_COLS, [c]);
+  if (tokens) await insertRows(db, 'TrajectoryTokens', K_COLS, [tokens]);
+}
+
+/** The token record of one trajectory; null when none was stored (older rows, engines without a tokenizer). */
+export async function readTrajectoryTokens(db: Database, trajectoryId: string): Promise<TokenRecord | null> {
+  const row = await db.prisma.trajectoryTokens.findUnique({ where: { trajectoryId } });
+  return row ? decodeTokenRecord(row as TokenColumns) : null;
+}
+
+/**
+ * Token records of many trajectories at once (a step's worth), by trajectory id; missing ones are absent. Raw SQL:
+ * Prisma's model layer adds ~60% to a 70 MB read of blobs (bench:db).
+ */
+export async function readTokensOf(db: Database, trajectoryIds: string[]): Promise<Map<string, TokenRecord>> {
+  const out = new Map<string, TokenRecord>();
+  // Chunks keep the IN list under both databases' parameter limits.
+  for (let i = 0; i < trajectoryIds.length; i += 1000) {
+    const ids = trajectoryIds.slice(i, i + 1000);
+    const rows = await db.query<TokenColumns & { trajectoryId: string }>(
+      `SELECT ${K_COLS.map((c) => `"${c}"`).join(', ')} FROM "TrajectoryTokens" WHERE "trajectoryId" IN (${ids.map(() => '?').join(', ')})`, ids);
+    for (const r of rows) out.set(r.trajectoryId, decodeTokenRecord({ ...r, n: Number(r.n) }));
+  }
+  return out;
 }
 
 /**
@@ -57,6 +92,21 @@ export async function insertTrajectorySingle(db: Database, t: TrajectoryInput): 
  */
 export function readStep(
   db: Database, runId: string, step: number, opts: { withContent?: boolean; trajectoryId?: string; offset?: number; limit?: number } = {},
+) {
+  return readStepRows(db, runId, step, opts);
+}
+
+/** readStep plus each trajectory's decoded token record (null where none was stored). */
+export async function readStepWithTokens(
+  db: Database, runId: string, step: number, opts: { withContent?: boolean; offset?: number; limit?: number } = {},
+) {
+  const rows = await readStepRows(db, runId, step, opts);
+  const tokens = await readTokensOf(db, rows.map((r) => r.id));
+  return rows.map((r) => ({ ...r, tokens: tokens.get(r.id) ?? null }));
+}
+
+function readStepRows(
+  db: Database, runId: string, step: number, opts: { withContent?: boolean; trajectoryId?: string; offset?: number; limit?: number },
 ) {
   return db.prisma.trajectory.findMany({
     where: { runId, step, ...(opts.trajectoryId !== undefined ? { id: opts.trajectoryId } : {}) },
@@ -76,9 +126,9 @@ export async function getTrajectoryWithToolCalls(db: Database, trajectoryId: str
   return { ...rest, content: JSON.parse(content) as StoredTrajectoryContent, toolCalls };
 }
 
-/** The run a trajectory belongs to ({ id, runId }), or null when there is no such trajectory. */
+/** The run and step a trajectory belongs to ({ id, runId, step }), or null when there is no such trajectory. */
 export function getTrajectoryRun(db: Database, trajectoryId: string) {
-  return db.prisma.trajectory.findUnique({ where: { id: trajectoryId }, select: { id: true, runId: true } });
+  return db.prisma.trajectory.findUnique({ where: { id: trajectoryId }, select: { id: true, runId: true, step: true } });
 }
 
 export type TrajectorySplitFilter = 'train' | 'eval' | 'all';

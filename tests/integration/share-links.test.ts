@@ -274,7 +274,7 @@ test('a token cannot act as the owner: revoke needs the link id; the view API ha
   assert.equal((await caller.share.view.summary({ token: link.token })).runs[0].id, runA);
 
   const procedures = Object.entries(shareViewRouter._def.procedures as Record<string, { _def: { type: string } }>);
-  assert.deepEqual(procedures.map(([name]) => name).sort(), ['events', 'metrics', 'summary', 'trajectories', 'trajectory']);
+  assert.deepEqual(procedures.map(([name]) => name).sort(), ['events', 'metrics', 'summary', 'trajectories', 'trajectory', 'trajectoryTokens']);
   for (const [name, p] of procedures) assert.equal(p._def.type, 'query', `view.${name} must be a query`);
   // Every view procedure needs a token: without one it does nothing.
   await assert.rejects(caller.share.view.summary({} as never), (e) => e instanceof TRPCError && e.code === 'BAD_REQUEST');

@@ -11,6 +11,8 @@ import { UserError } from '../../contracts/errors.ts';
 import { insertTrajectories, listEvalSampleOutcomes } from '../../server/store/trajectories.ts';
 import { findEvalResult, insertEvalResult } from '../../server/store/evals.ts';
 import type { InferenceEngine } from '../engines/types.ts';
+import type { Tokenizer } from '../engines/tokenizer.ts';
+import { tokenRecord } from '../train/token-record.ts';
 import type { Verifier } from '../reward/verifier.ts';
 import { runRollouts, type RolloutEvent } from '../rollout/agent.ts';
 import { scoreTrajectory } from '../rollout/score.ts';
@@ -35,6 +37,18 @@ export interface EvalDeps {
   chunkTrajectories?: number;
   /** The template to use instead of the spec's (a training run's recipe template). */
   template?: TemplateSettings;
+  /**
+   * Tokenises tool responses for the stored token records. Default: the engine's own when it exposes one (the
+   * embedded engine does); with neither, trajectories are stored without a token record.
+   */
+  tokenizer?: Tokenizer;
+}
+
+/** The tokenizer for token records: the caller's, else the engine's own if it has one (a public `tokenizer`). */
+function recordTokenizer(deps: EvalDeps): Tokenizer | null {
+  if (deps.tokenizer) return deps.tokenizer;
+  const t = (deps.engine as InferenceEngine & { tokenizer?: unknown }).tokenizer;
+  return t && typeof (t as Tokenizer).encode === 'function' && typeof (t as Tokenizer).decode === 'function' ? (t as Tokenizer) : null;
 }
 
 export function templateFor(spec: Pick<EvalSpec, 'template' | 'engine'>): TemplateSettings {
@@ -60,6 +74,7 @@ const outcome = (t: { correct: boolean | null; responseTokens: number; toolCalls
 export async function runEvaluation(deps: EvalDeps, spec: EvalSpec): Promise<EvalRow[]> {
   const { db, runId } = deps;
   const template = deps.template ?? templateFor(spec);
+  const tokenizer = recordTokenizer(deps);
   const rows: EvalRow[] = [];
   const datasets = [];
   for (const ref of spec.datasets) datasets.push({ ref, ds: await resolveDataset(db, ref) });
@@ -107,7 +122,7 @@ export async function runEvaluation(deps: EvalDeps, spec: EvalSpec): Promise<Eva
         const scored = await scoreTrajectory(t, p.answer, deps.verifier);
         inputs.push(toTrajectoryInput(t, scored, {
           runId, step: spec.step, stage: 0, split: 'eval', problemId: p.id, groupId: groupOf(p.id), sampleIndex: n % spec.k,
-        }));
+        }, tokenizer ? tokenRecord(t, tokenizer, null) : null));
         const stats = toolStats(t);
         const g = groupOf(p.id);
         groups.set(g, [...(groups.get(g) ?? []), {

@@ -3,11 +3,13 @@
  * rl-step.ts (rollouts → rewards → RoC → update) → weight sync → store all 2G trajectories → metrics → checkpoint.
  */
 import type { RlStage } from '../../contracts/recipe.ts';
+import type { TokenRecord } from '../../contracts/trajectory.ts';
 import { insertTrajectories } from '../../server/store/trajectories.ts';
 import { mulberry32 } from '../engines/sampling.ts';
 import { toTrajectoryInput } from '../rollout/to-store.ts';
 import { stagePool } from './hard-filter.ts';
-import { rlStep, type RlStepResult } from './rl-step.ts';
+import { rlStep, type RlStepResult, type ScoredRollout } from './rl-step.ts';
+import { tokenRecord } from './token-record.ts';
 import type { TrainRun } from './run-state.ts';
 
 /** Run stage `i` from its `done`-th step; returns the run's step after it. */
@@ -57,7 +59,15 @@ export async function runRlStage(run: TrainRun, stage: RlStage, i: number, done:
   return s;
 }
 
-/** Store all 2G trajectories of a step with RoC's selection; returns the seconds it took. */
+/**
+ * A rollout's token record: the one rl-step attached (with the trainer's old logprobs, TIS weights and clip states
+ * for the trained-on ones), else the engine's side only. Read through a narrow type so this file does not depend
+ * on when rl-step starts attaching it.
+ */
+const tokensOf = (run: TrainRun, x: ScoredRollout): TokenRecord =>
+  (x as ScoredRollout & { tokens?: TokenRecord }).tokens ?? tokenRecord(x.trajectory, run.tokenizer, null);
+
+/** Store all 2G trajectories of a step (with their token records) and RoC's selection; returns the seconds it took. */
 async function storeStep(run: TrainRun, r: RlStepResult, step: number, stage: number): Promise<number> {
   const t1 = performance.now();
   const byGroup = r.groups;
@@ -66,7 +76,7 @@ async function storeStep(run: TrainRun, r: RlStepResult, step: number, stage: nu
     return toTrajectoryInput(x.trajectory, { reward: x.reward, correct: x.reward > 0, verdict: x.verdict }, {
       runId: run.ctx.runId, step, stage, split: 'train', problemId: x.problem.id, groupId: `g${String(x.group).padStart(3, '0')}`, sampleIndex: x.sample,
       selected: sel.selected, selectReason: byGroup[x.group]!.dropped ? byGroup[x.group]!.reason : sel.reason, pErr: x.pErr, pFormat: x.pFormat,
-    });
+    }, tokensOf(run, x));
   }));
   return (performance.now() - t1) / 1000;
 }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { publicProcedure, router } from '../init.ts';
 import {
   createShareLink, createShareLinkInput, listShareLinks, revokeShareLink, ShareLinkNotFound,
-  sharedEvents, sharedMetrics, sharedTrajectories, sharedTrajectory, sharedView,
+  sharedEvents, sharedMetrics, sharedTrajectories, sharedTrajectory, sharedTrajectoryTokens, sharedView,
 } from '../../share/links.ts';
 
 export { assertReadOnlyToken } from '../../share/links.ts';
@@ -41,6 +41,11 @@ export const shareViewRouter = router({
   trajectory: publicProcedure
     .input(z.object({ token, trajectoryId: id }))
     .query(({ ctx, input }) => shared(() => sharedTrajectory(ctx.db, input.token, input.trajectoryId))),
+
+  /** The trajectory's token record (the token view), under the same rules as `trajectory`. */
+  trajectoryTokens: publicProcedure
+    .input(z.object({ token, trajectoryId: id }))
+    .query(({ ctx, input }) => shared(() => sharedTrajectoryTokens(ctx.db, input.token, input.trajectoryId))),
 
   events: publicProcedure
     .input(z.object({ token, afterSeq: z.number().int().min(0).optional(), limit: z.number().int().min(1).max(1000).default(500) }))

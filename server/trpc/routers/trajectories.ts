@@ -4,8 +4,9 @@ import { publicProcedure, router } from '../init.ts';
 import type { Database } from '../../db/client.ts';
 import { assertRunExists } from '../guards.ts';
 import {
-  getTrajectoryWithToolCalls, listStepStats, listTrajectoriesOfProblem, listTrajectoryPage, type TrajectorySort,
+  getTrajectoryRun, getTrajectoryWithToolCalls, listStepStats, listTrajectoriesOfProblem, listTrajectoryPage, readTrajectoryTokens, type TrajectorySort,
 } from '../../store/trajectories.ts';
+import { tokenRecordToWire } from '../../store/token-codec.ts';
 
 const id = z.string().min(1).max(100);
 const stepNumber = z.number().int().min(-(2 ** 31)).max(2 ** 31 - 1);
@@ -68,6 +69,16 @@ export const trajectoriesRouter = router({
     const t = await getTrajectoryWithToolCalls(ctx.db, input.id);
     if (!t) throw new TRPCError({ code: 'NOT_FOUND', message: `trajectory ${input.id} not found` });
     return t;
+  }),
+
+  /**
+   * A trajectory's token-level record (the token view): plain arrays, null for "no value" in the float arrays;
+   * `record` is null when none was stored. NOT_FOUND when there is no such trajectory.
+   */
+  tokens: publicProcedure.input(z.object({ id })).query(async ({ ctx, input }) => {
+    if (!(await getTrajectoryRun(ctx.db, input.id))) throw new TRPCError({ code: 'NOT_FOUND', message: `trajectory ${input.id} not found` });
+    const r = await readTrajectoryTokens(ctx.db, input.id);
+    return { record: r ? tokenRecordToWire(r) : null };
   }),
 
   /** Every trajectory of one problem in a run (no content), by step then sample: how answers to it evolved. */
