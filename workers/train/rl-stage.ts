@@ -65,7 +65,7 @@ export async function runRlStage(run: TrainRun, stage: RlStage, i: number, done:
  * on when rl-step starts attaching it.
  */
 const tokensOf = (run: TrainRun, x: ScoredRollout): TokenRecord =>
-  (x as ScoredRollout & { tokens?: TokenRecord }).tokens ?? tokenRecord(x.trajectory, run.tokenizer, null);
+  x.tokens ?? tokenRecord(x.trajectory, run.tokenizer, null);
 
 /** Store all 2G trajectories of a step (with their token records) and RoC's selection; returns the seconds it took. */
 async function storeStep(run: TrainRun, r: RlStepResult, step: number, stage: number): Promise<number> {
