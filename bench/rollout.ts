@@ -62,7 +62,7 @@ const workloads = {
 };
 let requests: { id: string; problem: string; seed: number }[] = [];
 
-interface Cell { name: string; seconds: number; perSecond: number; busy: number; meanBatch: number; reuse: number | null; trajectories: Trajectory[] }
+interface Cell { name: string; seconds: number; perSecond: number; busy: number; toolBusy: number; meanBatch: number; reuse: number | null; trajectories: Trajectory[] }
 
 async function measure(engine: Bench, name: string, schedule: Schedule, observe = false): Promise<Cell> {
   const board = new LiveBoard();
@@ -78,8 +78,10 @@ async function measure(engine: Bench, name: string, schedule: Schedule, observe 
   if (timer) { clearInterval(timer); drained += board.drain().length; if (drained < N) throw new Error(`live board saw ${drained} updates for ${N} trajectories`); }
   const steps = engine.steps - s0;
   const reused = (engine.reusedTokens ?? 0) - u0, prefilled = (engine.prefillTokens ?? 0) - p0;
+  // The one sandbox interpreter's share of the wall time spent running calls: near 100%, the tools are the bound.
+  const toolMs = trajectories.reduce((s, t) => s + t.turns.reduce((a, x) => a + (x.tool?.durationMs ?? 0), 0), 0);
   return {
-    name, seconds, perSecond: N / seconds, busy: (engine.computeMs - c0) / 1000 / seconds, meanBatch: steps ? (engine.stepRows - r0) / steps : 0,
+    name, seconds, perSecond: N / seconds, busy: (engine.computeMs - c0) / 1000 / seconds, toolBusy: toolMs / 1000 / seconds, meanBatch: steps ? (engine.stepRows - r0) / steps : 0,
     reuse: engine.reusedTokens === undefined ? null : reused / Math.max(1, reused + prefilled), trajectories,
   };
 }
@@ -108,11 +110,11 @@ for (const [name, problems] of Object.entries(workloads)) {
   const agree = cur.trajectories.filter((t, i) => responseText(t) === responseText(prev.trajectories[i]!)).length;
   const w = Math.max(...rows.map((r) => r.name.length));
   log(`\nworkload "${name}": ${turns} turns, ${calls} tool calls (run time median ${(durations[Math.floor(durations.length / 2)] ?? 0).toFixed(0)} ms, p90 ${(durations[Math.floor(durations.length * 0.9)] ?? 0).toFixed(0)} ms); both schedules identical on each engine; the two engines agree on ${agree}/${N} trajectories (float rounding differs)`);
-  log(`${'engine'.padEnd(8)}  ${'schedule'.padEnd(w)}  seconds  traj/s  engine busy  mean batch  prompt reused`);
-  for (const r of rows) log(`${r.engine.padEnd(8)}  ${r.name.padEnd(w)}  ${r.seconds.toFixed(1).padStart(7)}  ${r.perSecond.toFixed(2).padStart(6)}  ${pct(r.busy).padStart(11)}  ${r.meanBatch.toFixed(1).padStart(10)}  ${(r.reuse === null ? '—' : pct(r.reuse)).padStart(13)}`);
+  log(`${'engine'.padEnd(8)}  ${'schedule'.padEnd(w)}  seconds  traj/s  engine busy  sandbox busy  mean batch  prompt reused`);
+  for (const r of rows) log(`${r.engine.padEnd(8)}  ${r.name.padEnd(w)}  ${r.seconds.toFixed(1).padStart(7)}  ${r.perSecond.toFixed(2).padStart(6)}  ${pct(r.busy).padStart(11)}  ${pct(r.toolBusy).padStart(12)}  ${r.meanBatch.toFixed(1).padStart(10)}  ${(r.reuse === null ? '—' : pct(r.reuse)).padStart(13)}`);
   for (const en of ['previous', 'current']) {
     const e = byEngine[en]!;
-    ratios.push(`"${name}", ${en} engine: async / turn-synchronous ${(e.async.perSecond / e.sync.perSecond).toFixed(2)}×, async engine busy ${pct(e.async.busy)} (turn-synchronous ${pct(e.sync.busy)}), live board ${(e.observed.perSecond / e.async.perSecond).toFixed(2)}× of unobserved`);
+    ratios.push(`"${name}", ${en} engine: async / turn-synchronous ${(e.async.perSecond / e.sync.perSecond).toFixed(2)}×, async engine busy ${pct(e.async.busy)} (turn-synchronous ${pct(e.sync.busy)}), async sandbox busy ${pct(e.async.toolBusy)}, live board ${(e.observed.perSecond / e.async.perSecond).toFixed(2)}× of unobserved`);
   }
   ratios.push(`"${name}": current / previous engine, async trajectories/s ${(cur.perSecond / prev.perSecond).toFixed(2)}×, turn-synchronous ${(byEngine.current!.sync.perSecond / byEngine.previous!.sync.perSecond).toFixed(2)}×`);
 }

@@ -41,6 +41,11 @@ test('design → launch → live rollouts → trace and replay → share read-on
   await shot(page, 'run-live-rollouts');
   await expect(page.locator('[data-status]').first()).toHaveAttribute('data-status', 'succeeded', { timeout: 180_000 });
   await expect(page.getByRole('region', { name: 'Training dashboard' })).toBeVisible();
+  // The policy engine's figures (waiting, running, KV blocks, tokens/s, weight version) from its 'engines' events.
+  const engines = page.getByRole('region', { name: 'Inference engines' });
+  await expect(engines.getByRole('row')).toHaveCount(2);
+  await expect(engines.getByRole('cell').last()).toHaveText(/^v\d+$/);
+  await expect(engines.getByRole('meter')).toHaveCount(1);
   await shot(page, 'run-dashboard');
   await expectAccessibleNames(page);
 
