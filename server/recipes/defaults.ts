@@ -136,7 +136,8 @@ export const RSTAR2_QWEN3_14B_INPUT = {
   seed: 0,
   model: { kind: 'model', name: 'qwen3-14b-sft' },
   trainer: { ranks: 8, nodes: 8, device: 'cuda', gradientCheckpointing: true, microBatchTokens: 32_768 },
-  engine: { kind: 'openai', urls: ['http://rollout-0:30000/v1'] },
+  // The report ran SGLang; weights reach it after every update through the shared weight-sync folder (README).
+  engine: { kind: 'openai', urls: ['http://rollout-0:30000/v1'], weightSync: { mode: 'sglang' } },
   template: { variant: 'full', toolName: 'execute_python_code_with_standard_io' },
   stages: [
     { ...reportRl, name: 'rl-stage-1-8k', steps: 300, maxResponseTokens: 8192, maxTurns: 10, dataFilter: { kind: 'all' }, resetOptimizer: false },

@@ -21,17 +21,22 @@ test('the report\'s recipe validates with method.md\'s settings', () => {
 
 test('preflight names every missing piece of the report\'s recipe on a bare worker', () => {
   const p = preflight(RSTAR2_QWEN3_14B, bare);
-  assert.equal(p.length, 6, p.join('\n'));
+  assert.equal(p.length, 5, p.join('\n'));
   assert.match(p[0]!, /^model\.name: no model "qwen3-14b-sft" under \/data\/models/);
   assert.match(p[1]!, /^dataset "rstar2-rl-42k": not stored here/);
   assert.match(p[2]!, /^dataset "aime24": not stored here/);
   assert.match(p[3]!, /^trainer\.ranks: 8 ranks on cuda need 8 GPUs on this worker; it has 0/);
   assert.match(p[4]!, /^trainer\.nodes: 8 nodes × 8 ranks/);
-  assert.match(p[5]!, /^engine\.weightSync: rollouts on OpenAI-compatible servers \(http:\/\/rollout-0:30000\/v1\) need the new weights pushed/);
   assert.deepEqual(storedDatasetNames(RSTAR2_QWEN3_14B), ['rstar2-rl-42k', 'aime24']);
-  // On one 8-GPU node with the model and the data, only the node count and the engines remain.
-  const node = preflight(RSTAR2_QWEN3_14B, { ...bare, gpus: 8, modelDir: (n) => `/data/models/${n}`, datasets: new Set(['rstar2-rl-42k', 'aime24']) });
-  assert.deepEqual(node.map((x) => x.split(':')[0]), ['trainer.nodes', 'engine.weightSync']);
+  // On one 8-GPU node with the model and the data, only the node count remains (the recipe pushes weights to SGLang).
+  const ready = { ...bare, gpus: 8, modelDir: (n: string) => `/data/models/${n}`, datasets: new Set(['rstar2-rl-42k', 'aime24']) };
+  assert.deepEqual(preflight(RSTAR2_QWEN3_14B, ready).map((x) => x.split(':')[0]), ['trainer.nodes']);
+  // Without weightSync the servers would never see an update: refused, naming the field.
+  const input = JSON.parse(JSON.stringify(RSTAR2_QWEN3_14B_INPUT));
+  delete input.engine.weightSync;
+  const noSync = preflight(parseRecipe(input), ready);
+  assert.equal(noSync.length, 2);
+  assert.match(noSync[1]!, /^engine\.weightSync: rollouts on OpenAI-compatible servers \(http:\/\/rollout-0:30000\/v1\) need the new weights pushed/);
 });
 
 test('OpenAI-compatible rollout servers train once weightSync is set; vllm-lora needs a LoRA run', () => {
