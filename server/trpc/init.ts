@@ -3,9 +3,31 @@ import { ZodError } from 'zod';
 import type { Database } from '../db/client.ts';
 import { UserError, zodIssuesText } from '../../contracts/errors.ts';
 
-export interface Context { db: Database }
+/** Who may do what (README "Deploying for a team"): each role includes the ones before it. */
+export const ROLES = ['viewer', 'researcher', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+export const roleRank = (r: Role): number => ROLES.indexOf(r);
 
-const t = initTRPC.context<Context>().create({
+/** The signed-in user behind a request: through a session cookie or an API token (acting with its user's role). */
+export interface Principal { userId: string; email: string; role: Role; via: 'session' | 'token'; tokenId?: string }
+
+export interface Context {
+  db: Database;
+  /** null: no valid session or token (only `public` and `share` procedures answer). */
+  principal: Principal | null;
+  /** The client's address and agent, for the audit log and rate limits. */
+  ip?: string | null;
+  userAgent?: string | null;
+}
+
+/**
+ * Every procedure declares who may call it (tests/integration/access.test.ts enumerates them): a role, `share`
+ * (no session: authorised by the share token in its own input, per call, batches included) or `public`.
+ */
+export type Access = Role | 'share' | 'public';
+export interface Meta { access: Access }
+
+const t = initTRPC.context<Context>().meta<Meta>().create({
   sse: {
     // Pings keep proxies from closing idle streams; the client reconnects (with lastEventId) after silence.
     ping: { enabled: true, intervalMs: 5000 },
@@ -30,6 +52,21 @@ const userErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
+/** UNAUTHORIZED (401) without a principal, FORBIDDEN (403) below the role. */
+function requireRole(role: Role) {
+  return t.middleware(({ ctx, next }) => {
+    if (!ctx.principal) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'sign in, or send Authorization: Bearer <token>' });
+    if (roleRank(ctx.principal.role) < roleRank(role)) throw new TRPCError({ code: 'FORBIDDEN', message: `this needs the ${role} role; you are ${ctx.principal.role}` });
+    return next({ ctx: { ...ctx, principal: ctx.principal } });
+  });
+}
+
 export const router = t.router;
-export const publicProcedure = t.procedure.use(userErrors);
+/** No credentials at all: only the health check. */
+export const publicProcedure = t.procedure.meta({ access: 'public' }).use(userErrors);
+/** Share-link views: no session; each authorises itself by the token it is given (server/share/links.ts). */
+export const shareProcedure = t.procedure.meta({ access: 'share' }).use(userErrors);
+export const viewerProcedure = t.procedure.meta({ access: 'viewer' }).use(userErrors).use(requireRole('viewer'));
+export const researcherProcedure = t.procedure.meta({ access: 'researcher' }).use(userErrors).use(requireRole('researcher'));
+export const adminProcedure = t.procedure.meta({ access: 'admin' }).use(userErrors).use(requireRole('admin'));
 export const createCallerFactory = t.createCallerFactory;

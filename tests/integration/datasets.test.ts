@@ -9,6 +9,7 @@ import { importDatasetFile } from '../../server/datasets/import.ts';
 import { getDataset, listDatasets, listProblems } from '../../server/store/datasets.ts';
 import { datasetsRouter } from '../../server/trpc/routers/datasets.ts';
 import { createCallerFactory, router } from '../../server/trpc/init.ts';
+import { TEST_ADMIN } from '../helpers/principals.ts';
 
 const fx = (f: string) => path.join(import.meta.dirname, '../fixtures/datasets', f);
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
@@ -114,7 +115,7 @@ test('large import is batched in one transaction; concurrent imports of one name
 
 test('tRPC: datasets.list, get, problems with cursor paging and split filter', async () => {
   const r = await importDatasetFile(db, fx('quoting.csv'), { name: 'csv', testFraction: 0.5, seed: 3 });
-  const caller = createCallerFactory(router({ datasets: datasetsRouter }))({ db });
+  const caller = createCallerFactory(router({ datasets: datasetsRouter }))({ db, principal: TEST_ADMIN });
   const list = await caller.datasets.list();
   assert.deepEqual(list.map((d) => [d.name, d.count]), [['csv', 4]]);
   const got = await caller.datasets.get({ id: r.dataset.id });

@@ -17,6 +17,7 @@ import type { Database } from '../../server/db/client.ts';
 import { resolveModel } from '../../server/models/registry.ts';
 import { appRouter } from '../../server/trpc/root.ts';
 import { createCallerFactory } from '../../server/trpc/init.ts';
+import { TEST_ADMIN } from '../helpers/principals.ts';
 import { HfTokenizer, type ChatMessage } from '../../workers/engines/hf-tokenizer.ts';
 import { CharTokenizer, EMBEDDED_VOCAB, embeddedTokenizerSpec } from '../../workers/engines/tokenizer.ts';
 import { trainerPython } from '../../workers/trainer/python.ts';
@@ -387,7 +388,7 @@ describe('model list and models.list', { skip }, () => {
   });
 
   test('tRPC models.list: the same models (it reads the folder, not the database)', async () => {
-    const caller = createCallerFactory(appRouter)({ db: {} as Database });
+    const caller = createCallerFactory(appRouter)({ db: {} as Database, principal: TEST_ADMIN });
     const list = await caller.models.list();
     assert.deepEqual(list.map((m) => m.name), expected);
     const big = list.find((m) => m.name === 'qwen3-14b')!;

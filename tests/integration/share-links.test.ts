@@ -13,6 +13,7 @@ import { appendEvent } from '../../server/store/events.ts';
 import { createShareLink, resolveShareLink } from '../../server/share/links.ts';
 import { shareRouter, shareViewRouter } from '../../server/trpc/routers/share.ts';
 import { createCallerFactory, router } from '../../server/trpc/init.ts';
+import { TEST_ADMIN } from '../helpers/principals.ts';
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;
@@ -37,7 +38,7 @@ function trajectory(runId: string, step: number, sampleIndex: number, id: string
 beforeEach(async () => {
   fresh = await freshDatabase();
   db = fresh.db;
-  caller = createCaller({ db });
+  caller = createCaller({ db, principal: TEST_ADMIN });
   runA = (await createRun(db, { name: 'alpha', kind: 'train', recipeSpec: { lr: 1e-5 } })).id;
   runB = (await createRun(db, { name: 'beta', kind: 'train', recipeSpec: { lr: 2e-5 } })).id;
   runC = (await createRun(db, { name: 'gamma', kind: 'eval' })).id;

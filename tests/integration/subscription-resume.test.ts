@@ -12,6 +12,7 @@ import { createHTTPServer } from '@trpc/server/adapters/standalone';
 import { EventSource } from 'eventsource';
 import { appRouter, type AppRouter } from '../../server/trpc/root.ts';
 import { createCallerFactory } from '../../server/trpc/init.ts';
+import { TEST_ADMIN } from '../helpers/principals.ts';
 import { appendEvents } from '../../server/store/events.ts';
 import { createRun } from '../../server/store/runs.ts';
 import type { Database } from '../../server/db/client.ts';
@@ -35,7 +36,7 @@ interface SeenRequest { url: string; lastEventId: string | null; at: number; wri
 
 /** The app router on 127.0.0.1 (port 0 = any free port, or a given one for a restart), recording each request. */
 async function serve(db: Database, seen: SeenRequest[], writtenSoFar: () => number, port = 0) {
-  const server = createHTTPServer({ router: appRouter, createContext: () => ({ db }) });
+  const server = createHTTPServer({ router: appRouter, createContext: () => ({ db, principal: TEST_ADMIN }) });
   const sockets = new Set<Socket>();
   server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
   server.prependListener('request', (req: http.IncomingMessage) => {
@@ -219,7 +220,7 @@ describe(`runs.events: resuming over HTTP after a dropped connection (${dialect}
   test('an idle stream polling for a while does not pile up abort listeners on its signal', async () => {
     const runId = await newRun();
     const ac = new AbortController();
-    const events = await createCallerFactory(appRouter)({ db: fresh.db }, { signal: ac.signal }).runs.events({ runId });
+    const events = await createCallerFactory(appRouter)({ db: fresh.db, principal: TEST_ADMIN }, { signal: ac.signal }).runs.events({ runId });
     const drained = (async () => { for await (const _ of events) { /* no events: it just polls */ } })();
     try {
       await sleep(1000); // ~20 polls at 50 ms

@@ -8,6 +8,7 @@ import { freshDatabase } from '../helpers/db.ts';
 import type { Database } from '../../server/db/client.ts';
 import { appRouter } from '../../server/trpc/root.ts';
 import { createCallerFactory } from '../../server/trpc/init.ts';
+import { TEST_ADMIN } from '../helpers/principals.ts';
 import { createRun } from '../../server/store/runs.ts';
 import { deleteAfterStep } from '../../server/store/checkpoints.ts';
 import {
@@ -24,7 +25,7 @@ let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;
 const makeCaller = createCallerFactory(appRouter);
 let caller: ReturnType<typeof makeCaller>;
-beforeEach(async () => { fresh = await freshDatabase(); db = fresh.db; caller = makeCaller({ db }); });
+beforeEach(async () => { fresh = await freshDatabase(); db = fresh.db; caller = makeCaller({ db, principal: TEST_ADMIN }); });
 afterEach(async () => { await fresh.close(); });
 
 const tok = new CharTokenizer(embeddedTokenizerSpec());

@@ -7,6 +7,7 @@ import type { Database } from '../../server/db/client.ts';
 import { zodIssuesText } from '../../contracts/errors.ts';
 import { appRouter } from '../../server/trpc/root.ts';
 import { createCallerFactory } from '../../server/trpc/init.ts';
+import { TEST_ADMIN } from '../helpers/principals.ts';
 import { createRun } from '../../server/store/runs.ts';
 import { logMetrics } from '../../server/store/metrics.ts';
 import { insertTrajectories, type TrajectoryInput } from '../../server/store/trajectories.ts';
@@ -19,7 +20,7 @@ let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;
 const makeCaller = createCallerFactory(appRouter);
 let caller: ReturnType<typeof makeCaller>;
-beforeEach(async () => { fresh = await freshDatabase(); db = fresh.db; caller = makeCaller({ db }); });
+beforeEach(async () => { fresh = await freshDatabase(); db = fresh.db; caller = makeCaller({ db, principal: TEST_ADMIN }); });
 afterEach(async () => { await fresh.close(); });
 
 /** The one-line message a client sees (the errorFormatter turns zod issues into the same text). */

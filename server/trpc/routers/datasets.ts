@@ -1,24 +1,24 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { publicProcedure, router } from '../init.ts';
+import { viewerProcedure, router } from '../init.ts';
 import { datasetExists, getDataset, listDatasets, listProblems } from '../../store/datasets.ts';
 
 const id = z.string().min(1).max(100);
 
 export const datasetsRouter = router({
   /** Datasets, newest first; `latestOnly` keeps the newest version of each name. */
-  list: publicProcedure
+  list: viewerProcedure
     .input(z.object({ name: z.string().max(100).optional(), latestOnly: z.boolean().default(false), limit: z.number().int().min(1).max(500).default(200) }).default({ latestOnly: false, limit: 200 }))
     .query(({ ctx, input }) => listDatasets(ctx.db, input)),
 
-  get: publicProcedure.input(z.object({ id })).query(async ({ ctx, input }) => {
+  get: viewerProcedure.input(z.object({ id })).query(async ({ ctx, input }) => {
     const d = await getDataset(ctx.db, { id: input.id });
     if (!d) throw new TRPCError({ code: 'NOT_FOUND', message: `dataset ${input.id} not found` });
     return d;
   }),
 
   /** A page of problems in index order; pass `nextCursor` back as `cursor` for the next page. */
-  problems: publicProcedure
+  problems: viewerProcedure
     .input(
       z.object({
         datasetId: id,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { publicProcedure, router } from '../init.ts';
+import { viewerProcedure, router } from '../init.ts';
 import { assertRunExists } from '../guards.ts';
 import { listEvalResults } from '../../store/evals.ts';
 
@@ -25,11 +25,11 @@ export const REPORT_REFERENCE = {
 
 export const evalsRouter = router({
   /** A run's evaluation rows (one per benchmark and evaluated step) with `details` parsed, by step then benchmark. */
-  list: publicProcedure.input(z.object({ runId: id })).query(async ({ ctx, input }) => {
+  list: viewerProcedure.input(z.object({ runId: id })).query(async ({ ctx, input }) => {
     await assertRunExists(ctx.db, input.runId);
     const rows = await listEvalResults(ctx.db, input.runId);
     return rows.map((r) => ({ ...r, details: r.details == null ? null : (JSON.parse(r.details) as unknown) }));
   }),
 
-  reference: publicProcedure.query(() => REPORT_REFERENCE),
+  reference: viewerProcedure.query(() => REPORT_REFERENCE),
 });

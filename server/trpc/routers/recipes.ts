@@ -1,6 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { publicProcedure, router } from '../init.ts';
+import { researcherProcedure, viewerProcedure, router } from '../init.ts';
 import { UserError } from '../../../contracts/errors.ts';
 import { createRecipeVersion, getRecipe, listRecipes, listRecipeVersions } from '../../store/recipes.ts';
 import { validateRecipe } from '../../../contracts/recipe.ts';
@@ -32,14 +32,14 @@ async function mustGet(db: Parameters<typeof getRecipe>[0], by: Parameters<typeo
 
 export const recipesRouter = router({
   /** The latest version of each name (summary: stages, total steps, number of versions), by name. */
-  list: publicProcedure.query(({ ctx }) => listRecipes(ctx.db)),
+  list: viewerProcedure.query(({ ctx }) => listRecipes(ctx.db)),
 
   /** One stored version with its full spec: by id, or by name (latest, or `version`). */
-  get: publicProcedure.input(recipeRef).query(({ ctx, input }) =>
+  get: viewerProcedure.input(recipeRef).query(({ ctx, input }) =>
     mustGet(ctx.db, input.id !== undefined ? { id: input.id } : { name: input.name!, version: input.version })),
 
   /** Every version of a name, newest first (NOT_FOUND when the name has none). */
-  versions: publicProcedure.input(z.object({ name })).query(async ({ ctx, input }) => {
+  versions: viewerProcedure.input(z.object({ name })).query(async ({ ctx, input }) => {
     const rows = await listRecipeVersions(ctx.db, input.name);
     if (rows.length === 0) throw new TRPCError({ code: 'NOT_FOUND', message: `recipe "${input.name}" not found` });
     return rows;
@@ -49,13 +49,13 @@ export const recipesRouter = router({
    * Inline validation for the designer: `{ok: true, recipe}` (defaults filled in) or `{ok: false, errors: [{path,
    * message}]}` with dotted paths ("stages.1.keep"). Never throws for an invalid spec.
    */
-  validate: publicProcedure.input(z.object({ spec: z.unknown() })).query(({ input }) => validateRecipe(input.spec)),
+  validate: viewerProcedure.input(z.object({ spec: z.unknown() })).query(({ input }) => validateRecipe(input.spec)),
 
   /**
    * Store the spec as the next version of its name (`name`, or the spec's own `name`): version 1 for a new name,
    * so a clone is a save under a new name. Unchanged from the latest version → nothing written, status 'unchanged'.
    */
-  save: publicProcedure
+  save: researcherProcedure
     .input(z.object({ spec: z.unknown(), name: name.optional(), note: z.string().max(2000).nullish(), parentId: id.nullish() }))
     .mutation(({ ctx, input }) => {
       const specName = input.spec !== null && typeof input.spec === 'object' && !Array.isArray(input.spec) ? (input.spec as { name?: unknown }).name : undefined;
@@ -65,7 +65,7 @@ export const recipesRouter = router({
     }),
 
   /** Leaf differences from version a to version b: [{path: "stages.1.lr", kind, a, b}]. */
-  diff: publicProcedure.input(z.object({ a: id, b: id })).query(async ({ ctx, input }) => {
+  diff: viewerProcedure.input(z.object({ a: id, b: id })).query(async ({ ctx, input }) => {
     const [a, b] = [await mustGet(ctx.db, { id: input.a }), await mustGet(ctx.db, { id: input.b })];
     return diffSpecs(a.spec, b.spec);
   }),
@@ -74,7 +74,7 @@ export const recipesRouter = router({
    * Start a training run from a stored version (`id`) or an inline spec (`spec`, stored first as a version of its
    * name); `seed` overrides the recipe's. Creates the run and its queued "train" job.
    */
-  launch: publicProcedure
+  launch: researcherProcedure
     .input(
       z
         .object({ id: id.optional(), spec: z.unknown().optional(), name: z.string().min(1).max(200).optional(), seed: seed.optional() })
@@ -89,5 +89,5 @@ export const recipesRouter = router({
     }),
 
   /** Templates for "new recipe": the built-in recipes as written (inputs, before defaults are filled in). */
-  defaults: publicProcedure.query(() => ({ embedded: EMBEDDED_ARITH_INPUT, micro: MICRO_INPUT })),
+  defaults: viewerProcedure.query(() => ({ embedded: EMBEDDED_ARITH_INPUT, micro: MICRO_INPUT })),
 });

@@ -1,6 +1,6 @@
 import { tracked, TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { publicProcedure, router } from '../init.ts';
+import { researcherProcedure, viewerProcedure, router } from '../init.ts';
 import { lastEventSeq, readEvents } from '../../store/events.ts';
 import { listMetricKeys, readSeries, readSeriesOfKeys } from '../../store/metrics.ts';
 import { getRun, getRunsByIds, getRunWithoutSpec, listRuns } from '../../store/runs.ts';
@@ -15,11 +15,11 @@ const runId = z.string().min(1).max(100);
 const stepNumber = z.number().int().min(-(2 ** 31)).max(2 ** 31 - 1);
 
 export const runsRouter = router({
-  list: publicProcedure
+  list: viewerProcedure
     .input(z.object({ kind: z.string().optional(), limit: z.number().int().min(1).max(500).default(50) }).default({ limit: 50 }))
     .query(({ ctx, input }) => listRuns(ctx.db, input)),
 
-  get: publicProcedure.input(z.object({ runId })).query(async ({ ctx, input }) => {
+  get: viewerProcedure.input(z.object({ runId })).query(async ({ ctx, input }) => {
     const run = await getRunWithoutSpec(ctx.db, input.runId);
     if (!run) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${input.runId} not found` });
     return run;
@@ -29,7 +29,7 @@ export const runsRouter = router({
    * Everything a run page needs to draw, as of one event seq: the run, its recent log, its metrics. The page
    * then subscribes to `events` from `lastSeq`, so nothing between this read and the stream is missed.
    */
-  snapshot: publicProcedure.input(z.object({ runId, logTail: z.number().int().min(0).max(5000).default(1000) })).query(async ({ ctx, input }) => {
+  snapshot: viewerProcedure.input(z.object({ runId, logTail: z.number().int().min(0).max(5000).default(1000) })).query(async ({ ctx, input }) => {
     const run = await getRun(ctx.db, input.runId);
     if (!run) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${input.runId} not found` });
     const lastSeq = await lastEventSeq(ctx.db, input.runId);
@@ -40,7 +40,7 @@ export const runsRouter = router({
     return { run: { ...run, recipeSpec: JSON.parse(run.recipeSpec) as unknown }, lastSeq, events, metrics };
   }),
 
-  series: publicProcedure
+  series: viewerProcedure
     .input(z.object({ runId, key: z.string().min(1), fromStep: stepNumber.optional(), toStep: stepNumber.optional() }))
     .query(({ ctx, input }) => readSeries(ctx.db, input.runId, input.key, input.fromStep, input.toStep)),
 
@@ -49,7 +49,7 @@ export const runsRouter = router({
    * reconnects resumes at `lastEventId`. Events are read from the database: the worker that wrote them may be
    * another process on another machine.
    */
-  events: publicProcedure
+  events: viewerProcedure
     .input(z.object({ runId, cursor: z.number().int().min(0).optional(), lastEventId: z.string().nullish() }))
     .subscription(async function* ({ ctx, input, signal }) {
       let cursor = input.lastEventId ? Number(input.lastEventId) : (input.cursor ?? 0);
@@ -65,16 +65,16 @@ export const runsRouter = router({
       }
     }),
 
-  cancel: publicProcedure.input(z.object({ runId })).mutation(({ ctx, input }) => cancelRun(ctx.db, input.runId)),
+  cancel: researcherProcedure.input(z.object({ runId })).mutation(({ ctx, input }) => cancelRun(ctx.db, input.runId)),
 
   /** Pause a queued or running training run (the worker stops at its next heartbeat and keeps the checkpoints). */
-  pause: publicProcedure.input(z.object({ runId })).mutation(async ({ ctx, input }) => {
+  pause: researcherProcedure.input(z.object({ runId })).mutation(async ({ ctx, input }) => {
     await assertRunExists(ctx.db, input.runId);
     return pauseTraining(ctx.db, input.runId);
   }),
 
   /** Resume a paused training run from its last checkpoint (queues a new "train" job). */
-  resume: publicProcedure.input(z.object({ runId })).mutation(async ({ ctx, input }) => {
+  resume: researcherProcedure.input(z.object({ runId })).mutation(async ({ ctx, input }) => {
     await assertRunExists(ctx.db, input.runId);
     return resumeTraining(ctx.db, input.runId);
   }),
@@ -83,7 +83,7 @@ export const runsRouter = router({
    * Several runs side by side: each run with its recipe and stage boundaries, the metric series by run and key
    * (`keys`, or every key any of the runs has), and the recipe differences of each other run from the first.
    */
-  compare: publicProcedure
+  compare: viewerProcedure
     .input(z.object({
       runIds: z.array(runId).min(2).max(8).refine((ids) => new Set(ids).size === ids.length, { message: 'each run may appear once' }),
       keys: z.array(z.string().min(1).max(200)).max(100).optional(),

@@ -1,6 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { publicProcedure, router } from '../init.ts';
+import { researcherProcedure, shareProcedure, router } from '../init.ts';
 import {
   createShareLink, createShareLinkInput, listShareLinks, revokeShareLink, ShareLinkNotFound,
   sharedEvents, sharedMetrics, sharedTrajectories, sharedTrajectory, sharedTrajectoryTokens, sharedView,
@@ -28,26 +28,26 @@ async function shared<T>(fn: () => Promise<T>): Promise<T> {
  * Nothing here writes, and nothing lists anything beyond the link's own run(s), step or trajectory.
  */
 export const shareViewRouter = router({
-  summary: publicProcedure.input(z.object({ token })).query(({ ctx, input }) => shared(() => sharedView(ctx.db, input.token))),
+  summary: shareProcedure.input(z.object({ token })).query(({ ctx, input }) => shared(() => sharedView(ctx.db, input.token))),
 
-  metrics: publicProcedure
+  metrics: shareProcedure
     .input(z.object({ token, runId: id, keys: z.array(z.string().min(1).max(200)).max(100).optional() }))
     .query(({ ctx, input }) => shared(() => sharedMetrics(ctx.db, input.token, { runId: input.runId, keys: input.keys }))),
 
-  trajectories: publicProcedure
+  trajectories: shareProcedure
     .input(z.object({ token, runId: id, step: stepNumber, limit: z.number().int().min(1).max(500).default(50), cursor: z.number().int().min(0).optional() }))
     .query(({ ctx, input }) => shared(() => sharedTrajectories(ctx.db, input.token, input))),
 
-  trajectory: publicProcedure
+  trajectory: shareProcedure
     .input(z.object({ token, trajectoryId: id }))
     .query(({ ctx, input }) => shared(() => sharedTrajectory(ctx.db, input.token, input.trajectoryId))),
 
   /** The trajectory's token record (the token view), under the same rules as `trajectory`. */
-  trajectoryTokens: publicProcedure
+  trajectoryTokens: shareProcedure
     .input(z.object({ token, trajectoryId: id }))
     .query(({ ctx, input }) => shared(() => sharedTrajectoryTokens(ctx.db, input.token, input.trajectoryId))),
 
-  events: publicProcedure
+  events: shareProcedure
     .input(z.object({ token, afterSeq: z.number().int().min(0).optional(), limit: z.number().int().min(1).max(1000).default(500) }))
     .query(({ ctx, input }) => shared(() => sharedEvents(ctx.db, input.token, { afterSeq: input.afterSeq, limit: input.limit }))),
 });
@@ -55,13 +55,13 @@ export const shareViewRouter = router({
 /** Owner side (the workbench's own API): create, list and revoke links; plus `view`, what a link holder may call. */
 export const shareRouter = router({
   /** Returns the token once (only its hash is stored) and the page path `/s/<token>`. */
-  create: publicProcedure.input(createShareLinkInput).mutation(({ ctx, input }) => createShareLink(ctx.db, input)),
+  create: researcherProcedure.input(createShareLinkInput).mutation(({ ctx, input }) => createShareLink(ctx.db, input)),
 
   /** Takes the link id from `list`; a token is not an id and revokes nothing. */
-  revoke: publicProcedure.input(z.object({ id })).mutation(({ ctx, input }) => revokeShareLink(ctx.db, input.id)),
+  revoke: researcherProcedure.input(z.object({ id })).mutation(({ ctx, input }) => revokeShareLink(ctx.db, input.id)),
 
   /** Links, newest first, optionally only those naming a run. Never includes tokens or their hashes. */
-  list: publicProcedure
+  list: researcherProcedure
     .input(z.object({ runId: id.optional(), limit: z.number().int().min(1).max(500).default(100) }).default({ limit: 100 }))
     .query(({ ctx, input }) => listShareLinks(ctx.db, input)),
 

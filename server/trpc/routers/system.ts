@@ -1,4 +1,4 @@
-import { publicProcedure, router } from '../init.ts';
+import { adminProcedure, publicProcedure, router } from '../init.ts';
 import { latestDiagnostics, launchDiagnostics } from '../../lifecycle.ts';
 import { listLeasedJobs } from '../../store/jobs.ts';
 
@@ -7,6 +7,6 @@ export const systemRouter = router({
     const busyWorkers = await listLeasedJobs(ctx.db);
     return { dialect: ctx.db.dialect, now: Date.now(), busyWorkers };
   }),
-  latestDiagnostics: publicProcedure.query(({ ctx }) => latestDiagnostics(ctx.db)),
-  runDiagnostics: publicProcedure.mutation(({ ctx }) => launchDiagnostics(ctx.db)),
+  latestDiagnostics: adminProcedure.query(({ ctx }) => latestDiagnostics(ctx.db)),
+  runDiagnostics: adminProcedure.mutation(({ ctx }) => launchDiagnostics(ctx.db)),
 });

@@ -1,6 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { publicProcedure, router } from '../init.ts';
+import { viewerProcedure, router } from '../init.ts';
 import type { Database } from '../../db/client.ts';
 import { assertRunExists } from '../guards.ts';
 import {
@@ -44,16 +44,16 @@ async function listTrajectories(db: Database, input: z.output<typeof listInput>)
 
 export const trajectoriesRouter = router({
   /** One entry per stored step of the split, in step order: the step slider's stops. accuracy = mean reward. */
-  steps: publicProcedure.input(z.object({ runId: id, split: split.default('train') })).query(async ({ ctx, input }) => {
+  steps: viewerProcedure.input(z.object({ runId: id, split: split.default('train') })).query(async ({ ctx, input }) => {
     await assertRunExists(ctx.db, input.runId);
     return listStepStats(ctx.db, input.runId, input.split);
   }),
 
   /** A page of trajectories (no content) with the total matching the filter. */
-  list: publicProcedure.input(listInput).query(({ ctx, input }) => listTrajectories(ctx.db, input)),
+  list: viewerProcedure.input(listInput).query(({ ctx, input }) => listTrajectories(ctx.db, input)),
 
   /** The k best or worst of one step by reward or response length (the list, sorted, first page). */
-  topK: publicProcedure
+  topK: viewerProcedure
     .input(z.object({
       runId: id, step: stepNumber, k: z.number().int().min(1).max(500), by: z.enum(['reward', 'length']), order: z.enum(['top', 'bottom']),
       split: z.enum(['train', 'eval', 'all']).default('train'),
@@ -65,7 +65,7 @@ export const trajectoriesRouter = router({
     }),
 
   /** One trajectory: its row, its parsed content (prompt, turns, verdict) and its tool calls in turn order. */
-  get: publicProcedure.input(z.object({ id })).query(async ({ ctx, input }) => {
+  get: viewerProcedure.input(z.object({ id })).query(async ({ ctx, input }) => {
     const t = await getTrajectoryWithToolCalls(ctx.db, input.id);
     if (!t) throw new TRPCError({ code: 'NOT_FOUND', message: `trajectory ${input.id} not found` });
     return t;
@@ -75,14 +75,14 @@ export const trajectoriesRouter = router({
    * A trajectory's token-level record (the token view): plain arrays, null for "no value" in the float arrays;
    * `record` is null when none was stored. NOT_FOUND when there is no such trajectory.
    */
-  tokens: publicProcedure.input(z.object({ id })).query(async ({ ctx, input }) => {
+  tokens: viewerProcedure.input(z.object({ id })).query(async ({ ctx, input }) => {
     if (!(await getTrajectoryRun(ctx.db, input.id))) throw new TRPCError({ code: 'NOT_FOUND', message: `trajectory ${input.id} not found` });
     const r = await readTrajectoryTokens(ctx.db, input.id);
     return { record: r ? tokenRecordToWire(r) : null };
   }),
 
   /** Every trajectory of one problem in a run (no content), by step then sample: how answers to it evolved. */
-  samePrompt: publicProcedure
+  samePrompt: viewerProcedure
     .input(z.object({ runId: id, problemId: z.string().min(1).max(500), split: z.enum(['train', 'eval', 'all']).default('all'), limit: z.number().int().min(1).max(5000).default(1000) }))
     .query(async ({ ctx, input }) => {
       await assertRunExists(ctx.db, input.runId);
