@@ -4,6 +4,8 @@ import type { ReactNode } from 'react';
 import '@xterm/xterm/css/xterm.css';
 import './globals.css';
 import { Providers } from './providers.tsx';
+import { AuthGate } from '@/components/auth/auth-gate.tsx';
+import { UserMenu } from '@/components/auth/user-menu.tsx';
 
 export const metadata: Metadata = {
   title: 'Toolsmith',
@@ -14,6 +16,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
       <body>
+        <Providers>
         <header className="topbar">
           <Link href="/" className="brand">Toolsmith</Link>
           <nav aria-label="Main">
@@ -24,10 +27,12 @@ export default function RootLayout({ children }: { children: ReactNode }) {
             <Link href="/models">Models</Link>
             <Link href="/system">System</Link>
           </nav>
+          <UserMenu />
         </header>
         <main>
-          <Providers>{children}</Providers>
+          <AuthGate>{children}</AuthGate>
         </main>
+        </Providers>
       </body>
     </html>
   );

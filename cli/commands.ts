@@ -12,6 +12,7 @@ import { serveModelCommand } from './serve-model.ts';
 import { evalCommand } from './eval.ts';
 import { trainCommand } from './train.ts';
 import { modelCommand } from './model.ts';
+import { tokenCommand, userCommand } from './user.ts';
 
 export interface Command { name: string; summary: string; usage?: string; run(args: string[]): Promise<number | void> }
 
@@ -19,6 +20,8 @@ export interface Command { name: string; summary: string; usage?: string; run(ar
 export const commands: Command[] = [
   datasetCommand,
   modelCommand,
+  userCommand,
+  tokenCommand,
   {
     name: 'migrate',
     summary: 'apply the SQL migrations to DATABASE_URL and seed the built-in recipes (idempotent)',

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
+import { signIn } from './helpers.ts';
 
 /** A dataset imported with the CLI shows up on /datasets, with its problems one click away. */
 test('datasets: CLI import → listed in the UI with its problems', async ({ page }) => {
@@ -13,6 +14,7 @@ test('datasets: CLI import → listed in the UI with its problems', async ({ pag
   execFileSync(process.execPath, ['bin/toolsmith.mjs', 'dataset', 'import', 'tests/fixtures/datasets/verl.parquet', '--name', 'e2e-gsm'], {
     cwd: root, env: { ...process.env, TOOLSMITH_DATA_DIR: path.join(root, 'data/e2e'), DATABASE_URL: '' }, stdio: 'pipe',
   });
+  await signIn(page);
   await page.goto('/');
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Datasets' }).click();
   await page.waitForURL(/\/datasets$/);

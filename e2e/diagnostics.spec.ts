@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { expectAccessibleNames, shot } from './helpers.ts';
+import { expectAccessibleNames, shot, signIn } from './helpers.ts';
 
 /**
  * The first thing a new user does: open the dashboard, run diagnostics, watch the checks stream into the run
@@ -15,6 +15,7 @@ test('diagnostics: dashboard → live run page (terminal, chart, status) → sys
   page.on('pageerror', (e) => problems.push(`page error: ${e.stack ?? e.message}`));
 
   // Dashboard: an empty installation (the e2e server has a data folder of its own).
+  await signIn(page);
   await page.goto('/');
   await expect(page.getByRole('heading', { name: 'Runs', level: 1 })).toBeVisible();
   await expect(page.getByText('No runs yet')).toBeVisible();

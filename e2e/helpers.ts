@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, type Page } from '@playwright/test';
@@ -25,4 +26,26 @@ export async function expectAccessibleNames(page: Page) {
     const what = await el.evaluate((e) => e.outerHTML.slice(0, 160));
     await expect(el, `accessible name of ${what}`).toHaveAccessibleName(/\S/);
   }
+}
+
+/** The e2e admin: created once through the CLI on the e2e server's own database, then signed in through the form. */
+export const E2E_ADMIN = { email: 'e2e-admin@toolsmith.local', password: 'e2e-password-123' };
+
+export function ensureE2eUser(user = E2E_ADMIN, role = 'admin') {
+  const root = process.cwd();
+  const r = spawnSync(process.execPath, [path.join(root, 'bin/toolsmith.mjs'), 'user', 'add', user.email, '--role', role, '--password-stdin'], {
+    cwd: root, input: user.password, encoding: 'utf8', env: { ...process.env, TOOLSMITH_DATA_DIR: path.join(root, 'data/e2e'), DATABASE_URL: '' },
+  });
+  if (r.status !== 0 && !/already exists/.test(r.stderr)) throw new Error(`could not create the e2e user: ${r.stderr}`);
+}
+
+/** Sign in through the sign-in page with email and password (a real Better Auth session cookie). */
+export async function signIn(page: Page, user = E2E_ADMIN, role = 'admin') {
+  ensureE2eUser(user, role);
+  await page.goto('/sign-in');
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.waitForURL((u) => !u.pathname.startsWith('/sign-in'));
+  await expect(page.getByLabel('Signed in as')).toContainText(user.email);
 }

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { expectAccessibleNames, shot, watchErrors } from './helpers.ts';
+import { expectAccessibleNames, shot, watchErrors, signIn } from './helpers.ts';
 
 /**
  * The token view in Chromium: a trained-on trajectory (seeded by e2e/seed-token-view.ts into the e2e server's
@@ -18,6 +18,7 @@ test('token view: colours by quantity, values on hover, tool tokens masked; also
   });
   const seed = JSON.parse(out.trim().split('\n').pop()!) as { withTokens: string; without: string; token: string; modelTokens: number; toolPieces: number };
 
+  await signIn(page);
   await page.goto(`/trajectories/${seed.withTokens}`);
   await expect(page.getByRole('heading', { level: 1 })).toHaveText(`Trajectory ${seed.withTokens}`);
   await page.getByRole('group', { name: 'Trace view' }).getByRole('button', { name: 'Tokens' }).click();

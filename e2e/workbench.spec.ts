@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { expectAccessibleNames, shot, watchErrors } from './helpers.ts';
+import { expectAccessibleNames, shot, watchErrors, signIn } from './helpers.ts';
 
 /**
  * The researcher's loop, in Chromium against the real server and worker: design a micro recipe, launch it, watch
@@ -14,6 +14,7 @@ test('design → launch → live rollouts → trace and replay → share read-on
   watchErrors(page, problems);
 
   // Design: the micro template, renamed, with more RL steps so rollouts stream for a while.
+  await signIn(page);
   await page.goto('/recipes');
   await expect(page.getByRole('heading', { name: 'Recipes', level: 1 })).toBeVisible();
   await shot(page, 'recipes');

@@ -1,6 +1,6 @@
 // `npm start`: set up (idempotent), migrate, then serve the web app and one worker until Ctrl-C.
 // `node scripts/start.mjs --serve-only` skips set-up (the e2e tests use it on a build they made).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { ROOT, setup, migrate, log } from './setup.mjs';
@@ -75,7 +75,7 @@ function shutdown(code = 0) {
 process.on('SIGINT', () => shutdown(0));
 process.on('SIGTERM', () => shutdown(0));
 
-launch('web', [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', host], { NEXT_TELEMETRY_DISABLED: '1' });
+launch('web', [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', host], { NEXT_TELEMETRY_DISABLED: '1', TOOLSMITH_PUBLIC_URL: process.env.TOOLSMITH_PUBLIC_URL ?? `http://${host === '0.0.0.0' || host === '127.0.0.1' ? 'localhost' : host}:${port}` });
 launch('worker', [path.join(ROOT, 'bin/toolsmith.mjs'), 'worker']);
 
 const url = `http://${host === '0.0.0.0' || host === '127.0.0.1' ? 'localhost' : host}:${port}`;
@@ -88,5 +88,13 @@ for (let i = 0; i < 600 && !stopping; i++) {
 }
 if (!stopping) {
   for (const w of warnings) log(`warning: ${w}`);
-  console.log(`\nToolsmith is running at ${url}  (web + 1 worker; Ctrl-C stops both)\n`);
+  console.log(`\nToolsmith is running at ${url}  (web + 1 worker; Ctrl-C stops both)`);
+  // Sign-in: the first start creates the admin and prints a one-time link (as Jupyter prints its token URL);
+  // later starts say how to get a new one.
+  const boot = spawnSync(process.execPath, [path.join(ROOT, 'bin/toolsmith.mjs'), 'user', 'bootstrap'], {
+    cwd: ROOT, env: { ...process.env, TOOLSMITH_PUBLIC_URL: process.env.TOOLSMITH_PUBLIC_URL ?? url }, encoding: 'utf8',
+  });
+  process.stdout.write(boot.stdout ?? '');
+  if (boot.status !== 0) process.stderr.write(boot.stderr ?? '');
+  console.log('');
 }

@@ -42,10 +42,33 @@ export function config(env: Record<string, string | undefined> = process.env) {
     testJobs: env.TOOLSMITH_TEST_JOBS === '1',
     /** Set by npm when run through a package script. */
     packageVersion: env.npm_package_version,
+    ...authConfig(env, num('PORT', 3000)),
   };
 }
 
 export type Config = ReturnType<typeof config>;
+
+/** Sign-in (server/auth/): where the app is reached, its secret, the first admin, and an optional OIDC issuer. */
+function authConfig(env: Record<string, string | undefined>, port: number) {
+  const issuer = env.TOOLSMITH_OIDC_ISSUER?.trim();
+  return {
+    /** The URL people open (behind a proxy: its https URL): sign-in links and OIDC redirects are built from it. */
+    publicUrl: (env.TOOLSMITH_PUBLIC_URL?.trim() || `http://localhost:${port}`).replace(/\/+$/, ''),
+    /** Signs session cookies; unset: one is generated into <data>/auth-secret on first use. */
+    authSecret: env.TOOLSMITH_AUTH_SECRET?.trim() || undefined,
+    /** The admin the first start creates. */
+    adminEmail: env.TOOLSMITH_ADMIN_EMAIL?.trim() || 'admin@toolsmith.local',
+    oidc: issuer ? {
+      issuer: issuer.replace(/\/+$/, ''),
+      clientId: env.TOOLSMITH_OIDC_CLIENT_ID?.trim() ?? '',
+      clientSecret: env.TOOLSMITH_OIDC_CLIENT_SECRET?.trim() ?? '',
+      /** The button's label on the sign-in page. */
+      name: env.TOOLSMITH_OIDC_NAME?.trim() || 'single sign-on',
+      /** The role of a user the issuer signs in for the first time. */
+      defaultRole: (env.TOOLSMITH_OIDC_DEFAULT_ROLE?.trim() || 'viewer') as 'viewer' | 'researcher' | 'admin',
+    } : null,
+  };
+}
 
 function positive(env: Record<string, string | undefined>, name: string, fallback: number): number {
   const raw = env[name];

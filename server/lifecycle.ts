@@ -22,28 +22,28 @@ const enqueueTraining = (db: Database, runId: string, recipe: Recipe) =>
   enqueue(db, { kind: 'train', runId, payload: { recipe }, maxAttempts: TRAIN_ATTEMPTS });
 
 /** Launch a training run: the recipe version is frozen into the run; the "train" job is what a worker picks up. */
-export async function launchTraining(db: Database, ref: RecipeRef, opts: { name?: string; seed?: number } = {}) {
+export async function launchTraining(db: Database, ref: RecipeRef, opts: { name?: string; seed?: number; createdBy?: string | null } = {}) {
   let stored;
   if ('spec' in ref) {
     const spec = parseRecipe(ref.spec);
-    stored = (await createRecipeVersion(db, spec.name, spec)).recipe;
+    stored = (await createRecipeVersion(db, spec.name, spec, { createdBy: opts.createdBy })).recipe;
   } else {
     stored = await getRecipe(db, ref);
     if (!stored) throw new UserError('id' in ref ? `recipe ${ref.id} not found` : `no recipe named "${ref.name}"${ref.version ? ` with version ${ref.version}` : ''}`, { field: 'recipe' });
   }
   const recipe = opts.seed === undefined ? stored.spec : parseRecipe({ ...stored.spec, seed: opts.seed });
   const run = await createRun(db, {
-    name: opts.name ?? `${stored.name} v${stored.version}`, kind: 'train', recipeId: stored.id, recipeSpec: recipe, seed: recipe.seed, totalSteps: totalSteps(recipe),
+    name: opts.name ?? `${stored.name} v${stored.version}`, kind: 'train', recipeId: stored.id, recipeSpec: recipe, seed: recipe.seed, totalSteps: totalSteps(recipe), createdBy: opts.createdBy,
   });
   const jobId = await enqueueTraining(db, run.id, recipe);
   return { runId: run.id, jobId, recipe };
 }
 
 /** Start an evaluation: validate the spec (errors name the field), create its run and the job a worker picks up. */
-export async function launchEval(db: Database, input: EvalSpecInput, name?: string) {
+export async function launchEval(db: Database, input: EvalSpecInput, name?: string, createdBy?: string | null) {
   const spec = parseUserInput(EvalSpecSchema, input, 'eval spec');
   const what = spec.engine.kind === 'embedded' ? spec.engine.checkpoint.split('/').filter(Boolean).pop() : spec.engine.model;
-  const run = await createRun(db, { name: name ?? `eval ${what} on ${spec.datasets.join(', ')}`, kind: 'eval', recipeSpec: spec, seed: spec.seed });
+  const run = await createRun(db, { name: name ?? `eval ${what} on ${spec.datasets.join(', ')}`, kind: 'eval', recipeSpec: spec, seed: spec.seed, createdBy });
   const jobId = await enqueue(db, { kind: 'eval', runId: run.id, payload: spec, maxAttempts: 3 });
   return { runId: run.id, jobId, spec };
 }

@@ -61,7 +61,7 @@ export interface CreateRecipeResult { status: 'created' | 'unchanged'; recipe: S
  * nothing is written and that version is returned (status 'unchanged'). parentId defaults to the latest version.
  */
 export async function createRecipeVersion(
-  db: Database, name: string, spec: unknown, opts: { note?: string | null; parentId?: string | null } = {},
+  db: Database, name: string, spec: unknown, opts: { note?: string | null; parentId?: string | null; createdBy?: string | null } = {},
 ): Promise<CreateRecipeResult> {
   if (!NAME_RE.test(name)) {
     throw new UserError(`recipe name "${name}" is not allowed`, { fix: NAME_RULE, field: 'name' });
@@ -91,6 +91,7 @@ export async function createRecipeVersion(
           parentId: opts.parentId !== undefined ? opts.parentId : (latest?.id ?? null),
           spec: json,
           note: opts.note ?? null,
+          createdBy: opts.createdBy ?? null,
         },
       });
       return { status: 'created', recipe: fromRow(row) };

@@ -6,7 +6,7 @@ import { appendEvent } from './events.ts';
 import { codeVersion } from '../version.ts';
 
 
-export interface NewRun { name: string; kind: RunKind; recipeId?: string | null; recipeSpec?: unknown; seed?: number; totalSteps?: number | null }
+export interface NewRun { name: string; kind: RunKind; recipeId?: string | null; recipeSpec?: unknown; seed?: number; totalSteps?: number | null; createdBy?: string | null }
 
 export async function createRun(db: Database, input: NewRun) {
   return db.prisma.run.create({
@@ -16,6 +16,7 @@ export async function createRun(db: Database, input: NewRun) {
       kind: input.kind,
       recipeId: input.recipeId ?? null,
       recipeSpec: JSON.stringify(input.recipeSpec ?? {}),
+      createdBy: input.createdBy ?? null,
       seed: input.seed ?? Math.floor(Math.random() * 2 ** 31),
       codeVersion: codeVersion(),
       status: 'queued',

@@ -2,6 +2,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import { ZodError } from 'zod';
 import type { Database } from '../db/client.ts';
 import { UserError, zodIssuesText } from '../../contracts/errors.ts';
+import { audit, auditTarget } from '../auth/audit.ts';
 
 /** Who may do what (README "Deploying for a team"): each role includes the ones before it. */
 export const ROLES = ['viewer', 'researcher', 'admin'] as const;
@@ -52,6 +53,19 @@ const userErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
+/** Every mutation, allowed or not, goes into the audit log (who, what, when, from where). */
+const auditMutations = t.middleware(async ({ ctx, type, path, getRawInput, next }) => {
+  const result = await next();
+  if (type === 'mutation') {
+    const input = await getRawInput().catch(() => undefined);
+    await audit(ctx.db, {
+      userId: ctx.principal?.userId, email: ctx.principal?.email, via: ctx.principal?.via, action: path, target: auditTarget(input),
+      ok: result.ok, detail: result.ok ? null : result.error.message, ip: ctx.ip, userAgent: ctx.userAgent,
+    }).catch(() => {}); // the log never decides whether a mutation happens
+  }
+  return result;
+});
+
 /** UNAUTHORIZED (401) without a principal, FORBIDDEN (403) below the role. */
 function requireRole(role: Role) {
   return t.middleware(({ ctx, next }) => {
@@ -63,10 +77,11 @@ function requireRole(role: Role) {
 
 export const router = t.router;
 /** No credentials at all: only the health check. */
-export const publicProcedure = t.procedure.meta({ access: 'public' }).use(userErrors);
+const base = t.procedure.use(auditMutations).use(userErrors);
+export const publicProcedure = base.meta({ access: 'public' });
 /** Share-link views: no session; each authorises itself by the token it is given (server/share/links.ts). */
-export const shareProcedure = t.procedure.meta({ access: 'share' }).use(userErrors);
-export const viewerProcedure = t.procedure.meta({ access: 'viewer' }).use(userErrors).use(requireRole('viewer'));
-export const researcherProcedure = t.procedure.meta({ access: 'researcher' }).use(userErrors).use(requireRole('researcher'));
-export const adminProcedure = t.procedure.meta({ access: 'admin' }).use(userErrors).use(requireRole('admin'));
+export const shareProcedure = base.meta({ access: 'share' });
+export const viewerProcedure = base.meta({ access: 'viewer' }).use(requireRole('viewer'));
+export const researcherProcedure = base.meta({ access: 'researcher' }).use(requireRole('researcher'));
+export const adminProcedure = base.meta({ access: 'admin' }).use(requireRole('admin'));
 export const createCallerFactory = t.createCallerFactory;

@@ -7,6 +7,7 @@ import { recipesRouter } from './routers/recipes.ts';
 import { trajectoriesRouter } from './routers/trajectories.ts';
 import { evalsRouter } from './routers/evals.ts';
 import { modelsRouter } from './routers/models.ts';
+import { adminRouter, authRouter } from './routers/admin.ts';
 
 export const appRouter = router({
   runs: runsRouter,
@@ -17,6 +18,8 @@ export const appRouter = router({
   trajectories: trajectoriesRouter,
   evals: evalsRouter,
   models: modelsRouter,
+  admin: adminRouter,
+  auth: authRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,6 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { researcherProcedure, viewerProcedure, router } from '../init.ts';
+import { researcherProcedure, viewerProcedure, router, type Context, type Principal } from '../init.ts';
 import { UserError } from '../../../contracts/errors.ts';
 import { createRecipeVersion, getRecipe, listRecipes, listRecipeVersions } from '../../store/recipes.ts';
 import { validateRecipe } from '../../../contracts/recipe.ts';
@@ -30,6 +30,18 @@ async function mustGet(db: Parameters<typeof getRecipe>[0], by: Parameters<typeo
   return r;
 }
 
+/**
+ * A recipe name belongs to whoever saved its first version; built-ins (no author) to the admins. Others save a copy
+ * under a new name, so nobody can make the Launch button or `toolsmith train --recipe` run their version of it.
+ */
+async function assertMayWriteRecipe(db: Context['db'], p: Principal, name: string): Promise<void> {
+  if (p.role === 'admin') return;
+  const first = await db.prisma.recipe.findFirst({ where: { name }, orderBy: { version: 'asc' }, select: { createdBy: true } });
+  if (first && first.createdBy !== p.userId) {
+    throw new TRPCError({ code: 'FORBIDDEN', message: `recipe "${name}" belongs to ${first.createdBy ? 'another user' : 'the built-ins'}: save your changes under a new name (clone it)` });
+  }
+}
+
 export const recipesRouter = router({
   /** The latest version of each name (summary: stages, total steps, number of versions), by name. */
   list: viewerProcedure.query(({ ctx }) => listRecipes(ctx.db)),
@@ -57,11 +69,12 @@ export const recipesRouter = router({
    */
   save: researcherProcedure
     .input(z.object({ spec: z.unknown(), name: name.optional(), note: z.string().max(2000).nullish(), parentId: id.nullish() }))
-    .mutation(({ ctx, input }) => {
+    .mutation(async ({ ctx, input }) => {
       const specName = input.spec !== null && typeof input.spec === 'object' && !Array.isArray(input.spec) ? (input.spec as { name?: unknown }).name : undefined;
       const recipeName = input.name ?? (typeof specName === 'string' ? specName : undefined);
       if (recipeName === undefined) throw new UserError('recipe: name: a recipe needs a name', { field: 'spec.name' });
-      return createRecipeVersion(ctx.db, recipeName, input.spec, { note: input.note, parentId: input.parentId });
+      await assertMayWriteRecipe(ctx.db, ctx.principal, recipeName);
+      return createRecipeVersion(ctx.db, recipeName, input.spec, { note: input.note, parentId: input.parentId, createdBy: ctx.principal.userId });
     }),
 
   /** Leaf differences from version a to version b: [{path: "stages.1.lr", kind, a, b}]. */
@@ -84,7 +97,11 @@ export const recipesRouter = router({
     )
     .mutation(async ({ ctx, input }) => {
       if (input.id !== undefined) await mustGet(ctx.db, { id: input.id });
-      const r = await launchTraining(ctx.db, input.id !== undefined ? { id: input.id } : { spec: input.spec }, { name: input.name, seed: input.seed });
+      else {
+        const n = input.spec !== null && typeof input.spec === 'object' ? (input.spec as { name?: unknown }).name : undefined;
+        if (typeof n === 'string') await assertMayWriteRecipe(ctx.db, ctx.principal, n); // an inline spec is saved as a version of its name
+      }
+      const r = await launchTraining(ctx.db, input.id !== undefined ? { id: input.id } : { spec: input.spec }, { name: input.name, seed: input.seed, createdBy: ctx.principal.userId });
       return { runId: r.runId, jobId: r.jobId };
     }),
 

@@ -5,6 +5,7 @@ import { lastEventSeq, readEvents } from '../../store/events.ts';
 import { listMetricKeys, readSeries, readSeriesOfKeys } from '../../store/metrics.ts';
 import { getRun, getRunsByIds, getRunWithoutSpec, listRuns } from '../../store/runs.ts';
 import { assertRunExists } from '../guards.ts';
+import { assertOwnsRun } from '../../auth/ownership.ts';
 import { cancelRun, pauseTraining, resumeTraining } from '../../lifecycle.ts';
 import { config } from '../../config.ts';
 import { stageBoundaries } from '../../../contracts/recipe.ts';
@@ -65,17 +66,20 @@ export const runsRouter = router({
       }
     }),
 
-  cancel: researcherProcedure.input(z.object({ runId })).mutation(({ ctx, input }) => cancelRun(ctx.db, input.runId)),
+  cancel: researcherProcedure.input(z.object({ runId })).mutation(async ({ ctx, input }) => {
+    await assertOwnsRun(ctx.db, ctx.principal, input.runId);
+    return cancelRun(ctx.db, input.runId);
+  }),
 
   /** Pause a queued or running training run (the worker stops at its next heartbeat and keeps the checkpoints). */
   pause: researcherProcedure.input(z.object({ runId })).mutation(async ({ ctx, input }) => {
-    await assertRunExists(ctx.db, input.runId);
+    await assertOwnsRun(ctx.db, ctx.principal, input.runId);
     return pauseTraining(ctx.db, input.runId);
   }),
 
   /** Resume a paused training run from its last checkpoint (queues a new "train" job). */
   resume: researcherProcedure.input(z.object({ runId })).mutation(async ({ ctx, input }) => {
-    await assertRunExists(ctx.db, input.runId);
+    await assertOwnsRun(ctx.db, ctx.principal, input.runId);
     return resumeTraining(ctx.db, input.runId);
   }),
 

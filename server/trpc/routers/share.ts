@@ -3,8 +3,9 @@ import { z } from 'zod';
 import { researcherProcedure, shareProcedure, router } from '../init.ts';
 import {
   createShareLink, createShareLinkInput, listShareLinks, revokeShareLink, ShareLinkNotFound,
-  sharedEvents, sharedMetrics, sharedTrajectories, sharedTrajectory, sharedTrajectoryTokens, sharedView,
+  sharedEvents, sharedMetrics, sharedTrajectories, sharedTrajectory, sharedTrajectoryTokens, sharedView, runsOf, type ShareTarget,
 } from '../../share/links.ts';
+import { assertOwnsLink, assertOwnsRun } from '../../auth/ownership.ts';
 
 export { assertReadOnlyToken } from '../../share/links.ts';
 
@@ -55,15 +56,34 @@ export const shareViewRouter = router({
 /** Owner side (the workbench's own API): create, list and revoke links; plus `view`, what a link holder may call. */
 export const shareRouter = router({
   /** Returns the token once (only its hash is stored) and the page path `/s/<token>`. */
-  create: researcherProcedure.input(createShareLinkInput).mutation(({ ctx, input }) => createShareLink(ctx.db, input)),
+  create: researcherProcedure.input(createShareLinkInput).mutation(async ({ ctx, input }) => {
+    const link = await createShareLink(ctx.db, input);
+    // A researcher shares only their own runs (a trajectory link's run is known once the link resolved it).
+    try {
+      for (const runId of runsOf({ scope: link.scope, target: link.target } as ShareTarget)) await assertOwnsRun(ctx.db, ctx.principal, runId);
+    } catch (e) {
+      await ctx.db.prisma.shareLink.delete({ where: { id: link.id } });
+      throw e;
+    }
+    await ctx.db.prisma.shareLink.update({ where: { id: link.id }, data: { createdBy: ctx.principal.userId } });
+    return link;
+  }),
 
   /** Takes the link id from `list`; a token is not an id and revokes nothing. */
-  revoke: researcherProcedure.input(z.object({ id })).mutation(({ ctx, input }) => revokeShareLink(ctx.db, input.id)),
+  revoke: researcherProcedure.input(z.object({ id })).mutation(async ({ ctx, input }) => {
+    await assertOwnsLink(ctx.db, ctx.principal, input.id);
+    return revokeShareLink(ctx.db, input.id);
+  }),
 
   /** Links, newest first, optionally only those naming a run. Never includes tokens or their hashes. */
   list: researcherProcedure
     .input(z.object({ runId: id.optional(), limit: z.number().int().min(1).max(500).default(100) }).default({ limit: 100 }))
-    .query(({ ctx, input }) => listShareLinks(ctx.db, input)),
+    .query(async ({ ctx, input }) => {
+      const links = await listShareLinks(ctx.db, input);
+      if (ctx.principal.role === 'admin') return links;
+      const mine = new Set((await ctx.db.prisma.shareLink.findMany({ where: { createdBy: ctx.principal.userId }, select: { id: true } })).map((l) => l.id));
+      return links.filter((l) => mine.has(l.id)); // researchers see their own links; admins every link
+    }),
 
   view: shareViewRouter,
 });

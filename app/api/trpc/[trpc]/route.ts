@@ -1,6 +1,7 @@
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { appRouter } from '@/server/trpc/root.ts';
 import { getDb } from '@/server/db/shared.ts';
+import { clientIp, resolvePrincipal } from '@/server/auth/principal.ts';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -10,7 +11,10 @@ function handler(req: Request) {
     endpoint: '/api/trpc',
     req,
     router: appRouter,
-    createContext: async () => ({ db: await getDb() }),
+    createContext: async () => {
+      const db = await getDb();
+      return { db, principal: await resolvePrincipal(db, req.headers), ip: clientIp(req.headers), userAgent: req.headers.get('user-agent') };
+    },
     onError({ error, path }) {
       if (error.code === 'INTERNAL_SERVER_ERROR') console.error(`tRPC ${path ?? '?'}: ${error.message}`);
     },

@@ -1,0 +1,54 @@
+/**
+ * API tokens for scripts and the CLI: `tsk_` + 32 random bytes, shown once; only the SHA-256 is stored. A token acts
+ * with its user's current role, until it is revoked or expires.
+ */
+import crypto from 'node:crypto';
+import { UserError } from '../../contracts/errors.ts';
+import type { Database } from '../db/client.ts';
+import { newId } from '../ids.ts';
+import type { Principal, Role } from '../trpc/init.ts';
+import { mustGetUser } from './users.ts';
+
+export const TOKEN_PREFIX = 'tsk_';
+const hash = (token: string) => crypto.createHash('sha256').update(token).digest('hex');
+
+export async function createToken(db: Database, input: { email: string; name?: string; expiresDays?: number }, now = new Date()) {
+  const user = await mustGetUser(db, input.email, 'user');
+  if (input.expiresDays !== undefined && !(Number.isFinite(input.expiresDays) && input.expiresDays > 0 && input.expiresDays <= 3650)) {
+    throw new UserError(`expires-days: a number of days between 1 and 3650, not ${input.expiresDays}`, { field: 'expires-days' });
+  }
+  const name = (input.name ?? 'cli').trim();
+  if (!name || name.length > 100) throw new UserError('name: 1 to 100 characters', { field: 'name' });
+  const token = TOKEN_PREFIX + crypto.randomBytes(32).toString('base64url');
+  const row = await db.prisma.apiToken.create({
+    data: {
+      id: newId('tok_'), userId: user.id, name, tokenHash: hash(token),
+      expiresAt: input.expiresDays ? new Date(now.getTime() + input.expiresDays * 86_400_000) : null,
+    },
+  });
+  return { token, id: row.id, expiresAt: row.expiresAt };
+}
+
+export async function revokeToken(db: Database, id: string, now = new Date()) {
+  const row = await db.prisma.apiToken.findUnique({ where: { id } });
+  if (!row) throw new UserError(`id: no API token ${id}`, { field: 'id', fix: 'npx toolsmith token list' });
+  if (!row.revokedAt) await db.prisma.apiToken.update({ where: { id }, data: { revokedAt: now } });
+  return { id, revokedAt: row.revokedAt ?? now };
+}
+
+export async function listTokens(db: Database) {
+  const rows = await db.prisma.apiToken.findMany({ orderBy: { createdAt: 'asc' }, include: { user: true } });
+  return rows.map((r) => ({ id: r.id, name: r.name, user: r.user.email, createdAt: r.createdAt, expiresAt: r.expiresAt, revokedAt: r.revokedAt, lastUsedAt: r.lastUsedAt }));
+}
+
+/** The principal a bearer token stands for, or null (unknown, revoked, expired). */
+export async function principalOfToken(db: Database, token: string, now = new Date()): Promise<Principal | null> {
+  if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return null;
+  const row = await db.prisma.apiToken.findUnique({ where: { tokenHash: hash(token) }, include: { user: true } });
+  if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now)) return null;
+  // lastUsedAt at most once a minute: a script's every call need not write.
+  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > 60_000) {
+    await db.prisma.apiToken.update({ where: { id: row.id }, data: { lastUsedAt: now } }).catch(() => {});
+  }
+  return { userId: row.userId, email: row.user.email, role: row.user.role as Role, via: 'token', tokenId: row.id };
+}

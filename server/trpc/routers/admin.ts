@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { adminProcedure, publicProcedure, router } from '../init.ts';
+import { createUser, listUsers, setRole } from '../../auth/users.ts';
+import { createToken, listTokens, revokeToken } from '../../auth/tokens.ts';
+import { listAudit } from '../../auth/audit.ts';
+import { signInLink } from '../../auth/auth.ts';
+import { config } from '../../config.ts';
+
+const email = z.string().min(3).max(320);
+const role = z.enum(['viewer', 'researcher', 'admin']);
+
+/** Users, API tokens and the audit log: admins only (the System page). */
+export const adminRouter = router({
+  users: adminProcedure.query(({ ctx }) => listUsers(ctx.db)),
+  addUser: adminProcedure.input(z.object({ email, role })).mutation(({ ctx, input }) => createUser(ctx.db, input)),
+  setRole: adminProcedure.input(z.object({ email, role })).mutation(({ ctx, input }) => setRole(ctx.db, input.email, input.role)),
+  /** A one-time sign-in URL for the user, to hand over in person (nothing is mailed). */
+  signInLink: adminProcedure.input(z.object({ email })).mutation(async ({ ctx, input }) => ({ url: await signInLink(ctx.db, input.email) })),
+  tokens: adminProcedure.query(({ ctx }) => listTokens(ctx.db)),
+  createToken: adminProcedure
+    .input(z.object({ email, name: z.string().min(1).max(100).optional(), expiresDays: z.number().int().min(1).max(3650).optional() }))
+    .mutation(({ ctx, input }) => createToken(ctx.db, input)),
+  revokeToken: adminProcedure.input(z.object({ id: z.string().min(1).max(100) })).mutation(({ ctx, input }) => revokeToken(ctx.db, input.id)),
+  audit: adminProcedure
+    .input(z.object({ limit: z.number().int().min(1).max(500).default(100), before: z.number().int().min(1).optional() }).default({ limit: 100 }))
+    .query(({ ctx, input }) => listAudit(ctx.db, input)),
+});
+
+/** Who the caller is (null when signed out) and how sign-in works here: the sign-in page and the header read it. */
+export const authRouter = router({
+  me: publicProcedure.query(({ ctx }) => ({
+    user: ctx.principal ? { email: ctx.principal.email, role: ctx.principal.role } : null,
+    oidc: config().oidc ? { name: config().oidc!.name } : null,
+  })),
+});
