@@ -77,8 +77,9 @@ function build(db: Database) {
     databaseHooks: {
       user: {
         create: {
-          // A user the OIDC issuer signs in for the first time gets the configured default role.
-          before: async (user) => ({ data: { ...user, role: (user as { role?: string }).role ?? c.oidc?.defaultRole ?? 'viewer' } }),
+          // Better Auth creates users only for an OIDC issuer's first sign-in (sign-up is off; admins create the
+          // rest directly): those get the configured default role.
+          before: async (user) => ({ data: { ...user, role: c.oidc?.defaultRole ?? 'viewer' } }),
         },
       },
     },
