@@ -118,7 +118,7 @@ export function ensurePrismaClients() {
 }
 
 export function ensureBuild() {
-  const hash = hashOf(['app', 'components', 'lib', 'server', 'public', 'next.config.js', 'tsconfig.json', 'package-lock.json', 'prisma/schema.prisma']);
+  const hash = hashOf(['app', 'components', 'contracts', 'lib', 'server', 'public', 'proxy.ts', 'next.config.js', 'tsconfig.json', 'package-lock.json', 'prisma/schema.prisma']);
   if (stamped('build', hash) && fs.existsSync(path.join(ROOT, '.next/BUILD_ID'))) return;
   log('building the web app (next build)…');
   run(path.join(ROOT, 'node_modules/.bin/next'), ['build'], { quiet: true, env: { NEXT_TELEMETRY_DISABLED: '1' } });

@@ -40,6 +40,12 @@ export function config(env: Record<string, string | undefined> = process.env) {
     engineApiKey: env.TOOLSMITH_ENGINE_API_KEY?.trim() || undefined,
     /** Register the test-only fault-injection job kinds. */
     testJobs: env.TOOLSMITH_TEST_JOBS === '1',
+    /** Host[:port] values the web app answers to (server/http/gate.ts): anything else is a DNS-rebinding or misrouted request. */
+    allowedHosts: allowedHosts(env),
+    /** Largest request body the web app reads (tRPC POSTs), in bytes. */
+    maxBodyBytes: Math.floor(num('TOOLSMITH_MAX_BODY_BYTES', 1024 * 1024)),
+    /** Most procedure calls one batched tRPC request may carry. */
+    maxBatch: Math.floor(num('TOOLSMITH_MAX_BATCH', 20)),
     /** Set by npm when run through a package script. */
     packageVersion: env.npm_package_version,
     ...authConfig(env, num('PORT', 3000)),
@@ -68,6 +74,26 @@ function authConfig(env: Record<string, string | undefined>, port: number) {
       defaultRole: (env.TOOLSMITH_OIDC_DEFAULT_ROLE?.trim() || 'viewer') as 'viewer' | 'researcher' | 'admin',
     } : null,
   };
+const HOST_ENTRY = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::\d{1,5})?$/;
+
+/** TOOLSMITH_ALLOWED_HOSTS (comma-separated host[:port]), else the loopback names plus HOST when it names one interface. */
+function allowedHosts(env: Record<string, string | undefined>): string[] {
+  const raw = env.TOOLSMITH_ALLOWED_HOSTS?.trim();
+  if (!raw) {
+    const out = ['localhost', '127.0.0.1', '[::1]'];
+    const host = env.HOST?.trim().toLowerCase();
+    if (host && host !== '0.0.0.0' && host !== '::' && host !== '[::]') {
+      const h = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+      if (!out.includes(h)) out.push(h);
+    }
+    return out;
+  }
+  return raw.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean).map((e) => {
+    if (!HOST_ENTRY.test(e)) {
+      throw new Error(`TOOLSMITH_ALLOWED_HOSTS: ${JSON.stringify(e)} is not a host[:port] — give names such as toolsmith.example.com,localhost:3000 (IPv6 in brackets: [::1])`);
+    }
+    return e;
+  });
 }
 
 function positive(env: Record<string, string | undefined>, name: string, fallback: number): number {

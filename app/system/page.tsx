@@ -1,6 +1,7 @@
 import { DiagnosticsReport } from '@/components/system/diagnostics-report.tsx';
 import { RunDiagnosticsButton } from '@/components/runs/run-diagnostics-button.tsx';
 import { RunsTable } from '@/components/runs/runs-table.tsx';
+import { WorkerRestarts } from '@/components/system/worker-restarts.tsx';
 
 export default function SystemPage() {
   return (
@@ -10,6 +11,8 @@ export default function SystemPage() {
         <RunDiagnosticsButton />
       </div>
       <DiagnosticsReport />
+      <h2>Worker</h2>
+      <WorkerRestarts />
       <h2>Diagnostics history</h2>
       <RunsTable kind="diagnostics" />
     </div>

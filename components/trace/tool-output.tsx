@@ -1,6 +1,7 @@
 'use client';
 import { useEffect, useRef, useState } from 'react';
 import type { Terminal } from '@xterm/xterm';
+import { sanitizeTerminalText } from '../ui/terminal-text.ts';
 
 const FONT_SIZE = 12;
 const LINE_PX = 17;
@@ -30,7 +31,8 @@ export function ToolOutput({ text, label }: { text: string; label: string }) {
         fontSize: FONT_SIZE, theme: { background: '#000000', cursor: '#000000' },
       });
       term.open(el);
-      term.write(text.replace(/\n$/, ''));
+      // Model-written output: only colours survive (terminal-text.ts).
+      term.write(sanitizeTerminalText(text.replace(/\n$/, '')));
       observer = new ResizeObserver(() => {
         const c = cols(el);
         if (term && c !== term.cols) term.resize(c, rows);
@@ -48,7 +50,7 @@ export function ToolOutput({ text, label }: { text: string; label: string }) {
     };
   }, [text, rows]);
 
-  const plain = text.replace(/\u001b\[[0-9;]*m/g, '');
+  const plain = sanitizeTerminalText(text).replace(/\u001b\[[0-9;:]*m/g, '');
   if (failed) return <pre role="log" aria-label={label} style={{ background: '#000', borderRadius: 6, padding: 8, margin: 0, maxHeight: MAX_ROWS * LINE_PX, overflow: 'auto', whiteSpace: 'pre-wrap' }}>{plain}</pre>;
   return (
     <div role="log" aria-label={label} style={{ position: 'relative' }}>

@@ -1,6 +1,7 @@
 'use client';
 import { forwardRef, useEffect, useImperativeHandle, useRef } from 'react';
 import type { Terminal } from '@xterm/xterm';
+import { sanitizeTerminalText } from './terminal-text.ts';
 
 export interface TerminalHandle { writeLine(line: string): void; clear(): void }
 
@@ -19,7 +20,9 @@ export const TerminalPane = forwardRef<TerminalHandle, { label: string; rows?: n
   const count = useRef(0);
 
   useImperativeHandle(ref, () => ({
-    writeLine(line) {
+    writeLine(raw) {
+      // The one way text enters this pane: untrusted, so only colours survive (terminal-text.ts).
+      const line = sanitizeTerminalText(raw);
       count.current++;
       box.current?.setAttribute('data-lines', String(count.current));
       if (term.current) term.current.writeln(line);

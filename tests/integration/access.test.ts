@@ -17,7 +17,7 @@ import { seedDefaultRecipes } from '../../server/store/recipes.ts';
 
 const EXPECTED: Record<string, Access> = {
   'system.health': 'public', 'auth.me': 'public',
-  'system.latestDiagnostics': 'admin', 'system.runDiagnostics': 'admin',
+  'system.latestDiagnostics': 'admin', 'system.runDiagnostics': 'admin', 'system.supervisor': 'admin',
   'admin.users': 'admin', 'admin.addUser': 'admin', 'admin.setRole': 'admin', 'admin.signInLink': 'admin', 'admin.tokens': 'admin',
   'admin.createToken': 'admin', 'admin.revokeToken': 'admin', 'admin.audit': 'admin',
   'runs.list': 'viewer', 'runs.get': 'viewer', 'runs.snapshot': 'viewer', 'runs.series': 'viewer', 'runs.events': 'viewer', 'runs.compare': 'viewer',

@@ -1,4 +1,5 @@
 import { RecipeDesigner } from '@/components/recipes/recipe-designer.tsx';
+import { safeDecode } from '@/lib/safe-decode.ts';
 
 type Search = { v?: string | string[]; template?: string | string[] };
 
@@ -9,5 +10,5 @@ export default async function RecipePage({ params, searchParams }: { params: Pro
   const { name } = await params;
   const search = await searchParams;
   const v = Number(one(search.v));
-  return <RecipeDesigner name={decodeURIComponent(name)} version={Number.isInteger(v) && v >= 1 ? v : undefined} template={one(search.template)} />;
+  return <RecipeDesigner name={safeDecode(name)} version={Number.isInteger(v) && v >= 1 ? v : undefined} template={one(search.template)} />;
 }

@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import { SharedView } from '@/components/share/shared-view.tsx';
+import { safeDecode } from '@/lib/safe-decode.ts';
 
 export const metadata: Metadata = { title: 'Shared view · Toolsmith', robots: { index: false, follow: false }, referrer: 'no-referrer' };
 
@@ -7,9 +8,4 @@ export const metadata: Metadata = { title: 'Shared view · Toolsmith', robots: {
 export default async function SharedPage({ params }: { params: Promise<{ token: string }> }) {
   const { token } = await params;
   return <SharedView token={safeDecode(token)} />;
-}
-
-/** Params may arrive still percent-encoded; a malformed escape is passed on as is (the server answers NOT_FOUND). */
-function safeDecode(s: string): string {
-  try { return decodeURIComponent(s); } catch { return s; }
 }

@@ -2,6 +2,8 @@ import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { appRouter } from '@/server/trpc/root.ts';
 import { getDb } from '@/server/db/shared.ts';
 import { clientIp, resolvePrincipal } from '@/server/auth/principal.ts';
+import { config } from '@/server/config.ts';
+import { withLimits } from '@/server/http/limits.ts';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -21,4 +23,7 @@ function handler(req: Request) {
   });
 }
 
-export { handler as GET, handler as POST };
+// Body-size, batch-size and JSON-only limits run before tRPC parses anything (server/http/limits.ts).
+const limited = withLimits(handler, () => config());
+
+export { limited as GET, limited as POST };

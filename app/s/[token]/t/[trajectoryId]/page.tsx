@@ -1,5 +1,6 @@
 import type { Metadata } from 'next';
 import { SharedTrajectoryPage } from '@/components/share/shared-trajectory-page.tsx';
+import { safeDecode } from '@/lib/safe-decode.ts';
 
 export const metadata: Metadata = { title: 'Shared trajectory · Toolsmith', robots: { index: false, follow: false }, referrer: 'no-referrer' };
 
@@ -7,9 +8,4 @@ export const metadata: Metadata = { title: 'Shared trajectory · Toolsmith', rob
 export default async function SharedTrajectoryRoute({ params }: { params: Promise<{ token: string; trajectoryId: string }> }) {
   const { token, trajectoryId } = await params;
   return <SharedTrajectoryPage token={safeDecode(token)} trajectoryId={safeDecode(trajectoryId)} />;
-}
-
-/** Params may arrive still percent-encoded; a malformed escape is passed on as is (the server answers NOT_FOUND). */
-function safeDecode(s: string): string {
-  try { return decodeURIComponent(s); } catch { return s; }
 }
