@@ -74,6 +74,8 @@ function authConfig(env: Record<string, string | undefined>, port: number) {
       defaultRole: (env.TOOLSMITH_OIDC_DEFAULT_ROLE?.trim() || 'viewer') as 'viewer' | 'researcher' | 'admin',
     } : null,
   };
+}
+
 const HOST_ENTRY = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::\d{1,5})?$/;
 
 /** TOOLSMITH_ALLOWED_HOSTS (comma-separated host[:port]), else the loopback names plus HOST when it names one interface. */
@@ -81,6 +83,9 @@ function allowedHosts(env: Record<string, string | undefined>): string[] {
   const raw = env.TOOLSMITH_ALLOWED_HOSTS?.trim();
   if (!raw) {
     const out = ['localhost', '127.0.0.1', '[::1]'];
+    // The public URL's host (behind a proxy) is where browsers come from.
+    const pub = env.TOOLSMITH_PUBLIC_URL?.trim();
+    if (pub) { try { const h = new URL(pub).host.toLowerCase(); if (!out.includes(h)) out.push(h); } catch { /* checked where it is used */ } }
     const host = env.HOST?.trim().toLowerCase();
     if (host && host !== '0.0.0.0' && host !== '::' && host !== '[::]') {
       const h = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
