@@ -1,9 +1,9 @@
 import type { Metadata } from 'next';
-import Link from 'next/link';
 import type { ReactNode } from 'react';
 import '@xterm/xterm/css/xterm.css';
 import './globals.css';
 import { Providers } from './providers.tsx';
+import { AppHeader } from '@/components/layout/app-header.tsx';
 
 export const metadata: Metadata = {
   title: 'Toolsmith',
@@ -14,17 +14,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
       <body>
-        <header className="topbar">
-          <Link href="/" className="brand">Toolsmith</Link>
-          <nav aria-label="Main">
-            <Link href="/">Dashboard</Link>
-            <Link href="/recipes">Recipes</Link>
-            <Link href="/compare">Compare</Link>
-            <Link href="/datasets">Datasets</Link>
-            <Link href="/models">Models</Link>
-            <Link href="/system">System</Link>
-          </nav>
-        </header>
+        <AppHeader />
         <main>
           <Providers>{children}</Providers>
         </main>
