@@ -8,7 +8,7 @@ import { freshDatabase } from '../helpers/db.ts';
 import type { Database } from '../../server/db/client.ts';
 import { createRun, setRunStatus } from '../../server/store/runs.ts';
 import { insertTrajectories } from '../../server/store/trajectories.ts';
-import { createShareLink } from '../../server/share/links.ts';
+import { createShareLink, type SharedRunFull } from '../../server/share/links.ts';
 import { appRouter } from '../../server/trpc/root.ts';
 import { createCallerFactory } from '../../server/trpc/init.ts';
 
@@ -53,7 +53,7 @@ test('a step or trajectory link shows its run header only: no recipe, seed, code
 test('a run link names the run: recipe, seed, code version and error are there; a compare link only its runs', async () => {
   const run = await createShareLink(db, { scope: 'run', target: { runId } });
   const s = await anonymous().share.view.summary({ token: run.token });
-  const r = s.runs[0]!;
+  const r = s.runs[0] as SharedRunFull;
   assert.ok('recipeSpec' in r);
   assert.deepEqual(r.recipeSpec, { secretPrompt: 'system prompt X' });
   assert.equal(r.seed, 1234);
