@@ -288,6 +288,8 @@ export async function sharedTrajectoryTokens(db: Database, token: string, trajec
 export async function sharedEvents(db: Database, token: string, q: { afterSeq?: number; limit?: number } = {}, now = new Date()): Promise<{ events: RunEvent[] }> {
   const link = await assertReadOnlyToken(db, token, now);
   if (link.scope !== 'run') throw new ShareLinkNotFound();
+  // A link outliving its run (deleted) opens nothing, the same as a dead link.
+  if (!(await runExists(db, link.target.runId))) throw new ShareLinkNotFound();
   const limit = Math.min(Math.max(q.limit ?? 500, 1), 1000);
   let after = q.afterSeq;
   if (after === undefined) {
