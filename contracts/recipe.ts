@@ -23,6 +23,7 @@ import { z } from 'zod';
 import { zodIssuesText, parseUserInput } from './errors.ts';
 import { NAME_RE, NAME_RULE } from './names.ts';
 import { WeightSyncSchema } from './engine.ts';
+import { checkRecipeBounds } from './recipe-bounds.ts';
 
 const nameField = z.string().regex(NAME_RE, NAME_RULE);
 
@@ -489,8 +490,10 @@ function resolveDefaults(r: RecipeObject): Recipe {
   return out;
 }
 
-/** The recipe schema: input → checked → defaults resolved. Output type: Recipe. */
-export const RecipeSchema = RecipeObjectSchema.superRefine(checkRecipe).transform(resolveDefaults);
+/** The recipe schema: input → checked → defaults resolved → within what a worker holds (contracts/recipe-bounds.ts). Output type: Recipe. */
+export const RecipeSchema = RecipeObjectSchema.superRefine(checkRecipe).transform(resolveDefaults).superRefine((r, ctx) => {
+  for (const b of checkRecipeBounds(r)) ctx.addIssue({ code: 'custom', path: b.path, message: b.message });
+});
 
 /** Parse a recipe; a failure is a UserError naming each field path and the reason ("stages.1.keep: …"). */
 export function parseRecipe(value: unknown): Recipe {

@@ -28,6 +28,8 @@ export function config(env: Record<string, string | undefined> = process.env) {
     heartbeatSeconds: num('TOOLSMITH_HEARTBEAT_SECONDS', Math.max(1, leaseSeconds / 3)),
     pollMs: num('TOOLSMITH_POLL_MS', 500),
     shutdownGraceSeconds: num('TOOLSMITH_SHUTDOWN_GRACE_SECONDS', 10),
+    /** Live streams (runs.events) one user may hold open at once, all tabs and tokens together (server/trpc/stream-limits.ts). */
+    maxStreamsPerUser: Math.floor(num('TOOLSMITH_MAX_STREAMS_PER_USER', 8)),
     debug: Boolean(env.TOOLSMITH_DEBUG),
     /** Modules each sandbox interpreter imports before serving calls (unset: the pool's default list). */
     sandboxPreload: env.TOOLSMITH_SANDBOX_PRELOAD,

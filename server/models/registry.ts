@@ -16,6 +16,7 @@ import { UserError, errorMessage } from '../../contracts/errors.ts';
 import { ModelProvenanceSchema, type ModelInfo, type ModelProvenance } from '../../contracts/models.ts';
 import { NAME_RE, NAME_RULE } from '../../contracts/names.ts';
 import { config } from '../config.ts';
+import { PathEscapeError, resolveUnderRoot } from '../paths/under-root.ts';
 
 export const PROVENANCE_FILE = 'toolsmith.json';
 /** Weights as pickles: never imported (loading one runs code); model_tool.py's inspect refuses a model with only these. */
@@ -31,9 +32,14 @@ export function checkModelName(name: string, field = 'name'): string {
   return name;
 }
 
-/** Where the model `name` lives (or would live); the name is checked first. */
+/**
+ * Where the model `name` lives (or would live): the name is checked first, then the folder is resolved after
+ * symlinks and must stay inside the models folder, its files too (server/paths/under-root.ts): a link planted
+ * there that leads elsewhere on the host is refused, so no recipe reaches a file outside through it.
+ */
 export function modelPath(name: string): string {
-  return path.join(modelsDir(), checkModelName(name));
+  checkModelName(name);
+  return resolveUnderRoot(modelsDir(), name, { field: 'name', rootLabel: 'the models folder', checkEntries: true });
 }
 
 export function modelExists(name: string): boolean {
@@ -61,7 +67,13 @@ export async function listModels(): Promise<ModelInfo[]> {
   const out: ModelInfo[] = [];
   for (const name of entries.sort()) {
     if (!NAME_RE.test(name)) continue; // staging folders start with "."
-    const dir = path.join(modelsDir(), name);
+    let dir: string;
+    try {
+      dir = modelPath(name);
+    } catch (e) {
+      if (e instanceof PathEscapeError) continue; // a link out of the folder: not a model, and not read
+      throw e;
+    }
     if (!fs.existsSync(path.join(dir, 'config.json'))) continue; // not a model (e.g. an old cache folder)
     out.push(await readModel(name));
   }

@@ -173,17 +173,37 @@ export function runsOf(link: ShareTarget): string[] {
 
 // ---- the read-only view a link opens -------------------------------------------------------------------------
 
-async function runSummary(db: Database, runId: string) {
+/** What a run, step or trajectory link shows about the run it belongs to. */
+export interface SharedRunHeader {
+  id: string; name: string; kind: string; status: string; stage: number; stageName: string | null; step: number; totalSteps: number | null;
+  createdAt: Date; startedAt: Date | null; finishedAt: Date | null;
+}
+/** A run or compare link names the whole run: it also shows the recipe, the seed, the code version and the error. */
+export interface SharedRunFull extends SharedRunHeader { seed: number; codeVersion: string; recipeSpec: unknown; error: string | null }
+
+/**
+ * The run as a link shows it. A step or trajectory link names a part of the run, not the run: it gets the
+ * header only (no recipe, seed, code version or error text), so a link to one trajectory does not hand out the
+ * recipe that produced it.
+ */
+async function runSummary(db: Database, runId: string, whole: boolean): Promise<SharedRunHeader | SharedRunFull> {
   const run = await getRunPublicSummary(db, runId);
   if (!run) throw new ShareLinkNotFound();
-  return { ...run, recipeSpec: JSON.parse(run.recipeSpec) as unknown };
+  const { seed, codeVersion, recipeSpec, error, ...header } = run;
+  if (!whole) return header;
+  return { ...header, seed, codeVersion, error, recipeSpec: JSON.parse(recipeSpec) as unknown };
+}
+
+/** Whether a link names whole runs (run, compare) rather than a part of one (step, trajectory). */
+export function namesWholeRun(link: ShareTarget): boolean {
+  return link.scope === 'run' || link.scope === 'compare';
 }
 
 /** What the shared page draws first: the link's scope and label and the run(s) it names. */
 export async function sharedView(db: Database, token: string, now = new Date()) {
   const link = await assertReadOnlyToken(db, token, now);
   const runs = [];
-  for (const runId of runsOf(link)) runs.push(await runSummary(db, runId));
+  for (const runId of runsOf(link)) runs.push(await runSummary(db, runId, namesWholeRun(link)));
   return {
     scope: link.scope,
     label: link.label,
@@ -268,6 +288,8 @@ export async function sharedTrajectoryTokens(db: Database, token: string, trajec
 export async function sharedEvents(db: Database, token: string, q: { afterSeq?: number; limit?: number } = {}, now = new Date()): Promise<{ events: RunEvent[] }> {
   const link = await assertReadOnlyToken(db, token, now);
   if (link.scope !== 'run') throw new ShareLinkNotFound();
+  // A link outliving its run (deleted) opens nothing, the same as a dead link.
+  if (!(await runExists(db, link.target.runId))) throw new ShareLinkNotFound();
   const limit = Math.min(Math.max(q.limit ?? 500, 1), 1000);
   let after = q.afterSeq;
   if (after === undefined) {

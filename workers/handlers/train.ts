@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { config } from '../../server/config.ts';
 import { modelExists, modelPath, modelsDir } from '../../server/models/registry.ts';
+import { PathEscapeError } from '../../server/paths/under-root.ts';
 import type { JobPayload } from '../../contracts/jobs.ts';
 import { Verifier } from '../reward/verifier.ts';
 import { publishLiveRollouts } from './live.ts';
@@ -27,7 +28,15 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
   const runId = ctx.job.runId;
   const recipe = ctx.payload.recipe;
   const modelsRoot = modelsDir();
-  const modelDir = (name: string) => (modelExists(name) ? modelPath(name) : null);
+  // A name whose folder escapes the models folder (a planted symlink) fails the run for good, naming the field.
+  const modelDir = (name: string) => {
+    try {
+      return modelExists(name) ? modelPath(name) : null;
+    } catch (e) {
+      if (e instanceof PathEscapeError) throw new PermanentJobError(`model.${e.message}`);
+      throw e;
+    }
+  };
   const datasets = new Set<string>();
   for (const name of storedDatasetNames(recipe)) if (await getDataset(ctx.db, { name })) datasets.add(name);
   const problems = preflight(recipe, { modelDir, modelsRoot, datasets, gpus: recipe.trainer.device === 'cuda' ? gpuCount() : 0 });

@@ -6,6 +6,7 @@ import { listMetricKeys, readSeries, readSeriesOfKeys } from '../../store/metric
 import { getRun, getRunsByIds, getRunWithoutSpec, listRuns } from '../../store/runs.ts';
 import { assertRunExists } from '../guards.ts';
 import { assertOwnsRun } from '../../auth/ownership.ts';
+import { acquireStream } from '../stream-limits.ts';
 import { cancelRun, pauseTraining, resumeTraining } from '../../lifecycle.ts';
 import { config } from '../../config.ts';
 import { stageBoundaries } from '../../../contracts/recipe.ts';
@@ -55,14 +56,21 @@ export const runsRouter = router({
     .subscription(async function* ({ ctx, input, signal }) {
       let cursor = input.lastEventId ? Number(input.lastEventId) : (input.cursor ?? 0);
       if (!Number.isInteger(cursor) || cursor < 0) throw new TRPCError({ code: 'BAD_REQUEST', message: `lastEventId: "${input.lastEventId}" is not an event seq` });
-      const pollMs = Math.min(config().pollMs, 250);
-      while (!signal?.aborted) {
-        const batch = await readEvents(ctx.db, input.runId, cursor, 500);
-        for (const e of batch) {
-          cursor = e.seq;
-          yield tracked(String(e.seq), e);
+      // Checked before the first event and before the stream counts: an unknown run opens nothing.
+      await assertRunExists(ctx.db, input.runId);
+      const release = acquireStream(`user:${ctx.principal.userId}`, config().maxStreamsPerUser);
+      try {
+        const pollMs = Math.min(config().pollMs, 250);
+        while (!signal?.aborted) {
+          const batch = await readEvents(ctx.db, input.runId, cursor, 500);
+          for (const e of batch) {
+            cursor = e.seq;
+            yield tracked(String(e.seq), e);
+          }
+          if (batch.length < 500) await sleep(pollMs, signal);
         }
-        if (batch.length < 500) await sleep(pollMs, signal);
+      } finally {
+        release();
       }
     }),
 
