@@ -43,8 +43,8 @@ export function ensureE2eUser(user = E2E_ADMIN, role = 'admin') {
 export async function signIn(page: Page, user = E2E_ADMIN, role = 'admin') {
   ensureE2eUser(user, role);
   await page.goto('/sign-in');
-  await page.getByLabel('Email').fill(user.email);
-  await page.getByLabel('Password').fill(user.password);
+  await page.getByLabel('Email', { exact: true }).fill(user.email);
+  await page.getByLabel('Password', { exact: true }).fill(user.password);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL((u) => !u.pathname.startsWith('/sign-in'));
   await expect(page.getByLabel('Signed in as')).toContainText(user.email);
