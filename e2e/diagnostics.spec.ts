@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { expectAccessibleNames, shot, signIn } from './helpers.ts';
+import { E2E_ADMIN, expectAccessibleNames, shot, signIn } from './helpers.ts';
 
 /**
  * The first thing a new user does: open the dashboard, run diagnostics, watch the checks stream into the run
@@ -91,6 +91,11 @@ test('diagnostics: dashboard → live run page (terminal, chart, status) → sys
   await expect(table.locator('tr[data-check="database"] [data-status]')).toHaveAttribute('data-status', 'ok');
   await expect(table.locator('tbody tr'), 'one chart point per check').toHaveCount(points);
   await expect(page.getByRole('table', { name: 'Runs' }).getByRole('link', { name: /^diagnostics / })).toHaveCount(1);
+  // The admin sections: the users (the e2e admin), and the audit log with the launch this test made.
+  await expect(page.getByRole('region', { name: 'Users' }).getByRole('cell', { name: E2E_ADMIN.email })).toBeVisible();
+  const audit = page.getByRole('region', { name: 'Audit log' }).getByRole('row').filter({ hasText: 'system.runDiagnostics' });
+  await expect(audit.first()).toContainText(E2E_ADMIN.email);
+  await expect(audit.first()).toContainText('ok');
   await expect(page.getByRole('main').getByRole('alert'), 'error messages on the page').toHaveCount(0);
   await expectAccessibleNames(page);
   await shot(page, 'system');

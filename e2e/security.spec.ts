@@ -1,0 +1,46 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { expect, test } from '@playwright/test';
+import { signIn } from './helpers.ts';
+
+/**
+ * Attacks through the browser. (1) Signed out, every app page sends you to sign-in and the API answers 401.
+ * (2) Model-written tool output with an OSC 8 hyperlink, a title change, cursor movement and an erase: the terminal
+ * shows the text and its colour, but no link to click (no dialog, no new page), no forged line over another.
+ */
+test('signed out: pages go to sign-in, the API says 401; hostile terminal escapes are shown as plain text', async ({ page, browser }) => {
+  const anon = await browser.newContext();
+  const a = await anon.newPage();
+  await a.goto('/recipes');
+  await a.waitForURL(/\/sign-in\?next=%2Frecipes$/);
+  await expect(a.getByRole('heading', { name: 'Sign in' })).toBeVisible();
+  const api = await a.request.get('/api/trpc/runs.list');
+  expect(api.status()).toBe(401);
+  expect(((await api.json()) as { error: { data: { code: string } } }).error.data.code).toBe('UNAUTHORIZED');
+  await anon.close();
+
+  const root = process.cwd();
+  const out = execFileSync(process.execPath, ['--import', 'tsx', 'e2e/seed-terminal-escapes.ts'], {
+    cwd: root, env: { ...process.env, TOOLSMITH_DATA_DIR: path.join(root, 'data/e2e'), DATABASE_URL: '' }, encoding: 'utf8',
+  });
+  const { id } = JSON.parse(out.trim().split('\n').pop()!) as { id: string };
+  await signIn(page);
+  const dialogs: string[] = [];
+  page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
+  await page.goto(`/trajectories/${id}`);
+  const term = page.getByTestId('tool-xterm').first();
+  await expect(term).toHaveAttribute('data-ready', 'true');
+  const rows = term.locator('.xterm-rows');
+  await expect(rows).toContainText('before click me red');
+  await expect(rows).toContainText('forged line');
+  await expect(rows).not.toContainText('evil');
+  // The forged line did not move up over the first one: both are on the screen, in order.
+  const text = (await rows.innerText()).replace(/\u00a0/g, ' ');
+  expect(text.indexOf('before click me red')).toBeLessThan(text.indexOf('forged line'));
+  expect(await page.title()).not.toContain('forged');
+  // Clicking where the link text is opens nothing (an OSC 8 link would ask to navigate, or open a page).
+  const popup = page.waitForEvent('popup', { timeout: 1500 }).then(() => true, () => false);
+  await rows.getByText('click me').first().click();
+  expect(await popup).toBe(false);
+  expect(dialogs).toEqual([]);
+});
