@@ -40,6 +40,8 @@ export function config(env: Record<string, string | undefined> = process.env) {
     serveApiKey: env.TOOLSMITH_SERVE_API_KEY?.trim() || undefined,
     /** Bearer key a train job sends to the recipe's rollout servers (engine.kind openai); never stored in a recipe. */
     engineApiKey: env.TOOLSMITH_ENGINE_API_KEY?.trim() || undefined,
+    /** Rollout server base URLs a recipe's openai engine may name (workers/train/preflight.ts). */
+    rolloutUrls: (env.TOOLSMITH_ROLLOUT_URLS ?? '').split(',').map((u) => u.trim()).filter(Boolean),
     /** Register the test-only fault-injection job kinds. */
     testJobs: env.TOOLSMITH_TEST_JOBS === '1',
     /** Host[:port] values the web app answers to (server/http/gate.ts): anything else is a DNS-rebinding or misrouted request. */

@@ -1,5 +1,6 @@
 /** The audit log: one row per API mutation (who, what, when, from where, whether it succeeded). */
 import type { Database } from '../db/client.ts';
+import { insertAudit, listAuditRows } from '../store/audit.ts';
 
 export interface AuditEntry {
   userId?: string | null; email?: string | null; via?: string | null;
@@ -7,18 +8,14 @@ export interface AuditEntry {
 }
 
 export async function audit(db: Database, e: AuditEntry): Promise<void> {
-  await db.prisma.auditLog.create({
-    data: {
-      userId: e.userId ?? null, email: e.email ?? null, via: e.via ?? null, action: e.action.slice(0, 200), target: e.target?.slice(0, 500) ?? null,
-      ok: e.ok, detail: e.detail?.slice(0, 2000) ?? null, ip: e.ip?.slice(0, 100) ?? null, userAgent: e.userAgent?.slice(0, 300) ?? null,
-    },
+  await insertAudit(db, {
+    userId: e.userId ?? null, email: e.email ?? null, via: e.via ?? null, action: e.action.slice(0, 200), target: e.target?.slice(0, 500) ?? null,
+    ok: e.ok, detail: e.detail?.slice(0, 2000) ?? null, ip: e.ip?.slice(0, 100) ?? null, userAgent: e.userAgent?.slice(0, 300) ?? null,
   });
 }
 
 export async function listAudit(db: Database, opts: { limit?: number; before?: number } = {}) {
-  return db.prisma.auditLog.findMany({
-    where: opts.before ? { id: { lt: opts.before } } : undefined, orderBy: { id: 'desc' }, take: Math.min(opts.limit ?? 100, 500),
-  });
+  return listAuditRows(db, { limit: Math.min(opts.limit ?? 100, 500), before: opts.before });
 }
 
 /** What a mutation acted on, from its input: a run, recipe, link or user named in it. */

@@ -5,15 +5,17 @@
 import { TRPCError } from '@trpc/server';
 import type { Database } from '../db/client.ts';
 import type { Principal } from '../trpc/init.ts';
+import { getRunCreator } from '../store/runs.ts';
+import { getShareLinkCreator } from '../store/share-links.ts';
 
 export async function assertOwnsRun(db: Database, p: Principal, runId: string): Promise<void> {
-  const run = await db.prisma.run.findUnique({ where: { id: runId }, select: { createdBy: true } });
-  if (!run) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${runId} not found` });
-  if (p.role !== 'admin' && run.createdBy !== p.userId) throw new TRPCError({ code: 'FORBIDDEN', message: `run ${runId} was launched by someone else: only they or an admin may change or share it` });
+  const creator = await getRunCreator(db, runId);
+  if (creator === undefined) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${runId} not found` });
+  if (p.role !== 'admin' && creator !== p.userId) throw new TRPCError({ code: 'FORBIDDEN', message: `run ${runId} was launched by someone else: only they or an admin may change or share it` });
 }
 
 export async function assertOwnsLink(db: Database, p: Principal, linkId: string): Promise<void> {
-  const link = await db.prisma.shareLink.findUnique({ where: { id: linkId }, select: { createdBy: true } });
-  if (!link) return; // revoke answers the unknown id itself
-  if (p.role !== 'admin' && link.createdBy !== p.userId) throw new TRPCError({ code: 'FORBIDDEN', message: 'this share link was made by someone else: only they or an admin may revoke it' });
+  const creator = await getShareLinkCreator(db, linkId);
+  if (creator === undefined) return; // revoke answers the unknown id itself
+  if (p.role !== 'admin' && creator !== p.userId) throw new TRPCError({ code: 'FORBIDDEN', message: 'this share link was made by someone else: only they or an admin may revoke it' });
 }

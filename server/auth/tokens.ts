@@ -8,6 +8,7 @@ import type { Database } from '../db/client.ts';
 import { newId } from '../ids.ts';
 import type { Principal, Role } from '../trpc/init.ts';
 import { mustGetUser } from './users.ts';
+import { findApiToken, findApiTokenByHash, insertApiToken, listApiTokenRows, setApiTokenRevoked, touchApiToken } from '../store/api-tokens.ts';
 
 export const TOKEN_PREFIX = 'tsk_';
 const hash = (token: string) => crypto.createHash('sha256').update(token).digest('hex');
@@ -20,35 +21,33 @@ export async function createToken(db: Database, input: { email: string; name?: s
   const name = (input.name ?? 'cli').trim();
   if (!name || name.length > 100) throw new UserError('name: 1 to 100 characters', { field: 'name' });
   const token = TOKEN_PREFIX + crypto.randomBytes(32).toString('base64url');
-  const row = await db.prisma.apiToken.create({
-    data: {
-      id: newId('tok_'), userId: user.id, name, tokenHash: hash(token),
-      expiresAt: input.expiresDays ? new Date(now.getTime() + input.expiresDays * 86_400_000) : null,
-    },
+  const row = await insertApiToken(db, {
+    id: newId('tok_'), userId: user.id, name, tokenHash: hash(token),
+    expiresAt: input.expiresDays ? new Date(now.getTime() + input.expiresDays * 86_400_000) : null,
   });
   return { token, id: row.id, expiresAt: row.expiresAt };
 }
 
 export async function revokeToken(db: Database, id: string, now = new Date()) {
-  const row = await db.prisma.apiToken.findUnique({ where: { id } });
+  const row = await findApiToken(db, id);
   if (!row) throw new UserError(`id: no API token ${id}`, { field: 'id', fix: 'npx toolsmith token list' });
-  if (!row.revokedAt) await db.prisma.apiToken.update({ where: { id }, data: { revokedAt: now } });
+  if (!row.revokedAt) await setApiTokenRevoked(db, id, now);
   return { id, revokedAt: row.revokedAt ?? now };
 }
 
 export async function listTokens(db: Database) {
-  const rows = await db.prisma.apiToken.findMany({ orderBy: { createdAt: 'asc' }, include: { user: true } });
+  const rows = await listApiTokenRows(db);
   return rows.map((r) => ({ id: r.id, name: r.name, user: r.user.email, createdAt: r.createdAt, expiresAt: r.expiresAt, revokedAt: r.revokedAt, lastUsedAt: r.lastUsedAt }));
 }
 
 /** The principal a bearer token stands for, or null (unknown, revoked, expired). */
 export async function principalOfToken(db: Database, token: string, now = new Date()): Promise<Principal | null> {
   if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return null;
-  const row = await db.prisma.apiToken.findUnique({ where: { tokenHash: hash(token) }, include: { user: true } });
+  const row = await findApiTokenByHash(db, hash(token));
   if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now)) return null;
   // lastUsedAt at most once a minute: a script's every call need not write.
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > 60_000) {
-    await db.prisma.apiToken.update({ where: { id: row.id }, data: { lastUsedAt: now } }).catch(() => {});
+    await touchApiToken(db, row.id, now).catch(() => {});
   }
   return { userId: row.userId, email: row.user.email, role: row.user.role as Role, via: 'token', tokenId: row.id };
 }

@@ -8,6 +8,7 @@ import type { Database } from '../db/client.ts';
 import { newId } from '../ids.ts';
 import { ROLES, type Role } from '../trpc/init.ts';
 import { getAuth } from './auth.ts';
+import { countUserRows, findUserByEmail, insertUser, listUserRows, updateUserRole, upsertPassword } from '../store/users.ts';
 
 // The same rule Better Auth applies to sign-in and link requests (zod's email), so every user can sign in.
 const EMAIL = z.email();
@@ -35,30 +36,28 @@ async function hashPassword(db: Database, password: string): Promise<string> {
 export async function createUser(db: Database, input: { email: string; role: string; name?: string; password?: string }): Promise<UserRow> {
   const email = checkEmail(input.email);
   const role = checkRole(input.role);
-  if (await db.prisma.user.findUnique({ where: { email } })) throw new UserError(`email: a user ${email} already exists`, { field: 'email', fix: `npx toolsmith user role ${email} ${role}` });
+  if (await findUserByEmail(db, email)) throw new UserError(`email: a user ${email} already exists`, { field: 'email', fix: `npx toolsmith user role ${email} ${role}` });
   const hash = input.password !== undefined ? await hashPassword(db, input.password) : null;
   const id = newId('u_');
-  await db.prisma.user.create({ data: { id, email, name: input.name?.trim() || email.split('@')[0]!, role, emailVerified: true } });
-  if (hash) await db.prisma.account.create({ data: { id: newId('acc_'), accountId: id, providerId: 'credential', userId: id, password: hash } });
+  await insertUser(db, { id, email, name: input.name?.trim() || email.split('@')[0]!, role });
+  if (hash) await upsertPassword(db, id, newId('acc_'), hash);
   return (await getUser(db, email))!;
 }
 
 export async function setPassword(db: Database, emailRaw: string, password: string): Promise<void> {
   const user = await mustGetUser(db, emailRaw);
   const hash = await hashPassword(db, password);
-  const acc = await db.prisma.account.findFirst({ where: { userId: user.id, providerId: 'credential' } });
-  if (acc) await db.prisma.account.update({ where: { id: acc.id }, data: { password: hash, updatedAt: new Date() } });
-  else await db.prisma.account.create({ data: { id: newId('acc_'), accountId: user.id, providerId: 'credential', userId: user.id, password: hash } });
+  await upsertPassword(db, user.id, newId('acc_'), hash);
 }
 
 export async function setRole(db: Database, emailRaw: string, role: string): Promise<UserRow> {
   const user = await mustGetUser(db, emailRaw);
-  await db.prisma.user.update({ where: { id: user.id }, data: { role: checkRole(role), updatedAt: new Date() } });
+  await updateUserRole(db, user.id, checkRole(role));
   return (await getUser(db, user.email))!;
 }
 
 export async function getUser(db: Database, emailRaw: string): Promise<UserRow | null> {
-  const u = await db.prisma.user.findUnique({ where: { email: emailRaw.trim().toLowerCase() }, include: { accounts: { where: { providerId: 'credential' } } } });
+  const u = await findUserByEmail(db, emailRaw.trim().toLowerCase());
   return u ? { id: u.id, email: u.email, name: u.name, role: u.role as Role, createdAt: u.createdAt, hasPassword: u.accounts.some((a) => a.password) } : null;
 }
 
@@ -69,8 +68,8 @@ export async function mustGetUser(db: Database, email: string, field = 'email'):
 }
 
 export async function listUsers(db: Database): Promise<UserRow[]> {
-  const us = await db.prisma.user.findMany({ orderBy: { createdAt: 'asc' }, include: { accounts: { where: { providerId: 'credential' } } } });
+  const us = await listUserRows(db);
   return us.map((u) => ({ id: u.id, email: u.email, name: u.name, role: u.role as Role, createdAt: u.createdAt, hasPassword: u.accounts.some((a) => a.password) }));
 }
 
-export const countUsers = (db: Database): Promise<number> => db.prisma.user.count();
+export const countUsers = (db: Database): Promise<number> => countUserRows(db);

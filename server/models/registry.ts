@@ -16,7 +16,7 @@ import { UserError, errorMessage } from '../../contracts/errors.ts';
 import { ModelProvenanceSchema, type ModelInfo, type ModelProvenance } from '../../contracts/models.ts';
 import { NAME_RE, NAME_RULE } from '../../contracts/names.ts';
 import { config } from '../config.ts';
-import { PathEscapeError, resolveUnderRoot } from '../paths/under-root.ts';
+import { PathEscapeError, resolveUnderRoot } from './under-root.ts';
 
 export const PROVENANCE_FILE = 'toolsmith.json';
 /** Weights as pickles: never imported (loading one runs code); model_tool.py's inspect refuses a model with only these. */
@@ -34,7 +34,7 @@ export function checkModelName(name: string, field = 'name'): string {
 
 /**
  * Where the model `name` lives (or would live): the name is checked first, then the folder is resolved after
- * symlinks and must stay inside the models folder, its files too (server/paths/under-root.ts): a link planted
+ * symlinks and must stay inside the models folder, its files too (server/models/under-root.ts): a link planted
  * there that leads elsewhere on the host is refused, so no recipe reaches a file outside through it.
  */
 export function modelPath(name: string): string {

@@ -152,3 +152,9 @@ export async function seedDefaultRecipes(db: Database): Promise<StoredRecipe[]> 
   }
   return created;
 }
+
+/** The author of a recipe name's first version (null: a built-in); undefined when the name is new. */
+export async function recipeNameOwner(db: Database, name: string): Promise<string | null | undefined> {
+  const first = await db.prisma.recipe.findFirst({ where: { name }, orderBy: { version: 'asc' }, select: { createdBy: true } });
+  return first ? first.createdBy : undefined;
+}

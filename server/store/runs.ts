@@ -109,3 +109,9 @@ export async function requeueRun(db: Database, runId: string, message: string) {
   await db.prisma.run.update({ where: { id: runId }, data: { finishedAt: null } });
   await setRunStatus(db, runId, 'queued', { message });
 }
+
+/** Who launched a run (null: a system run or one from before sign-in); undefined when there is no such run. */
+export async function getRunCreator(db: Database, runId: string): Promise<string | null | undefined> {
+  const r = await db.prisma.run.findUnique({ where: { id: runId }, select: { createdBy: true } });
+  return r ? r.createdBy : undefined;
+}

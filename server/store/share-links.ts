@@ -48,3 +48,18 @@ export function listShareLinkRows(db: Database, opts: { targetContains?: string 
     select: { id: true, scope: true, target: true, label: true, createdAt: true, expiresAt: true, revokedAt: true },
   });
 }
+
+/** Who made a link (undefined: no such link). */
+export async function getShareLinkCreator(db: Database, id: string): Promise<string | null | undefined> {
+  const r = await db.prisma.shareLink.findUnique({ where: { id }, select: { createdBy: true } });
+  return r ? r.createdBy : undefined;
+}
+export async function setShareLinkCreator(db: Database, id: string, userId: string): Promise<void> {
+  await db.prisma.shareLink.update({ where: { id }, data: { createdBy: userId } });
+}
+export async function deleteShareLink(db: Database, id: string): Promise<void> {
+  await db.prisma.shareLink.delete({ where: { id } });
+}
+export async function shareLinkIdsBy(db: Database, userId: string): Promise<Set<string>> {
+  return new Set((await db.prisma.shareLink.findMany({ where: { createdBy: userId }, select: { id: true } })).map((l) => l.id));
+}

@@ -13,7 +13,7 @@ import type { Database } from '../../server/db/client.ts';
 import { appRouter } from '../../server/trpc/root.ts';
 import { createCallerFactory } from '../../server/trpc/init.ts';
 import { principal } from '../helpers/principals.ts';
-import { PathEscapeError, resolveUnderRoot } from '../../server/paths/under-root.ts';
+import { PathEscapeError, resolveUnderRoot } from '../../server/models/under-root.ts';
 import { listModels, modelPath, resolveModel } from '../../server/models/registry.ts';
 import { EMBEDDED_ARITH_INPUT } from '../../server/recipes/defaults.ts';
 

@@ -4,7 +4,8 @@ import { parseRecipe } from '../../contracts/recipe.ts';
 import { EMBEDDED_ARITH, RSTAR2_QWEN3_14B, RSTAR2_QWEN3_14B_INPUT } from '../../server/recipes/defaults.ts';
 import { preflight, storedDatasetNames, type WorkerResources } from '../../workers/train/preflight.ts';
 
-const bare: WorkerResources = { modelDir: () => null, modelsRoot: '/data/models', gpus: 0, datasets: new Set() };
+// The report's rollout server is configured (TOOLSMITH_ROLLOUT_URLS); any other URL is refused (tested below).
+const bare: WorkerResources = { modelDir: () => null, modelsRoot: '/data/models', gpus: 0, datasets: new Set(), rolloutServers: ['http://rollout-0:30000/v1/'] };
 
 test('the report\'s recipe validates with method.md\'s settings', () => {
   const r = RSTAR2_QWEN3_14B;
@@ -61,4 +62,14 @@ test('the embedded recipe needs nothing a fresh worker lacks', () => {
   assert.deepEqual(preflight(two, bare), []); // 2 ranks on 'auto' run as gloo processes on the CPU
   const cuda = parseRecipe({ ...JSON.parse(JSON.stringify(EMBEDDED_ARITH)), trainer: { ranks: 2, device: 'cuda' } });
   assert.deepEqual(preflight(cuda, { ...bare, gpus: 1 }), ['trainer.ranks: 2 ranks on cuda need 2 GPUs on this worker; it has 1']);
+});
+
+test('a recipe names only the rollout servers the deployment configured (no calls to arbitrary addresses)', () => {
+  const input = JSON.parse(JSON.stringify(RSTAR2_QWEN3_14B_INPUT));
+  input.engine.urls = ['http://rollout-0:30000/v1', 'http://169.254.169.254/latest/meta-data'];
+  const ready = { ...bare, gpus: 8, modelDir: (n: string) => `/data/models/${n}`, datasets: new Set(['rstar2-rl-42k', 'aime24']) };
+  const p = preflight(parseRecipe(input), ready);
+  assert.deepEqual(p.map((x) => x.split(':')[0]), ['trainer.nodes', 'engine.urls.1']);
+  assert.match(p[1]!, /^engine\.urls\.1: http:\/\/169\.254\.169\.254\/latest\/meta-data is not one of this deployment's rollout servers \(http:\/\/rollout-0:30000\/v1\); an admin lists them in TOOLSMITH_ROLLOUT_URLS$/);
+  assert.match(preflight(parseRecipe(input), { ...ready, rolloutServers: [] })[1]!, /none configured/);
 });

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { config } from '../../server/config.ts';
 import { modelExists, modelPath, modelsDir } from '../../server/models/registry.ts';
-import { PathEscapeError } from '../../server/paths/under-root.ts';
+import { PathEscapeError } from '../../server/models/under-root.ts';
 import type { JobPayload } from '../../contracts/jobs.ts';
 import { Verifier } from '../reward/verifier.ts';
 import { publishLiveRollouts } from './live.ts';
@@ -39,7 +39,7 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
   };
   const datasets = new Set<string>();
   for (const name of storedDatasetNames(recipe)) if (await getDataset(ctx.db, { name })) datasets.add(name);
-  const problems = preflight(recipe, { modelDir, modelsRoot, datasets, gpus: recipe.trainer.device === 'cuda' ? gpuCount() : 0 });
+  const problems = preflight(recipe, { modelDir, modelsRoot, datasets, gpus: recipe.trainer.device === 'cuda' ? gpuCount() : 0, rolloutServers: config().rolloutUrls });
   if (problems.length) {
     for (const p of problems) await ctx.log(`cannot start: ${p}`, { level: 'error', type: 'trainer_error' });
     throw new PermanentJobError(`this worker cannot run the recipe: ${problems.join('; ')}`);

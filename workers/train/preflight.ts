@@ -14,7 +14,14 @@ export interface WorkerResources {
   gpus: number;
   /** The stored datasets (by name) that exist, of those the recipe names (storedDatasetNames). */
   datasets: ReadonlySet<string>;
+  /**
+   * The rollout servers this deployment lets a recipe name (TOOLSMITH_ROLLOUT_URLS): a recipe is a researcher's
+   * input, and without the list its engine.urls would make the worker call any address it can reach.
+   */
+  rolloutServers: readonly string[];
 }
+
+const bareUrl = (u: string) => u.trim().replace(/\/+$/, '');
 
 /** Every stored dataset the recipe reads: RL prompts and evaluation sets. */
 export function storedDatasetNames(recipe: Recipe): string[] {
@@ -40,6 +47,12 @@ export function preflight(recipe: Recipe, w: WorkerResources): string[] {
     problems.push(`trainer.nodes: ${t.nodes} nodes × ${t.ranks} ranks is a multi-node torchrun job, started on each node by hand (README "Scaling out"); a worker runs one node`);
   }
   if (recipe.engine.kind === 'openai') {
+    const allowed = new Set(w.rolloutServers.map(bareUrl));
+    recipe.engine.urls.forEach((u, i) => {
+      if (!allowed.has(bareUrl(u))) {
+        problems.push(`engine.urls.${i}: ${u} is not one of this deployment's rollout servers (${allowed.size ? [...allowed].join(', ') : 'none configured'}); an admin lists them in TOOLSMITH_ROLLOUT_URLS`);
+      }
+    });
     const ws = recipe.engine.weightSync;
     if (!ws) {
       problems.push(`engine.weightSync: rollouts on OpenAI-compatible servers (${recipe.engine.urls.join(', ')}) need the new weights pushed to them after every update: set engine.weightSync.mode ("sglang" for SGLang and toolsmith serve-model, "vllm", or "vllm-lora"; README "Weight sync")`);

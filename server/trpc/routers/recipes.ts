@@ -2,7 +2,7 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { researcherProcedure, viewerProcedure, router, type Context, type Principal } from '../init.ts';
 import { UserError } from '../../../contracts/errors.ts';
-import { createRecipeVersion, getRecipe, listRecipes, listRecipeVersions } from '../../store/recipes.ts';
+import { createRecipeVersion, getRecipe, listRecipes, listRecipeVersions, recipeNameOwner } from '../../store/recipes.ts';
 import { validateRecipe } from '../../../contracts/recipe.ts';
 import { diffSpecs } from '../../../contracts/recipe-diff.ts';
 import { EMBEDDED_ARITH_INPUT, MICRO_INPUT } from '../../recipes/defaults.ts';
@@ -36,9 +36,9 @@ async function mustGet(db: Parameters<typeof getRecipe>[0], by: Parameters<typeo
  */
 async function assertMayWriteRecipe(db: Context['db'], p: Principal, name: string): Promise<void> {
   if (p.role === 'admin') return;
-  const first = await db.prisma.recipe.findFirst({ where: { name }, orderBy: { version: 'asc' }, select: { createdBy: true } });
-  if (first && first.createdBy !== p.userId) {
-    throw new TRPCError({ code: 'FORBIDDEN', message: `recipe "${name}" belongs to ${first.createdBy ? 'another user' : 'the built-ins'}: save your changes under a new name (clone it)` });
+  const owner = await recipeNameOwner(db, name);
+  if (owner !== undefined && owner !== p.userId) {
+    throw new TRPCError({ code: 'FORBIDDEN', message: `recipe "${name}" belongs to ${owner ? 'another user' : 'the built-ins'}: save your changes under a new name (clone it)` });
   }
 }
 

@@ -6,6 +6,7 @@ import {
   sharedEvents, sharedMetrics, sharedTrajectories, sharedTrajectory, sharedTrajectoryTokens, sharedView, runsOf, type ShareTarget,
 } from '../../share/links.ts';
 import { assertOwnsLink, assertOwnsRun } from '../../auth/ownership.ts';
+import { deleteShareLink, setShareLinkCreator, shareLinkIdsBy } from '../../store/share-links.ts';
 
 export { assertReadOnlyToken } from '../../share/links.ts';
 
@@ -62,10 +63,10 @@ export const shareRouter = router({
     try {
       for (const runId of runsOf({ scope: link.scope, target: link.target } as ShareTarget)) await assertOwnsRun(ctx.db, ctx.principal, runId);
     } catch (e) {
-      await ctx.db.prisma.shareLink.delete({ where: { id: link.id } });
+      await deleteShareLink(ctx.db, link.id);
       throw e;
     }
-    await ctx.db.prisma.shareLink.update({ where: { id: link.id }, data: { createdBy: ctx.principal.userId } });
+    await setShareLinkCreator(ctx.db, link.id, ctx.principal.userId);
     return link;
   }),
 
@@ -81,7 +82,7 @@ export const shareRouter = router({
     .query(async ({ ctx, input }) => {
       const links = await listShareLinks(ctx.db, input);
       if (ctx.principal.role === 'admin') return links;
-      const mine = new Set((await ctx.db.prisma.shareLink.findMany({ where: { createdBy: ctx.principal.userId }, select: { id: true } })).map((l) => l.id));
+      const mine = await shareLinkIdsBy(ctx.db, ctx.principal.userId);
       return links.filter((l) => mine.has(l.id)); // researchers see their own links; admins every link
     }),
 
