@@ -92,7 +92,7 @@ test('diagnostics: dashboard → live run page (terminal, chart, status) → sys
   await expect(table.locator('tbody tr'), 'one chart point per check').toHaveCount(points);
   await expect(page.getByRole('table', { name: 'Runs' }).getByRole('link', { name: /^diagnostics / })).toHaveCount(1);
   // The admin sections: the users (the e2e admin), and the audit log with the launch this test made.
-  await expect(page.getByRole('region', { name: 'Users' }).getByRole('cell', { name: E2E_ADMIN.email })).toBeVisible();
+  await expect(page.getByRole('region', { name: 'Users' }).getByRole('cell', { name: E2E_ADMIN.email, exact: true })).toBeVisible();
   const audit = page.getByRole('region', { name: 'Audit log' }).getByRole('row').filter({ hasText: 'system.runDiagnostics' });
   await expect(audit.first()).toContainText(E2E_ADMIN.email);
   await expect(audit.first()).toContainText('ok');
