@@ -10,4 +10,10 @@ const { main } = await import(pathToFileURL(path.join(root, 'cli/main.ts')).href
 const code = await main(process.argv.slice(2));
 // A running worker returns only when it stops (it exits from its signal handler); a worker that could not
 // start, and every other command, exits with its status.
-if (process.argv[2] !== 'worker' || code !== 0) process.exit(code);
+// Writes to a pipe are asynchronous: exiting at once would cut off what is still queued (a large JSON result piped
+// into another program arrived truncated), so every command's output is flushed first.
+const flushed = (stream) => new Promise((resolve) => { stream.write('', () => resolve()); });
+if (process.argv[2] !== 'worker' || code !== 0) {
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  process.exit(code);
+}
