@@ -15,6 +15,9 @@ const EMAIL = z.email();
 
 export interface UserRow { id: string; email: string; name: string; role: Role; createdAt: Date; hasPassword: boolean }
 
+type StoredUser = NonNullable<Awaited<ReturnType<typeof findUserByEmail>>>;
+const toUserRow = (u: StoredUser): UserRow => ({ id: u.id, email: u.email, name: u.name, role: u.role as Role, createdAt: u.createdAt, hasPassword: u.accounts.some((a) => a.password) });
+
 export function checkEmail(email: string, field = 'email'): string {
   const e = email.trim().toLowerCase();
   if (!EMAIL.safeParse(e).success) throw new UserError(`${field}: "${email}" is not an email address`, { field });
@@ -58,7 +61,7 @@ export async function setRole(db: Database, emailRaw: string, role: string): Pro
 
 export async function getUser(db: Database, emailRaw: string): Promise<UserRow | null> {
   const u = await findUserByEmail(db, emailRaw.trim().toLowerCase());
-  return u ? { id: u.id, email: u.email, name: u.name, role: u.role as Role, createdAt: u.createdAt, hasPassword: u.accounts.some((a) => a.password) } : null;
+  return u ? toUserRow(u) : null;
 }
 
 export async function mustGetUser(db: Database, email: string, field = 'email'): Promise<UserRow> {
@@ -68,8 +71,7 @@ export async function mustGetUser(db: Database, email: string, field = 'email'):
 }
 
 export async function listUsers(db: Database): Promise<UserRow[]> {
-  const us = await listUserRows(db);
-  return us.map((u) => ({ id: u.id, email: u.email, name: u.name, role: u.role as Role, createdAt: u.createdAt, hasPassword: u.accounts.some((a) => a.password) }));
+  return (await listUserRows(db)).map(toUserRow);
 }
 
 export const countUsers = (db: Database): Promise<number> => countUserRows(db);

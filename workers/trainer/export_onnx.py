@@ -74,12 +74,29 @@ class Decoder(torch.nn.Module):
         self.n_head, self.n_kv = c.num_attention_heads, c.num_key_value_heads or c.num_attention_heads
         self.head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
 
+    def rope(self, position_ids):
+        """cos, sin [B, 1, T, D] of the default RoPE at these positions."""
+        freqs = position_ids.to(torch.float32).unsqueeze(-1) * self.inv_freq  # [B, T, D/2]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return (emb.cos() * self.rope_scale).unsqueeze(1), (emb.sin() * self.rope_scale).unsqueeze(1)
+
+    def qkv(self, layer, x, cos, sin):
+        """The layer's rotated queries [B, H, T, D], keys and values [B, kv, T, D] for x [B, T, C]."""
+        B, T = x.shape[:2]
+        a = layer.self_attn
+        h = layer.input_layernorm(x)
+        q = a.q_proj(h).view(B, T, self.n_head, self.head_dim)
+        k = a.k_proj(h).view(B, T, self.n_kv, self.head_dim)
+        v = a.v_proj(h).view(B, T, self.n_kv, self.head_dim).transpose(1, 2)
+        if hasattr(a, "q_norm"):  # Qwen3 normalises each head's queries and keys
+            q, k = a.q_norm(q), a.k_norm(k)
+        q, k = q.transpose(1, 2), k.transpose(1, 2)
+        return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin, v
+
     def forward(self, input_ids, position_ids, attention_mask, *flat_past):
         B, T = input_ids.shape
         P = flat_past[0].shape[2]
-        freqs = position_ids.to(torch.float32).unsqueeze(-1) * self.inv_freq  # [B, T, D/2]
-        emb = torch.cat((freqs, freqs), dim=-1)
-        cos, sin = (emb.cos() * self.rope_scale).unsqueeze(1), (emb.sin() * self.rope_scale).unsqueeze(1)
+        cos, sin = self.rope(position_ids)
         key_idx = torch.arange(P + T, dtype=torch.long).unsqueeze(0)
         qry_idx = torch.arange(T, dtype=torch.long).unsqueeze(1) + P
         allowed = (key_idx <= qry_idx).to(torch.float32).unsqueeze(0).unsqueeze(0) * attention_mask.unsqueeze(1).unsqueeze(1)
@@ -87,15 +104,7 @@ class Decoder(torch.nn.Module):
         x = self.embed(input_ids)
         present = []
         for i, layer in enumerate(self.layers):
-            a = layer.self_attn
-            h = layer.input_layernorm(x)
-            q = a.q_proj(h).view(B, T, self.n_head, self.head_dim)
-            k = a.k_proj(h).view(B, T, self.n_kv, self.head_dim)
-            v = a.v_proj(h).view(B, T, self.n_kv, self.head_dim).transpose(1, 2)
-            if hasattr(a, "q_norm"):  # Qwen3 normalises each head's queries and keys
-                q, k = a.q_norm(q), a.k_norm(k)
-            q, k = q.transpose(1, 2), k.transpose(1, 2)
-            q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+            q, k, v = self.qkv(layer, x, cos, sin)
             k = torch.cat([flat_past[2 * i], k], dim=2)
             v = torch.cat([flat_past[2 * i + 1], v], dim=2)
             present += [k, v]
@@ -103,7 +112,7 @@ class Decoder(torch.nn.Module):
             kk, vv = (k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)) if rep > 1 else (k, v)
             att = torch.softmax((q @ kk.transpose(-2, -1)) * (self.head_dim ** -0.5) + bias, dim=-1)
             y = (att @ vv).transpose(1, 2).reshape(B, T, self.n_head * self.head_dim)
-            x = x + a.o_proj(y)
+            x = x + layer.self_attn.o_proj(y)
             x = x + layer.mlp(layer.post_attention_layernorm(x))
         return (self.lm_head(self.norm(x)).float(), *present)
 
@@ -116,9 +125,7 @@ class StaticDecoder(Decoder):
         B, T = input_ids.shape
         L = flat_past[1].shape[2]
         rep = self.n_head // self.n_kv
-        freqs = position_ids.to(torch.float32).unsqueeze(-1) * self.inv_freq  # [B, T, D/2]
-        emb = torch.cat((freqs, freqs), dim=-1)
-        cos, sin = (emb.cos() * self.rope_scale).unsqueeze(1), (emb.sin() * self.rope_scale).unsqueeze(1)
+        cos, sin = self.rope(position_ids)
         past_bias = ((1.0 - attention_mask[:, :L]) * MASK_VALUE).view(B, 1, 1, L)
         causal = (torch.arange(T).unsqueeze(0) <= torch.arange(T).unsqueeze(1)).to(torch.float32)  # [T(query), T(key)]
         new_allowed = causal.view(1, 1, T, T) * attention_mask[:, L:].view(B, 1, 1, T)
@@ -127,15 +134,7 @@ class StaticDecoder(Decoder):
         x = self.embed(input_ids)
         new = []
         for i, layer in enumerate(self.layers):
-            a = layer.self_attn
-            h = layer.input_layernorm(x)
-            q = a.q_proj(h).view(B, T, self.n_head, self.head_dim)
-            k = a.k_proj(h).view(B, T, self.n_kv, self.head_dim)
-            v = a.v_proj(h).view(B, T, self.n_kv, self.head_dim).transpose(1, 2)
-            if hasattr(a, "q_norm"):
-                q, k = a.q_norm(q), a.k_norm(k)
-            q, k = q.transpose(1, 2), k.transpose(1, 2)
-            q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+            q, k, v = self.qkv(layer, x, cos, sin)
             new += [k, v]
             # Query head h = kv * rep + r serves kv head kv (repeat_interleave's order): fold r into the rows.
             qg = q.reshape(B, self.n_kv, rep * T, self.head_dim)
@@ -144,7 +143,7 @@ class StaticDecoder(Decoder):
             att = torch.softmax(torch.cat([s_past, s_new], dim=-1), dim=-1)
             y = att[..., :L] @ flat_past[2 * i + 1] + att[..., L:] @ v  # [B, kv, rep*T, D]
             y = y.reshape(B, self.n_head, T, self.head_dim).transpose(1, 2).reshape(B, T, self.n_head * self.head_dim)
-            x = x + a.o_proj(y)
+            x = x + layer.self_attn.o_proj(y)
             x = x + layer.mlp(layer.post_attention_layernorm(x))
         return (self.lm_head(self.norm(x[:, -1])).float(), *new)
 
