@@ -17,6 +17,7 @@ export const RUNTIME_APT = {
   'python3-scipy': 'scipy in the sandbox',
   'python3-venv': "the trainer's virtual environment (PyTorch, transformers)",
   bubblewrap: 'isolation of model-written code',
+  'python3-seccomp': "the sandbox's system-call filter (libseccomp)",
 };
 export const TEST_APT = { chromium: 'end-to-end tests (Playwright drives Debian\'s Chromium)', postgresql: 'the PostgreSQL half of the test suite' };
 

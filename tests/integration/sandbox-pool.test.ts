@@ -52,7 +52,7 @@ test('a zygote killed with two calls in it: both are retried on its replacement 
   await new Promise((r) => setTimeout(r, 200));
   // Kill the light zygote from outside (it is busy with the first call; the second waits inside it).
   // This pool's light zygote: a descendant of this process running zygote.py without numpy preloaded.
-  const pids = descendants().filter((p) => p.args.startsWith('/usr/bin/python3 -I /run/toolsmith/zygote.py') && !p.args.includes('numpy')).map((p) => p.pid);
+  const pids = descendants().filter((p) => p.args.startsWith('/usr/bin/python3 -I -c ') && p.args.includes('/run/toolsmith/zygote.py') && !p.args.includes('numpy')).map((p) => p.pid);
   assert.ok(pids.length >= 1, 'found the light zygote');
   for (const pid of pids) { try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ } }
   const results = await Promise.all(calls);

@@ -2,53 +2,71 @@ import path from 'node:path';
 
 /**
  * The command line that starts one zygote inside bubblewrap. Pure, so the isolation it asks for is testable:
- * new user/pid/net/ipc/uts/cgroup namespaces (network: an unconnected loopback only), read-only root, a private
- * size-capped /tmp as working directory, the project, data folder, homes and /run (local sockets) hidden, a
- * clean environment, no capabilities, no nested user namespaces; the zygote is the namespace's pid 1. When we are root, setpriv first drops to a uid of the pool's own, so
- * that the sandbox's user owns nothing on the host and its process limit is not shared with anyone else.
+ * new user/pid/net/ipc/uts/cgroup namespaces (network: an unconnected loopback only), a root made only of what the
+ * interpreter needs (read-only), a fixed hostname, no /sys, a clean environment, no nested user namespaces, and of
+ * the capabilities only CAP_SYS_ADMIN and CAP_SETPCAP inside the sandbox's own user namespace, which the zygote
+ * needs to give each call namespaces of its own and which the call's code drops (zygote.py drop_capabilities). The zygote is the namespace's pid 1.
+ * When we are root, setpriv first drops to a uid of the pool's own, so that the sandbox's user owns nothing on the
+ * host and its process limit is not shared with anyone else.
  */
 export interface BwrapOptions {
   python: string;
-  zygotePath: string;
-  hide: string[];
+  /** Host folders bound read-only at the same place: the interpreter and its libraries (minimalRoots). */
+  roots: string[];
+  /** Host paths that are symlinks into /usr on a merged-/usr system (/bin -> usr/bin, …): recreated as symlinks. */
+  links: { path: string; target: string }[];
+  /** Single files bound read-only (the dynamic loader at the path executables name). */
+  files: { src: string; dest: string }[];
   uid: number;
   asRoot: boolean;
   tmpBytes: number;
   /** Modules the zygote imports before serving (comma-separated). */
   preload: string;
+  /** This zygote's call cgroup (cgroup.ts), bound at CGROUP_IN_SANDBOX; none: memory is polled instead. */
+  cgroup?: CgroupBind;
 }
 
+export type CgroupBind = { version: 'v1'; memory: string; pids: string } | { version: 'v2'; dir: string };
+
+/** The name the zygote's source runs under (it arrives on stdin, so no host path of it is mounted). */
 export const ZYGOTE_IN_SANDBOX = '/run/toolsmith/zygote.py';
+export const CGROUP_IN_SANDBOX = '/run/toolsmith/cgroup';
+/** `python -I -c ZYGOTE_BOOT`: reads the first line of stdin, {source, refused}, and runs the source as __main__. */
+export const ZYGOTE_BOOT = `import sys,json;B=json.loads(sys.stdin.buffer.readline());exec(compile(B['source'],${JSON.stringify(ZYGOTE_IN_SANDBOX)},'exec'),{'__name__':'__main__','BOOT':B})`;
+
+/** What of /etc the interpreter reads: the dynamic linker's cache, the time zone, and Debian's alternatives (the
+ *  BLAS numpy loads is a symlink through /etc/alternatives); bound when present. */
+const ETC_FILES = ['/etc/ld.so.cache', '/etc/localtime', '/etc/alternatives'];
 
 export function bwrapCommand(o: BwrapOptions): { file: string; args: string[] } {
-  const hidden = unique(o.hide.map((p) => path.resolve(p)))
-    .filter((p) => p !== '/' && !p.startsWith('/tmp/') && p !== '/tmp' && !['/run', '/root', '/home'].includes(p));
+  const cg = o.cgroup;
   const bwrap = [
     // --as-pid-1: the zygote itself is the namespace's init. Without it bwrap leaves its own init there as pid 1,
     // dumpable and holding the protocol sockets, so a call could ptrace it and outlive the sweep (found by the
-    // escape battery). As init the zygote is also immune to signals from its calls, and its death takes the whole
-    // namespace down. --disable-userns: no nested user namespaces (and the kernel surface they open).
+    // escape battery). --disable-userns: no nested user namespaces (and the kernel surface they open).
     '--unshare-all', '--unshare-user', '--disable-userns', '--as-pid-1', '--die-with-parent', '--new-session',
     '--uid', String(o.uid), '--gid', String(o.uid),
-    '--ro-bind', '/', '/',
+    // The root is bwrap's own empty tmpfs, made read-only at the end; nothing of the host's / is bound but this.
+    ...minimalRootArgs(o.roots, o.links),
+    ...o.files.flatMap((f) => ['--ro-bind', f.src, f.dest]),
+    ...ETC_FILES.flatMap((f) => ['--ro-bind-try', f, f]),
     '--proc', '/proc',
     '--dev', '/dev',
     '--size', String(o.tmpBytes), '--tmpfs', '/tmp',
-    // /dev/shm stays writable (multiprocessing's semaphores live there), size-capped, and wiped after each call.
     '--size', String(Math.max(1 << 20, Math.floor(o.tmpBytes / 4))), '--tmpfs', '/dev/shm',
-    '--tmpfs', '/run',
-    '--tmpfs', '/root',
-    '--tmpfs', '/home',
-    ...hidden.flatMap((p) => ['--tmpfs', p]),
-    '--ro-bind', o.zygotePath, ZYGOTE_IN_SANDBOX,
-    // The empty folders laid over hidden paths are read-only: otherwise a call could leave files there for the
-    // next call to find (the zygote wipes only /tmp and /dev/shm), which the escape battery showed.
-    ...['/dev', '/run', '/root', '/home', ...hidden].flatMap((p) => ['--remount-ro', p]),
+    '--dir', '/run/toolsmith',
+    ...(cg?.version === 'v1' ? ['--bind', cg.memory, `${CGROUP_IN_SANDBOX}/memory`, '--bind', cg.pids, `${CGROUP_IN_SANDBOX}/pids`] : []),
+    ...(cg?.version === 'v2' ? ['--bind', cg.dir, CGROUP_IN_SANDBOX] : []),
+    '--remount-ro', '/',
+    '--remount-ro', '/dev',
     '--cap-drop', 'ALL',
+    '--cap-add', 'CAP_SYS_ADMIN',
+    '--cap-add', 'CAP_SETPCAP',
     '--hostname', 'sandbox',
     '--clearenv',
     '--setenv', 'PATH', '/usr/local/bin:/usr/bin:/bin',
     '--setenv', 'HOME', '/tmp',
+    '--setenv', 'USER', 'sandbox',
     '--setenv', 'LANG', 'C.UTF-8',
     '--setenv', 'OPENBLAS_NUM_THREADS', '1',
     '--setenv', 'OMP_NUM_THREADS', '1',
@@ -56,16 +74,43 @@ export function bwrapCommand(o: BwrapOptions): { file: string; args: string[] } 
     '--setenv', 'MPLBACKEND', 'Agg',
     '--setenv', 'PYTHONDONTWRITEBYTECODE', '1',
     '--setenv', 'TOOLSMITH_SANDBOX_ISOLATED', '1',
+    '--setenv', 'TOOLSMITH_SANDBOX_TMP_BYTES', String(o.tmpBytes),
+    ...(cg ? ['--setenv', 'TOOLSMITH_SANDBOX_CGROUP', cg.version] : []),
     '--chdir', '/tmp',
-    o.python, '-I', ZYGOTE_IN_SANDBOX, o.preload,
+    o.python, '-I', '-c', ZYGOTE_BOOT, o.preload,
   ];
   if (!o.asRoot) return { file: 'bwrap', args: bwrap };
   return {
     file: 'setpriv',
-    args: ['--reuid', String(o.uid), '--regid', String(o.uid), '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--', 'bwrap', ...bwrap],
+    // The bounding set keeps these two only so that bwrap can hand them to the zygote inside its user namespace.
+    args: ['--reuid', String(o.uid), '--regid', String(o.uid), '--clear-groups', '--inh-caps=-all', '--bounding-set=-all,+sys_admin,+setpcap', '--', 'bwrap', ...bwrap],
   };
 }
 
-function unique<T>(xs: T[]): T[] {
-  return [...new Set(xs)];
+function minimalRootArgs(roots: string[], links: { path: string; target: string }[]): string[] {
+  return [
+    ...links.flatMap((l) => ['--symlink', l.target, l.path]),
+    ...roots.flatMap((r) => ['--ro-bind', r, r]),
+  ];
+}
+
+/** What `python -I -c` reports about itself (interpreterInfo in pool.ts). */
+export interface InterpreterInfo {
+  executable: string;
+  /** sys.path, sysconfig's LIBDIR (shared libraries), the dynamic loader's folder, sys.prefix. */
+  paths: string[];
+}
+
+/**
+ * The folders the sandbox's root is made of: the interpreter's bin folder (so tools such as `sleep` that code may
+ * start are there too), its library folders and sys.path, and the time-zone data; nested folders collapse into
+ * their parent. Never / itself, nor a folder above /usr's children: a root of the host's / is what this replaces.
+ */
+export function minimalRoots(info: InterpreterInfo, exists: (p: string) => boolean): string[] {
+  const wanted = [path.dirname(info.executable), ...info.paths, '/usr/share/zoneinfo']
+    .filter((p) => p && path.isAbsolute(p))
+    .map((p) => path.resolve(p))
+    .filter((p) => p.split('/').filter(Boolean).length >= 2 && exists(p));
+  const sorted = [...new Set(wanted)].sort();
+  return sorted.filter((p) => !sorted.some((q) => q !== p && p.startsWith(q + '/')));
 }

@@ -4,9 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { config } from '../../server/config.ts';
-import { parseDatabaseUrl } from '../../server/db/url.ts';
 import { UserError } from '../../contracts/errors.ts';
-import { bwrapCommand } from './bwrap.ts';
+import { bwrapCommand, minimalRoots, ZYGOTE_BOOT, type InterpreterInfo } from './bwrap.ts';
+import { PoolCgroups } from './cgroup.ts';
+import { REFUSED_SYSCALLS } from './syscall-filter.ts';
 import { internalResult, type RunOptions, type Sandbox, type SandboxCall, type SandboxResult } from './types.ts';
 import { type CallStatus } from '../../contracts/trajectory.ts';
 import { ZygoteProcess, type ZygoteReply } from './zygote-process.ts';
@@ -14,7 +15,7 @@ import { HEAVY_PRELOAD, STDLIB_PRELOAD, zygoteKind } from './route.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const ZYGOTE_SCRIPT = path.join(HERE, 'zygote.py');
-const PROJECT_ROOT = path.resolve(HERE, '../..');
+let poolsStarted = 0;
 
 export interface PoolOptions {
   /** Number of warm interpreters (default: the core count). */
@@ -38,8 +39,6 @@ export interface PoolOptions {
   light?: boolean;
   /** Run without bubblewrap. Only for machines where it cannot run; every start says so loudly. */
   unsafe?: boolean;
-  /** Extra host paths to hide from the sandbox (the project, data folder and homes are always hidden). */
-  hide?: string[];
   healthIntervalMs?: number;
   log?: (line: string) => void;
 }
@@ -70,7 +69,11 @@ export class SandboxPool implements Sandbox {
   private spaceWaiters: (() => void)[] = [];
   private closed = false;
   private health?: NodeJS.Timeout;
-  readonly opts: Required<Omit<PoolOptions, 'hide' | 'log'>> & { hide: string[]; log: (line: string) => void };
+  readonly opts: Required<Omit<PoolOptions, 'log'>> & { log: (line: string) => void };
+  /** Set at start (isolated mode): the read-only root, the boot line, the call cgroups (null: none could be made). */
+  private root: Root = { roots: [], links: [], files: [] };
+  private boot = '';
+  private cgroups: PoolCgroups | null = null;
   readonly stats = { calls: 0, retries: 0, restarts: 0, byStatus: {} as Record<string, number> };
 
   private constructor(opts: PoolOptions) {
@@ -89,7 +92,6 @@ export class SandboxPool implements Sandbox {
       preload: opts.preload ?? (cfg.sandboxPreload ?? HEAVY_PRELOAD.join(',')).split(',').filter(Boolean),
       light: opts.light ?? cfg.sandboxLight,
       unsafe: opts.unsafe ?? cfg.sandboxUnsafe,
-      hide: opts.hide ?? [],
       healthIntervalMs: opts.healthIntervalMs ?? 5000,
       log: opts.log ?? ((line) => console.error(`[sandbox] ${line}`)),
     };
@@ -102,7 +104,11 @@ export class SandboxPool implements Sandbox {
       pool.opts.log('!!! UNSAFE MODE: model code runs WITHOUT isolation (no bubblewrap): it can read your files and reach the network. Never use this with untrusted models. !!!');
     } else {
       checkBubblewrap(pool.opts.python);
+      pool.root = interpreterRoot(pool.opts.python, pool.opts.preload);
+      if (process.getuid?.() === 0 || process.env.TOOLSMITH_SANDBOX_CGROUP_ROOT) pool.cgroups = PoolCgroups.create(`${process.pid}-${++poolsStarted}`, pool.opts.log);
+      else pool.opts.log('not root: no call cgroups; memory is counted by polling each call\'s processes (shared memory, memfd and /tmp are not counted)');
     }
+    pool.boot = JSON.stringify({ source: fs.readFileSync(ZYGOTE_SCRIPT, 'utf8'), refused: pool.opts.unsafe ? [] : REFUSED_SYSCALLS });
     const base = 100000 + (process.pid % 20000) * 64;
     const kinds: ZygoteKind[] = pool.opts.light ? ['heavy', 'light'] : ['heavy'];
     pool.slots = kinds.flatMap((kind, k) => Array.from({ length: pool.opts.size }, (_, i): Slot => {
@@ -122,16 +128,11 @@ export class SandboxPool implements Sandbox {
 
   private command(slot: Slot) {
     const preload = [...STDLIB_PRELOAD, ...(slot.kind === 'heavy' ? this.opts.preload : [])].join(',');
-    if (this.opts.unsafe) return { file: this.opts.python, args: ['-I', ZYGOTE_SCRIPT, preload] };
-    const cfg = config();
-    const hide = [PROJECT_ROOT, cfg.dataDir, os.homedir(), ...this.opts.hide];
-    try {
-      const db = parseDatabaseUrl(cfg.databaseUrl);
-      if (db.dialect === 'sqlite' && db.file !== ':memory:') hide.push(path.dirname(db.file));
-    } catch { /* no usable DATABASE_URL: nothing more to hide */ }
+    if (this.opts.unsafe) return { file: this.opts.python, args: ['-I', '-c', ZYGOTE_BOOT, preload] };
     return bwrapCommand({
-      python: this.opts.python, zygotePath: ZYGOTE_SCRIPT, hide: hide.filter((p) => fs.existsSync(p)), uid: slot.uid,
+      python: this.opts.python, ...this.root, uid: slot.uid,
       asRoot: process.getuid?.() === 0, tmpBytes: this.opts.tmpMb * 1024 * 1024, preload,
+      cgroup: this.cgroups?.forZygote(slot.index, slot.uid),
     });
   }
 
@@ -139,7 +140,7 @@ export class SandboxPool implements Sandbox {
     if (this.closed) return;
     slot.starting = true;
     const { file, args } = this.command(slot);
-    const z = new ZygoteProcess(file, args);
+    const z = new ZygoteProcess(file, args, this.boot);
     slot.zygote = z;
     z.on('exit', () => {
       if (slot.zygote !== z || this.closed) return;
@@ -287,7 +288,7 @@ export class SandboxPool implements Sandbox {
     this.pump();
   }
 
-  /** Ping idle zygotes; one that does not answer in 5 s is replaced. */
+  /** Ping idle zygotes; one that does not answer in 5 s, or cannot prove its state clean, is replaced. */
   private async checkHealth() {
     for (const slot of this.slots) {
       const z = slot.zygote;
@@ -295,8 +296,8 @@ export class SandboxPool implements Sandbox {
       slot.inflight++;
       const pong = await withTimeout(z.request({ ping: true }), 5000, 'ping timeout').catch(() => null);
       slot.inflight--;
-      if (!pong && slot.zygote === z) {
-        this.opts.log(`interpreter ${slot.index} did not answer a health check; replacing it`);
+      if ((!pong || pong.clean === false) && slot.zygote === z) {
+        this.opts.log(`interpreter ${slot.index} ${pong ? 'cannot prove its state clean' : 'did not answer a health check'}; replacing it`);
         z.kill();
       }
       this.pump();
@@ -312,6 +313,7 @@ export class SandboxPool implements Sandbox {
       busy: this.busySlots(),
       queued: this.queue.length,
       unsafe: this.opts.unsafe,
+      cgroup: this.cgroups?.layout.version ?? 'none',
       ...this.stats,
     };
   }
@@ -324,6 +326,7 @@ export class SandboxPool implements Sandbox {
     for (const w of this.spaceWaiters.splice(0)) w();
     const exits = this.slots.map((s) => s.zygote).filter((z): z is ZygoteProcess => !!z && z.alive).map((z) => new Promise<void>((r) => { z.once('exit', () => r()); z.kill(); }));
     await Promise.all(exits);
+    await this.cgroups?.remove();
   }
 }
 
@@ -351,10 +354,70 @@ export function checkBubblewrap(python: string) {
     });
   }
   if (!fs.existsSync(python)) throw new UserError(`the sandbox interpreter ${python} does not exist`, { fix: 'apt-get install -y python3 python3-numpy python3-sympy python3-scipy, or set TOOLSMITH_PYTHON' });
+  const seccomp = spawnSync(python, ['-I', '-c', 'import seccomp'], { encoding: 'utf8', timeout: 20000 });
+  if (seccomp.status !== 0) {
+    throw new UserError(`the sandbox's syscall filter needs libseccomp's Python module, which ${python} cannot import`, {
+      fix: 'apt-get install -y python3-seccomp (or set TOOLSMITH_SANDBOX_UNSAFE=1 to run code without isolation, never with untrusted models)',
+    });
+  }
   const probe = spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-all', '--unshare-user', '--disable-userns', '--as-pid-1', '--die-with-parent', '--', python, '-c', 'pass'], { encoding: 'utf8', timeout: 20000 });
   if (probe.status !== 0) {
     throw new UserError(`bubblewrap cannot create an isolated sandbox here: ${(probe.stderr || probe.error?.message || '').trim().split('\n')[0]}`, {
       fix: 'install bubblewrap 0.8 or newer (for --disable-userns) and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, or run as root); TOOLSMITH_SANDBOX_UNSAFE=1 runs without isolation',
     });
   }
+}
+
+type Root = { roots: string[]; links: { path: string; target: string }[]; files: { src: string; dest: string }[] };
+const roots = new Map<string, Root>();
+
+/**
+ * The sandbox's read-only root for this interpreter: what it loads to import its preloaded modules (every mapped
+ * file's folder, its sys.path, its bin folder), and /bin, /lib… recreated as the symlinks into /usr they are on a
+ * merged-/usr system, and the dynamic loader at the path the executable names. Asked of the interpreter once per
+ * process and preload list.
+ */
+function interpreterRoot(python: string, preload: string[]): Root {
+  const key = `${python}\0${preload.join(',')}`;
+  const known = roots.get(key);
+  if (known) return known;
+  const script = [
+    'import sys, json, sysconfig, importlib',
+    "for m in sys.argv[1].split(','):",
+    '    m and importlib.import_module(m)',
+    "maps = {l.split()[-1].rsplit('/', 1)[0] for l in open('/proc/self/maps') if len(l.split()) >= 6 and l.split()[-1].startswith('/')}",
+    "print(json.dumps({'executable': sys.executable, 'paths': sorted(maps) + sys.path + [sysconfig.get_config_var('LIBDIR') or '']}))",
+  ].join('\n');
+  const r = spawnSync(python, ['-I', '-c', script, [...STDLIB_PRELOAD, ...preload].join(',')], { encoding: 'utf8', timeout: 60000 });
+  if (r.status !== 0) throw new UserError(`the sandbox interpreter ${python} cannot import its preloaded modules: ${(r.stderr || '').trim().split('\n').slice(-1)[0]}`, { fix: 'apt-get install -y python3-numpy python3-sympy python3-scipy, or set TOOLSMITH_SANDBOX_PRELOAD' });
+  const info = JSON.parse(r.stdout) as InterpreterInfo;
+  const links = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'].flatMap((p) => {
+    try { return fs.lstatSync(p).isSymbolicLink() ? [{ path: p, target: fs.readlinkSync(p) }] : []; } catch { return []; }
+  });
+  // A symlinked /lib64 and the like resolve into /usr: bind the real folders.
+  const real = (p: string) => { try { return fs.realpathSync(p); } catch { return p; } };
+  const loader = elfInterpreter(real(info.executable));
+  const files = loader ? [{ src: real(loader), dest: path.join(real(path.dirname(loader)), path.basename(loader)) }] : [];
+  const value = { roots: minimalRoots({ executable: real(info.executable), paths: info.paths.map(real) }, (p) => fs.existsSync(p)), links, files };
+  roots.set(key, value);
+  return value;
+}
+
+/** The dynamic loader an ELF executable asks for (its PT_INTERP), e.g. /lib64/ld-linux-x86-64.so.2; null if none. */
+function elfInterpreter(file: string): string | null {
+  try {
+    const b = fs.readFileSync(file);
+    if (b.readUInt32BE(0) !== 0x7f454c46 || b[4] !== 2 || b[5] !== 1) return null; // 64-bit little-endian ELF only
+    const phoff = Number(b.readBigUInt64LE(0x20));
+    const phentsize = b.readUInt16LE(0x36);
+    const phnum = b.readUInt16LE(0x38);
+    for (let i = 0; i < phnum; i++) {
+      const h = phoff + i * phentsize;
+      if (b.readUInt32LE(h) !== 3) continue; // PT_INTERP
+      const off = Number(b.readBigUInt64LE(h + 8));
+      const size = Number(b.readBigUInt64LE(h + 32));
+      return b.subarray(off, off + size).toString('latin1').replace(/\0+$/, '');
+    }
+  } catch { /* not readable: no loader to bind */ }
+  return null;
 }

@@ -13,6 +13,8 @@ export interface SandboxCall {
   maxOutputBytes?: number;
   /** Session mode: code of the trajectory's earlier calls, replayed quietly first to rebuild their variables. */
   history?: string[];
+  /** Seed for Python's random, numpy's global generator and unseeded default_rng(); absent: fresh entropy. */
+  seed?: number;
 }
 
 export interface SandboxResult {

@@ -7,7 +7,7 @@ import type { SandboxCall } from './types.ts';
 export interface ZygoteReply {
   id: string; status: string; stdout: string; stderr: string; exit_code: number | null; error_type: string | null;
   error_line: number | null; error_message: string | null; duration_ms: number; stdout_truncated: boolean; stderr_truncated: boolean;
-  pong?: boolean; leftover?: number;
+  pong?: boolean; leftover?: number; clean?: boolean;
 }
 
 /**
@@ -23,9 +23,11 @@ export class ZygoteProcess extends EventEmitter {
   readonly ready: Promise<void>;
   alive = true;
 
-  constructor(file: string, args: string[]) {
+  /** `boot`: the first line sent, before any request (the zygote's source and its syscall filter, bwrap.ts). */
+  constructor(file: string, args: string[], boot: string) {
     super();
     this.proc = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } as unknown as NodeJS.ProcessEnv });
+    this.proc.stdin.write(boot + '\n');
     let markReady!: () => void;
     let fail!: (e: Error) => void;
     this.ready = new Promise<void>((res, rej) => { markReady = res; fail = rej; });
@@ -79,7 +81,7 @@ export class ZygoteProcess extends EventEmitter {
     return this.request({
       code: c.code, input: c.input ?? '', history: c.history ?? [], timeout: c.timeoutS ?? defaults.timeoutS, memory_mb: c.memoryMb ?? defaults.memoryMb,
       max_output: c.maxOutputBytes ?? defaults.maxOutputBytes, max_processes: defaults.maxProcesses, max_file_mb: defaults.maxFileMb,
-      deadline_ms: c.deadlineMs,
+      deadline_ms: c.deadlineMs, seed: c.seed ?? null,
     });
   }
 

@@ -1,20 +1,27 @@
 """Toolsmith sandbox zygote.
 
-Runs inside bubblewrap (see workers/sandbox/bwrap.ts) as an unprivileged user with no network. It imports the
-heavy modules once, then serves calls one at a time: for each call it forks a fresh child that runs the model's
-code as __main__ under rlimits, captures stdout/stderr with caps, enforces a wall-clock timeout, and afterwards
-kills every process the call left behind and wipes /tmp. No state survives from one call to the next.
+Runs inside bubblewrap (see workers/sandbox/bwrap.ts) as an unprivileged user with no network, on a minimal
+root. It imports the heavy modules once, then serves calls one at a time. Each call gets namespaces of its own
+(docs in README "Code environment"): a pid namespace whose init is a small copy of the zygote (call_init), so the
+code cannot see, signal, prlimit or ptrace the zygote, and every process of the call dies with that init; a mount
+namespace with a fresh /proc, /tmp and /dev/shm, so nothing written survives the call whatever its permission bits
+or depth; an IPC namespace, so SysV IPC and POSIX message queues die with it; a memory and pids cgroup that charges
+memfd, shared memory and tmpfs pages. The code's own process (run_child) drops every capability and loads a seccomp
+filter built by libseccomp before it runs. Before each call the zygote checks that no process of an earlier call is
+left; one that cannot prove that exits and the pool replaces it.
 
-One file on purpose: bubblewrap mounts this file alone at /run/toolsmith/zygote.py (bwrap.ts, ZYGOTE_IN_SANDBOX),
-so a module beside it would not be there. Splitting it means mounting a folder instead.
+One file on purpose: the pool sends this source on stdin as the first line (bwrap.ts, ZYGOTE_BOOT), so no host path
+of it is mounted (the mount table would show it).
 
-Protocol: one JSON object per line on stdin (requests) and stdout (responses).
-  request  {"id", "code", "input", "timeout", "memory_mb", "max_output", "history": [code, ...]}
+Protocol: one JSON object per line on stdin (requests) and stdout (responses), after the boot line.
+  request  {"id", "code", "input", "timeout", "memory_mb", "max_output", "history": [code, ...], "seed": int|null}
   response {"id", "status", "stdout", "stderr", "exit_code", "error_type", "error_line", "error_message",
             "duration_ms", "stdout_truncated", "stderr_truncated"}
-  request  {"id", "ping": true}  ->  {"id", "pong": true, "pid"}
+  request  {"id", "ping": true}  ->  {"id", "pong": true, "pid", "leftover", "clean"}
 """
 import ast
+import struct
+import tempfile
 import ctypes
 import fcntl
 import errno
@@ -22,7 +29,6 @@ import json
 import os
 import resource
 import select
-import shutil
 import signal
 import sys
 import time
@@ -50,26 +56,114 @@ if 'sympy' in sys.modules:
     except Exception:
         pass
 
-# Inside bubblewrap the zygote owns its pid namespace and its /tmp, so it may kill every other process it can
-# see and wipe /tmp. In the (loudly logged) unsafe mode it has neither: it then kills only the call's process
-# group and works in a private temp folder.
+# Inside bubblewrap (ISOLATED) every call runs in namespaces of its own (call_init). In the (loudly logged) unsafe
+# mode there are none: the zygote then kills only the call's process group and works in a private temp folder.
 ISOLATED = os.environ.get('TOOLSMITH_SANDBOX_ISOLATED') == '1'
-TMP_ROOT = '/tmp' if ISOLATED else __import__('tempfile').mkdtemp(prefix='toolsmith-unsafe-')
+# 'v1' or 'v2': the pool bound this zygote's cgroup folder(s) at CG_DIR; '' when it has none (memory is then
+# counted by polling the call's processes, which misses memfd, shared memory and /tmp).
+CGROUP = os.environ.get('TOOLSMITH_SANDBOX_CGROUP', '') if ISOLATED else ''
+CG_DIR = '/run/toolsmith/cgroup'
+TMP_BYTES = int(os.environ.get('TOOLSMITH_SANDBOX_TMP_BYTES') or (256 << 20))
+TMP_ROOT = '/tmp' if ISOLATED else tempfile.mkdtemp(prefix='toolsmith-unsafe-')
 WORK = os.path.join(TMP_ROOT, 'work')
 PROTO_OUT = sys.stdout.buffer
 PROTO_IN = sys.stdin.buffer
 SELF = os.getpid()
 WAKE_R = -1
-# How often the zygote adds up the memory of a call's processes, seconds.
+# How often the zygote adds up the memory of a call's processes when it has no cgroup, seconds.
 MEMORY_POLL_S = 0.05
+# Per-call limits on what rlimits can bound and the cgroup does not: open files, POSIX message queue bytes.
+MAX_OPEN_FILES = 1024
+MAX_MQUEUE_BYTES = 256 << 10
+# The seccomp program every call loads (build_syscall_filter); refused calls come from the pool (syscall-filter.ts).
+SYSCALL_FILTER = b''
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+LIBC.syscall.restype = ctypes.c_long
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID = 0x20000, 0x08000000, 0x20000000
+SYS_CLONE = {'x86_64': 56, 'aarch64': 220}.get(os.uname().machine, 56)
+
+
+def check(ret, what):
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, '%s: %s' % (what, os.strerror(err)))
+
+
+def mount(source, target, fstype, flags, data=None):
+    check(LIBC.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
+                     data.encode() if data else None), 'mount ' + target)
 
 
 def set_not_dumpable():
     # Processes of the same uid cannot open /proc/<zygote>/fd/* (our protocol pipes) or ptrace us.
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+        LIBC.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
     except Exception:
         pass
+
+
+def fork_into_namespaces():
+    """os.fork, except that the child is pid 1 of a new pid namespace and has mount and IPC namespaces of its own.
+    Python has no clone(): this is the raw syscall between the interpreter's own before- and after-fork hooks, which
+    is what os.fork does around fork(). Returns 0 in the child, its pid in the parent."""
+    py = ctypes.pythonapi
+    py.PyOS_BeforeFork()
+    pid = LIBC.syscall(SYS_CLONE, signal.SIGCHLD | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC, 0, 0, 0, 0)
+    err = ctypes.get_errno()
+    if pid == 0:
+        py.PyOS_AfterFork_Child()
+        return 0
+    py.PyOS_AfterFork_Parent()
+    if pid < 0:
+        raise OSError(err, 'clone: ' + os.strerror(err))
+    return pid
+
+
+def build_syscall_filter(refused):
+    """The calls' seccomp program, compiled once per zygote by libseccomp (python3-seccomp): every listed call
+    answers its errno instead of running; the rest are allowed; other architectures' ABIs (x32, i386) are killed, by
+    libseccomp's default. Each entry: {"name", "errno"?, "arg0"?: value the first argument must equal}."""
+    if not refused:
+        return b''
+    import seccomp
+    f = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+    for r in refused:
+        if seccomp.resolve_syscall(seccomp.Arch.NATIVE, r['name']) < 0:
+            continue  # not a call on this architecture
+        action = seccomp.ERRNO(getattr(errno, r.get('errno', 'EPERM')))
+        if 'arg0' in r:
+            f.add_rule(action, r['name'], seccomp.Arg(0, seccomp.EQ, r['arg0']))
+        elif 'arg0_not' in r:
+            f.add_rule(action, r['name'], seccomp.Arg(0, seccomp.NE, r['arg0_not']))
+        else:
+            f.add_rule(action, r['name'])
+    with tempfile.TemporaryFile() as t:
+        f.export_bpf(t)
+        t.seek(0)
+        return t.read()
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [('len', ctypes.c_ushort), ('filter', ctypes.c_void_p)]
+
+
+def load_syscall_filter(program):
+    """Install the precompiled program on this process (and all it starts): no_new_privs first, as the kernel asks."""
+    check(LIBC.prctl(38, 1, 0, 0, 0), 'PR_SET_NO_NEW_PRIVS')
+    buf = ctypes.create_string_buffer(program, len(program))
+    prog = SockFprog(len(program) // 8, ctypes.addressof(buf))
+    check(LIBC.prctl(22, 2, ctypes.byref(prog), 0, 0), 'PR_SET_SECCOMP')  # SECCOMP_MODE_FILTER
+
+
+def drop_capabilities():
+    """The zygote holds CAP_SYS_ADMIN in its user namespace to build each call's namespaces (and CAP_SETPCAP to drop
+    it from the bounding set here); the code holds nothing, not even in its bounding set."""
+    for cap in (21, 8):  # CAP_SYS_ADMIN, then CAP_SETPCAP (which the first drop needs): out of the bounding set
+        check(LIBC.prctl(24, cap, 0, 0, 0), 'PR_CAPBSET_DROP')
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    check(LIBC.capset(header, (ctypes.c_uint32 * 6)()), 'capset')
 
 
 class CountingStdout:
@@ -88,13 +182,141 @@ class CountingStdout:
         return getattr(self._inner, name)
 
 
+def seed_generators(seed):
+    """Fresh entropy in every call (the zygote's generator state is copied into each fork), or, when the caller
+    asks for a seed, the same numbers wherever the call runs: Python's random, numpy's legacy global generator, and
+    every numpy.random.default_rng() made without a seed (the n-th one from SeedSequence(seed, spawn_key=(n,)))."""
+    np = sys.modules.get('numpy')
+    if seed is None:
+        random.seed()
+        if np is not None:
+            np.random.seed()
+        return
+    random.seed(seed)
+    if np is not None:
+        np.random.seed(seed % (1 << 32))
+        made = itertools.count()
+        original = np.random.default_rng
+
+        def default_rng(seed_arg=None):
+            return original(np.random.SeedSequence(seed, spawn_key=(next(made),)) if seed_arg is None else seed_arg)
+        np.random.default_rng = default_rng
+
+
+def join_cgroup():
+    """Move this process (the call's init, before it forks the code) into the zygote's call cgroup."""
+    if CGROUP == 'v1':
+        for controller in ('memory', 'pids'):
+            with open(os.path.join(CG_DIR, controller, 'cgroup.procs'), 'w') as f:
+                f.write('0')
+    elif CGROUP == 'v2':
+        with open(os.path.join(CG_DIR, 'cgroup.procs'), 'w') as f:
+            f.write('0')
+
+
+def cg_path(controller, name):
+    return os.path.join(CG_DIR, controller, name) if CGROUP == 'v1' else os.path.join(CG_DIR, name)
+
+
+def cg_read(controller, name):
+    with open(cg_path(controller, name)) as f:
+        return f.read()
+
+
+LIMITS_SET = {}
+
+
+def set_cgroup_limits(mem_limit, max_processes):
+    """The call cgroup's memory and process limits, written only when they change between calls."""
+    if not CGROUP:
+        return
+    want = {('memory', 'memory.limit_in_bytes' if CGROUP == 'v1' else 'memory.max'): str(mem_limit),
+            ('pids', 'pids.max'): str(max_processes)}
+    if CGROUP == 'v2':
+        want[('memory', 'memory.swap.max')] = '0'
+        want[('memory', 'memory.oom.group')] = '1'
+    for key, value in want.items():
+        if LIMITS_SET.get(key) != value:
+            with open(cg_path(*key), 'w') as f:
+                f.write(value)
+            LIMITS_SET[key] = value
+
+
+def oom_kills():
+    """How many times the kernel's OOM killer has acted in the call cgroup so far (a counter, never reset)."""
+    if not CGROUP:
+        return 0
+    text = cg_read('memory', 'memory.oom_control' if CGROUP == 'v1' else 'memory.events')
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == 'oom_kill':
+            return int(parts[1])
+    return 0
+
+
+def cgroup_procs():
+    if not CGROUP:
+        return []
+    return [int(x) for x in cg_read('memory', 'cgroup.procs').split()]
+
+
+def call_init(req, in_r, out_w, err_w, info_w, status_w):
+    """pid 1 of the call's namespaces. Builds the call's view (its cgroup; a fresh /proc with the kernel's knobs
+    read-only, as bwrap's --proc; fresh size-capped /tmp and /dev/shm; the cgroup files hidden), forks the code's
+    process (run_child), reaps every orphan of the call until that process is done, reports its wait status on
+    status_w, and exits, which kills whatever the call left running. As the namespace's init it receives no
+    signal from the call's processes that it has not asked for. Never returns."""
+    try:
+        signal.set_wakeup_fd(-1)
+        join_cgroup()
+        mount('none', '/', None, MS_REC | MS_PRIVATE)
+        mount('proc', '/proc', 'proc', MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        for sub in ('sys', 'sysrq-trigger', 'irq', 'bus'):
+            p = '/proc/' + sub
+            if os.path.exists(p):
+                mount(p, p, None, MS_BIND | MS_REC)
+                mount(p, p, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        mount('tmpfs', '/tmp', 'tmpfs', MS_NOSUID | MS_NODEV, 'size=%d,mode=0700' % TMP_BYTES)
+        mount('tmpfs', '/dev/shm', 'tmpfs', MS_NOSUID | MS_NODEV, 'size=%d,mode=1777' % max(1 << 20, TMP_BYTES // 4))
+        if CGROUP:
+            mount('tmpfs', CG_DIR, 'tmpfs', MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, 'size=4k')
+        os.mkdir(WORK, 0o700)
+        pid = os.fork()
+    except BaseException as e:
+        os.write(err_w, ('sandbox set-up failed: %r\n' % (e,)).encode())
+        os._exit(120)
+    if pid == 0:
+        os.close(status_w)
+        run_child(req, in_r, out_w, err_w, info_w)
+    # Hold nothing but the status pipe: not the call's pipes (their EOF must come when the code's processes are
+    # done), not the protocol pipes on 0 and 1.
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, status_w)
+    os.closerange(status_w + 1, 65536)
+    status = -1
+    while True:
+        try:
+            wpid, st = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+        if wpid == pid:
+            status = st
+            break
+    os.write(status_w, struct.pack('i', status))
+    os._exit(0)
+
+
 def run_child(req, in_r, out_w, err_w, info_w):
     """In the forked child: become a clean process and run the code. Never returns."""
     try:
         os.setsid()
         # The zygote is not dumpable, and forks inherit that; the call's own processes are made dumpable again
-        # (as any exec would) so that the zygote can read their memory use. Only the call's processes can see them.
-        ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)
+        # (as any exec would) so that they may read their own /proc entries. Only the call's processes see them.
+        LIBC.prctl(4, 1, 0, 0, 0)
         os.chdir(WORK)
         os.dup2(in_r, 0)
         os.dup2(out_w, 1)
@@ -111,10 +333,24 @@ def run_child(req, in_r, out_w, err_w, info_w):
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         nproc = int(req.get('max_processes') or 32)
         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        # These two are inherited from the host: only ever lowered (raising a hard limit needs a capability).
+        for res, value in ((resource.RLIMIT_NOFILE, MAX_OPEN_FILES), (resource.RLIMIT_MSGQUEUE, MAX_MQUEUE_BYTES)):
+            hard = resource.getrlimit(res)[1]
+            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(res, (value, value))
         signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGXFSZ, signal.SIGCHLD):
-            signal.signal(s, signal.SIG_DFL)
+        # The zygote ignores every signal it can; the code starts with the default action for each, as any program.
+        for s in signal.valid_signals():
+            try:
+                signal.signal(s, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+        if ISOLATED:
+            drop_capabilities()
+            if SYSCALL_FILTER:
+                load_syscall_filter(SYSCALL_FILTER)
+        seed = req.get('seed')
+        seed_generators(seed if isinstance(seed, int) and not isinstance(seed, bool) else None)
         sys.stdin = open(0, 'r', closefd=False)
         sys.stdout = CountingStdout(open(1, 'w', buffering=1, closefd=False, errors='backslashreplace'))
         sys.stderr = open(2, 'w', buffering=1, closefd=False, errors='backslashreplace')
@@ -183,6 +419,7 @@ def run_child(req, in_r, out_w, err_w, info_w):
 
 
 def other_pids():
+    """Every process this zygote can see but itself: in the sandbox, only what calls started (it is pid 1 there)."""
     pids = []
     if not ISOLATED:
         return pids
@@ -219,19 +456,27 @@ def sweep():
             try:
                 os.kill(pid, signal.SIGKILL)
                 killed += 1
-            except ProcessLookupError:
-                pass
-            except PermissionError:
+            except (ProcessLookupError, PermissionError):
                 pass
         time.sleep(0.002)
     reap()
     return killed
 
 
+def prove_clean():
+    """Whether the next call would start from a state no earlier call touched. Each call's files, IPC objects and
+    /proc die with its namespaces, so what is left to check is that none of its processes survived (after one more
+    sweep) and that its cgroup is empty."""
+    if not ISOLATED:
+        return True
+    if other_pids():
+        sweep()
+    return not other_pids() and not cgroup_procs()
+
+
 def namespace_memory():
-    """Memory of every process in the sandbox but the zygote, bytes: the per-process RLIMIT_AS does not bound a
-    call that spreads its memory over many processes. Proportional set sizes, so that pages the forks share (the
-    preloaded modules, copy-on-write) count once, not once per process. A single process is left to RLIMIT_AS."""
+    """Without a cgroup: memory of every process in the sandbox but the zygote, bytes, as proportional set sizes
+    (pages the forks share count once). A single process is left to RLIMIT_AS."""
     pids = other_pids()
     if len(pids) < 2:
         return 0
@@ -248,44 +493,53 @@ def namespace_memory():
     return total
 
 
-def wipe_dir(d):
-    for name in os.listdir(d):
-        p = os.path.join(d, name)
+def remove_tree(d):
+    """Unsafe mode only (isolated calls get a fresh tmpfs): remove everything under d, whatever its permission bits
+    and depth (iteratively: no recursion limit), and say whether anything is left."""
+    stack = [d]
+    dirs = []
+    while stack:
+        cur = stack.pop()
         try:
+            os.chmod(cur, 0o700)
+            names = os.listdir(cur)
+        except OSError:
+            continue
+        dirs.append(cur)
+        for name in names:
+            p = os.path.join(cur, name)
             if os.path.isdir(p) and not os.path.islink(p):
-                shutil.rmtree(p, ignore_errors=True)
+                stack.append(p)
             else:
-                os.unlink(p)
-        except OSError:
-            pass
-
-
-def wipe_tmp():
-    if ISOLATED:
+                try:
+                    os.unlink(p)
+                except OSError:
+                    pass
+    for cur in reversed(dirs[1:]):
         try:
-            if os.listdir('/dev/shm'):
-                wipe_dir('/dev/shm')
+            os.rmdir(cur)
         except OSError:
             pass
-    if os.listdir(TMP_ROOT) == ['work'] and not os.listdir(WORK):
-        return
-    wipe_dir(TMP_ROOT)
-    os.makedirs(WORK, exist_ok=True)
+    try:
+        return not os.listdir(d)
+    except OSError:
+        return False
 
 
-# A call runs in three steps, each its own function below: spawn (fork the child with its stdin, pipes and, on
-# the child's side, rlimits), supervise (watch it against its limits, then end it and clean the sandbox), and
+# A call runs in three steps, each its own function below: spawn (fork the call with its stdin, pipes and, on the
+# child's side, namespaces and rlimits), supervise (watch it against its limits, then end it and clean up), and
 # classify (turn what was seen into the result). Supervise always cleans up before classify runs, so a bug in
-# the classification cannot leave a call's processes or files behind for the next call.
+# the classification cannot leave a call's processes behind for the next call.
 
-Child = collections.namedtuple('Child', 'pid t0 out_r err_r info_r')
-Run = collections.namedtuple('Run', 'status exit_status duration_ms stdout stderr info stdout_truncated stderr_truncated')
+Child = collections.namedtuple('Child', 'pid t0 out_r err_r info_r status_r')
+Run = collections.namedtuple('Run', 'status exit_status duration_ms stdout stderr info stdout_truncated stderr_truncated oom')
 
 QUEUE_TIMEOUT = {'type': 'QueueTimeout', 'message': 'the call waited past its deadline and was not run'}
 
 
 def memory_bytes(req):
-    """The call's memory limit: one process's RLIMIT_AS (in run_child), and all its processes together (in watch)."""
+    """The call's memory limit: one process's RLIMIT_AS (in run_child), and all its processes together (its cgroup,
+    or in watch by polling when there is none)."""
     return int(req.get('memory_mb') or 1024) * 1024 * 1024
 
 
@@ -302,49 +556,76 @@ def call_timeout(req):
     return timeout
 
 
-def spawn(req):
-    """Fork the call's child (run_child) with its stdin and its stdout, stderr and info pipes; the parent keeps only
-    the read ends, so that each pipe reaches EOF once the call's processes have all closed theirs."""
-    data = (req.get('input') or '').encode('utf-8', 'surrogateescape')
+def stdin_fd(data):
+    """The call's stdin, passed without any path the code could have planted: a pipe when it fits in the pipe
+    buffer (written and closed now, so the program sees EOF after it), else an anonymous memory file."""
     if len(data) <= 60000:
-        # Fits in the pipe buffer: write it all now and close, so the program sees EOF after it.
-        in_r, in_w = os.pipe()
-        os.write(in_w, data)
-        os.close(in_w)
-    else:
-        # Too big to write into a pipe before the fork (the write would block): an unlinked file instead.
-        path = os.path.join(WORK, '.stdin')
-        with open(path, 'wb') as f:
-            f.write(data)
-        in_r = os.open(path, os.O_RDONLY)
-        os.unlink(path)
+        r, w = os.pipe()
+        os.write(w, data)
+        os.close(w)
+        return r
+    fd = os.memfd_create('stdin', os.MFD_CLOEXEC)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.set_inheritable(fd, True)
+    return fd
+
+
+def spawn(req):
+    """Fork the call with its stdin and its stdout, stderr, info and status pipes; the parent keeps only the read
+    ends, so that each pipe reaches EOF once the call's processes have all closed theirs. Isolated, the child is
+    the call's init (call_init) and the code runs in its child; unsafe, the child runs the code itself."""
+    in_r = stdin_fd((req.get('input') or '').encode('utf-8', 'surrogateescape'))
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     info_r, info_w = os.pipe()
+    status_r, status_w = os.pipe()
     t0 = time.monotonic()
-    pid = os.fork()
+    pid = fork_into_namespaces() if ISOLATED else os.fork()
     if pid == 0:
-        os.close(out_r)
-        os.close(err_r)
-        os.close(info_r)
+        for fd in (out_r, err_r, info_r, status_r, WAKE_R):
+            os.close(fd)
+        if ISOLATED:
+            call_init(req, in_r, out_w, err_w, info_w, status_w)
+        os.close(status_w)
         run_child(req, in_r, out_w, err_w, info_w)
-    os.close(in_r)
-    os.close(out_w)
-    os.close(err_w)
-    os.close(info_w)
-    return Child(pid, t0, out_r, err_r, info_r)
+    for fd in (in_r, out_w, err_w, info_w, status_w):
+        os.close(fd)
+    return Child(pid, t0, out_r, err_r, info_r, status_r)
 
 
 def supervise(child, timeout, cap, mem_limit):
     """Run the call to its end (watch), then make sure nothing of it is left: kill it (stop), then every other
-    process in the sandbox, and wipe /tmp (clean_up). Returns what classify needs."""
-    status, exit_status, bufs, truncated = watch(child, child.t0 + timeout, cap, mem_limit)
-    exit_status = stop(child.pid, exit_status)
-    # The call's duration ends when its child is gone; the sweep and the wipe are the zygote's own time.
-    duration = (time.monotonic() - child.t0) * 1000
-    clean_up((child.out_r, child.err_r, child.info_r))
-    return Run(status, exit_status, duration, bufs[child.out_r], bufs[child.err_r], bufs[child.info_r],
-               truncated[child.out_r], truncated[child.err_r])
+    process in the sandbox (clean_up). Returns what classify needs."""
+    ooms = oom_kills()
+    exit_status = None
+    try:
+        status, exit_status, bufs, truncated = watch(child, child.t0 + timeout, cap, mem_limit)
+    finally:
+        # Also when watch raised: the call never outlives this function.
+        exit_status = stop(child.pid, exit_status)
+        # The call's duration ends when its child is gone; the sweep is the zygote's own time.
+        duration = (time.monotonic() - child.t0) * 1000
+        code_status = read_status(child.status_r) if ISOLATED else exit_status
+        clean_up((child.out_r, child.err_r, child.info_r, child.status_r))
+    oom = oom_kills() > ooms
+    return Run(status, exit_status if code_status is None else code_status, duration, bufs[child.out_r],
+               bufs[child.err_r], bufs[child.info_r], truncated[child.out_r], truncated[child.err_r], oom)
+
+
+def read_status(fd):
+    """The code's wait status as its init reported it, or None when the init died first (killed: by the timeout,
+    by the OOM killer, or by the code's own doing)."""
+    try:
+        data = os.read(fd, 4)
+    except OSError:
+        return None
+    if len(data) != 4:
+        return None
+    st = struct.unpack('i', data)[0]
+    return None if st == -1 else st
 
 
 def watch(child, deadline, cap, mem_limit):
@@ -359,6 +640,10 @@ def watch(child, deadline, cap, mem_limit):
     exit_status = None
     child_done = False
     drain_until = None
+    # With a cgroup the kernel counts the memory, and its OOM killer ends one process when the call is over its
+    # limit: the call is then over (status memory), not left running without it. Without one, memory is polled.
+    poll_memory = ISOLATED
+    ooms = oom_kills()
     next_mem_check = child.t0 + MEMORY_POLL_S
     while True:
         now = time.monotonic()
@@ -373,21 +658,20 @@ def watch(child, deadline, cap, mem_limit):
                 drain_until = now + 0.2
         if not open_fds and child_done:
             break
-        if ISOLATED and now >= next_mem_check:
-            # One process is bounded by RLIMIT_AS; many together by this: the call's whole memory.
+        if poll_memory and now >= next_mem_check:
+            # One process is bounded by RLIMIT_AS; many together by this when there is no cgroup.
             next_mem_check = now + MEMORY_POLL_S
-            if namespace_memory() > mem_limit:
+            if (oom_kills() > ooms) if CGROUP else (namespace_memory() > mem_limit):
                 status = 'memory'
                 break
-        # Once the program has exited, only drain what is already written (for at most 0.2 s): a process it
-        # left behind may hold the pipes open, and write to them, forever; it is about to be killed anyway.
-        # SIGCHLD wakes the select (WAKE_R).
+        # Once the child has exited, only drain what is already written (for at most 0.2 s): in unsafe mode a
+        # process it left behind may hold the pipes open forever. SIGCHLD wakes the select (WAKE_R).
         if child_done:
             if now >= drain_until:
                 break
             wait = 0
         else:
-            wait = min(deadline, next_mem_check) - now if ISOLATED else deadline - now
+            wait = min(deadline, next_mem_check) - now if poll_memory else deadline - now
         r, _, _ = select.select(open_fds + [WAKE_R], [], [], max(0, wait))
         if WAKE_R in r:
             try:
@@ -424,10 +708,13 @@ def watch(child, deadline, cap, mem_limit):
 
 
 def stop(pid, exit_status):
-    """Whatever happened, the call is over: kill its process group, and the child itself if it has not exited
-    (it may have left its group); reap it. Returns its wait status."""
+    """Whatever happened, the call is over: kill it (isolated, its init: the kernel then kills the whole pid
+    namespace; unsafe, its process group), and reap it. Returns its wait status."""
     try:
-        os.killpg(pid, signal.SIGKILL)
+        if ISOLATED:
+            os.kill(pid, signal.SIGKILL)
+        else:
+            os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
     if exit_status is None:
@@ -441,7 +728,8 @@ def stop(pid, exit_status):
 
 def clean_up(fds):
     """Leave the sandbox as the next call must find it: no process of this call (sweep), no stale SIGCHLD
-    wake-ups (they would wake the next call's first select for nothing), no open pipe of it, an empty /tmp."""
+    wake-ups (they would wake the next call's first select for nothing), no open pipe of it; in unsafe mode an
+    empty work folder."""
     sweep()
     try:
         while True:
@@ -453,14 +741,41 @@ def clean_up(fds):
             os.close(fd)
         except OSError:
             pass
-    wipe_tmp()
+    if not ISOLATED:
+        remove_tree(TMP_ROOT)
+        os.makedirs(WORK, exist_ok=True)
+
+
+ERROR_TYPE = __import__('re').compile(r'[A-Za-z_][A-Za-z0-9_.]{0,99}\Z')
+
+
+def error_info(raw, exit_code):
+    """The code's report of its own uncaught exception (run_child writes it on fd 3). The code can write that pipe
+    as well, so the report is untrusted: kept only when the process ended as an uncaught exception ends it (exit
+    code 1) and every field has the result contract's type and bounds; anything else counts as no report."""
+    if exit_code != 1 or not raw:
+        return {}
+    try:
+        info = json.loads(raw.decode('utf-8', 'strict'))
+    except ValueError:
+        return {}
+    if not isinstance(info, dict) or set(info) != {'type', 'line', 'message'}:
+        return {}
+    t, line, message = info['type'], info['line'], info['message']
+    if not isinstance(t, str) or not ERROR_TYPE.match(t):
+        return {}
+    if line is not None and (type(line) is not int or not 1 <= line <= 10 ** 7):
+        return {}
+    if not isinstance(message, str) or len(message) > 2000:
+        return {}
+    return {'type': t, 'line': line, 'message': message}
 
 
 def classify(run, timeout, mem_limit):
     """The result of a supervised call, from its limit status, wait status, output and error info. A limit the
-    zygote enforced (timeout, memory, output_limit) wins; otherwise the exit says it: 0 ok; a MemoryError (or a
-    segfault that printed one) memory; SIGXCPU timeout; SIGXFSZ an error; 120 internal (run_child's set-up
-    failed); else error, named after the signal when the code reported nothing itself."""
+    zygote enforced (timeout, memory, output_limit) wins, then the cgroup's OOM killer (memory); otherwise the exit
+    says it: 0 ok; a MemoryError (or a segfault that printed one) memory; SIGXCPU timeout; SIGXFSZ an error; 120
+    internal (set-up failed); else error, named after the signal when the code reported nothing itself."""
     status = run.status
     exit_code = None
     sig = None
@@ -469,15 +784,12 @@ def classify(run, timeout, mem_limit):
     elif os.WIFSIGNALED(run.exit_status):
         sig = os.WTERMSIG(run.exit_status)
         exit_code = -sig
-    info = {}
-    if run.info:
-        try:
-            info = json.loads(run.info.decode('utf-8', 'replace'))
-        except ValueError:
-            info = {}
+    info = error_info(run.info, exit_code)
     stderr = run.stderr.decode('utf-8', 'replace')
+    if status in (None, 'timeout') and run.oom:
+        status = 'memory'
     if status == 'memory':
-        info = {'type': 'MemoryError', 'message': 'the call used more than %d MiB across its processes' % (mem_limit >> 20)}
+        info = {'type': 'MemoryError', 'message': 'the call used more than %d MiB across its processes, shared memory and files' % (mem_limit >> 20)}
     elif status == 'timeout':
         info = {'type': 'Timeout', 'message': 'wall-clock limit of %g s exceeded' % timeout}
     if status is None:
@@ -521,13 +833,20 @@ def result(status, stdout, stderr, exit_code, info, duration_ms, stdout_truncate
     }
 
 
+class Unclean(Exception):
+    """A process or cgroup member of an earlier call survived: this zygote must be replaced, not reused."""
+
+
 def run_call(req):
-    """One call, start to end: spawn, supervise, classify."""
+    """One call, start to end: prove the sandbox clean, spawn, supervise, classify."""
     timeout = call_timeout(req)
     if timeout is None:
         return result('timeout', '', '', None, QUEUE_TIMEOUT, 0, False, False)
+    if not prove_clean():
+        raise Unclean()
     cap = int(req.get('max_output') or 1024 * 1024)
     mem_limit = memory_bytes(req)
+    set_cgroup_limits(mem_limit, int(req.get('max_processes') or 32))
     child = spawn(req)
     run = supervise(child, timeout, cap, mem_limit)
     return classify(run, timeout, mem_limit)
@@ -540,7 +859,7 @@ def collapse_hugepages():
     both shrink; a child that writes into one (refcounts) gets just that range split back to 4 KiB entries.
     Only mappings that are mostly resident are collapsed, so big untouched buffers (OpenBLAS) are not filled."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
+        libc = LIBC
         libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
         huge = 2 << 20
         ranges = []
@@ -568,7 +887,25 @@ def collapse_hugepages():
         pass
 
 
+def ignore_signals():
+    """Nothing a call does can signal the zygote (it is outside the call's pid namespace), and whatever else may
+    (the pool's own stray signals) must not interrupt a clean-up: every signal that can be ignored is, but SIGCHLD
+    (it wakes the supervision loop) and the faults (a bug of ours should crash, and be replaced, not spin)."""
+    keep = {signal.SIGCHLD, signal.SIGKILL, signal.SIGSTOP, signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL,
+            signal.SIGABRT, signal.SIGTRAP, signal.SIGSYS}
+    for s in signal.valid_signals():
+        if s not in keep:
+            try:
+                signal.signal(s, signal.SIG_IGN)
+            except (OSError, ValueError):
+                pass
+
+
 def main():
+    global WAKE_R, SYSCALL_FILTER
+    if ISOLATED:
+        # Built before the heap is frozen so that the compiler's garbage is collected with the rest.
+        SYSCALL_FILTER = build_syscall_filter((globals().get('BOOT') or {}).get('refused') or [])
     # Move everything imported so far out of the collector's view: children then never touch (and so never
     # copy) those pages, which keeps each fork cheap.
     import gc
@@ -576,8 +913,7 @@ def main():
     gc.freeze()
     collapse_hugepages()
     set_not_dumpable()
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    global WAKE_R
+    ignore_signals()
     WAKE_R, wake_w = os.pipe()
     for fd in (WAKE_R, wake_w):
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
@@ -592,12 +928,20 @@ def main():
         except ValueError:
             continue
         if req.get('ping'):
-            resp = {'id': req.get('id'), 'pong': True, 'pid': SELF, 'leftover': len(other_pids())}
+            clean = prove_clean()
+            resp = {'id': req.get('id'), 'pong': True, 'pid': SELF, 'leftover': len(other_pids()), 'clean': clean}
         else:
             try:
                 resp = run_call(req)
+            except Unclean:
+                # No answer: the pool sees this zygote die during the call, replaces it and retries the call.
+                sys.stderr.write('zygote: a process of an earlier call survived; exiting to be replaced\n')
+                sys.stderr.flush()
+                os._exit(3)
             except BaseException as e:  # a bug here must not kill the zygote
                 resp = {'status': 'internal', 'stdout': '', 'stderr': 'zygote error: %r' % (e,), 'exit_code': None}
+                if not prove_clean():
+                    os._exit(3)
             resp['id'] = req.get('id')
         PROTO_OUT.write(json.dumps(resp).encode() + b'\n')
         PROTO_OUT.flush()
