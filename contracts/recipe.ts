@@ -259,6 +259,9 @@ export const ToolLimitsSchema = z.object({
   memoryMb: z.number().int().min(64).max(65_536).default(1024),
   /** Keep interpreter state across the calls of one trajectory (off in the paper). */
   session: z.boolean().default(false),
+  /** Seed each call's random, numpy global generator and unseeded default_rng() from the trajectory's seed
+   *  (seed × 1000 + turn, as its sampling), recorded with the call; off: fresh entropy in every call. */
+  seedCalls: z.boolean().default(false),
 });
 
 // ---- Stages ------------------------------------------------------------------------------------------------------

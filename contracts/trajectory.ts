@@ -56,6 +56,8 @@ export interface ToolCallRecord {
   stderr?: string;
   exitCode?: number | null;
   errorType?: string | null;
+  /** The seed the call's random generators started from (recipe tool.seedCalls); absent: fresh entropy. */
+  seed?: number;
 }
 
 export interface Turn {

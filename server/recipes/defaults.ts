@@ -58,7 +58,7 @@ export const EMBEDDED_ARITH_INPUT = {
   model: { kind: 'embedded', ...K.model },
   tokenizer: { kind: 'char' },
   template: { toolName: 'python', reasonTag: 'reason', answerTag: 'answer', variant: 'minimal', toolFormat: { style: 'paper', maxFieldChars: null, middle: null } },
-  tool: { timeoutS: 4, memoryMb: 1024, session: false },
+  tool: { timeoutS: 4, memoryMb: 1024, session: false, seedCalls: false },
   stages: [
     {
       type: 'sft', name: 'sft',

@@ -37,6 +37,8 @@ export interface ToolLimits {
   maxOutputBytes: number;
   /** Session mode: each call replays the trajectory's earlier successful calls first (variables carry over). */
   session: boolean;
+  /** Seed each call's generators from the trajectory's seed (seed × 1000 + turn); otherwise fresh entropy. */
+  seedCalls?: boolean;
 }
 
 export const DEFAULT_TOOL_LIMITS: ToolLimits = { timeoutS: 4, memoryMb: 1024, maxOutputBytes: 1 << 20, session: false };
@@ -138,8 +140,9 @@ class Rollout {
     const history = tool.session
       ? this.t.turns.filter((x) => x.tool?.status === 'ok' && x.parse.kind === 'call').map((x) => (x.parse as { arguments: { code: string } }).arguments.code)
       : undefined;
+    const seed = tool.seedCalls && this.req.seed != null ? this.req.seed * 1000 + turn : undefined;
     const res = await sandbox.run(
-      { code: call.code, input: call.input, timeoutS: tool.timeoutS, memoryMb: tool.memoryMb, maxOutputBytes: tool.maxOutputBytes, history },
+      { code: call.code, input: call.input, timeoutS: tool.timeoutS, memoryMb: tool.memoryMb, maxOutputBytes: tool.maxOutputBytes, history, seed },
       { signal: this.o.signal },
     );
     const finishedAt = Date.now();
@@ -149,7 +152,7 @@ class Rollout {
       name: this.o.template.toolName, arguments: { code: call.code, input: call.input }, status: res.status, text, appendedText,
       tokens: this.o.engine.countTokens(appendedText), appended: true,
       queuedAt, startedAt: Math.min(finishedAt, queuedAt + res.queueMs), finishedAt, durationMs: res.durationMs, queueMs: res.queueMs,
-      stdout: res.stdout, stderr: res.stderr, exitCode: res.exitCode, errorType: res.errorType,
+      stdout: res.stdout, stderr: res.stderr, exitCode: res.exitCode, errorType: res.errorType, ...(seed === undefined ? {} : { seed }),
     });
   }
 

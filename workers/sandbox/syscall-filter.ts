@@ -1,14 +1,16 @@
 /**
  * The system calls the sandboxed code may not make: each answers its errno instead of running (the zygote compiles
  * this list into a seccomp program with libseccomp, zygote.py build_syscall_filter). A math tool needs none of
- * them; most would already fail for want of a capability, and the filter makes sure of it whatever the kernel
- * grows next. `tests/integration/sandbox-seccomp.test.ts` calls every one of them from inside the sandbox.
+ * them; many would already fail for want of a capability, and the filter makes sure of it whatever the kernel
+ * grows next. Whole calls answer ENOSYS, as on a kernel without them (libraries then fall back, and no kernel
+ * that has the call answers that, so a test can tell the filter's refusal from the kernel's);
+ * `tests/integration/sandbox-seccomp.test.ts` makes every one of them from inside the sandbox.
  */
 export interface RefusedCall {
   name: string;
   /** Why a tool call must not have it. */
   why: string;
-  /** errno name answered (default EPERM). */
+  /** errno name answered (default ENOSYS). */
   errno?: string;
   /** Refused only when the first argument equals this value. */
   arg0?: number;
@@ -34,8 +36,8 @@ export const REFUSED_SYSCALLS: RefusedCall[] = [
   { name: 'pidfd_getfd', why: "another process's open files" },
   { name: 'kcmp', why: "compares other processes' kernel objects" },
   { name: 'process_madvise', why: "another process's memory" },
-  { name: 'prlimit64', why: "another process's limits (its own, pid 0, stay allowed)", arg0_not: 0 },
-  { name: 'socket', why: 'AF_VSOCK reaches the hypervisor host, outside the network namespace', arg0: AF_VSOCK },
+  { name: 'prlimit64', why: "another process's limits (its own, pid 0, stay allowed)", arg0_not: 0, errno: 'EPERM' },
+  { name: 'socket', why: 'AF_VSOCK reaches the hypervisor host, outside the network namespace', arg0: AF_VSOCK, errno: 'EPERM' },
   { name: 'mount', why: 'file system views' },
   { name: 'umount2', why: 'file system views' },
   { name: 'pivot_root', why: 'file system views' },

@@ -132,7 +132,7 @@ def build_syscall_filter(refused):
     for r in refused:
         if seccomp.resolve_syscall(seccomp.Arch.NATIVE, r['name']) < 0:
             continue  # not a call on this architecture
-        action = seccomp.ERRNO(getattr(errno, r.get('errno', 'EPERM')))
+        action = seccomp.ERRNO(getattr(errno, r.get('errno', 'ENOSYS')))
         if 'arg0' in r:
             f.add_rule(action, r['name'], seccomp.Arg(0, seccomp.EQ, r['arg0']))
         elif 'arg0_not' in r:

@@ -32,7 +32,7 @@ export interface RlStepConfig {
   temperature: number;
   maxResponseTokens: number;
   maxTurns: number;
-  tool: { timeoutS: number; memoryMb: number; session: boolean };
+  tool: { timeoutS: number; memoryMb: number; session: boolean; seedCalls?: boolean };
   template: TemplateSettings;
   toolFormat: ToolFormat;
 }
