@@ -8,7 +8,9 @@
  * Per cell: calls/s (completed calls / wall time of the cell), p50 and p99 latency as the caller sees it
  * (for the pool that includes the time a call waits for a free interpreter).
  *
- * Pool: SandboxPool.start({}) — size = cores, isolation on (bubblewrap; the bench refuses unsafe mode).
+ * Pool: SandboxPool.start({ bench: true }) — size = cores, isolation on (bubblewrap, per-call namespaces, cgroups,
+ * seccomp; the bench refuses unsafe mode). First, one heavy zygote times what each isolation measure adds to a
+ * call (pool.measureIsolation: forks with one more measure per row, the median of each).
  *
  * Baseline: the released rStar2-Agent / code-judge method, re-implemented here with child_process.spawn: write
  * source.py into a fresh temp dir, run `/usr/bin/python3 source.py` there in a new session / process group
@@ -166,7 +168,7 @@ async function main() {
   if (spawnSyncOk('prlimit', ['--version']) === false) throw new Error('the baseline needs prlimit (util-linux)');
   const { SandboxPool } = await import(POOL_MODULE) as typeof import('../workers/sandbox/pool.ts');
   const ts = performance.now();
-  const pool = await SandboxPool.start({});
+  const pool = await SandboxPool.start({ bench: true });
   const startS = (performance.now() - ts) / 1000;
   if (pool.opts.unsafe) throw new Error('the bench measures the pool with isolation on; unset TOOLSMITH_SANDBOX_UNSAFE');
   console.log(`# bench:sandbox — ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, ${QUICK ? 'QUICK' : 'full'} sizes`);
@@ -176,7 +178,15 @@ async function main() {
 
   const results: { s: Snippet; c: number; pool: Cell; base: Cell }[] = [];
   let failed = false;
+  let measures: { measure: string; ms: number }[] = [];
   try {
+    // What each isolation measure costs a call: one heavy zygote times each variant (each adding one measure).
+    await settle();
+    // (A pool module given with --pool may predate the measurement.)
+    measures = typeof pool.measureIsolation === 'function' ? await pool.measureIsolation(QUICK ? 100 : 400) : [];
+    console.log('cost of each isolation measure (median per call, one heavy zygote, each row adds one measure):');
+    measures.forEach((m, i) => console.log(`  ${m.measure.padEnd(58)} ${fmt(m.ms)} ms${i ? ` (+${fmt(m.ms - measures[i - 1].ms)})` : ''}`));
+    console.log('');
     for (const s of SNIPPETS) {
       // Warm-up: every zygote forks a few of these; the baseline warms the page cache.
       for (let i = 0; i < pool.opts.size * 2; i++) await pool.run({ code: s.code });
@@ -234,6 +244,9 @@ async function main() {
   console.log([head, rule, ...rows].join('\n'));
   console.log('');
   for (const t of targets) console.log(`- ${t.met ? '✅' : '❌'} ${t.what}: ${t.got}`);
+  console.log('\nWhat each isolation measure adds to a call (median of forks of one heavy zygote, each row adds one measure to the one above):\n');
+  console.log('| measure | ms per call | added |\n|---|--:|--:|');
+  measures.forEach((m, i) => console.log(`| ${m.measure} | ${fmt(m.ms)} | ${i ? `+${fmt(m.ms - measures[i - 1].ms)}` : ''} |`));
   console.log('```');
   process.exitCode = failed ? 1 : 0;
 }

@@ -60,6 +60,21 @@ function track(name: string, child: ChildProcess): Proc {
   return p;
 }
 
+/** Run `npx toolsmith <args> | cat` to completion: its output through a real pipe into another program. */
+export async function runCliPiped(args: string[], env: Record<string, string>, timeoutMs = 60000) {
+  const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const child = spawn('bash', ['-o', 'pipefail', '-c', `${quoted} | cat`], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const p = track(`toolsmith ${args.join(' ')} | cat`, child);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const { code, signal } = await p.exited;
+  clearTimeout(timer);
+  return { code, signal, stdout, stderr };
+}
+
 /** Run `npx toolsmith <args>` to completion. */
 export async function runCli(args: string[], env: Record<string, string>, timeoutMs = 60000) {
   const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freshDatabase } from '../helpers/db.ts';
-import { killAll, runCli, spawnWorker, startCli, waitFor, type Proc } from '../helpers/proc.ts';
+import { killAll, runCli, runCliPiped, spawnWorker, startCli, waitFor, type Proc } from '../helpers/proc.ts';
 import type { Database } from '../../server/db/client.ts';
 import { importDatasetFile } from '../../server/datasets/import.ts';
 import { launchEval } from '../../server/lifecycle.ts';
@@ -51,6 +51,14 @@ async function evalRun(runId: string) {
   const results = await db.prisma.evalResult.findMany({ where: { runId } });
   return { rows, results };
 }
+
+test('npx toolsmith eval piped into another program: the whole output arrives, the table last (issue 14, requirement 8)', async () => {
+  const r = await runCliPiped(['eval', '--checkpoint', model, ...common], env(), 180_000);
+  assert.equal(r.code, 0, r.stderr + r.stdout);
+  assert.match(r.stdout, /^eval run \S+\n/);
+  assert.match(r.stdout, /benchmark\s+problems\s+k\s+pass@1\s+pass@k\s+length\s+calls\/traj\s+tool err/);
+  assert.match(r.stdout, /arith-test\s+4\s+2\s+\d+\.\d%[^\n]*\n$/, 'ends with the table\'s last row');
+});
 
 test('npx toolsmith eval: prints the table, stores every trajectory and tool call, and one result per benchmark', async () => {
   const r = await runCli(['eval', '--checkpoint', model, ...common], env(), 180_000);

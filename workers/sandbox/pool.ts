@@ -41,6 +41,8 @@ export interface PoolOptions {
   unsafe?: boolean;
   healthIntervalMs?: number;
   log?: (line: string) => void;
+  /** bench:sandbox only: lets measureIsolation ask a zygote to time each isolation measure. */
+  bench?: boolean;
 }
 
 interface Pending {
@@ -93,6 +95,7 @@ export class SandboxPool implements Sandbox {
       light: opts.light ?? cfg.sandboxLight,
       unsafe: opts.unsafe ?? cfg.sandboxUnsafe,
       healthIntervalMs: opts.healthIntervalMs ?? 5000,
+      bench: opts.bench ?? false,
       log: opts.log ?? ((line) => console.error(`[sandbox] ${line}`)),
     };
   }
@@ -108,7 +111,7 @@ export class SandboxPool implements Sandbox {
       if (process.getuid?.() === 0 || process.env.TOOLSMITH_SANDBOX_CGROUP_ROOT) pool.cgroups = PoolCgroups.create(`${process.pid}-${++poolsStarted}`, pool.opts.log);
       else pool.opts.log('not root: no call cgroups; memory is counted by polling each call\'s processes (shared memory, memfd and /tmp are not counted)');
     }
-    pool.boot = JSON.stringify({ source: fs.readFileSync(ZYGOTE_SCRIPT, 'utf8'), refused: pool.opts.unsafe ? [] : REFUSED_SYSCALLS });
+    pool.boot = JSON.stringify({ source: fs.readFileSync(ZYGOTE_SCRIPT, 'utf8'), refused: pool.opts.unsafe ? [] : REFUSED_SYSCALLS, bench: pool.opts.bench });
     const base = 100000 + (process.pid % 20000) * 64;
     const kinds: ZygoteKind[] = pool.opts.light ? ['heavy', 'light'] : ['heavy'];
     pool.slots = kinds.flatMap((kind, k) => Array.from({ length: pool.opts.size }, (_, i): Slot => {
@@ -302,6 +305,18 @@ export class SandboxPool implements Sandbox {
       }
       this.pump();
     }
+  }
+
+  /** bench:sandbox: the per-call cost of each isolation measure, timed by an idle heavy zygote (n forks each). */
+  async measureIsolation(n: number): Promise<{ measure: string; ms: number }[]> {
+    const slot = this.slots.find((s) => s.kind === 'heavy' && s.zygote?.alive && s.inflight === 0);
+    if (!slot || !this.opts.bench) throw new Error('measureIsolation needs an idle heavy zygote of a pool started with bench: true');
+    slot.inflight++;
+    try {
+      const r = (await slot.zygote!.request({ measure: n })) as unknown as { measures?: { measure: string; ms: number }[] } | null;
+      if (!r?.measures) throw new Error('the zygote did not answer the measurement');
+      return r.measures;
+    } finally { slot.inflight--; this.pump(); }
   }
 
   /** Pool state for /health and /metrics. */
