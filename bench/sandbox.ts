@@ -178,14 +178,18 @@ async function main() {
 
   const results: { s: Snippet; c: number; pool: Cell; base: Cell }[] = [];
   let failed = false;
-  let measures: { measure: string; ms: number }[] = [];
+  let measures: { measure: string; ms: number; sympyMs: number }[] = [];
   try {
     // What each isolation measure costs a call: one heavy zygote times each variant (each adding one measure).
     await settle();
     // (A pool module given with --pool may predate the measurement.)
-    measures = typeof pool.measureIsolation === 'function' ? await pool.measureIsolation(QUICK ? 100 : 400) : [];
-    console.log('cost of each isolation measure (median per call, one heavy zygote, each row adds one measure):');
-    measures.forEach((m, i) => console.log(`  ${m.measure.padEnd(58)} ${fmt(m.ms)} ms${i ? ` (+${fmt(m.ms - measures[i - 1].ms)})` : ''}`));
+    if (typeof pool.measureIsolation === 'function') {
+      const empty = await pool.measureIsolation(QUICK ? 100 : 400);
+      const sympy = await pool.measureIsolation(QUICK ? 20 : 80, SNIPPETS[1].code);
+      measures = empty.map((m, i) => ({ measure: m.measure, ms: m.ms, sympyMs: sympy[i].ms }));
+    }
+    console.log('cost of each isolation measure (median per call, one heavy zygote, each row adds one measure; empty call | sympy snippet):');
+    measures.forEach((m, i) => console.log(`  ${m.measure.padEnd(58)} ${fmt(m.ms)} ms${i ? ` (+${fmt(m.ms - measures[i - 1].ms)})` : ''} | ${fmt(m.sympyMs)} ms${i ? ` (+${fmt(m.sympyMs - measures[i - 1].sympyMs)})` : ''}`));
     console.log('');
     for (const s of SNIPPETS) {
       // Warm-up: every zygote forks a few of these; the baseline warms the page cache.
@@ -245,8 +249,8 @@ async function main() {
   console.log('');
   for (const t of targets) console.log(`- ${t.met ? '✅' : '❌'} ${t.what}: ${t.got}`);
   console.log('\nWhat each isolation measure adds to a call (median of forks of one heavy zygote, each row adds one measure to the one above):\n');
-  console.log('| measure | ms per call | added |\n|---|--:|--:|');
-  measures.forEach((m, i) => console.log(`| ${m.measure} | ${fmt(m.ms)} | ${i ? `+${fmt(m.ms - measures[i - 1].ms)}` : ''} |`));
+  console.log('| measure | empty call, ms | added | sympy snippet (b), ms | added |\n|---|--:|--:|--:|--:|');
+  measures.forEach((m, i) => console.log(`| ${m.measure} | ${fmt(m.ms)} | ${i ? `+${fmt(m.ms - measures[i - 1].ms)}` : ''} | ${fmt(m.sympyMs)} | ${i ? `+${fmt(m.sympyMs - measures[i - 1].sympyMs)}` : ''} |`));
   console.log('```');
   process.exitCode = failed ? 1 : 0;
 }

@@ -4,8 +4,9 @@ import type { CgroupBind } from './bwrap.ts';
 
 /**
  * One call cgroup per zygote, charging everything a call's processes take (anonymous memory, memfd, SysV and
- * POSIX shared memory, /tmp pages) and counting its processes; the zygote sets the limits per call and moves
- * each call into it (zygote.py join_cgroup). cgroup v1 (memory and pids hierarchies) or v2 (one folder). Creating
+ * POSIX shared memory, /tmp pages) and counting its processes. The zygote itself starts in it (enterCgroup), so
+ * its calls are in it from their fork with no migration per call (a migration waits for an RCU grace period); it
+ * sets each call's limits on top of its own usage (zygote.py set_cgroup_limits). cgroup v1 (memory and pids hierarchies) or v2 (one folder). Creating
  * them needs root, or a delegated v2 folder (TOOLSMITH_SANDBOX_CGROUP_ROOT); without either the pool says so and
  * the zygote counts memory by polling its calls' processes instead.
  */
@@ -84,7 +85,7 @@ export class PoolCgroups {
     }
   }
 
-  /** The call cgroup of one zygote, owned by its uid so that the zygote can set limits and move calls into it. */
+  /** The call cgroup of one zygote, owned by its uid so that the zygote can set its calls' limits. */
   forZygote(index: number, uid: number): CgroupBind {
     const dirs = this.bases.map((b) => path.join(b, `z${index}`));
     for (const d of dirs) {
@@ -123,4 +124,18 @@ function removeStale(root: string) {
 
 function alive(pid: number) {
   try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+}
+
+/**
+ * Pure: `cmd` started inside the cgroups whose cgroup.procs files are given, with the lowest OOM score (as root;
+ * elsewhere the score stays), which its processes inherit until a call raises its own (zygote.py
+ * prefer_as_oom_victim): the kernel then kills a call over its limit, not the zygote that shares its cgroup.
+ */
+export function enterCgroup(procsFiles: string[], cmd: { file: string; args: string[] }): { file: string; args: string[] } {
+  const script = 'echo -1000 2>/dev/null >/proc/self/oom_score_adj; n=$1; shift; while [ "$n" -gt 0 ]; do echo 0 >"$1" || exit 97; shift; n=$((n-1)); done; exec "$@"';
+  return { file: '/bin/sh', args: ['-c', script, 'sh', String(procsFiles.length), ...procsFiles, cmd.file, ...cmd.args] };
+}
+
+export function procsFiles(bind: CgroupBind): string[] {
+  return bind.version === 'v1' ? [path.join(bind.memory, 'cgroup.procs'), path.join(bind.pids, 'cgroup.procs')] : [path.join(bind.dir, 'cgroup.procs')];
 }

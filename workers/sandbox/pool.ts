@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { config } from '../../server/config.ts';
 import { UserError } from '../../contracts/errors.ts';
 import { bwrapCommand, minimalRoots, ZYGOTE_BOOT, type InterpreterInfo } from './bwrap.ts';
-import { PoolCgroups } from './cgroup.ts';
+import { enterCgroup, PoolCgroups, procsFiles } from './cgroup.ts';
 import { REFUSED_SYSCALLS } from './syscall-filter.ts';
 import { internalResult, type RunOptions, type Sandbox, type SandboxCall, type SandboxResult } from './types.ts';
 import { type CallStatus } from '../../contracts/trajectory.ts';
@@ -132,11 +132,12 @@ export class SandboxPool implements Sandbox {
   private command(slot: Slot) {
     const preload = [...STDLIB_PRELOAD, ...(slot.kind === 'heavy' ? this.opts.preload : [])].join(',');
     if (this.opts.unsafe) return { file: this.opts.python, args: ['-I', '-c', ZYGOTE_BOOT, preload] };
-    return bwrapCommand({
+    const cgroup = this.cgroups?.forZygote(slot.index, slot.uid);
+    const cmd = bwrapCommand({
       python: this.opts.python, ...this.root, uid: slot.uid,
-      asRoot: process.getuid?.() === 0, tmpBytes: this.opts.tmpMb * 1024 * 1024, preload,
-      cgroup: this.cgroups?.forZygote(slot.index, slot.uid),
+      asRoot: process.getuid?.() === 0, tmpBytes: this.opts.tmpMb * 1024 * 1024, preload, cgroup,
     });
+    return cgroup ? enterCgroup(procsFiles(cgroup), cmd) : cmd;
   }
 
   private async spawn(slot: Slot): Promise<void> {
@@ -307,13 +308,14 @@ export class SandboxPool implements Sandbox {
     }
   }
 
-  /** bench:sandbox: the per-call cost of each isolation measure, timed by an idle heavy zygote (n forks each). */
-  async measureIsolation(n: number): Promise<{ measure: string; ms: number }[]> {
+  /** bench:sandbox: the per-call cost of each isolation measure, timed by an idle heavy zygote (n forks each, the
+   *  code process running `code`). */
+  async measureIsolation(n: number, code = ''): Promise<{ measure: string; ms: number }[]> {
     const slot = this.slots.find((s) => s.kind === 'heavy' && s.zygote?.alive && s.inflight === 0);
     if (!slot || !this.opts.bench) throw new Error('measureIsolation needs an idle heavy zygote of a pool started with bench: true');
     slot.inflight++;
     try {
-      const r = (await slot.zygote!.request({ measure: n })) as unknown as { measures?: { measure: string; ms: number }[] } | null;
+      const r = (await slot.zygote!.request({ measure: n, code })) as unknown as { measures?: { measure: string; ms: number }[] } | null;
       if (!r?.measures) throw new Error('the zygote did not answer the measurement');
       return r.measures;
     } finally { slot.inflight--; this.pump(); }

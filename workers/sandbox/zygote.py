@@ -2,8 +2,8 @@
 
 Runs inside bubblewrap (see workers/sandbox/bwrap.ts) as an unprivileged user with no network, on a minimal
 root. It imports the heavy modules once, then serves calls one at a time. Each call gets namespaces of its own
-(docs in README "Code environment"): a pid namespace whose init is a small copy of the zygote (call_init), so the
-code cannot see, signal, prlimit or ptrace the zygote, and every process of the call dies with that init; a mount
+(docs in README "Code environment"): a pid namespace whose pid 1 is the call's own process, so the code cannot
+see, signal, prlimit or ptrace the zygote, and every process of the call dies with that process; a mount
 namespace with a fresh /proc, /tmp and /dev/shm, so nothing written survives the call whatever its permission bits
 or depth; an IPC namespace, so SysV IPC and POSIX message queues die with it; a memory and pids cgroup that charges
 memfd, shared memory and tmpfs pages. The code's own process (run_child) drops every capability and loads a seccomp
@@ -20,7 +20,6 @@ Protocol: one JSON object per line on stdin (requests) and stdout (responses), a
   request  {"id", "ping": true}  ->  {"id", "pong": true, "pid", "leftover", "clean"}
 """
 import ast
-import struct
 import tempfile
 import ctypes
 import fcntl
@@ -33,6 +32,45 @@ import signal
 import sys
 import time
 import traceback
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+LIBC.syscall.restype = ctypes.c_long
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID = 0x20000, 0x08000000, 0x20000000
+
+
+def check(ret, what):
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, '%s: %s' % (what, os.strerror(err)))
+
+
+def enter_base_pid_namespace():
+    """Move the zygote into a pid namespace of its own making. bwrap's pid namespace belongs to bwrap's outer user
+    namespace, where the zygote holds no capability, so it could not setns back into it after creating a call's
+    namespace; this one belongs to the sandbox's user namespace. Called before the heavy imports: the process left
+    behind as bwrap's pid 1 only waits for the zygote and exits as it does. Returns a descriptor of the namespace."""
+    check(LIBC.unshare(CLONE_NEWPID), 'unshare(CLONE_NEWPID)')
+    pid = os.fork()
+    if pid:
+        for s in signal.valid_signals():
+            try:
+                signal.signal(s, signal.SIG_IGN if s != signal.SIGCHLD else signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+        while True:
+            try:
+                _, st = os.waitpid(pid, 0)
+                break
+            except InterruptedError:
+                continue
+        code = os.waitstatus_to_exitcode(st)
+        os._exit(code if code >= 0 else 128 - code)
+    return os.open('/proc/self/ns/pid', os.O_RDONLY | os.O_CLOEXEC)
+
+
+if os.environ.get('TOOLSMITH_SANDBOX_ISOLATED') == '1':
+    BASE_PID_NS = enter_base_pid_namespace()
 
 # Pre-imported so that each call's fork starts with them loaded (the point of the zygote). The heavy list is a
 # pool setting (argv[1]): every module preloaded makes each fork dearer (fork time grows with the zygote's
@@ -56,7 +94,7 @@ if 'sympy' in sys.modules:
     except Exception:
         pass
 
-# Inside bubblewrap (ISOLATED) every call runs in namespaces of its own (call_init). In the (loudly logged) unsafe
+# Inside bubblewrap (ISOLATED) every call runs in namespaces of its own (run_child). In the (loudly logged) unsafe
 # mode there are none: the zygote then kills only the call's process group and works in a private temp folder.
 ISOLATED = os.environ.get('TOOLSMITH_SANDBOX_ISOLATED') == '1'
 # 'v1' or 'v2': the pool bound this zygote's cgroup folder(s) at CG_DIR; '' when it has none (memory is then
@@ -68,7 +106,8 @@ TMP_ROOT = '/tmp' if ISOLATED else tempfile.mkdtemp(prefix='toolsmith-unsafe-')
 WORK = os.path.join(TMP_ROOT, 'work')
 PROTO_OUT = sys.stdout.buffer
 PROTO_IN = sys.stdin.buffer
-SELF = os.getpid()
+# Our pid as /proc (bwrap's, for bwrap's pid namespace) shows it; pid 1 there is the process we left behind.
+SELF = int(os.readlink('/proc/self')) if ISOLATED else os.getpid()
 WAKE_R = -1
 # How often the zygote adds up the memory of a call's processes when it has no cgroup, seconds.
 MEMORY_POLL_S = 0.05
@@ -77,19 +116,6 @@ MAX_OPEN_FILES = 1024
 MAX_MQUEUE_BYTES = 256 << 10
 # The seccomp program every call loads (build_syscall_filter); refused calls come from the pool (syscall-filter.ts).
 SYSCALL_FILTER = b''
-
-LIBC = ctypes.CDLL(None, use_errno=True)
-LIBC.syscall.restype = ctypes.c_long
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
-CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID = 0x20000, 0x08000000, 0x20000000
-SYS_CLONE = {'x86_64': 56, 'aarch64': 220}.get(os.uname().machine, 56)
-
-
-def check(ret, what):
-    if ret != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, '%s: %s' % (what, os.strerror(err)))
-
 
 def mount(source, target, fstype, flags, data=None):
     check(LIBC.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
@@ -106,19 +132,20 @@ def set_not_dumpable():
 
 def fork_into_namespaces():
     """os.fork, except that the child is pid 1 of a new pid namespace and has mount and IPC namespaces of its own.
-    Python has no clone(): this is the raw syscall between the interpreter's own before- and after-fork hooks, which
-    is what os.fork does around fork(). Returns 0 in the child, its pid in the parent."""
-    py = ctypes.pythonapi
-    py.PyOS_BeforeFork()
-    pid = LIBC.syscall(SYS_CLONE, signal.SIGCHLD | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC, 0, 0, 0, 0)
-    err = ctypes.get_errno()
-    if pid == 0:
-        py.PyOS_AfterFork_Child()
-        return 0
-    py.PyOS_AfterFork_Parent()
-    if pid < 0:
-        raise OSError(err, 'clone: ' + os.strerror(err))
-    return pid
+    The pid namespace is unshared for the fork and the zygote returns to its own right after, so that the next
+    call gets a fresh one too; a real fork keeps the C library's view of the child (its thread id) right. Returns 0
+    in the child, its pid in the parent."""
+    check(LIBC.unshare(CLONE_NEWPID), 'unshare(CLONE_NEWPID)')
+    try:
+        pid = os.fork()
+    except BaseException:
+        check(LIBC.setns(BASE_PID_NS, CLONE_NEWPID), 'setns')
+        raise
+    if pid:
+        check(LIBC.setns(BASE_PID_NS, CLONE_NEWPID), 'setns')
+        return pid
+    check(LIBC.unshare(CLONE_NEWNS | CLONE_NEWIPC), 'unshare(CLONE_NEWNS | CLONE_NEWIPC)')
+    return 0
 
 
 def build_syscall_filter(refused):
@@ -203,15 +230,13 @@ def seed_generators(seed):
         np.random.default_rng = default_rng
 
 
-def join_cgroup():
-    """Move this process (the call's init, before it forks the code) into the zygote's call cgroup."""
-    if CGROUP == 'v1':
-        for controller in ('memory', 'pids'):
-            with open(os.path.join(CG_DIR, controller, 'cgroup.procs'), 'w') as f:
-                f.write('0')
-    elif CGROUP == 'v2':
-        with open(os.path.join(CG_DIR, 'cgroup.procs'), 'w') as f:
-            f.write('0')
+def prefer_as_oom_victim():
+    """The zygote lives in its call cgroup (no cgroup migration per call: a migration waits for an RCU grace
+    period, up to ~13 ms here), started with the lowest OOM score by the pool; the call's process takes the highest,
+    so that when the cgroup is over its limit the kernel kills the call, never the zygote."""
+    if CGROUP:
+        with open('/proc/self/oom_score_adj', 'w') as f:
+            f.write('1000')
 
 
 def cg_path(controller, name):
@@ -223,23 +248,24 @@ def cg_read(controller, name):
         return f.read()
 
 
-LIMITS_SET = {}
+def cg_write(controller, name, value):
+    with open(cg_path(controller, name), 'w') as f:
+        f.write(value)
 
 
 def set_cgroup_limits(mem_limit, max_processes):
-    """The call cgroup's memory and process limits, written only when they change between calls."""
+    """Limits for the next call, on top of what the cgroup holds now (the zygote, and page cache, which the kernel
+    reclaims before it counts a call over its limit): memory in use + the call's memory limit, processes in it + the
+    call's process limit."""
     if not CGROUP:
         return
-    want = {('memory', 'memory.limit_in_bytes' if CGROUP == 'v1' else 'memory.max'): str(mem_limit),
-            ('pids', 'pids.max'): str(max_processes)}
-    if CGROUP == 'v2':
-        want[('memory', 'memory.swap.max')] = '0'
-        want[('memory', 'memory.oom.group')] = '1'
-    for key, value in want.items():
-        if LIMITS_SET.get(key) != value:
-            with open(cg_path(*key), 'w') as f:
-                f.write(value)
-            LIMITS_SET[key] = value
+    if CGROUP == 'v1':
+        used = int(cg_read('memory', 'memory.usage_in_bytes'))
+        cg_write('memory', 'memory.limit_in_bytes', str(used + mem_limit))
+    else:
+        used = int(cg_read('memory', 'memory.current'))
+        cg_write('memory', 'memory.max', str(used + mem_limit))
+    cg_write('pids', 'pids.max', str(int(cg_read('pids', 'pids.current')) + max_processes))
 
 
 def oom_kills():
@@ -255,9 +281,11 @@ def oom_kills():
 
 
 def cgroup_procs():
+    """The call cgroup's processes but the zygote (the process it left as bwrap's pid 1 is outside our pid
+    namespace, so it is not listed)."""
     if not CGROUP:
         return []
-    return [int(x) for x in cg_read('memory', 'cgroup.procs').split()]
+    return [int(x) for x in cg_read('memory', 'cgroup.procs').split() if int(x) != os.getpid()]
 
 
 def build_call_view():
@@ -277,31 +305,35 @@ def build_call_view():
     os.mkdir(WORK, 0o700)
 
 
-def measure_isolation(n):
+def measure_isolation(n, code=''):
     """bench:sandbox only (the pool's bench option): what each isolation measure adds to a call, ms. Each variant
-    adds one measure to the one before; each is timed over n forks of this zygote (the median), the child doing
-    nothing else, so the differences are the measures' own costs."""
+    adds one measure to the one before; each is timed over n forks of this zygote (the median), the child running
+    `code` (output discarded) and nothing else, so the differences are the measures' own costs."""
+    work = compile(code, 'main.py', 'exec') if code else None
+
+    def run_work():
+        if work is not None:
+            sys.stdout = open(os.devnull, 'w')
+            exec(work, {'__name__': '__main__'})
+
     def in_namespaces(view, cgroup, locked):
         def child():
-            if cgroup:
-                join_cgroup()
+            LIBC.prctl(4, 1, 0, 0, 0)
             if view:
                 build_call_view()
-            pid = os.fork()
-            if pid == 0:
-                if locked:
-                    drop_capabilities()
-                    load_syscall_filter(SYSCALL_FILTER)
-                os._exit(0)
-            os.waitpid(pid, 0)
+            if cgroup:
+                prefer_as_oom_victim()
+            if locked:
+                drop_capabilities()
+                load_syscall_filter(SYSCALL_FILTER)
+            run_work()
         return child
 
     variants = [
-        ('fork of the zygote (no isolation of its own)', os.fork, None),
-        ('+ own pid, mount and IPC namespaces (clone)', fork_into_namespaces, None),
-        ('+ an init beside the code (a second fork)', fork_into_namespaces, in_namespaces(False, False, False)),
+        ('fork of the zygote (no isolation of its own)', os.fork, in_namespaces(False, False, False)),
+        ('+ own pid, mount and IPC namespaces (clone)', fork_into_namespaces, in_namespaces(False, False, False)),
         ('+ fresh /proc, /tmp and /dev/shm', fork_into_namespaces, in_namespaces(True, False, False)),
-        ('+ the call cgroup', fork_into_namespaces, in_namespaces(True, bool(CGROUP), False)),
+        ('+ the call made the OOM victim (zygote and calls share a cgroup)', fork_into_namespaces, in_namespaces(True, bool(CGROUP), False)),
         ('+ capabilities dropped and the seccomp filter loaded', fork_into_namespaces, in_namespaces(True, bool(CGROUP), True)),
     ]
     out = []
@@ -328,52 +360,19 @@ def measure_isolation(n):
     return out
 
 
-def call_init(req, in_r, out_w, err_w, info_w, status_w):
-    """pid 1 of the call's namespaces. Builds the call's view (its cgroup; a fresh /proc with the kernel's knobs
-    read-only, as bwrap's --proc; fresh size-capped /tmp and /dev/shm; the cgroup files hidden), forks the code's
-    process (run_child), reaps every orphan of the call until that process is done, reports its wait status on
-    status_w, and exits, which kills whatever the call left running. As the namespace's init it receives no
-    signal from the call's processes that it has not asked for. Never returns."""
-    try:
-        signal.set_wakeup_fd(-1)
-        join_cgroup()
-        build_call_view()
-        pid = os.fork()
-    except BaseException as e:
-        os.write(err_w, ('sandbox set-up failed: %r\n' % (e,)).encode())
-        os._exit(120)
-    if pid == 0:
-        os.close(status_w)
-        run_child(req, in_r, out_w, err_w, info_w)
-    # Hold nothing but the status pipe: not the call's pipes (their EOF must come when the code's processes are
-    # done), not the protocol pipes on 0 and 1.
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.closerange(3, status_w)
-    os.closerange(status_w + 1, 65536)
-    status = -1
-    while True:
-        try:
-            wpid, st = os.waitpid(-1, 0)
-        except ChildProcessError:
-            break
-        except InterruptedError:
-            continue
-        if wpid == pid:
-            status = st
-            break
-    os.write(status_w, struct.pack('i', status))
-    os._exit(0)
-
-
 def run_child(req, in_r, out_w, err_w, info_w):
-    """In the forked child: become a clean process and run the code. Never returns."""
+    """In the forked child: become a clean process and run the code. Never returns. Isolated, the child is pid 1 of
+    its own pid namespace (fork_into_namespaces): it cannot see or address the zygote, and when it exits the kernel
+    kills every process it left behind. It first builds its view of the file system."""
     try:
-        os.setsid()
         # The zygote is not dumpable, and forks inherit that; the call's own processes are made dumpable again
-        # (as any exec would) so that they may read their own /proc entries. Only the call's processes see them.
+        # (as any exec would) so that they may read and write their own /proc entries. Only the call sees them.
         LIBC.prctl(4, 1, 0, 0, 0)
+        if ISOLATED:
+            signal.set_wakeup_fd(-1)
+            build_call_view()
+            prefer_as_oom_victim()
+        os.setsid()
         os.chdir(WORK)
         os.dup2(in_r, 0)
         os.dup2(out_w, 1)
@@ -588,7 +587,7 @@ def remove_tree(d):
 # classify (turn what was seen into the result). Supervise always cleans up before classify runs, so a bug in
 # the classification cannot leave a call's processes behind for the next call.
 
-Child = collections.namedtuple('Child', 'pid t0 out_r err_r info_r status_r')
+Child = collections.namedtuple('Child', 'pid t0 out_r err_r info_r')
 Run = collections.namedtuple('Run', 'status exit_status duration_ms stdout stderr info stdout_truncated stderr_truncated oom')
 
 QUEUE_TIMEOUT = {'type': 'QueueTimeout', 'message': 'the call waited past its deadline and was not run'}
@@ -631,26 +630,22 @@ def stdin_fd(data):
 
 
 def spawn(req):
-    """Fork the call with its stdin and its stdout, stderr, info and status pipes; the parent keeps only the read
-    ends, so that each pipe reaches EOF once the call's processes have all closed theirs. Isolated, the child is
-    the call's init (call_init) and the code runs in its child; unsafe, the child runs the code itself."""
+    """Fork the call (isolated: into namespaces of its own) with its stdin and its stdout, stderr and info pipes;
+    the parent keeps only the read ends, so that each pipe reaches EOF once the call's processes have all closed
+    theirs."""
     in_r = stdin_fd((req.get('input') or '').encode('utf-8', 'surrogateescape'))
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     info_r, info_w = os.pipe()
-    status_r, status_w = os.pipe()
     t0 = time.monotonic()
     pid = fork_into_namespaces() if ISOLATED else os.fork()
     if pid == 0:
-        for fd in (out_r, err_r, info_r, status_r, WAKE_R):
+        for fd in (out_r, err_r, info_r, WAKE_R):
             os.close(fd)
-        if ISOLATED:
-            call_init(req, in_r, out_w, err_w, info_w, status_w)
-        os.close(status_w)
         run_child(req, in_r, out_w, err_w, info_w)
-    for fd in (in_r, out_w, err_w, info_w, status_w):
+    for fd in (in_r, out_w, err_w, info_w):
         os.close(fd)
-    return Child(pid, t0, out_r, err_r, info_r, status_r)
+    return Child(pid, t0, out_r, err_r, info_r)
 
 
 def supervise(child, timeout, cap, mem_limit):
@@ -665,24 +660,10 @@ def supervise(child, timeout, cap, mem_limit):
         exit_status = stop(child.pid, exit_status)
         # The call's duration ends when its child is gone; the sweep is the zygote's own time.
         duration = (time.monotonic() - child.t0) * 1000
-        code_status = read_status(child.status_r) if ISOLATED else exit_status
-        clean_up((child.out_r, child.err_r, child.info_r, child.status_r))
+        clean_up((child.out_r, child.err_r, child.info_r))
     oom = oom_kills() > ooms
-    return Run(status, exit_status if code_status is None else code_status, duration, bufs[child.out_r],
+    return Run(status, exit_status, duration, bufs[child.out_r],
                bufs[child.err_r], bufs[child.info_r], truncated[child.out_r], truncated[child.err_r], oom)
-
-
-def read_status(fd):
-    """The code's wait status as its init reported it, or None when the init died first (killed: by the timeout,
-    by the OOM killer, or by the code's own doing)."""
-    try:
-        data = os.read(fd, 4)
-    except OSError:
-        return None
-    if len(data) != 4:
-        return None
-    st = struct.unpack('i', data)[0]
-    return None if st == -1 else st
 
 
 def watch(child, deadline, cap, mem_limit):
@@ -765,8 +746,8 @@ def watch(child, deadline, cap, mem_limit):
 
 
 def stop(pid, exit_status):
-    """Whatever happened, the call is over: kill it (isolated, its init: the kernel then kills the whole pid
-    namespace; unsafe, its process group), and reap it. Returns its wait status."""
+    """Whatever happened, the call is over: kill it (isolated, the init of its pid namespace: the kernel then kills
+    every process in it; unsafe, its process group), and reap it. Returns its wait status."""
     try:
         if ISOLATED:
             os.kill(pid, signal.SIGKILL)
@@ -985,7 +966,7 @@ def main():
         except ValueError:
             continue
         if req.get('measure') and (globals().get('BOOT') or {}).get('bench'):
-            resp = {'id': req.get('id'), 'measures': measure_isolation(int(req['measure']))}
+            resp = {'id': req.get('id'), 'measures': measure_isolation(int(req['measure']), req.get('code') or '')}
         elif req.get('ping'):
             clean = prove_clean()
             resp = {'id': req.get('id'), 'pong': True, 'pid': SELF, 'leftover': len(other_pids()), 'clean': clean}
