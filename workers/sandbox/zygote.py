@@ -114,7 +114,10 @@ MEMORY_POLL_S = 0.05
 # Per-call limits on what rlimits can bound and the cgroup does not: open files, POSIX message queue bytes.
 MAX_OPEN_FILES = 1024
 MAX_MQUEUE_BYTES = 256 << 10
-# The seccomp program every call loads (build_syscall_filter); refused calls come from the pool (syscall-filter.ts).
+# The refused calls come from the pool (syscall-filter.ts). The zygote loads the filter for all of them but the three
+# it needs itself to build each call's namespaces (ZYGOTE_NEEDS), which every call inherits; each call then loads
+# the small program that refuses those three (SYSCALL_FILTER): loading a filter costs a call its compilation.
+ZYGOTE_NEEDS = {'unshare', 'setns', 'mount'}
 SYSCALL_FILTER = b''
 
 def mount(source, target, fstype, flags, data=None):
@@ -289,15 +292,11 @@ def cgroup_procs():
 
 
 def build_call_view():
-    """In the call's fresh mount namespace: a /proc of its own pid namespace with the kernel's knobs read-only (as
-    bwrap's --proc), empty size-capped /tmp (with the working folder) and /dev/shm, the cgroup files hidden."""
+    """In the call's fresh mount namespace: a /proc of its own pid namespace holding only the processes' folders
+    (subset=pid: no /proc/sys, cpuinfo, meminfo or other view of the host's kernel), empty size-capped /tmp (with
+    the working folder) and /dev/shm, the cgroup files hidden."""
     mount('none', '/', None, MS_REC | MS_PRIVATE)
-    mount('proc', '/proc', 'proc', MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    for sub in ('sys', 'sysrq-trigger', 'irq', 'bus'):
-        p = '/proc/' + sub
-        if os.path.exists(p):
-            mount(p, p, None, MS_BIND | MS_REC)
-            mount(p, p, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    mount('proc', '/proc', 'proc', MS_NOSUID | MS_NODEV | MS_NOEXEC, 'subset=pid')
     mount('tmpfs', '/tmp', 'tmpfs', MS_NOSUID | MS_NODEV, 'size=%d,mode=0700' % TMP_BYTES)
     mount('tmpfs', '/dev/shm', 'tmpfs', MS_NOSUID | MS_NODEV, 'size=%d,mode=1777' % max(1 << 20, TMP_BYTES // 4))
     if CGROUP:
@@ -941,9 +940,12 @@ def ignore_signals():
 
 def main():
     global WAKE_R, SYSCALL_FILTER
+    zygote_filter = b''
     if ISOLATED:
         # Built before the heap is frozen so that the compiler's garbage is collected with the rest.
-        SYSCALL_FILTER = build_syscall_filter((globals().get('BOOT') or {}).get('refused') or [])
+        refused = (globals().get('BOOT') or {}).get('refused') or []
+        zygote_filter = build_syscall_filter([r for r in refused if r['name'] not in ZYGOTE_NEEDS])
+        SYSCALL_FILTER = build_syscall_filter([r for r in refused if r['name'] in ZYGOTE_NEEDS])
     # Move everything imported so far out of the collector's view: children then never touch (and so never
     # copy) those pages, which keeps each fork cheap.
     import gc
@@ -958,6 +960,8 @@ def main():
     signal.signal(signal.SIGCHLD, lambda *_: None)
     signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
     os.makedirs(WORK, exist_ok=True)
+    if zygote_filter:
+        load_syscall_filter(zygote_filter)
     PROTO_OUT.write(json.dumps({'ready': True, 'pid': SELF}).encode() + b'\n')
     PROTO_OUT.flush()
     for line in PROTO_IN:
