@@ -182,7 +182,7 @@ export function ensureTrainerVenv() {
 }
 
 /** Does /usr/bin/python3 (or TOOLSMITH_PYTHON) find these modules? Fast: find_spec does not import them. */
-export function missingPythonModules(modules = ['numpy', 'sympy', 'scipy']) {
+export function missingPythonModules(modules = ['numpy', 'sympy', 'scipy', 'seccomp']) {
   const python = process.env.TOOLSMITH_PYTHON ?? '/usr/bin/python3';
   if (!fs.existsSync(python)) return modules;
   const r = spawnSync(python, ['-c', `import importlib.util as u; print(",".join(m for m in ${JSON.stringify(modules)} if u.find_spec(m) is None))`], { encoding: 'utf8' });

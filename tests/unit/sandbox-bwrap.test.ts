@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { bwrapCommand, CGROUP_IN_SANDBOX, minimalRoots, ZYGOTE_BOOT, type BwrapOptions } from '../../workers/sandbox/bwrap.ts';
-import { cgroupLayout } from '../../workers/sandbox/cgroup.ts';
+import { cgroupLayout, enterCgroup, procsFiles } from '../../workers/sandbox/cgroup.ts';
 
 const base: BwrapOptions = {
   python: '/usr/bin/python3', roots: ['/usr/bin', '/usr/lib/python3.11', '/usr/lib/x86_64-linux-gnu'],
@@ -90,4 +90,14 @@ test('cgroupLayout: v1 controllers under a container\'s cgroup, v2 unified, neit
   assert.deepEqual(cgroupLayout('8:pids:/docker/x/w\n4:memory:/docker/x/w\n', nested), { version: 'v1', memory: '/sys/fs/cgroup/memory/w', pids: '/sys/fs/cgroup/pids/w' });
   assert.deepEqual(cgroupLayout('0::/user.slice/worker.service\n', '40 25 0:30 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate'), { version: 'v2', dir: '/sys/fs/cgroup/user.slice/worker.service' });
   assert.equal(cgroupLayout('0::/\n', '1 0 0:1 / / rw - ext4 /dev/vda rw'), null);
+});
+
+test('enterCgroup: the command starts inside every given cgroup with the lowest OOM score, then execs unchanged', () => {
+  const files = procsFiles({ version: 'v1', memory: '/cg/memory/p/z0', pids: '/cg/pids/p/z0' });
+  assert.deepEqual(files, ['/cg/memory/p/z0/cgroup.procs', '/cg/pids/p/z0/cgroup.procs']);
+  assert.deepEqual(procsFiles({ version: 'v2', dir: '/cg/p/z0' }), ['/cg/p/z0/cgroup.procs']);
+  const { file, args } = enterCgroup(files, { file: 'setpriv', args: ['--reuid', '1', '--', 'bwrap', 'x y'] });
+  assert.equal(file, '/bin/sh');
+  assert.match(args[1], /echo -1000 .*oom_score_adj/);
+  assert.deepEqual(args.slice(2), ['sh', '2', ...files, 'setpriv', '--reuid', '1', '--', 'bwrap', 'x y']);
 });

@@ -32,6 +32,7 @@ export const PYTHON_PACKAGES = [
   { module: 'numpy', apt: 'python3-numpy', needed: 'sandbox' },
   { module: 'sympy', apt: 'python3-sympy', needed: 'sandbox and verifier' },
   { module: 'scipy', apt: 'python3-scipy', needed: 'sandbox' },
+  { module: 'seccomp', apt: 'python3-seccomp', needed: "sandbox's syscall filter" },
 ];
 
 /** The processes a check starts, assembled by the caller (the diagnostics job, the CLI). */

@@ -308,11 +308,11 @@ export class SandboxPool implements Sandbox {
     }
   }
 
-  /** bench:sandbox: the per-call cost of each isolation measure, timed by an idle heavy zygote (n forks each, the
-   *  code process running `code`). */
-  async measureIsolation(n: number, code = ''): Promise<{ measure: string; ms: number }[]> {
-    const slot = this.slots.find((s) => s.kind === 'heavy' && s.zygote?.alive && s.inflight === 0);
-    if (!slot || !this.opts.bench) throw new Error('measureIsolation needs an idle heavy zygote of a pool started with bench: true');
+  /** bench:sandbox: the per-call cost of each isolation measure, timed by an idle zygote of `kind` (n forks each,
+   *  the code process running `code`). */
+  async measureIsolation(n: number, code = '', kind: ZygoteKind = 'heavy'): Promise<{ measure: string; ms: number }[]> {
+    const slot = this.slots.find((s) => s.kind === kind && s.zygote?.alive && s.inflight === 0);
+    if (!slot || !this.opts.bench) throw new Error(`measureIsolation needs an idle ${kind} zygote of a pool started with bench: true`);
     slot.inflight++;
     try {
       const r = (await slot.zygote!.request({ measure: n, code })) as unknown as { measures?: { measure: string; ms: number }[] } | null;

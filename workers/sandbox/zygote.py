@@ -256,19 +256,23 @@ def cg_write(controller, name, value):
         f.write(value)
 
 
+LIMITS_SET = {}
+
+
 def set_cgroup_limits(mem_limit, max_processes):
     """Limits for the next call, on top of what the cgroup holds now (the zygote, and page cache, which the kernel
-    reclaims before it counts a call over its limit): memory in use + the call's memory limit, processes in it + the
-    call's process limit."""
+    reclaims before it counts a call over its limit): memory in use + the call's memory limit (rewritten only when
+    that moves by more than 4 MiB: a write costs the call time), processes in it + the call's process limit."""
     if not CGROUP:
         return
-    if CGROUP == 'v1':
-        used = int(cg_read('memory', 'memory.usage_in_bytes'))
-        cg_write('memory', 'memory.limit_in_bytes', str(used + mem_limit))
-    else:
-        used = int(cg_read('memory', 'memory.current'))
-        cg_write('memory', 'memory.max', str(used + mem_limit))
-    cg_write('pids', 'pids.max', str(int(cg_read('pids', 'pids.current')) + max_processes))
+    used = int(cg_read('memory', 'memory.usage_in_bytes' if CGROUP == 'v1' else 'memory.current'))
+    want = {('memory', 'memory.limit_in_bytes' if CGROUP == 'v1' else 'memory.max'): used + mem_limit,
+            ('pids', 'pids.max'): int(cg_read('pids', 'pids.current')) + max_processes}
+    for key, value in want.items():
+        last = LIMITS_SET.get(key)
+        if last is None or abs(last - value) > (4 << 20 if key[0] == 'memory' else 0):
+            cg_write(key[0], key[1], str(value))
+            LIMITS_SET[key] = value
 
 
 def oom_kills():
@@ -653,7 +657,7 @@ def supervise(child, timeout, cap, mem_limit):
     ooms = oom_kills()
     exit_status = None
     try:
-        status, exit_status, bufs, truncated = watch(child, child.t0 + timeout, cap, mem_limit)
+        status, exit_status, bufs, truncated = watch(child, child.t0 + timeout, cap, mem_limit, ooms)
     finally:
         # Also when watch raised: the call never outlives this function.
         exit_status = stop(child.pid, exit_status)
@@ -665,7 +669,7 @@ def supervise(child, timeout, cap, mem_limit):
                bufs[child.err_r], bufs[child.info_r], truncated[child.out_r], truncated[child.err_r], oom)
 
 
-def watch(child, deadline, cap, mem_limit):
+def watch(child, deadline, cap, mem_limit, ooms):
     """Wait for the child while reading its pipes, until it has exited and they are drained, or a limit is hit.
     Returns (status, exit_status, bufs, truncated): status None when no limit was hit, else 'timeout', 'memory' or
     'output_limit'; exit_status None while the child still runs."""
@@ -680,7 +684,6 @@ def watch(child, deadline, cap, mem_limit):
     # With a cgroup the kernel counts the memory, and its OOM killer ends one process when the call is over its
     # limit: the call is then over (status memory), not left running without it. Without one, memory is polled.
     poll_memory = ISOLATED
-    ooms = oom_kills()
     next_mem_check = child.t0 + MEMORY_POLL_S
     while True:
         now = time.monotonic()
