@@ -52,6 +52,7 @@ const toolFields = (prefix: string, scope: string): Catalogue => ({
   [`${prefix}timeoutS`]: { label: 'Timeout (s)', kind: 'number', def: '4', help: `Time limit per tool call${scope} (code-judge is launched with 4 s).` },
   [`${prefix}memoryMb`]: { label: 'Memory (MiB)', kind: 'int', def: '1024', help: `Memory limit per tool call${scope} (ours: 1 GiB; code-judge: 256 MB + 128 MB, docs/method.md §3).` },
   [`${prefix}session`]: { label: 'Keep interpreter session', kind: 'bool', def: 'false', help: 'Keep interpreter state across the calls of one trajectory (off in the paper: a fresh interpreter per call).' },
+  [`${prefix}seedCalls`]: { label: 'Seed tool calls', kind: 'bool', def: 'false', help: "Seed each call's random, numpy and default_rng() from the trajectory's seed (seed × 1000 + turn, recorded with the call); off: fresh entropy in every call." },
 });
 
 const familiesField: FieldDef = { label: 'Families', kind: 'families', options: FAMILIES, def: 'all but easy', help: 'Problem families of the generated arith task (default: every family but "easy").' };
@@ -203,7 +204,7 @@ export const RL_FIELDS: Catalogue = {
   temperature: { label: 'Temperature', kind: 'number', def: String(R.rl.temperature), help: 'Rollout sampling temperature (report: 1.0).' },
   maxResponseTokens: { label: 'Max response tokens', kind: 'int', def: byModel(R.rl.maxResponseTokens, 'block_size − prompt'), help: 'Response budget per trajectory, tool tokens included (report: 8K in stage 1, 12K in stages 2–3).' },
   maxTurns: { label: 'Max turns', kind: 'int', def: byModel(R.rl.maxTurns, E.rl.maxTurns), help: 'Most assistant turns per rollout (paper: 10 in stages 1–2, 15 in stage 3; released code: 5).' },
-  tool: { label: 'Own tool limits', kind: 'toggle', on: { timeoutS: 4, memoryMb: 1024, session: false }, help: 'Override the recipe\'s tool limits for this stage (default: the recipe\'s).' },
+  tool: { label: 'Own tool limits', kind: 'toggle', on: { timeoutS: 4, memoryMb: 1024, session: false, seedCalls: false }, help: 'Override the recipe\'s tool limits for this stage (default: the recipe\'s).' },
   ...toolFields('tool.', ' in this stage'),
   'dataFilter.kind': {
     label: 'Problems', kind: 'variant', options: ['all', 'hard'],

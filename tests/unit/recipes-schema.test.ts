@@ -41,7 +41,7 @@ test('omitted fields get defaults: the report\'s where scale-free, scaled ones f
   assert.deepEqual(r.tokenizer, { kind: 'char' });
   assert.deepEqual(r.trainer, { ranks: 1, nodes: 1, device: 'auto', gradientCheckpointing: false, lora: null });
   assert.deepEqual(r.engine, { kind: 'embedded' });
-  assert.deepEqual(r.tool, { timeoutS: 4, memoryMb: 1024, session: false });
+  assert.deepEqual(r.tool, { timeoutS: 4, memoryMb: 1024, session: false, seedCalls: false });
   assert.equal(r.template.variant, 'minimal');
   assert.equal(r.template.toolName, 'python');
   assert.deepEqual(r.template.toolFormat, { style: 'paper', maxFieldChars: null, middle: null });
