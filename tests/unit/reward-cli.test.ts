@@ -15,7 +15,7 @@ async function capture(fn: () => Promise<number | void>): Promise<{ code: number
 test('verify --gold --pred prints the verdict and exits 0 / 1', async () => {
   const a = await capture(() => verifyCommand.run(['--gold', '\\frac{1}{2}', '--pred', '<answer>\\boxed{0.5}</answer>']));
   assert.equal(a.code, 0);
-  assert.deepEqual(JSON.parse(a.out), { correct: true, method: 'numeric', extracted: '0.5', reason: '0.5 ≈ 0.5' });
+  assert.deepEqual(JSON.parse(a.out), { correct: true, method: 'numeric', extracted: '0.5', reason: '0.5 ≈ 0.5 (within rel 1e-8, abs 1e-9)' });
   const b = await capture(() => verifyCommand.run(['--gold', '3', '--pred', 'x = 4']));
   assert.equal(b.code, 1);
   assert.equal(JSON.parse(b.out).correct, false);

@@ -3,9 +3,11 @@
  * \frac, \left/\right gone, text wrappers unwrapped, trailing units dropped, degrees and percent recorded as flags,
  * thousands separators removed, trailing decimal zeros dropped, a leading "x =" dropped.
  *
- * Thousands separators vs tuples: an *unbracketed* `1,000` / `12,345,678` (groups of exactly three digits) is one
- * number; `(1,000)` in brackets is a pair, and `1, 2` (any group not of three digits, or spaces after the comma)
- * is a list. `1{,}000` and `1\,000` are always numbers.
+ * Thousands separators vs tuples: an *unbracketed* `1,000` / `12,345,678` (groups of exactly three digits, no
+ * space after a comma) is one number; `(1,000)` in brackets is a pair, and `1, 2` or `32, 349` (a comma followed by
+ * a space, or a group not of three digits) is a list — the verifier reads a spaced list of three-digit groups
+ * (`100, 000`) as one number only when the gold is a single integer (joinSpacedThousands). `1{,}000`, `1\,000` and
+ * `1 000` are always numbers.
  */
 export interface Normalized { s: string; percent: boolean; degrees: boolean }
 
@@ -46,6 +48,8 @@ export function normalize(raw: string): Normalized {
   s = s.replace(/\\left\s*\./g, '').replace(/\\right\s*\./g, '').replace(/\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)(?![a-zA-Z])/g, '');
   s = s.replace(/\\[!,;:>]|\\quad|\\qquad|~|\\ /g, ' ');
   s = s.replace(/\{,\}/g, '');
+  // A comma followed by a space between digits separates list items: remembered before spaces are dropped.
+  const spacedComma = /\d,\s+\d/.test(s);
   // degrees
   if (/\^\s*\{?\s*\\circ\s*\}?|\\degree|\\circ/.test(s)) { degrees = true; s = s.replace(/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\degree|\\circ/g, ''); }
   // percent
@@ -75,7 +79,7 @@ export function normalize(raw: string): Normalized {
   const eq = /^([a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+)(?:=|\\eq)(?!=)(.+)$/.exec(s);
   if (eq && !eq[2].includes('=') && !/^\\(?:frac|sqrt|infty|pi)$/.test(eq[1])) s = eq[2];
   // thousands separators (unbracketed, groups of three)
-  if (/^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$/.test(s)) s = s.replace(/,/g, '');
+  if (!spacedComma && /^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$/.test(s)) s = s.replace(/,/g, '');
   // trailing zeros: 3.50 → 3.5, 3.0 → 3, 3. → 3
   s = s.replace(/(\d+)\.(\d*?)0+(?!\d)/g, (_m, a, b) => (b ? `${a}.${b}` : a)).replace(/(\d)\.(?!\d)/g, '$1');
   s = s.replace(/^\+(?=\d)/, '');
@@ -103,7 +107,50 @@ export function parseNumber(s: string): number | null {
 function signed(sign: number, v: number | null) { return v === null ? null : sign * v; }
 function frac(sign: number, a: number, b: number) { return b === 0 ? null : (sign * a) / b; }
 
-export function numbersClose(a: number, b: number, rel = 1e-8, abs = 1e-9): boolean {
+/** A number written exactly (integer, terminating decimal, a/b or \frac{a}{b} of those) as a reduced-free
+ *  fraction of big integers, or null. Big integers stay exact at any size. */
+export function parseExact(s: string): { n: bigint; d: bigint } | null {
+  s = s.trim();
+  let neg = false;
+  while (s.startsWith('-') || s.startsWith('+')) { if (s[0] === '-') neg = !neg; s = s.slice(1); }
+  if (s.startsWith('(') && s.endsWith(')') && !s.slice(1, -1).includes('(')) s = s.slice(1, -1);
+  const dec = (t: string): { n: bigint; d: bigint } | null => {
+    let sign = 1n;
+    if (t.startsWith('-')) { sign = -1n; t = t.slice(1); }
+    const m = /^(\d*)(?:\.(\d*))?$/.exec(t);
+    if (!m || (m[1] === '' && !m[2])) return null;
+    const frac = m[2] ?? '';
+    return { n: sign * BigInt((m[1] || '0') + frac), d: 10n ** BigInt(frac.length) };
+  };
+  let r = dec(s);
+  if (!r) {
+    const m = /^(-?[\d.]+)\/(-?[\d.]+)$/.exec(s) ?? /^\\frac\{(-?[\d.]+)\}\{(-?[\d.]+)\}$/.exec(s);
+    const a = m && dec(m[1]), b = m && dec(m[2]);
+    if (!a || !b || b.n === 0n) return null;
+    r = { n: a.n * b.d, d: a.d * b.n };
+  }
+  if (r.d < 0n) r = { n: -r.n, d: -r.d };
+  return neg ? { n: -r.n, d: r.d } : r;
+}
+
+/** An integer written as such (digits, optionally signed). */
+export function isIntegerLiteral(s: string): boolean {
+  return /^[-+]?\d+$/.test(s.trim());
+}
+
+export function exactEqual(a: { n: bigint; d: bigint }, b: { n: bigint; d: bigint }): boolean {
+  return a.n * b.d === b.n * a.d;
+}
+
+/** `100, 000` read as 100000 when the gold is a single integer and every group has three digits; else unchanged. */
+export function joinSpacedThousands(gold: string, pred: string): string {
+  return isIntegerLiteral(gold) && /^[-+]?\d{3}(,\d{3})+$/.test(pred) ? pred.replace(/,/g, '') : pred;
+}
+
+/** The tolerance for numbers that are not both written as integers (integers compare exactly). */
+export const NUMERIC_TOLERANCE = { rel: 1e-8, abs: 1e-9 };
+
+export function numbersClose(a: number, b: number, rel = NUMERIC_TOLERANCE.rel, abs = NUMERIC_TOLERANCE.abs): boolean {
   if (a === b) return true;
   if (!Number.isFinite(a) || !Number.isFinite(b)) return false;
   return Math.abs(a - b) <= Math.max(abs, rel * Math.max(Math.abs(a), Math.abs(b)));

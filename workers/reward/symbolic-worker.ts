@@ -34,6 +34,11 @@ function check(t: SymTask): Omit<SymReply, 'id'> {
         if (!(t.a.includes('\\infty') || t.b.includes('\\infty'))) return { equal: null, method: 'symbolic', reason: 'overflows double precision' };
         return { equal: false, method: 'symbolic', reason: 'infinite vs finite' };
       }
+      // Integers compare exactly; past 2^53 a double cannot tell n from n+1, so an exact step must decide.
+      if (va.im === 0 && vb.im === 0 && Number.isInteger(va.re) && Number.isInteger(vb.re)) {
+        if (Math.max(Math.abs(va.re), Math.abs(vb.re)) > Number.MAX_SAFE_INTEGER) return { equal: null, method: 'symbolic', reason: 'integers beyond double precision: left to an exact step' };
+        return { equal: va.re === vb.re, method: 'symbolic', reason: `evaluated to integers: ${va.re} vs ${vb.re}` };
+      }
       return { equal: close(va.re, vb.re) && close(va.im, vb.im), method: 'symbolic', reason: `evaluated: ${va.re} vs ${vb.re}` };
     }
   }

@@ -4,7 +4,7 @@
  * intervals, matrices compare element-wise.
  */
 import { extractAnswer, extractGold, type ExtractMode } from './extract.ts';
-import { choiceLetter, normalize, numbersClose, parseNumber, structure, toSympyText, type Structured } from './normalize.ts';
+import { choiceLetter, exactEqual, isIntegerLiteral, joinSpacedThousands, normalize, numbersClose, NUMERIC_TOLERANCE, parseExact, parseNumber, structure, toSympyText, type Structured } from './normalize.ts';
 import { SymbolicPool } from './pool.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 import type { Method, Verdict } from '../../contracts/trajectory.ts';
@@ -72,6 +72,7 @@ export class Verifier {
     if (ex.answer === null) { this.counts.none++; return { correct: false, method: 'none', extracted: null, reason: `no answer extracted: ${ex.reason}` }; }
     const g = normalize(extractGold(gold));
     const p = normalize(ex.answer);
+    p.s = joinSpacedThousands(g.s, p.s);
     let v = await this.compareTop(g.s, p.s, o);
     // percent / degrees: "50\%" vs "0.5" — the flag may be dropped on either side; try the /100 reading too.
     if (!v.equal && (g.percent || p.percent)) {
@@ -146,10 +147,19 @@ export class Verifier {
 
   private async compareScalar(g: string, p: string, o: VerifierOptions, negate = false): Promise<StepVerdict> {
     if (!negate && g === p) return { equal: true, method: 'exact', reason: 'identical after normalisation' };
+    // Integers compare exactly at any size (a float would call 1000000007 and 1000000008 equal): when either side
+    // is written as an integer and both are exact numbers, as fractions of big integers.
+    if (isIntegerLiteral(g) || isIntegerLiteral(p)) {
+      const ge = parseExact(g), pe = parseExact(p);
+      if (ge && pe) {
+        const eq = exactEqual(ge, negate ? { n: -pe.n, d: pe.d } : pe);
+        return { equal: eq, method: 'exact', reason: eq ? `${g} = ${p} exactly` : `${g} ≠ ${p} (integers compare exactly)` };
+      }
+    }
     const gn = parseNumber(g), pn = parseNumber(p);
     if (gn !== null && pn !== null) {
       const eq = numbersClose(gn, negate ? -pn : pn);
-      return { equal: eq, method: 'numeric', reason: eq ? `${gn} ≈ ${pn}` : `${gn} ≠ ${pn}` };
+      return { equal: eq, method: 'numeric', reason: eq ? `${gn} ≈ ${pn} (within rel ${NUMERIC_TOLERANCE.rel}, abs ${NUMERIC_TOLERANCE.abs})` : `${gn} ≠ ${pn}` };
     }
     // Plain words (no math at all) that differ are different.
     const wordy = (s: string) => /^[a-zA-Z\s]{3,}$/.test(s);
