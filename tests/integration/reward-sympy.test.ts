@@ -32,3 +32,13 @@ test('without a sandbox the last resort reports itself unavailable', async () =>
     assert.match(r.reason, /sympy last resort unavailable/);
   } finally { await w.close(); }
 });
+
+test('integers past double precision: the full cascade leaves them to sympy, which compares them exactly', async () => {
+  const w = new Verifier({ sandbox: pool });
+  try {
+    const yes = await w.verify('18446744073709551617', '2^{64}+1');
+    assert.deepEqual([yes.correct, yes.method], [true, 'sympy'], yes.reason);
+    const no = await w.verify('18446744073709551617', '2^{64}');
+    assert.deepEqual([no.correct, no.method], [false, 'sympy'], no.reason);
+  } finally { await w.close(); }
+});
