@@ -12,9 +12,12 @@ test('\\boxed{} with nested braces, \\fbox, several boxes', () => {
   assert.deepEqual(findBoxed('\\boxedx{1}'), []);
 });
 
-test('default mode: the last box inside the last <answer> block', () => {
-  const r = '<think>try \\boxed{1}</think> text \\boxed{2} <answer>so \\boxed{3} or rather \\boxed{4}</answer>';
+test('default mode: the box inside the last <answer> block; several different boxes there are a hedge, no answer', () => {
+  const r = '<think>try \\boxed{1}</think> text \\boxed{2} <answer>so \\boxed{4}, that is \\boxed{ 4 }</answer>';
   assert.equal(extractAnswer(r).answer, '4');
+  const hedge = extractAnswer('<answer>so \\boxed{3} or rather \\boxed{4}</answer>');
+  assert.equal(hedge.answer, null);
+  assert.match(hedge.reason, /2 different answers/);
   assert.equal(extractAnswer('<answer>7</answer>').answer, '7');
   assert.equal(extractAnswer('<answer>\\boxed{8}').answer, '8'); // unterminated block
   const none = extractAnswer('<think>x</think>\nthe answer is \\boxed{5}');

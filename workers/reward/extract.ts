@@ -1,6 +1,7 @@
 /**
- * Final-answer extraction (pure). Default mode "answer" (the paper): the last `\boxed{}` inside the last
- * `<answer>…</answer>` block (the block's whole text when it holds no box). Mode "boxed" (the released code):
+ * Final-answer extraction (pure). Default mode "answer" (the paper): the `\boxed{}` inside the last
+ * `<answer>…</answer>` block (the block's whole text when it holds no box); a block that boxes several different
+ * answers hedges, and has none. Mode "boxed" (the released code):
  * the last `\boxed{}` / `\fbox{}` anywhere. In both modes a *bare* answer (short text with no tags, no box and no
  * line breaks) is taken as is, so `pred` may be a bare answer or a whole response.
  */
@@ -56,7 +57,9 @@ export function extractAnswer(text: string, mode: ExtractMode = 'answer'): Extra
     const block = lastAnswerBlock(text);
     if (block !== null) {
       const boxes = findBoxed(block).filter((b) => b.trim() !== '');
-      if (boxes.length) return { answer: boxes[boxes.length - 1].trim(), reason: 'last \\boxed{} inside <answer>' };
+      // Boxing several candidates would let a hedge collect the reward: only one answer (repeated or not) counts.
+      if (new Set(boxes.map((b) => b.replace(/\s+/g, ''))).size > 1) return { answer: null, reason: `<answer> boxes ${boxes.length} different answers: a hedge is no answer` };
+      if (boxes.length) return { answer: boxes[boxes.length - 1].trim(), reason: '\\boxed{} inside <answer>' };
       if (block.trim() && isBare(block)) return { answer: block.trim(), reason: '<answer> block (no \\boxed{})' };
       return { answer: null, reason: 'the <answer> block holds no \\boxed{} answer' };
     }

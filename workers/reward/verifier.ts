@@ -72,6 +72,9 @@ export class Verifier {
     if (ex.answer === null) { this.counts.none++; return { correct: false, method: 'none', extracted: null, reason: `no answer extracted: ${ex.reason}` }; }
     const g = normalize(extractGold(gold));
     const p = normalize(ex.answer);
+    // An enormous expression is no answer, and would only spend the symbolic steps' time (and tempt them).
+    const limit = Math.max(MAX_ANSWER_CHARS, 4 * g.s.length);
+    if (p.s.length > limit) { this.counts.none++; return { correct: false, method: 'none', extracted: ex.answer, reason: `answer too long: ${p.s.length} characters after normalisation (at most ${limit})` }; }
     p.s = joinSpacedThousands(g.s, p.s);
     let v = await this.compareTop(g.s, p.s, o);
     // percent / degrees: "50\%" vs "0.5" — the flag may be dropped on either side; try the /100 reading too.
@@ -184,6 +187,9 @@ export class Verifier {
     return last;
   }
 }
+
+/** The longest answer judged (normalised characters), or four times the gold's if that is longer. */
+export const MAX_ANSWER_CHARS = 1000;
 
 let shared: Verifier | null = null;
 /** One-off verify with a shared process-wide Verifier (worker threads unref'd; no sandbox unless given one). */
