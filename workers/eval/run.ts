@@ -119,7 +119,7 @@ export async function runEvaluation(deps: EvalDeps, spec: EvalSpec): Promise<Eva
       for (let n = 0; n < trajectories.length; n++) {
         const p = chunk[Math.floor(n / spec.k)]!;
         const t = trajectories[n]!;
-        const scored = await scoreTrajectory(t, p.answer, deps.verifier);
+        const scored = await scoreTrajectory(t, p.answer, deps.verifier, p.question);
         inputs.push(toTrajectoryInput(t, scored, {
           runId, step: spec.step, stage: 0, split: 'eval', problemId: p.id, groupId: groupOf(p.id), sampleIndex: n % spec.k,
         }, tokenizer ? tokenRecord(t, tokenizer, null) : null));

@@ -2,8 +2,9 @@
  * Final-answer extraction (pure). Default mode "answer" (the paper): the `\boxed{}` inside the last
  * `<answer>…</answer>` block (the block's whole text when it holds no box); a block that boxes several different
  * answers hedges, and has none. Mode "boxed" (the released code):
- * the last `\boxed{}` / `\fbox{}` anywhere. In both modes a *bare* answer (short text with no tags, no box and no
- * line breaks) is taken as is, so `pred` may be a bare answer or a whole response.
+ * the last `\boxed{}` / `\fbox{}` anywhere. Where the text is an answer rather than a model's response (the CLI's
+ * `--pred`, corpora: `bare`), a *bare* answer (short text with no tags, no box and no line breaks) is taken as is;
+ * in a response (the reward) an answer outside `<answer>` is none.
  */
 export type ExtractMode = 'answer' | 'boxed';
 
@@ -51,7 +52,7 @@ export function isBare(text: string): boolean {
   return t.length > 0 && t.length <= 300 && !/[\r\n]/.test(t) && !/<\/?(?:answer|think|code|interpreter|tool_call|output)\b/i.test(t) && !/\\(?:boxed|fbox)/.test(t);
 }
 
-export function extractAnswer(text: string, mode: ExtractMode = 'answer'): Extraction {
+export function extractAnswer(text: string, mode: ExtractMode = 'answer', bare = true): Extraction {
   if (typeof text !== 'string' || text.trim() === '') return { answer: null, reason: 'empty response' };
   if (mode === 'answer') {
     const block = lastAnswerBlock(text);
@@ -63,7 +64,7 @@ export function extractAnswer(text: string, mode: ExtractMode = 'answer'): Extra
       if (block.trim() && isBare(block)) return { answer: block.trim(), reason: '<answer> block (no \\boxed{})' };
       return { answer: null, reason: 'the <answer> block holds no \\boxed{} answer' };
     }
-    if (isBare(text)) return { answer: text.trim(), reason: 'bare answer' };
+    if (bare && isBare(text)) return { answer: text.trim(), reason: 'bare answer' };
     return { answer: null, reason: 'no <answer> block in the response' };
   }
   const boxes = findBoxed(text).filter((b) => b.trim() !== '');

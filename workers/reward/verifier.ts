@@ -17,6 +17,11 @@ export interface VerifyOptions {
   timeoutMs?: number;
   /** Limit for the sympy call, seconds (default 5). */
   sympyTimeoutS?: number;
+  /** Whether `pred` may be a bare answer (default true: the CLI, corpora); the reward passes false, as a model's
+   *  response must answer inside `<answer>`. */
+  bare?: boolean;
+  /** The problem: an answer that only repeats an expression of it (and is not a plain number) is incorrect. */
+  problem?: string;
 }
 
 interface StepVerdict { equal: boolean | null; method: Method; reason: string }
@@ -68,7 +73,7 @@ export class Verifier {
 
   async verify(gold: string, pred: string, opts: VerifyOptions = {}): Promise<Verdict> {
     const o = { ...this.opts, ...opts };
-    const ex = extractAnswer(pred, o.mode ?? 'answer');
+    const ex = extractAnswer(pred, o.mode ?? 'answer', o.bare ?? true);
     if (ex.answer === null) { this.counts.none++; return { correct: false, method: 'none', extracted: null, reason: `no answer extracted: ${ex.reason}` }; }
     const g = normalize(extractGold(gold));
     const p = normalize(ex.answer);
@@ -76,6 +81,11 @@ export class Verifier {
     const limit = Math.max(MAX_ANSWER_CHARS, 4 * g.s.length);
     if (p.s.length > limit) { this.counts.none++; return { correct: false, method: 'none', extracted: ex.answer, reason: `answer too long: ${p.s.length} characters after normalisation (at most ${limit})` }; }
     p.s = joinSpacedThousands(g.s, p.s);
+    // "What is 1234·5678?" answered "1234\cdot5678" is equal to the gold and computes nothing.
+    if (o.problem && p.s !== g.s && p.s.length >= 3 && parseExact(p.s) === null && normalize(o.problem).s.includes(p.s)) {
+      this.counts.none++;
+      return { correct: false, method: 'none', extracted: ex.answer, reason: 'the answer only repeats an expression of the problem' };
+    }
     let v = await this.compareTop(g.s, p.s, o);
     // percent / degrees: "50\%" vs "0.5" — the flag may be dropped on either side; try the /100 reading too.
     if (!v.equal && (g.percent || p.percent)) {

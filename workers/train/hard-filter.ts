@@ -29,7 +29,7 @@ export async function stagePool(run: TrainRun, stage: RlStage, i: number): Promi
   const solved = new Array(all.length).fill(0);
   for (let n = 0; n < ts.length; n++) {
     const g = Math.floor(n / k);
-    if ((await scoreTrajectory(ts[n]!, all[g]!.answer, ctx.verifier)).correct) solved[g]++;
+    if ((await scoreTrajectory(ts[n]!, all[g]!.answer, ctx.verifier, all[g]!.question)).correct) solved[g]++;
   }
   const kept = all.filter((_, g) => solved[g] < k);
   fs.writeFileSync(file, JSON.stringify(kept.map((p) => p.id)));

@@ -81,7 +81,7 @@ export async function rlStep(deps: RlStepDeps, cfg: RlStepConfig, prompts: TaskP
   for (let n = 0; n < trajectories.length; n++) {
     const g = Math.floor(n / cfg.rolloutsPerPrompt);
     const t = trajectories[n]!;
-    const s = await scoreTrajectory(t, prompts[g]!.answer, deps.verifier);
+    const s = await scoreTrajectory(t, prompts[g]!.answer, deps.verifier, prompts[g]!.question);
     const pen = trajectoryPenalties(t, cfg.template);
     rollouts.push({ problem: prompts[g]!, group: g, sample: n % cfg.rolloutsPerPrompt, trajectory: t, verdict: s.verdict, reward: s.reward, pErr: pen.pErr, pFormat: pen.pFormat });
   }
