@@ -8,14 +8,16 @@ import { UserError } from '../contracts/errors.ts';
 export const verifyCommand: Command = {
   name: 'verify',
   summary: 'check a predicted answer (or whole response) against a gold answer with the reward verifier',
-  usage: `--gold G --pred P | --jsonl FILE  [--mode answer|boxed] [--timeout-ms N] [--sympy]
+  usage: `--gold G --pred P | --jsonl FILE  [--mode answer|boxed] [--timeout-ms N] [--sympy] [--explain]
 
   --gold G --pred P   prints {"correct","method","extracted","reason"}; exits 0 when correct, 1 when not
   --jsonl FILE        reads lines {"gold","pred"} (FILE "-" = stdin), writes lines {"correct","method","extracted"}
   --mode              answer (default): \\boxed{} inside <answer>; boxed: the last \\boxed{} anywhere
-  --sympy             start a one-interpreter sandbox for the sympy last resort`,
+  --sympy             start a one-interpreter sandbox for the sympy last resort
+  --explain           add "steps": each step of the cascade with its decision (extract, normalise, exact, numeric,
+                      symbolic/sampling, sympy, verdict); with --gold/--pred printed one per line after the JSON`,
   async run(args) {
-    const f = parseFlags(args, { gold: 'string', pred: 'string', jsonl: 'string', mode: 'string', 'timeout-ms': 'number', sympy: 'boolean' });
+    const f = parseFlags(args, { gold: 'string', pred: 'string', jsonl: 'string', mode: 'string', 'timeout-ms': 'number', sympy: 'boolean', explain: 'boolean' });
     const mode = (f.mode ?? 'answer') as string;
     if (mode !== 'answer' && mode !== 'boxed') throw new UserError(`--mode must be answer or boxed, not "${mode}"`);
     const single = f.gold !== undefined || f.pred !== undefined;
@@ -28,11 +30,12 @@ export const verifyCommand: Command = {
       const { SandboxPool } = await import('../workers/sandbox/pool.ts');
       sandbox = await SandboxPool.start({ size: 1, log: () => {} });
     }
-    const verifier = new Verifier({ sandbox, mode: mode as 'answer' | 'boxed', timeoutMs: f['timeout-ms'] as number | undefined });
+    const verifier = new Verifier({ sandbox, mode: mode as 'answer' | 'boxed', timeoutMs: f['timeout-ms'] as number | undefined, explain: Boolean(f.explain) });
     try {
       if (single) {
         const r = await verifier.verify(f.gold as string, f.pred as string);
         console.log(JSON.stringify(r));
+        for (const s of r.steps ?? []) console.log(`  ${s.step.padEnd(9)} ${s.detail}`);
         return r.correct ? 0 : 1;
       }
       const file = f.jsonl as string;
@@ -47,7 +50,7 @@ export const verifyCommand: Command = {
         try { row = JSON.parse(line); } catch { throw new UserError(`${file}:${n}: not JSON`); }
         if (typeof row.gold !== 'string' || typeof row.pred !== 'string') throw new UserError(`${file}:${n}: needs string fields "gold" and "pred"`);
         const r = await verifier.verify(row.gold, row.pred);
-        console.log(JSON.stringify({ correct: r.correct, method: r.method, extracted: r.extracted }));
+        console.log(JSON.stringify({ correct: r.correct, method: r.method, extracted: r.extracted, ...(r.steps ? { steps: r.steps } : {}) }));
       }
       return 0;
     } finally {

@@ -264,6 +264,19 @@ export const ToolLimitsSchema = z.object({
   seedCalls: z.boolean().default(false),
 });
 
+/** The reward verifier's settings (docs/method.md §4; workers/reward/verifier.ts VerifyOptions). */
+export const VerifierSettingsSchema = z.object({
+  /** `answer` (the paper): the \boxed{} inside <answer>; `boxed` (the released code): the last \boxed{} anywhere. */
+  mode: z.enum(['answer', 'boxed']).default('answer'),
+  /** Tolerance for numbers that are not both integers (integers always compare exactly). */
+  tolerance: z.object({ rel: z.number().min(0).max(0.1).default(1e-8), abs: z.number().min(0).max(0.1).default(1e-9) }).prefault({}),
+  /** Time limit of each symbolic / sampling check, ms. */
+  timeLimitMs: z.number().int().min(50).max(60_000).default(2000),
+  /** sympy in the sandbox as the last resort, and its time limit, seconds. */
+  sympy: z.boolean().default(true),
+  sympyTimeLimitS: z.number().gt(0).max(60).default(5),
+});
+
 // ---- Stages ------------------------------------------------------------------------------------------------------
 
 const stageName = z.string().min(1, 'give the stage a name').max(100);
@@ -388,6 +401,7 @@ const RecipeObjectSchema = z.object({
   engine: RolloutEngineSchema.prefault({ kind: 'embedded' }),
   template: TemplateSchema.prefault({}),
   tool: ToolLimitsSchema.prefault({}),
+  verifier: VerifierSettingsSchema.prefault({}),
   stages: z.array(StageSchema).min(1, 'give at least one stage'),
   eval: RecipeEvalSchema.optional(),
 });

@@ -23,7 +23,11 @@ export type ParseResult =
 
 /** The verifier's verdict on the final answer (workers/reward/verifier.ts): which step decided, and why. */
 export type Method = 'exact' | 'numeric' | 'symbolic' | 'sampling' | 'sympy' | 'none';
-export interface Verdict { correct: boolean; method: Method; extracted: string | null; reason: string }
+export interface Verdict {
+  correct: boolean; method: Method; extracted: string | null; reason: string;
+  /** With `explain`: each step the cascade took, in order, with what it decided. */
+  steps?: { step: string; detail: string }[];
+}
 
 export type FinishReason = 'no_tool_call' | 'length' | 'max_turns' | 'tool_overflow' | 'engine_error';
 /** How the engine ended one generation: its stop condition (stop string / EOS), max_tokens, or a failure. */

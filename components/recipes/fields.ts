@@ -146,6 +146,13 @@ export const RECIPE_FIELDS: Catalogue = {
 
   ...toolFields('tool.', ''),
 
+  'verifier.mode': { label: 'Answer extraction', kind: 'select', options: ['answer', 'boxed'], def: 'answer', help: 'answer (the paper): the \\boxed{} inside <answer>; boxed (the released code): the last \\boxed{} anywhere.' },
+  'verifier.tolerance.rel': { label: 'Relative tolerance', kind: 'number', def: '1e-8', help: 'For numbers that are not both integers; integers always compare exactly.' },
+  'verifier.tolerance.abs': { label: 'Absolute tolerance', kind: 'number', def: '1e-9', help: 'For numbers that are not both integers.' },
+  'verifier.timeLimitMs': { label: 'Symbolic check limit (ms)', kind: 'int', def: '2000', help: 'Time limit of each symbolic / sampling check (a worker thread, terminated past it).' },
+  'verifier.sympy': { label: 'sympy last resort', kind: 'bool', def: 'true', help: 'Ask sympy in the sandbox when the faster steps cannot decide.' },
+  'verifier.sympyTimeLimitS': { label: 'sympy limit (s)', kind: 'number', def: '5', help: 'Time limit of the sympy call in the sandbox.' },
+
   eval: {
     label: 'Periodic evaluation', kind: 'toggle',
     on: { datasets: [{ kind: 'generated', split: 'test', n: 32, seed: 7 }] },

@@ -140,3 +140,11 @@ test('non-objects are rejected without throwing anything but a UserError', () =>
     assert.throws(() => parseRecipe(x), UserError);
   }
 });
+
+test('verifier settings: the report\'s behaviour by default, each field checked', () => {
+  const r = parseRecipe({ name: 'v', stages: [sft()] });
+  assert.deepEqual(r.verifier, { mode: 'answer', tolerance: { rel: 1e-8, abs: 1e-9 }, timeLimitMs: 2000, sympy: true, sympyTimeLimitS: 5 });
+  assert.throws(() => parseRecipe({ name: 'v', stages: [sft()], verifier: { mode: 'last' } }), /verifier\.mode/);
+  assert.throws(() => parseRecipe({ name: 'v', stages: [sft()], verifier: { tolerance: { rel: -1 } } }), /verifier\.tolerance\.rel/);
+  assert.throws(() => parseRecipe({ name: 'v', stages: [sft()], verifier: { timeLimitMs: 10 } }), /verifier\.timeLimitMs/);
+});

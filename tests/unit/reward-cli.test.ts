@@ -39,3 +39,16 @@ test('verify rejects bad options', async () => {
   await assert.rejects(verifyCommand.run(['--gold', '1']), /go together/);
   await assert.rejects(verifyCommand.run(['--gold', '1', '--pred', '1', '--mode', 'x']), /--mode/);
 });
+
+test('verify --explain: every step of the cascade with its decision, after the verdict', async () => {
+  const r = await capture(() => verifyCommand.run(['--gold', '1000000007', '--pred', '<answer>\\boxed{1000000008}</answer>', '--explain']));
+  assert.equal(r.code, 1);
+  const [json, ...lines] = r.out.trimEnd().split('\n');
+  const v = JSON.parse(json!) as { correct: boolean; steps: { step: string; detail: string }[] };
+  assert.equal(v.correct, false);
+  assert.deepEqual(v.steps.map((s) => s.step), ['extract', 'normalise', 'exact', 'verdict']);
+  assert.match(v.steps[2]!.detail, /not equal: 1000000007 ≠ 1000000008 \(integers compare exactly\)/);
+  assert.deepEqual(lines.map((l) => l.trim().split(/\s+/)[0]), ['extract', 'normalise', 'exact', 'verdict']);
+  const sym = await capture(() => verifyCommand.run(['--gold', 'x^2-1', '--pred', '(x-1)(x+1)', '--explain']));
+  assert.deepEqual((JSON.parse(sym.out.split('\n')[0]!) as { steps: { step: string }[] }).steps.map((s) => s.step), ['extract', 'normalise', 'symbolic', 'verdict']);
+});

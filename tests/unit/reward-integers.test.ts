@@ -50,3 +50,11 @@ test('parseExact keeps big integers and decimals exact', () => {
   assert.equal(parseExact('x'), null);
   assert.equal(parseExact('1/0'), null);
 });
+
+test('the tolerance is a setting (recipe verifier.tolerance); integers ignore it', async () => {
+  const loose = new Verifier({ workers: 1, tolerance: { rel: 1e-3, abs: 0 } });
+  try {
+    assert.equal((await loose.verify('3.14159', '3.1416')).correct, true);
+    assert.equal((await loose.verify('1000', '1001')).correct, false, 'integers still compare exactly');
+  } finally { await loose.close(); }
+});

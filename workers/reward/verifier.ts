@@ -22,7 +22,13 @@ export interface VerifyOptions {
   bare?: boolean;
   /** The problem: an answer that only repeats an expression of it (and is not a plain number) is incorrect. */
   problem?: string;
+  /** Tolerance for numbers that are not both integers (default NUMERIC_TOLERANCE). */
+  tolerance?: { rel: number; abs: number };
+  /** Record each step's decision in the verdict (`steps`; `npx toolsmith verify --explain`). */
+  explain?: boolean;
 }
+
+type Trace = { step: string; detail: string }[];
 
 interface StepVerdict { equal: boolean | null; method: Method; reason: string }
 
@@ -72,18 +78,27 @@ export class Verifier {
   async close(): Promise<void> { await this.pool.close(); }
 
   async verify(gold: string, pred: string, opts: VerifyOptions = {}): Promise<Verdict> {
-    const o = { ...this.opts, ...opts };
+    const trace: Trace | undefined = (opts.explain ?? this.opts.explain) ? [] : undefined;
+    const v = await this.decide(gold, pred, { ...this.opts, ...opts, trace });
+    this.counts[v.method]++;
+    return trace ? { ...v, steps: trace } : v;
+  }
+
+  private async decide(gold: string, pred: string, o: VerifierOptions & { trace?: Trace }): Promise<Verdict> {
+    const note = (step: string, detail: string) => o.trace?.push({ step, detail });
     const ex = extractAnswer(pred, o.mode ?? 'answer', o.bare ?? true);
-    if (ex.answer === null) { this.counts.none++; return { correct: false, method: 'none', extracted: null, reason: `no answer extracted: ${ex.reason}` }; }
+    note('extract', ex.answer === null ? `none: ${ex.reason}` : `${JSON.stringify(ex.answer)} (${ex.reason})`);
+    if (ex.answer === null) return { correct: false, method: 'none', extracted: null, reason: `no answer extracted: ${ex.reason}` };
     const g = normalize(extractGold(gold));
     const p = normalize(ex.answer);
+    note('normalise', `gold ${JSON.stringify(g.s)}, answer ${JSON.stringify(p.s)}${g.percent || p.percent ? ' (percent)' : ''}${g.degrees || p.degrees ? ' (degrees)' : ''}`);
     // An enormous expression is no answer, and would only spend the symbolic steps' time (and tempt them).
     const limit = Math.max(MAX_ANSWER_CHARS, 4 * g.s.length);
-    if (p.s.length > limit) { this.counts.none++; return { correct: false, method: 'none', extracted: ex.answer, reason: `answer too long: ${p.s.length} characters after normalisation (at most ${limit})` }; }
+    if (p.s.length > limit) { note('guard', 'too long'); return { correct: false, method: 'none', extracted: ex.answer, reason: `answer too long: ${p.s.length} characters after normalisation (at most ${limit})` }; }
     p.s = joinSpacedThousands(g.s, p.s);
     // "What is 1234·5678?" answered "1234\cdot5678" is equal to the gold and computes nothing.
     if (o.problem && p.s !== g.s && p.s.length >= 3 && parseExact(p.s) === null && normalize(o.problem).s.includes(p.s)) {
-      this.counts.none++;
+      note('guard', 'repeats the problem');
       return { correct: false, method: 'none', extracted: ex.answer, reason: 'the answer only repeats an expression of the problem' };
     }
     let v = await this.compareTop(g.s, p.s, o);
@@ -91,13 +106,14 @@ export class Verifier {
     if (!v.equal && (g.percent || p.percent)) {
       const gn = parseNumber(g.s), pn = parseNumber(p.s);
       if (gn !== null && pn !== null) {
-        const alt = [gn, g.percent ? gn / 100 : gn].some((x) => [pn, p.percent ? pn / 100 : pn].some((y) => numbersClose(x, y)));
+        const tol = o.tolerance ?? NUMERIC_TOLERANCE;
+        const alt = [gn, g.percent ? gn / 100 : gn].some((x) => [pn, p.percent ? pn / 100 : pn].some((y) => numbersClose(x, y, tol.rel, tol.abs)));
         if (alt) v = { equal: true, method: 'numeric', reason: 'equal as percentages' };
+        note('percent', alt ? 'equal as percentages' : 'not equal as percentages either');
       }
     }
-    const method = v.method;
-    this.counts[method]++;
-    return { correct: v.equal === true, method, extracted: ex.answer, reason: v.reason };
+    note('verdict', `${v.equal === true ? 'correct' : 'incorrect'} by ${v.method}: ${v.reason}`);
+    return { correct: v.equal === true, method: v.method, extracted: ex.answer, reason: v.reason };
   }
 
   private async compareTop(g: string, p: string, o: VerifierOptions): Promise<StepVerdict> {
@@ -158,6 +174,12 @@ export class Verifier {
     return w.equal ? w : { ...v, reason: `equations differ: ${v.reason}` };
   }
 
+  /** With `explain`, the step's decision in the trace (undecided: null); returns the verdict unchanged. */
+  private noted(o: VerifierOptions & { trace?: Trace }, step: string, v: StepVerdict): StepVerdict {
+    o.trace?.push({ step, detail: `${v.equal === null ? 'undecided' : v.equal ? 'equal' : 'not equal'}: ${v.reason}` });
+    return v;
+  }
+
   private async compareScalar(g: string, p: string, o: VerifierOptions, negate = false): Promise<StepVerdict> {
     if (!negate && g === p) return { equal: true, method: 'exact', reason: 'identical after normalisation' };
     // Integers compare exactly at any size (a float would call 1000000007 and 1000000008 equal): when either side
@@ -166,13 +188,14 @@ export class Verifier {
       const ge = parseExact(g), pe = parseExact(p);
       if (ge && pe) {
         const eq = exactEqual(ge, negate ? { n: -pe.n, d: pe.d } : pe);
-        return { equal: eq, method: 'exact', reason: eq ? `${g} = ${p} exactly` : `${g} ≠ ${p} (integers compare exactly)` };
+        return this.noted(o, 'exact', { equal: eq, method: 'exact', reason: eq ? `${g} = ${p} exactly` : `${g} ≠ ${p} (integers compare exactly)` });
       }
     }
     const gn = parseNumber(g), pn = parseNumber(p);
     if (gn !== null && pn !== null) {
-      const eq = numbersClose(gn, negate ? -pn : pn);
-      return { equal: eq, method: 'numeric', reason: eq ? `${gn} ≈ ${pn} (within rel ${NUMERIC_TOLERANCE.rel}, abs ${NUMERIC_TOLERANCE.abs})` : `${gn} ≠ ${pn}` };
+      const tol = o.tolerance ?? NUMERIC_TOLERANCE;
+      const eq = numbersClose(gn, negate ? -pn : pn, tol.rel, tol.abs);
+      return this.noted(o, 'numeric', { equal: eq, method: 'numeric', reason: eq ? `${gn} ≈ ${pn} (within rel ${tol.rel}, abs ${tol.abs})` : `${gn} ≠ ${pn}` });
     }
     // Plain words (no math at all) that differ are different.
     const wordy = (s: string) => /^[a-zA-Z\s]{3,}$/.test(s);
@@ -181,6 +204,7 @@ export class Verifier {
     let last: StepVerdict = { equal: false, method: 'exact', reason: 'not identical' };
     if (steps.includes('symbolic')) {
       const r = await this.pool.run({ a: g, b: p, negate }, o.timeoutMs ?? 2000);
+      this.noted(o, r.method, { equal: r.equal, method: r.method, reason: r.reason });
       if (r.equal !== null) return { equal: r.equal, method: r.method, reason: r.reason };
       last = { equal: false, method: r.method, reason: r.reason };
     }
@@ -190,6 +214,7 @@ export class Verifier {
       if (res.status !== 'ok') return { ...last, reason: `${last.reason}; sympy ${res.status}: ${res.errorMessage ?? res.stderr.slice(0, 200)}` };
       try {
         const out = JSON.parse(res.stdout.trim().split('\n').pop()!);
+        this.noted(o, 'sympy', { equal: out.equal, method: 'sympy', reason: out.reason });
         if (out.equal !== null) return { equal: out.equal, method: 'sympy', reason: out.reason };
         return { ...last, reason: `${last.reason}; ${out.reason}` };
       } catch { return { ...last, reason: `${last.reason}; sympy gave no verdict` }; }
