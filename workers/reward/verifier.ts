@@ -174,9 +174,9 @@ export class Verifier {
     return w.equal ? w : { ...v, reason: `equations differ: ${v.reason}` };
   }
 
-  /** With `explain`, the step's decision in the trace (undecided: null); returns the verdict unchanged. */
-  private noted(o: VerifierOptions & { trace?: Trace }, step: string, v: StepVerdict): StepVerdict {
-    o.trace?.push({ step, detail: `${v.equal === null ? 'undecided' : v.equal ? 'equal' : 'not equal'}: ${v.reason}` });
+  /** With `explain`, the step's decision in the trace, under its method (undecided: null); returns it unchanged. */
+  private noted(o: VerifierOptions & { trace?: Trace }, v: StepVerdict): StepVerdict {
+    o.trace?.push({ step: v.method, detail: `${v.equal === null ? 'undecided' : v.equal ? 'equal' : 'not equal'}: ${v.reason}` });
     return v;
   }
 
@@ -188,14 +188,14 @@ export class Verifier {
       const ge = parseExact(g), pe = parseExact(p);
       if (ge && pe) {
         const eq = exactEqual(ge, negate ? { n: -pe.n, d: pe.d } : pe);
-        return this.noted(o, 'exact', { equal: eq, method: 'exact', reason: eq ? `${g} = ${p} exactly` : `${g} ≠ ${p} (integers compare exactly)` });
+        return this.noted(o, { equal: eq, method: 'exact', reason: eq ? `${g} = ${p} exactly` : `${g} ≠ ${p} (integers compare exactly)` });
       }
     }
     const gn = parseNumber(g), pn = parseNumber(p);
     if (gn !== null && pn !== null) {
       const tol = o.tolerance ?? NUMERIC_TOLERANCE;
       const eq = numbersClose(gn, negate ? -pn : pn, tol.rel, tol.abs);
-      return this.noted(o, 'numeric', { equal: eq, method: 'numeric', reason: eq ? `${gn} ≈ ${pn} (within rel ${tol.rel}, abs ${tol.abs})` : `${gn} ≠ ${pn}` });
+      return this.noted(o, { equal: eq, method: 'numeric', reason: eq ? `${gn} ≈ ${pn} (within rel ${tol.rel}, abs ${tol.abs})` : `${gn} ≠ ${pn}` });
     }
     // Plain words (no math at all) that differ are different.
     const wordy = (s: string) => /^[a-zA-Z\s]{3,}$/.test(s);
@@ -204,7 +204,7 @@ export class Verifier {
     let last: StepVerdict = { equal: false, method: 'exact', reason: 'not identical' };
     if (steps.includes('symbolic')) {
       const r = await this.pool.run({ a: g, b: p, negate }, o.timeoutMs ?? 2000);
-      this.noted(o, r.method, { equal: r.equal, method: r.method, reason: r.reason });
+      this.noted(o, { equal: r.equal, method: r.method, reason: r.reason });
       if (r.equal !== null) return { equal: r.equal, method: r.method, reason: r.reason };
       last = { equal: false, method: r.method, reason: r.reason };
     }
@@ -214,7 +214,7 @@ export class Verifier {
       if (res.status !== 'ok') return { ...last, reason: `${last.reason}; sympy ${res.status}: ${res.errorMessage ?? res.stderr.slice(0, 200)}` };
       try {
         const out = JSON.parse(res.stdout.trim().split('\n').pop()!);
-        this.noted(o, 'sympy', { equal: out.equal, method: 'sympy', reason: out.reason });
+        this.noted(o, { equal: out.equal, method: 'sympy', reason: out.reason });
         if (out.equal !== null) return { equal: out.equal, method: 'sympy', reason: out.reason };
         return { ...last, reason: `${last.reason}; ${out.reason}` };
       } catch { return { ...last, reason: `${last.reason}; sympy gave no verdict` }; }

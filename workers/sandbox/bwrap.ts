@@ -94,10 +94,10 @@ function minimalRootArgs(roots: string[], links: { path: string; target: string 
   ];
 }
 
-/** What `python -I -c` reports about itself (interpreterInfo in pool.ts). */
+/** What `python -I -c` reports about itself (interpreterRoot in pool.ts). */
 export interface InterpreterInfo {
   executable: string;
-  /** sys.path, sysconfig's LIBDIR (shared libraries), the dynamic loader's folder, sys.prefix. */
+  /** The folders of every file it maps after importing its preloads, sys.path, sysconfig's LIBDIR. */
   paths: string[];
 }
 

@@ -52,20 +52,27 @@ function unescape(s: string) {
   return s.replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 }
 
+/** What the zygotes do when the pool has no call cgroups, for the log. */
+const POLLING = "memory is counted by polling each call's processes (shared memory, memfd and /tmp are not counted)";
+
 /** The pool's cgroups: one folder per zygote under toolsmith-sandbox-<pid> in each hierarchy. */
 export class PoolCgroups {
   private constructor(readonly layout: CgroupLayout, private readonly bases: string[]) {}
 
-  /** Creates the pool's folders, or explains why it cannot (null + reason). */
+  /** Creates the pool's folders (as root, or under a delegated v2 folder), or logs why it cannot and gives null. */
   static create(poolId: string, log: (line: string) => void): PoolCgroups | null {
+    const delegated = process.env.TOOLSMITH_SANDBOX_CGROUP_ROOT;
+    if (process.getuid?.() !== 0 && !delegated) {
+      log(`not root: no call cgroups; ${POLLING}`);
+      return null;
+    }
     let layout: CgroupLayout | null;
     try {
       layout = cgroupLayout(fs.readFileSync('/proc/self/cgroup', 'utf8'), fs.readFileSync('/proc/self/mountinfo', 'utf8'));
     } catch { layout = null; }
-    const delegated = process.env.TOOLSMITH_SANDBOX_CGROUP_ROOT;
     if (delegated) layout = { version: 'v2', dir: delegated };
     if (!layout) {
-      log('no memory and pids cgroup controllers found: memory is counted by polling each call\'s processes (shared memory, memfd and /tmp are not counted)');
+      log(`no memory and pids cgroup controllers found: ${POLLING}`);
       return null;
     }
     const name = `toolsmith-sandbox-${poolId}`;
@@ -80,7 +87,7 @@ export class PoolCgroups {
       }
       return new PoolCgroups(layout, bases);
     } catch (e) {
-      log(`cannot create the sandbox's cgroups under ${roots.join(' and ')} (${(e as Error).message}): memory is counted by polling each call's processes (shared memory, memfd and /tmp are not counted). Run as root, or delegate a cgroup v2 folder and set TOOLSMITH_SANDBOX_CGROUP_ROOT.`);
+      log(`cannot create the sandbox's cgroups under ${roots.join(' and ')} (${(e as Error).message}): ${POLLING}. Run as root, or delegate a cgroup v2 folder and set TOOLSMITH_SANDBOX_CGROUP_ROOT.`);
       return null;
     }
   }

@@ -108,8 +108,7 @@ export class SandboxPool implements Sandbox {
     } else {
       checkBubblewrap(pool.opts.python);
       pool.root = interpreterRoot(pool.opts.python, pool.opts.preload);
-      if (process.getuid?.() === 0 || process.env.TOOLSMITH_SANDBOX_CGROUP_ROOT) pool.cgroups = PoolCgroups.create(`${process.pid}-${++poolsStarted}`, pool.opts.log);
-      else pool.opts.log('not root: no call cgroups; memory is counted by polling each call\'s processes (shared memory, memfd and /tmp are not counted)');
+      pool.cgroups = PoolCgroups.create(`${process.pid}-${++poolsStarted}`, pool.opts.log);
     }
     pool.boot = JSON.stringify({ source: fs.readFileSync(ZYGOTE_SCRIPT, 'utf8'), refused: pool.opts.unsafe ? [] : REFUSED_SYSCALLS, bench: pool.opts.bench });
     const base = 100000 + (process.pid % 20000) * 64;

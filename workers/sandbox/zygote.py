@@ -34,8 +34,7 @@ import time
 import traceback
 
 LIBC = ctypes.CDLL(None, use_errno=True)
-LIBC.syscall.restype = ctypes.c_long
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 16384, 1 << 18
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID = 0x20000, 0x08000000, 0x20000000
 
 
@@ -43,6 +42,16 @@ def check(ret, what):
     if ret != 0:
         err = ctypes.get_errno()
         raise OSError(err, '%s: %s' % (what, os.strerror(err)))
+
+
+def set_every_signal(handler, keep=frozenset()):
+    """Give every signal that can be set, but those in keep, this handler (SIG_IGN, SIG_DFL)."""
+    for s in signal.valid_signals():
+        if s not in keep:
+            try:
+                signal.signal(s, handler)
+            except (OSError, ValueError):
+                pass
 
 
 def enter_base_pid_namespace():
@@ -53,11 +62,8 @@ def enter_base_pid_namespace():
     check(LIBC.unshare(CLONE_NEWPID), 'unshare(CLONE_NEWPID)')
     pid = os.fork()
     if pid:
-        for s in signal.valid_signals():
-            try:
-                signal.signal(s, signal.SIG_IGN if s != signal.SIGCHLD else signal.SIG_DFL)
-            except (OSError, ValueError):
-                pass
+        set_every_signal(signal.SIG_IGN, keep={signal.SIGCHLD})
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # waitpid needs it not ignored
         while True:
             try:
                 _, st = os.waitpid(pid, 0)
@@ -139,13 +145,13 @@ def fork_into_namespaces():
     call gets a fresh one too; a real fork keeps the C library's view of the child (its thread id) right. Returns 0
     in the child, its pid in the parent."""
     check(LIBC.unshare(CLONE_NEWPID), 'unshare(CLONE_NEWPID)')
+    pid = -1
     try:
         pid = os.fork()
-    except BaseException:
-        check(LIBC.setns(BASE_PID_NS, CLONE_NEWPID), 'setns')
-        raise
+    finally:
+        if pid != 0:  # the zygote, whether or not the fork succeeded
+            check(LIBC.setns(BASE_PID_NS, CLONE_NEWPID), 'setns')
     if pid:
-        check(LIBC.setns(BASE_PID_NS, CLONE_NEWPID), 'setns')
         return pid
     check(LIBC.unshare(CLONE_NEWNS | CLONE_NEWIPC), 'unshare(CLONE_NEWNS | CLONE_NEWIPC)')
     return 0
@@ -347,19 +353,14 @@ def measure_isolation(n, code=''):
             pid = fork()
             if pid == 0:
                 try:
-                    if child:
-                        child()
+                    child()
                 finally:
                     os._exit(0)
             os.waitpid(pid, 0)
             times.append((time.perf_counter() - t0) * 1000)
         times.sort()
         out.append({'measure': name, 'ms': round(times[len(times) // 2], 3)})
-    try:
-        while True:
-            os.read(WAKE_R, 4096)
-    except (BlockingIOError, OSError):
-        pass
+    drain_wakeups()
     return out
 
 
@@ -372,7 +373,6 @@ def run_child(req, in_r, out_w, err_w, info_w):
         # (as any exec would) so that they may read and write their own /proc entries. Only the call sees them.
         LIBC.prctl(4, 1, 0, 0, 0)
         if ISOLATED:
-            signal.set_wakeup_fd(-1)
             build_call_view()
             prefer_as_oom_victim()
         os.setsid()
@@ -399,11 +399,7 @@ def run_child(req, in_r, out_w, err_w, info_w):
             resource.setrlimit(res, (value, value))
         signal.set_wakeup_fd(-1)
         # The zygote ignores every signal it can; the code starts with the default action for each, as any program.
-        for s in signal.valid_signals():
-            try:
-                signal.signal(s, signal.SIG_DFL)
-            except (OSError, ValueError):
-                pass
+        set_every_signal(signal.SIG_DFL)
         if ISOLATED:
             drop_capabilities()
             if SYSCALL_FILTER:
@@ -554,7 +550,7 @@ def namespace_memory():
 
 def remove_tree(d):
     """Unsafe mode only (isolated calls get a fresh tmpfs): remove everything under d, whatever its permission bits
-    and depth (iteratively: no recursion limit), and say whether anything is left."""
+    and depth (iteratively: no recursion limit)."""
     stack = [d]
     dirs = []
     while stack:
@@ -579,10 +575,6 @@ def remove_tree(d):
             os.rmdir(cur)
         except OSError:
             pass
-    try:
-        return not os.listdir(d)
-    except OSError:
-        return False
 
 
 # A call runs in three steps, each its own function below: spawn (fork the call with its stdin, pipes and, on the
@@ -766,16 +758,21 @@ def stop(pid, exit_status):
     return exit_status
 
 
-def clean_up(fds):
-    """Leave the sandbox as the next call must find it: no process of this call (sweep), no stale SIGCHLD
-    wake-ups (they would wake the next call's first select for nothing), no open pipe of it; in unsafe mode an
-    empty work folder."""
-    sweep()
+def drain_wakeups():
+    """Read away the SIGCHLD wake-ups (WAKE_R) that the forks just reaped left behind."""
     try:
         while True:
             os.read(WAKE_R, 4096)
     except (BlockingIOError, OSError):
         pass
+
+
+def clean_up(fds):
+    """Leave the sandbox as the next call must find it: no process of this call (sweep), no stale SIGCHLD
+    wake-ups (they would wake the next call's first select for nothing), no open pipe of it; in unsafe mode an
+    empty work folder."""
+    sweep()
+    drain_wakeups()
     for fd in fds:
         try:
             os.close(fd)
@@ -931,14 +928,8 @@ def ignore_signals():
     """Nothing a call does can signal the zygote (it is outside the call's pid namespace), and whatever else may
     (the pool's own stray signals) must not interrupt a clean-up: every signal that can be ignored is, but SIGCHLD
     (it wakes the supervision loop) and the faults (a bug of ours should crash, and be replaced, not spin)."""
-    keep = {signal.SIGCHLD, signal.SIGKILL, signal.SIGSTOP, signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL,
-            signal.SIGABRT, signal.SIGTRAP, signal.SIGSYS}
-    for s in signal.valid_signals():
-        if s not in keep:
-            try:
-                signal.signal(s, signal.SIG_IGN)
-            except (OSError, ValueError):
-                pass
+    set_every_signal(signal.SIG_IGN, keep={signal.SIGCHLD, signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL,
+                                           signal.SIGABRT, signal.SIGTRAP, signal.SIGSYS})
 
 
 def main():
