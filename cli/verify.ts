@@ -8,18 +8,22 @@ import { UserError } from '../contracts/errors.ts';
 export const verifyCommand: Command = {
   name: 'verify',
   summary: 'check a predicted answer (or whole response) against a gold answer with the reward verifier',
-  usage: `--gold G --pred P | --jsonl FILE  [--mode answer|boxed] [--timeout-ms N] [--sympy] [--explain]
+  usage: `--gold G --pred P | --jsonl FILE  [--mode answer|boxed] [--timeout-ms N] [--sympy] [--math-verify MODE] [--explain]
 
   --gold G --pred P   prints {"correct","method","extracted","reason"}; exits 0 when correct, 1 when not
   --jsonl FILE        reads lines {"gold","pred"} (FILE "-" = stdin), writes lines {"correct","method","extracted"}
   --mode              answer (default): \\boxed{} inside <answer>; boxed: the last \\boxed{} anywhere
   --sympy             start a one-interpreter sandbox for the sympy last resort
+  --math-verify MODE  fallback (default, as the recipe): Math-Verify in the sandbox decides what the fast path
+                      cannot; always: Math-Verify decides every pair; off: the fast path alone
   --explain           add "steps": each step of the cascade with its decision (extract, normalise, exact, numeric,
-                      symbolic/sampling, sympy, verdict); with --gold/--pred printed one per line after the JSON`,
+                      symbolic/sampling, sympy, math-verify, verdict); with --gold/--pred printed one per line after the JSON`,
   async run(args) {
-    const f = parseFlags(args, { gold: 'string', pred: 'string', jsonl: 'string', mode: 'string', 'timeout-ms': 'number', sympy: 'boolean', explain: 'boolean' });
+    const f = parseFlags(args, { gold: 'string', pred: 'string', jsonl: 'string', mode: 'string', 'timeout-ms': 'number', sympy: 'boolean', 'math-verify': 'string', explain: 'boolean' });
     const mode = (f.mode ?? 'answer') as string;
     if (mode !== 'answer' && mode !== 'boxed') throw new UserError(`--mode must be answer or boxed, not "${mode}"`);
+    const mathVerify = (f['math-verify'] ?? 'fallback') as string;
+    if (!['off', 'fallback', 'always'].includes(mathVerify)) throw new UserError(`--math-verify must be off, fallback or always, not "${mathVerify}"`);
     const single = f.gold !== undefined || f.pred !== undefined;
     if (single && f.jsonl !== undefined) throw new UserError('give either --gold/--pred or --jsonl, not both');
     if (!single && f.jsonl === undefined) throw new UserError('verify needs --gold G --pred P, or --jsonl FILE');
@@ -30,12 +34,12 @@ export const verifyCommand: Command = {
       const { SandboxPool } = await import('../workers/sandbox/pool.ts');
       sandbox = await SandboxPool.start({ size: 1, log: () => {} });
     }
-    const verifier = new Verifier({ sandbox, mode: mode as 'answer' | 'boxed', timeoutMs: f['timeout-ms'] as number | undefined, explain: Boolean(f.explain) });
+    const verifier = new Verifier({ sandbox, mode: mode as 'answer' | 'boxed', timeoutMs: f['timeout-ms'] as number | undefined, explain: Boolean(f.explain), mathVerify: mathVerify as 'off' | 'fallback' | 'always' });
     try {
       if (single) {
         const r = await verifier.verify(f.gold as string, f.pred as string);
         console.log(JSON.stringify(r));
-        for (const s of r.steps ?? []) console.log(`  ${s.step.padEnd(9)} ${s.detail}`);
+        for (const s of r.steps ?? []) console.log(`  ${s.step.padEnd(11)} ${s.detail}`);
         return r.correct ? 0 : 1;
       }
       const file = f.jsonl as string;

@@ -275,6 +275,10 @@ export const VerifierSettingsSchema = z.object({
   /** sympy in the sandbox as the last resort, and its time limit, seconds. */
   sympy: z.boolean().default(true),
   sympyTimeLimitS: z.number().gt(0).max(60).default(5),
+  /** Math-Verify in the sandbox as the authoritative last step: `fallback` (the released code) for every pair the
+   *  fast path cannot settle, `always` for every pair, `off`; and its time limit per check, seconds. */
+  mathVerify: z.enum(['fallback', 'always', 'off']).default('fallback'),
+  mathVerifyTimeLimitS: z.number().gt(0).max(60).default(5),
 });
 
 // ---- Stages ------------------------------------------------------------------------------------------------------

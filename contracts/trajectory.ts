@@ -22,7 +22,7 @@ export type ParseResult =
   | { kind: 'none' };
 
 /** The verifier's verdict on the final answer (workers/reward/verifier.ts): which step decided, and why. */
-export type Method = 'exact' | 'numeric' | 'symbolic' | 'sampling' | 'sympy' | 'none';
+export type Method = 'exact' | 'numeric' | 'symbolic' | 'sampling' | 'sympy' | 'math-verify' | 'none';
 export interface Verdict {
   correct: boolean; method: Method; extracted: string | null; reason: string;
   /** With `explain`: each step the cascade took, in order, with what it decided. */

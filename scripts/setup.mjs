@@ -181,6 +181,33 @@ export function ensureTrainerVenv() {
   return null;
 }
 
+const SANDBOX_REQUIREMENTS = 'workers/reward/requirements-sandbox.txt';
+
+/**
+ * Math-Verify for the sandbox's interpreter (/usr/bin/python3 or TOOLSMITH_PYTHON), from
+ * workers/reward/requirements-sandbox.txt into that interpreter's local site folder (/usr/local/lib/python3.X/
+ * dist-packages): on its sys.path and inside the sandbox's minimal root, with no project path to bind. Installed
+ * with the trainer venv's pip (Debian's python3 has none), hashes required, no dependencies. Returns a warning or null.
+ */
+export function ensureSandboxPackages() {
+  const python = process.env.TOOLSMITH_PYTHON ?? '/usr/bin/python3';
+  const hash = `${hashOf([SANDBOX_REQUIREMENTS])}:${python}`;
+  if (stamped('sandbox-python', hash) && missingPythonModules(['math_verify']).length === 0) return null;
+  const pip = path.join(VENV, 'bin/python');
+  if (!fs.existsSync(pip)) return "Math-Verify was not installed for the sandbox (the trainer's Python environment, whose pip installs it, is missing) — the verifier's last step is off until set-up runs again";
+  try {
+    const site = run(python, ['-I', '-c', 'import site; print(site.getsitepackages()[0])'], { quiet: true }).stdout.trim();
+    log(`installing Math-Verify for the sandbox's ${python} into ${site}…`);
+    fs.mkdirSync(site, { recursive: true });
+    run(pip, ['-m', 'pip', 'install', '--disable-pip-version-check', '-q', '--no-deps', '--require-hashes', '--upgrade', '--target', site, '-r', path.join(ROOT, SANDBOX_REQUIREMENTS)], { quiet: true });
+  } catch (e) {
+    return `Math-Verify could not be installed for the sandbox (${e.message}) — check that pip reaches PyPI, then run: node scripts/setup.mjs`;
+  }
+  if (missingPythonModules(['math_verify']).length) return `Math-Verify was installed but ${python} does not find it — the verifier's last step is off`;
+  stamp('sandbox-python', hash);
+  return null;
+}
+
 /** Does /usr/bin/python3 (or TOOLSMITH_PYTHON) find these modules? Fast: find_spec does not import them. */
 export function missingPythonModules(modules = ['numpy', 'sympy', 'scipy', 'seccomp']) {
   const python = process.env.TOOLSMITH_PYTHON ?? '/usr/bin/python3';
@@ -200,6 +227,8 @@ export function setup({ forTests = false } = {}) {
   const warnings = [];
   const venv = ensureTrainerVenv();
   if (venv) warnings.push(venv);
+  const mathVerify = ensureSandboxPackages();
+  if (mathVerify) warnings.push(mathVerify);
   const missingPy = missingPythonModules();
   if (missingPy.length) {
     warnings.push(`Python modules missing for ${process.env.TOOLSMITH_PYTHON ?? '/usr/bin/python3'}: ${missingPy.join(', ')} — install with: apt-get install -y ${missingPy.map((m) => `python3-${m}`).join(' ')}`);

@@ -152,6 +152,8 @@ export const RECIPE_FIELDS: Catalogue = {
   'verifier.timeLimitMs': { label: 'Symbolic check limit (ms)', kind: 'int', def: '2000', help: 'Time limit of each symbolic / sampling check (a worker thread, terminated past it).' },
   'verifier.sympy': { label: 'sympy last resort', kind: 'bool', def: 'true', help: 'Ask sympy in the sandbox when the faster steps cannot decide.' },
   'verifier.sympyTimeLimitS': { label: 'sympy limit (s)', kind: 'number', def: '5', help: 'Time limit of the sympy call in the sandbox.' },
+  'verifier.mathVerify': { label: 'Math-Verify', kind: 'select', options: ['fallback', 'always', 'off'], def: 'fallback', help: 'Math-Verify in the sandbox, the authoritative last step: fallback (the released code) for what the fast path cannot settle, always for every answer, or off.' },
+  'verifier.mathVerifyTimeLimitS': { label: 'Math-Verify limit (s)', kind: 'number', def: '5', help: 'Time limit of each Math-Verify check (the sandbox ends it; no signal.alarm).' },
 
   eval: {
     label: 'Periodic evaluation', kind: 'toggle',

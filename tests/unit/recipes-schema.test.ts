@@ -143,8 +143,10 @@ test('non-objects are rejected without throwing anything but a UserError', () =>
 
 test('verifier settings: the report\'s behaviour by default, each field checked', () => {
   const r = parseRecipe({ name: 'v', stages: [sft()] });
-  assert.deepEqual(r.verifier, { mode: 'answer', tolerance: { rel: 1e-8, abs: 1e-9 }, timeLimitMs: 2000, sympy: true, sympyTimeLimitS: 5 });
+  assert.deepEqual(r.verifier, { mode: 'answer', tolerance: { rel: 1e-8, abs: 1e-9 }, timeLimitMs: 2000, sympy: true, sympyTimeLimitS: 5, mathVerify: 'fallback', mathVerifyTimeLimitS: 5 });
   assert.throws(() => parseRecipe({ name: 'v', stages: [sft()], verifier: { mode: 'last' } }), /verifier\.mode/);
   assert.throws(() => parseRecipe({ name: 'v', stages: [sft()], verifier: { tolerance: { rel: -1 } } }), /verifier\.tolerance\.rel/);
   assert.throws(() => parseRecipe({ name: 'v', stages: [sft()], verifier: { timeLimitMs: 10 } }), /verifier\.timeLimitMs/);
+  assert.throws(() => parseRecipe({ name: 'v', stages: [sft()], verifier: { mathVerify: 'sometimes' } }), /verifier\.mathVerify/);
+  assert.throws(() => parseRecipe({ name: 'v', stages: [sft()], verifier: { mathVerifyTimeLimitS: 0 } }), /verifier\.mathVerifyTimeLimitS/);
 });

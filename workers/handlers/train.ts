@@ -47,7 +47,7 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
   const trainer = await TrainerClient.start({ ranks: recipe.trainer.ranks, startTimeoutMs: 180_000 });
   const sandbox = await createSandbox();
   const v = recipe.verifier;
-  const verifier = new Verifier({ sandbox: v.sympy ? sandbox : null, mode: v.mode, tolerance: v.tolerance, timeoutMs: v.timeLimitMs, sympyTimeoutS: v.sympyTimeLimitS });
+  const verifier = new Verifier({ sandbox: v.sympy ? sandbox : null, mode: v.mode, tolerance: v.tolerance, timeoutMs: v.timeLimitMs, sympyTimeoutS: v.sympyTimeLimitS, mathVerify: v.mathVerify, mathVerifyTimeLimitS: v.mathVerifyTimeLimitS });
   let engine: PolicyEngine | null = null; // the policy's engine, once the first sync built it (for the dashboard)
   const policyEngine = observeEngines(policyFactory(recipe, runId), (e) => { engine = e; });
   const live = publishLiveRollouts(ctx, { engineStats: () => engine?.stats?.() ?? [] });

@@ -6,7 +6,8 @@ import { parentPort } from 'node:worker_threads';
 import { ComputeEngine } from '@cortex-js/compute-engine';
 
 export interface SymTask { id: number; a: string; b: string; negate?: boolean; spin?: boolean }
-export interface SymReply { id: number; equal: boolean | null; method: 'symbolic' | 'sampling'; reason: string }
+/** `final`: two constants evaluated to different values, a verdict Math-Verify could not overturn. */
+export interface SymReply { id: number; equal: boolean | null; method: 'symbolic' | 'sampling'; reason: string; final?: boolean }
 
 const ce = new ComputeEngine();
 const close = (x: number, y: number) => x === y || Math.abs(x - y) <= Math.max(1e-9, 1e-8 * Math.max(Math.abs(x), Math.abs(y)));
@@ -37,9 +38,9 @@ function check(t: SymTask): Omit<SymReply, 'id'> {
       // Integers compare exactly; past 2^53 a double cannot tell n from n+1, so an exact step must decide.
       if (va.im === 0 && vb.im === 0 && Number.isInteger(va.re) && Number.isInteger(vb.re)) {
         if (Math.max(Math.abs(va.re), Math.abs(vb.re)) > Number.MAX_SAFE_INTEGER) return { equal: null, method: 'symbolic', reason: 'integers beyond double precision: left to an exact step' };
-        return { equal: va.re === vb.re, method: 'symbolic', reason: `evaluated to integers: ${va.re} vs ${vb.re}` };
+        return { equal: va.re === vb.re, method: 'symbolic', reason: `evaluated to integers: ${va.re} vs ${vb.re}`, final: true };
       }
-      return { equal: close(va.re, vb.re) && close(va.im, vb.im), method: 'symbolic', reason: `evaluated: ${va.re} vs ${vb.re}` };
+      return { equal: close(va.re, vb.re) && close(va.im, vb.im), method: 'symbolic', reason: `evaluated: ${va.re} vs ${vb.re}`, final: true };
     }
   }
   let eq: boolean | undefined;

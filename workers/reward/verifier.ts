@@ -1,11 +1,15 @@
 /**
- * The reward verifier: extract → normalise → cascade exact → numeric → symbolic (compute-engine, in worker
- * threads) → numeric sampling (same workers) → sympy in the sandbox (optional last resort). Tuples, sets,
- * intervals, matrices compare element-wise.
+ * The reward verifier: extract → normalise → guards (hedges, enormous answers, repeating the problem) → the fast
+ * path: exact → numeric → symbolic (compute-engine, in worker threads) → numeric sampling (same workers) → sympy in
+ * the sandbox (optional) → Math-Verify in the sandbox as the authoritative last step (math-verify.ts), for every
+ * pair the fast path could not settle (or, in mode 'always', for every pair). Tuples, sets, intervals, matrices
+ * compare element-wise. The fast path settles a pair when it finds it equal, or unequal for a reason that Math-Verify
+ * could not overturn (two exact numbers, two choice letters, two texts); anything else goes to Math-Verify.
  */
 import { extractAnswer, extractGold, type ExtractMode } from './extract.ts';
 import { choiceLetter, exactEqual, isIntegerLiteral, joinSpacedThousands, normalize, numbersClose, NUMERIC_TOLERANCE, parseExact, parseNumber, structure, toSympyText, type Structured } from './normalize.ts';
 import { SymbolicPool } from './pool.ts';
+import { MathVerify } from './math-verify.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 import type { Method, Verdict } from '../../contracts/trajectory.ts';
 
@@ -26,11 +30,19 @@ export interface VerifyOptions {
   tolerance?: { rel: number; abs: number };
   /** Record each step's decision in the verdict (`steps`; `npx toolsmith verify --explain`). */
   explain?: boolean;
+  /** Math-Verify as the last step: 'fallback' for what the fast path cannot settle (the report's behaviour, the
+   *  recipe's default), 'always' for every pair, 'off' (this class's default: no sandbox is started). */
+  mathVerify?: MathVerifyMode;
+  /** Limit for each Math-Verify check, seconds (default 5). */
+  mathVerifyTimeLimitS?: number;
 }
+
+export type MathVerifyMode = 'off' | 'fallback' | 'always';
 
 type Trace = { step: string; detail: string }[];
 
-interface StepVerdict { equal: boolean | null; method: Method; reason: string }
+/** `final`: an unequal verdict Math-Verify could not overturn (exact numbers, choice letters, texts). */
+interface StepVerdict { equal: boolean | null; method: Method; reason: string; final?: boolean }
 
 const SYMPY_CODE = `
 import sys, json
@@ -60,6 +72,8 @@ export interface VerifierOptions extends VerifyOptions {
   sandbox?: Sandbox | null;
   /** Which steps after exact/numeric to use (default all); e.g. ['sympy'] to test the sympy path alone. */
   steps?: Array<'symbolic' | 'sympy'>;
+  /** The Math-Verify checker to use; absent: the verifier starts its own (a one-zygote pool) when first needed. */
+  mathVerifier?: MathVerify | null;
 }
 
 export class Verifier {
@@ -67,7 +81,9 @@ export class Verifier {
   private sandbox: Sandbox | null;
   private opts: VerifierOptions;
   /** Counts by deciding method (for metrics). */
-  readonly counts: Record<Method, number> = { exact: 0, numeric: 0, symbolic: 0, sampling: 0, sympy: 0, none: 0 };
+  readonly counts: Record<Method, number> = { exact: 0, numeric: 0, symbolic: 0, sampling: 0, sympy: 0, 'math-verify': 0, none: 0 };
+  private ownMathVerify: Promise<MathVerify | null> | null = null;
+  private mathVerifyError = '';
 
   constructor(opts: VerifierOptions = {}) {
     this.opts = opts;
@@ -75,7 +91,17 @@ export class Verifier {
     this.pool = new SymbolicPool({ size: opts.workers ?? 2 });
   }
 
-  async close(): Promise<void> { await this.pool.close(); }
+  async close(): Promise<void> {
+    await this.pool.close();
+    await (await this.ownMathVerify)?.close();
+  }
+
+  /** The Math-Verify checker: the one given, or this verifier's own, started once on first use. */
+  private mathVerifier(): Promise<MathVerify | null> {
+    if (this.opts.mathVerifier === null) this.mathVerifyError = 'this verifier was given none';
+    if (this.opts.mathVerifier !== undefined) return Promise.resolve(this.opts.mathVerifier);
+    return (this.ownMathVerify ??= MathVerify.start().catch((e: Error) => { this.mathVerifyError = e.message; return null; }));
+  }
 
   async verify(gold: string, pred: string, opts: VerifyOptions = {}): Promise<Verdict> {
     const trace: Trace | undefined = (opts.explain ?? this.opts.explain) ? [] : undefined;
@@ -108,18 +134,36 @@ export class Verifier {
       if (gn !== null && pn !== null) {
         const tol = o.tolerance ?? NUMERIC_TOLERANCE;
         const alt = [gn, g.percent ? gn / 100 : gn].some((x) => [pn, p.percent ? pn / 100 : pn].some((y) => numbersClose(x, y, tol.rel, tol.abs)));
-        if (alt) v = { equal: true, method: 'numeric', reason: 'equal as percentages' };
+        v = alt ? { equal: true, method: 'numeric', reason: 'equal as percentages' } : { ...v, final: true };
         note('percent', alt ? 'equal as percentages' : 'not equal as percentages either');
       }
+    }
+    const mode = o.mathVerify ?? 'off';
+    if (mode === 'always' || (mode === 'fallback' && v.equal !== true && !v.final)) {
+      note('fast path', `${v.equal ? 'equal' : 'not settled'} (${v.method}): ${v.reason} — Math-Verify decides`);
+      v = await this.lastStep(extractGold(gold), ex.answer, v, o, note);
     }
     note('verdict', `${v.equal === true ? 'correct' : 'incorrect'} by ${v.method}: ${v.reason}`);
     return { correct: v.equal === true, method: v.method, extracted: ex.answer, reason: v.reason };
   }
 
+  /** Math-Verify on the extracted pair: its verdict stands; without one (unavailable, timed out) the fast path's. */
+  private async lastStep(gold: string, answer: string, fast: StepVerdict, o: VerifierOptions, note: (step: string, detail: string) => void): Promise<StepVerdict> {
+    const mv = await this.mathVerifier();
+    if (!mv) {
+      note('math-verify', `unavailable: ${this.mathVerifyError}`);
+      return { ...fast, reason: `${fast.reason}; Math-Verify unavailable (${this.mathVerifyError.slice(0, 200)})` };
+    }
+    const m = await mv.check(gold, answer, o.mathVerifyTimeLimitS ?? 5);
+    note('math-verify', m.equal === null ? `undecided: ${m.reason}` : m.reason);
+    if (m.equal === null) return { ...fast, reason: `${fast.reason}; ${m.reason}` };
+    return { equal: m.equal, method: 'math-verify', reason: m.reason };
+  }
+
   private async compareTop(g: string, p: string, o: VerifierOptions): Promise<StepVerdict> {
     if (g === p) return { equal: true, method: 'exact', reason: 'identical after normalisation' };
     const gl = choiceLetter(g, true);
-    if (gl) { const pl = choiceLetter(p); return { equal: pl === gl, method: 'exact', reason: pl ? `choice ${pl} vs ${gl}` : `gold is choice ${gl}` }; }
+    if (gl) { const pl = choiceLetter(p); return { equal: pl === gl, method: 'exact', reason: pl ? `choice ${pl} vs ${gl}` : `gold is choice ${gl}`, final: pl !== null }; }
     return this.compareStruct(structure(g), structure(p), o);
   }
 
@@ -151,15 +195,16 @@ export class Verifier {
   private async unordered(gs: Structured[], ps: Structured[], o: VerifierOptions): Promise<StepVerdict> {
     const used = new Set<number>();
     let method: Method = 'exact';
+    let final = true;
     const rank: Method[] = ['exact', 'numeric', 'symbolic', 'sampling', 'sympy'];
     for (let i = 0; i < gs.length; i++) {
       let found = false;
       for (let j = 0; j < ps.length && !found; j++) {
         if (used.has(j)) continue;
         const v = await this.compareStruct(gs[i], ps[j], o);
-        if (v.equal) { used.add(j); found = true; if (rank.indexOf(v.method) > rank.indexOf(method)) method = v.method; }
+        if (v.equal) { used.add(j); found = true; if (rank.indexOf(v.method) > rank.indexOf(method)) method = v.method; } else final &&= v.final === true;
       }
-      if (!found) return { equal: false, method, reason: `no match for element ${i + 1} of the gold set` };
+      if (!found) return { equal: false, method, reason: `no match for element ${i + 1} of the gold set`, final };
     }
     return { equal: true, method, reason: `all ${gs.length} elements match (any order)` };
   }
@@ -188,24 +233,25 @@ export class Verifier {
       const ge = parseExact(g), pe = parseExact(p);
       if (ge && pe) {
         const eq = exactEqual(ge, negate ? { n: -pe.n, d: pe.d } : pe);
-        return this.noted(o, { equal: eq, method: 'exact', reason: eq ? `${g} = ${p} exactly` : `${g} ≠ ${p} (integers compare exactly)` });
+        return this.noted(o, { equal: eq, method: 'exact', reason: eq ? `${g} = ${p} exactly` : `${g} ≠ ${p} (integers compare exactly)`, final: true });
       }
     }
     const gn = parseNumber(g), pn = parseNumber(p);
     if (gn !== null && pn !== null) {
       const tol = o.tolerance ?? NUMERIC_TOLERANCE;
       const eq = numbersClose(gn, negate ? -pn : pn, tol.rel, tol.abs);
-      return this.noted(o, { equal: eq, method: 'numeric', reason: eq ? `${gn} ≈ ${pn} (within rel ${tol.rel}, abs ${tol.abs})` : `${gn} ≠ ${pn}` });
+      return this.noted(o, { equal: eq, method: 'numeric', reason: eq ? `${gn} ≈ ${pn} (within rel ${tol.rel}, abs ${tol.abs})` : `${gn} ≠ ${pn}`, final: true });
     }
     // Plain words (no math at all) that differ are different.
     const wordy = (s: string) => /^[a-zA-Z\s]{3,}$/.test(s);
-    if (wordy(g) || wordy(p)) return { equal: false, method: 'exact', reason: 'different text' };
+    if (wordy(g) && wordy(p)) return { equal: false, method: 'exact', reason: 'different text', final: true };
+    if (wordy(g) || wordy(p)) return { equal: false, method: 'exact', reason: 'text against math' };
     const steps = o.steps ?? ['symbolic', 'sympy'];
     let last: StepVerdict = { equal: false, method: 'exact', reason: 'not identical' };
     if (steps.includes('symbolic')) {
       const r = await this.pool.run({ a: g, b: p, negate }, o.timeoutMs ?? 2000);
       this.noted(o, { equal: r.equal, method: r.method, reason: r.reason });
-      if (r.equal !== null) return { equal: r.equal, method: r.method, reason: r.reason };
+      if (r.equal !== null) return { equal: r.equal, method: r.method, reason: r.reason, final: 'final' in r && r.final };
       last = { equal: false, method: r.method, reason: r.reason };
     }
     if (steps.includes('sympy')) {

@@ -99,6 +99,20 @@ if 'sympy' in sys.modules:
         sympy.Rational(1, 3) + sympy.sqrt(2)
     except Exception:
         pass
+if 'math_verify' in sys.modules:
+    # The verifier's pool (workers/reward/math-verify.ts): the first parse builds the LaTeX grammar's tables and
+    # the regexes (~100 ms), each later one reuses them.
+    try:
+        import logging
+        # Its time limits use signal.alarm, which is neither safe beside threads nor needed here (the sandbox's wall
+        # clock ends a slow check): the checks turn them off, and this silences the warning that they are off.
+        logging.getLogger('math_verify').setLevel(logging.ERROR)
+        from math_verify import parse as _parse, verify as _verify
+        for _g, _p in (('\\frac{1}{2}', '0.5'), ('(1,2)', 'x=(1,2)'), ('x^2+1', '1+x^2'), ('\\{1,2\\}', '[0,1)'),
+                       ('\\begin{pmatrix}1\\\\2\\end{pmatrix}', 'y=2x'), ('50\\%', '\\sqrt{2}\\pi')):
+            _verify(_parse('$' + _g + '$', parsing_timeout=None), _parse('$' + _p + '$', parsing_timeout=None), timeout_seconds=None)
+    except Exception:
+        pass
 
 # Inside bubblewrap (ISOLATED) every call runs in namespaces of its own (run_child). In the (loudly logged) unsafe
 # mode there are none: the zygote then kills only the call's process group and works in a private temp folder.

@@ -1,0 +1,82 @@
+// @no-database: runs once, not once per database.
+// Math-Verify as the verifier's authoritative last step, through a real sandbox pool whose zygotes preload it:
+// what the fast path cannot settle goes to it and its verdict stands; what the fast path settles never reaches it;
+// a slow check is ended by the sandbox's wall clock while other checks and the event loop go on.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { MathVerify } from '../../workers/reward/math-verify.ts';
+import { Verifier } from '../../workers/reward/verifier.ts';
+
+let mv: MathVerify;
+let v: Verifier;
+before(async () => {
+  mv = await MathVerify.start({ size: 2 });
+  v = new Verifier({ workers: 1, mathVerify: 'fallback', mathVerifier: mv, explain: true });
+});
+after(async () => { await v.close(); await mv.close(); });
+
+test('what the fast path cannot settle, Math-Verify decides, and the verdict says so', async () => {
+  const before = mv.stats.checks;
+  const r = await v.verify('(3,2)', '(p,q)=(3,2)');
+  assert.deepEqual([r.correct, r.method], [true, 'math-verify'], r.reason);
+  assert.match(r.reason, /Math-Verify: equal/);
+  assert.deepEqual(r.steps!.map((s) => s.step).slice(-3), ['fast path', 'math-verify', 'verdict']);
+  const w = await v.verify('(3,2)', '(p,q)=(2,3)');
+  assert.deepEqual([w.correct, w.method], [false, 'math-verify'], w.reason);
+  assert.equal(mv.stats.checks, before + 2);
+});
+
+test('what the fast path settles never reaches Math-Verify', async () => {
+  const before = mv.stats.checks;
+  for (const [gold, pred, correct] of [['1000000007', '1000000008', false], ['\\frac{1}{2}', '0.5', true], ['B', '(C)', false], ['18446744073709551617', '18446744073709551616', false]] as const) {
+    const r = await v.verify(gold, pred);
+    assert.equal(r.correct, correct, `${gold} vs ${pred}: ${r.reason}`);
+    assert.notEqual(r.method, 'math-verify');
+  }
+  assert.equal(mv.stats.checks, before);
+});
+
+test("mode 'always': Math-Verify decides every pair, even one the fast path finds equal", async () => {
+  const always = new Verifier({ workers: 1, mathVerify: 'always', mathVerifier: mv });
+  try {
+    const r = await always.verify('\\frac{1}{2}', '0.5');
+    assert.deepEqual([r.correct, r.method], [true, 'math-verify'], r.reason);
+    const n = await always.verify('12', '13');
+    assert.deepEqual([n.correct, n.method], [false, 'math-verify'], n.reason);
+  } finally { await always.close(); }
+});
+
+test('a slow check ends at its time limit without stalling the others or the event loop', async () => {
+  const limited = new Verifier({ workers: 1, mathVerify: 'fallback', mathVerifier: mv, mathVerifyTimeLimitS: 0.5 });
+  try {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 20);
+    const t0 = Date.now();
+    // (x+y+1)^60 - x^60 takes sympy seconds to simplify; the label forces the fast path to defer.
+    const slow = limited.verify('f(x,y)=(x+y+1)^{60}', 'f(x,y)=x^{60}+y^{60}');
+    const quick = Promise.all(Array.from({ length: 6 }, (_, i) => limited.verify(`(${i},1)`, `(a,b)=(${i},1)`)));
+    const [s, q] = await Promise.all([slow, quick]);
+    clearInterval(timer);
+    assert.equal(s.correct, false);
+    assert.notEqual(s.method, 'math-verify');
+    assert.match(s.reason, /Math-Verify no verdict within 0\.5 s/);
+    for (const r of q) assert.deepEqual([r.correct, r.method], [true, 'math-verify'], r.reason);
+    assert.ok(Date.now() - t0 < 20_000);
+    assert.ok(ticks >= 5, `the event loop ran ${ticks} timer ticks while the checks ran`);
+  } finally { await limited.close(); }
+});
+
+test('a hostile answer is data: it reaches Math-Verify on stdin and never runs', async () => {
+  const r = await v.verify('1', '"]]})\nimport os; os.system("echo pwned") #');
+  assert.equal(r.correct, false);
+  assert.doesNotMatch(JSON.stringify(r), /pwned\n/);
+});
+
+test('without Math-Verify the fast path verdict stands, and the reason says the last step was unavailable', async () => {
+  const none = new Verifier({ workers: 1, mathVerify: 'fallback', mathVerifier: null });
+  try {
+    const r = await none.verify('(3,2)', '(p,q)=(3,2)');
+    assert.equal(r.correct, false);
+    assert.match(r.reason, /Math-Verify unavailable/);
+  } finally { await none.close(); }
+});

@@ -1,0 +1,61 @@
+/**
+ * Math-Verify (HuggingFace's answer checker, PyPI `math-verify`) as the verifier's authoritative last step, run in
+ * the code sandbox's isolation (a pool of its own, whose zygotes preload and warm math_verify), so that a slow or
+ * hostile parse is ended by the sandbox's wall clock — not by signal.alarm, which Math-Verify uses for its own limits
+ * and which is unsafe beside threads — and never stalls the caller: each check is an awaited call to another process.
+ * Set-up installs it for the sandbox's interpreter (workers/reward/requirements-sandbox.txt).
+ */
+import fs from 'node:fs';
+import type { Sandbox } from '../sandbox/types.ts';
+
+const CHECK_CODE = fs.readFileSync(new URL('./math_verify_check.py', import.meta.url), 'utf8');
+
+/** The modules its zygotes preload (the zygote warms math_verify's parser when it is among them). */
+export const MATH_VERIFY_PRELOAD = ['sympy', 'math_verify'];
+
+export interface MathVerifyVerdict {
+  /** null: Math-Verify gave no verdict (it could not parse the gold, failed, timed out, or is not installed). */
+  equal: boolean | null;
+  reason: string;
+}
+
+interface CheckResult { equal: boolean | null; gold: string | null; answer: string | null; error?: string }
+
+export class MathVerify {
+  readonly stats = { checks: 0, undecided: 0 };
+  private constructor(private sandbox: Sandbox, private owned: boolean) {}
+
+  /** A pool of `size` zygotes preloading math_verify (default 1: the fast path decides most pairs). */
+  static async start(opts: { size?: number; log?: (line: string) => void } = {}): Promise<MathVerify> {
+    const { SandboxPool } = await import('../sandbox/pool.ts');
+    const pool = await SandboxPool.start({ size: opts.size ?? 1, preload: MATH_VERIFY_PRELOAD, light: false, memoryMb: 1024, log: opts.log ?? (() => {}) });
+    return new MathVerify(pool, true);
+  }
+
+  /** Over a sandbox someone else owns (its zygotes should preload MATH_VERIFY_PRELOAD, or each check imports it). */
+  static over(sandbox: Sandbox): MathVerify { return new MathVerify(sandbox, false); }
+
+  /** Does `answer` equal `gold` by Math-Verify? Both as extracted (Math-Verify normalises them itself). */
+  async check(gold: string, answer: string, timeLimitS: number): Promise<MathVerifyVerdict> {
+    this.stats.checks++;
+    const v = await this.run(gold, answer, timeLimitS);
+    if (v.equal === null) this.stats.undecided++;
+    return v;
+  }
+
+  private async run(gold: string, answer: string, timeLimitS: number): Promise<MathVerifyVerdict> {
+    const res = await this.sandbox.run({ code: CHECK_CODE, input: JSON.stringify({ pairs: [[gold, answer]] }), timeoutS: timeLimitS, memoryMb: 1024 });
+    if (res.status !== 'ok') {
+      const why = res.status === 'timeout' ? `no verdict within ${timeLimitS} s` : `${res.status}: ${(res.errorMessage ?? res.stderr).slice(0, 200)}`;
+      return { equal: null, reason: `Math-Verify ${why}` };
+    }
+    let r: CheckResult | undefined;
+    try { r = (JSON.parse(res.stdout.trim().split('\n').pop()!) as { results: CheckResult[] }).results[0]; } catch { /* below */ }
+    if (!r) return { equal: null, reason: `Math-Verify printed no verdict: ${res.stdout.slice(0, 200)}` };
+    const parsed = `${r.gold ?? '∅'} vs ${r.answer ?? '∅'}`;
+    if (r.equal === null) return { equal: null, reason: `Math-Verify: ${r.error ?? 'no verdict'} (${parsed})` };
+    return { equal: r.equal, reason: `Math-Verify: ${r.equal ? 'equal' : 'not equal'} (${parsed})${r.error ? `; ${r.error}` : ''}` };
+  }
+
+  async close(): Promise<void> { if (this.owned) await this.sandbox.close(); }
+}
