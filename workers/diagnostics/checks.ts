@@ -28,11 +28,12 @@ function exec(file: string, args: string[], timeoutMs = 20000): Promise<{ code: 
   });
 }
 
-export const PYTHON_PACKAGES = [
+export const PYTHON_PACKAGES: { module: string; needed: string; apt?: string; fix?: string }[] = [
   { module: 'numpy', apt: 'python3-numpy', needed: 'sandbox' },
   { module: 'sympy', apt: 'python3-sympy', needed: 'sandbox and verifier' },
   { module: 'scipy', apt: 'python3-scipy', needed: 'sandbox' },
   { module: 'seccomp', apt: 'python3-seccomp', needed: "sandbox's syscall filter" },
+  { module: 'math_verify', needed: "verifier's last step (Math-Verify)", fix: 'node scripts/setup.mjs (installs workers/reward/requirements-sandbox.txt for this interpreter)' },
 ];
 
 /** The processes a check starts, assembled by the caller (the diagnostics job, the CLI). */
@@ -52,9 +53,10 @@ export function checks(db: Database, deps: CheckDeps): Check[] {
     ...PYTHON_PACKAGES.map((p): Check => ({
       name: `python:${p.module}`,
       run: async () => {
-        const r = await exec(python, ['-c', `import ${p.module}; print(${p.module}.__version__)`], 60000);
+        // Not every module has a __version__ (seccomp, math_verify): then its distribution's, or just that it imports.
+        const r = await exec(python, ['-c', `import importlib.metadata as m, ${p.module}\ntry: print(${p.module}.__version__)\nexcept AttributeError:\n  try: print(m.version('${p.module.replace('_', '-')}'))\n  except Exception: print('(no version)')`], 60000);
         if (r.code === 0) return { status: 'ok', detail: `${p.module} ${r.stdout.trim()}` };
-        return { status: 'fail', detail: `${p.module} cannot be imported by ${python} (needed by the ${p.needed})`, fix: `${APT} ${p.apt}` };
+        return { status: 'fail', detail: `${p.module} cannot be imported by ${python} (needed by the ${p.needed})`, fix: p.fix ?? `${APT} ${p.apt}` };
       },
     })),
     {

@@ -1,7 +1,9 @@
 /**
  * Answer normalisation (pure). Canonical LaTeX-ish strings: spacing and display wrappers gone, \dfrac/\tfrac →
  * \frac, \left/\right gone, text wrappers unwrapped, trailing units dropped, degrees and percent recorded as flags,
- * thousands separators removed, trailing decimal zeros dropped, a leading "x =" dropped.
+ * thousands separators removed, trailing decimal zeros dropped, a leading "x =" dropped, a leading `\approx` and trailing
+ * punctuation dropped, spaced mixed numbers (`4 4/9`) made fractions, lists joined with words or `;` made comma
+ * lists, a leading article of a text answer dropped.
  *
  * Thousands separators vs tuples: an *unbracketed* `1,000` / `12,345,678` (groups of exactly three digits, no
  * space after a comma) is one number; `(1,000)` in brackets is a pair, and `1, 2` or `32, 349` (a comma followed by
@@ -44,7 +46,9 @@ export function normalize(raw: string): Normalized {
   s = s.replace(/\\\$|\$/g, ''); // `\$5`, stray dollars (currency)
   s = replaceCmd(s, 'boxed|fbox', (inner) => inner); // nested boxes
   s = s.replace(/\\(?:displaystyle|textstyle|scriptstyle)/g, '');
-  s = s.replace(/\\[dt]frac/g, '\\frac').replace(/\\dbinom|\\tbinom/g, '\\binom');
+  // `\approx 3.14` (an approximate answer is its value); `\frac{1}{3}.` (a sentence's full stop inside the math)
+  s = s.replace(/^(?:\\approx|≈|\\sim)\s*/, '').replace(/(?<=\S)\s*[.,;:]+$/, (m) => (/^\.$/.test(m) && /\d\.$/.test(s) ? m : '')).trim();
+  s = s.replace(/\\[dtc]frac/g, '\\frac').replace(/\\dbinom|\\tbinom/g, '\\binom');
   s = s.replace(/\\left\s*\./g, '').replace(/\\right\s*\./g, '').replace(/\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)(?![a-zA-Z])/g, '');
   s = s.replace(/\\[!,;:>]|\\quad|\\qquad|~|\\ /g, ' ');
   s = s.replace(/\{,\}/g, '');
@@ -66,6 +70,12 @@ export function normalize(raw: string): Normalized {
   }
   // infinity spellings
   s = s.replace(/\\infinity|\\inf(?![a-zA-Z])|(?<![a-zA-Z\\])(?:infinity|inf)(?![a-zA-Z])/gi, '\\infty');
+  // `4 4/9` (a mixed number: four and four ninths), before spaces are dropped and it would read 44/9
+  s = s.replace(/^([-+]?)(\d+)\s+(\d+)\s*\/\s*(\d+)$/, (m, sign, w, n, d) => (Number(n) < Number(d) ? `${sign}\\frac{${Number(w) * Number(d) + Number(n)}}{${d}}` : m));
+  // `1, 2 and 3`, `x=1 or x=2`, `1; 2`: a list
+  if (/\d/.test(s)) s = s.replace(/\s*,?\s+(?:and|or)\s+/g, ',').replace(/\s*;\s*/g, ',');
+  // a text answer's leading article: `the east`
+  if (/^[a-zA-Z\s]+$/.test(s)) s = s.replace(/^(?:the|a|an)\s+(?=\S)/i, '');
   // whitespace: keep one space only where it separates a command from a letter (`\pi x`)
   s = s.replace(/\s+/g, ' ').trim().replace(/(\\[a-zA-Z]+) (?=[a-zA-Z])/g, '$1\u0000').replace(/ /g, '').replace(/\u0000/g, ' ');
   // `\frac12`, `\frac1{2}`, `\sqrt2`
@@ -75,9 +85,12 @@ export function normalize(raw: string): Normalized {
   s = s.replace(/\\binom\{(\d{1,3})\}\{(\d{1,3})\}/g, (_m, n, k) => String(binom(Number(n), Number(k))));
   // single-character braces after ^ and _
   s = s.replace(/([\^_])\{(\w)\}/g, '$1$2');
-  // `x = 3` → `3` (a single variable, possibly subscripted, on the left; one `=`)
+  // `x = 3` → `3` (a single variable, possibly subscripted, on the left; one `=`; a value on the right — `y = 2x+1`
+  // stays an equation, which the verifier compares as one, or by its right-hand side against a bare expression)
   const eq = /^([a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+)(?:=|\\eq)(?!=)(.+)$/.exec(s);
-  if (eq && !eq[2].includes('=') && !/^\\(?:frac|sqrt|infty|pi)$/.test(eq[1])) s = eq[2];
+  if (eq && !eq[2].includes('=') && !/^\\(?:frac|sqrt|infty|pi)$/.test(eq[1]) && !/[a-zA-Z]/.test(eq[2].replace(/\\[a-zA-Z]+/g, ''))) s = eq[2];
+  // `1010_2`, `1010_{2}`: a numeral in base 2 is written by its digits (the digits must fit the base)
+  s = s.replace(/^(\d+)_\{?(\d{1,2})\}?$/, (m, digits: string, base: string) => ([...digits].every((d) => Number(d) < Number(base)) ? digits : m));
   // thousands separators (unbracketed, groups of three)
   if (!spacedComma && /^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$/.test(s)) s = s.replace(/,/g, '');
   // trailing zeros: 3.50 → 3.5, 3.0 → 3, 3. → 3
@@ -227,6 +240,39 @@ export function structure(s: string): Structured {
   const eqs = splitTop(s, '=');
   if (eqs.length === 2 && eqs[0] !== '' && eqs[1] !== '') return { kind: 'eq', lhs: eqs[0], rhs: eqs[1] };
   return { kind: 'scalar', s };
+}
+
+/** An inequality in one variable (or `x \in I`) as the interval it describes (`-6\le x<-4` → `[-6,-4)`, `x>3` →
+ *  `(3,\infty)`), or null. Applied to normalised text. */
+export function asInterval(s: string): string | null {
+  const member = /^([a-zA-Z])\\in\s?(.+)$/.exec(s);
+  if (member) return member[2];
+  const OP = '(<|>|\\\\l[et]q?|\\\\g[et]q?|\\\\leqslant|\\\\geqslant)\\s?';
+  const less = (op: string) => op === '<' || op.startsWith('\\l');
+  const strict = (op: string) => op === '<' || op === '>' || op === '\\lt' || op === '\\gt';
+  const free = (bound: string, v: string) => bound !== '' && !new RegExp(`(?<![\\\\a-zA-Z])${v}(?![a-zA-Z])`).test(bound.replace(/\\[a-zA-Z]+/g, ''));
+  const two = new RegExp(`^(.+?)${OP}([a-zA-Z])${OP}(.+)$`).exec(s);
+  if (two) {
+    const [, a, op1, v, op2, b] = two;
+    if (less(op1) !== less(op2) || !free(a, v) || !free(b, v)) return null;
+    const [lo, loOp, hi, hiOp] = less(op1) ? [a, op1, b, op2] : [b, op2, a, op1];
+    return `${strict(loOp) ? '(' : '['}${lo},${hi}${strict(hiOp) ? ')' : ']'}`;
+  }
+  let one = new RegExp(`^([a-zA-Z])${OP}(.+)$`).exec(s);
+  let [v, op, bound] = one ? [one[1], one[2], one[3]] : ['', '', ''];
+  if (!one) {
+    one = new RegExp(`^(.+?)${OP}([a-zA-Z])$`).exec(s);
+    if (!one) return null;
+    [bound, op, v] = [one[1], one[2], one[3]];
+    op = less(op) ? op.replace('<', '>').replace('\\l', '\\g') : op.replace('>', '<').replace('\\g', '\\l');
+  }
+  if (!free(bound, v)) return null;
+  return less(op) ? `(-\\infty,${bound}${strict(op) ? ')' : ']'}` : `${strict(op) ? '(' : '['}${bound},\\infty)`;
+}
+
+/** A left-hand side that only names the answer (`x`, `(p,q)`, `f(x)`, `|AB|`, `Area`): no digits, no operators. */
+export function isLabel(lhs: string): boolean {
+  return lhs.length <= 40 && /[a-zA-Z]/.test(lhs) && !/[\d+\-*/^<>=]/.test(lhs);
 }
 
 /** `x=1` inside a list → `1`. */

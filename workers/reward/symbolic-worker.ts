@@ -5,7 +5,8 @@
 import { parentPort } from 'node:worker_threads';
 import { ComputeEngine } from '@cortex-js/compute-engine';
 
-export interface SymTask { id: number; a: string; b: string; negate?: boolean; spin?: boolean }
+/** `ratio`: is a / b one non-zero constant (two equations' sides moved to one side, equal up to scaling)? */
+export interface SymTask { id: number; a: string; b: string; negate?: boolean; ratio?: boolean; spin?: boolean }
 /** `final`: two constants evaluated to different values, a verdict Math-Verify could not overturn. */
 export interface SymReply { id: number; equal: boolean | null; method: 'symbolic' | 'sampling'; reason: string; final?: boolean }
 
@@ -26,6 +27,7 @@ function check(t: SymTask): Omit<SymReply, 'id'> {
   if (!a.isValid || !b0.isValid) return { equal: null, method: 'symbolic', reason: 'compute-engine could not parse it' };
   const b = t.negate ? ce.box(['Negate', b0]) : b0;
   const vars = [...new Set([...(a.unknowns ?? []), ...(b.unknowns ?? [])])];
+  if (t.ratio) return proportional(a, b, vars);
   if (vars.length === 0) {
     const va = value(a), vb = value(b);
     if (va && vb) {
@@ -62,6 +64,27 @@ function check(t: SymTask): Omit<SymReply, 'id'> {
   }
   if (agree >= 3) return { equal: true, method: 'sampling', reason: `agree at ${agree} random points` };
   return { equal: null, method: 'sampling', reason: 'too few points where both evaluate' };
+}
+
+/** Sampling: a / b at random points is one finite non-zero constant. */
+function proportional(a: any, b: any, vars: string[]): Omit<SymReply, 'id'> {
+  let seed = 54321;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  let k: number | null = null, agree = 0;
+  for (let i = 0; i < 12 && agree < 6; i++) {
+    const subs: Record<string, number> = {};
+    for (const v of vars) subs[v] = Math.round((0.3 + 2.4 * rnd()) * 1000) / 1000;
+    let va, vb;
+    try { va = value(a.subs(subs)); vb = value(b.subs(subs)); } catch { continue; }
+    if (!va || !vb || va.im !== 0 || vb.im !== 0 || !Number.isFinite(va.re) || !Number.isFinite(vb.re) || vb.re === 0) continue;
+    const q = va.re / vb.re;
+    if (q === 0) return { equal: false, method: 'sampling', reason: 'not proportional (zero ratio)' };
+    if (k === null) k = q;
+    else if (!close(k, q)) return { equal: false, method: 'sampling', reason: `not proportional: ratio ${k} then ${q}` };
+    agree++;
+  }
+  if (agree >= 3 && vars.length > 0) return { equal: true, method: 'sampling', reason: `equal up to scaling (ratio ${k} at ${agree} points)` };
+  return { equal: null, method: 'sampling', reason: 'too few points to compare up to scaling' };
 }
 
 parentPort!.on('message', (t: SymTask) => {

@@ -7,7 +7,7 @@
  * could not overturn (two exact numbers, two choice letters, two texts); anything else goes to Math-Verify.
  */
 import { extractAnswer, extractGold, type ExtractMode } from './extract.ts';
-import { choiceLetter, exactEqual, isIntegerLiteral, joinSpacedThousands, normalize, numbersClose, NUMERIC_TOLERANCE, parseExact, parseNumber, structure, toSympyText, type Structured } from './normalize.ts';
+import { asInterval, choiceLetter, exactEqual, isLabel, isIntegerLiteral, joinSpacedThousands, normalize, numbersClose, NUMERIC_TOLERANCE, parseExact, parseNumber, structure, toSympyText, type Structured } from './normalize.ts';
 import { SymbolicPool } from './pool.ts';
 import { MathVerify } from './math-verify.ts';
 import type { Sandbox } from '../sandbox/types.ts';
@@ -164,12 +164,18 @@ export class Verifier {
     if (g === p) return { equal: true, method: 'exact', reason: 'identical after normalisation' };
     const gl = choiceLetter(g, true);
     if (gl) { const pl = choiceLetter(p); return { equal: pl === gl, method: 'exact', reason: pl ? `choice ${pl} vs ${gl}` : `gold is choice ${gl}`, final: pl !== null }; }
+    // An inequality in one variable against an interval (or another inequality): as the intervals they describe.
+    const gi = asInterval(g), pi = asInterval(p);
+    if (gi !== null || pi !== null) return this.compareStruct(structure(gi ?? g), structure(pi ?? p), o);
     return this.compareStruct(structure(g), structure(p), o);
   }
 
   private async compareStruct(g: Structured, p: Structured, o: VerifierOptions): Promise<StepVerdict> {
     if (g.kind === 'scalar' && p.kind === 'scalar') return this.compareScalar(g.s, p.s, o);
     if (g.kind === 'eq' && p.kind === 'eq') return this.compareEq(g, p, o);
+    // A labelled answer (`(p,q)=(3,2)`, `f(x)=2x+1`, `\text{Area}=12`) against its value: the value.
+    if (g.kind === 'eq' && isLabel(g.lhs)) return this.compareStruct(structure(g.rhs), p, o);
+    if (p.kind === 'eq' && isLabel(p.lhs)) return this.compareStruct(g, structure(p.rhs), o);
     const shape = (s: Structured) => (s.kind === 'seq' ? `${s.open}${s.items.length}${s.close}` : s.kind === 'set' || s.kind === 'union' ? `${s.kind}${s.items.length}` : s.kind === 'matrix' ? `matrix${s.rows.length}x${s.rows[0]?.length ?? 0}` : s.kind);
     if (shape(g) !== shape(p)) return { equal: false, method: 'exact', reason: `different shapes: ${shape(g)} vs ${shape(p)}` };
     if (g.kind === 'matrix' && p.kind === 'matrix') {
@@ -216,7 +222,12 @@ export class Verifier {
     const v = await this.compareScalar(a, b, o);
     if (v.equal) return v;
     const w = await this.compareScalar(a, b, o, true);
-    return w.equal ? w : { ...v, reason: `equations differ: ${v.reason}` };
+    if (w.equal) return w;
+    // Up to scaling: 2y = 4x + 2 is y = 2x + 1.
+    const r = await this.pool.run({ a, b, ratio: true }, o.timeoutMs ?? 2000);
+    this.noted(o, { equal: r.equal, method: r.method, reason: r.reason });
+    if (r.equal) return { equal: true, method: r.method, reason: r.reason };
+    return { ...v, reason: `equations differ: ${v.reason}` };
   }
 
   /** With `explain`, the step's decision in the trace, under its method (undecided: null); returns it unchanged. */
@@ -244,7 +255,10 @@ export class Verifier {
     }
     // Plain words (no math at all) that differ are different.
     const wordy = (s: string) => /^[a-zA-Z\s]{3,}$/.test(s);
-    if (wordy(g) && wordy(p)) return { equal: false, method: 'exact', reason: 'different text', final: true };
+    if (wordy(g) && wordy(p)) {
+      const same = g.toLowerCase() === p.toLowerCase();
+      return { equal: same, method: 'exact', reason: same ? 'the same text but for case' : 'different text', final: true };
+    }
     if (wordy(g) || wordy(p)) return { equal: false, method: 'exact', reason: 'text against math' };
     const steps = o.steps ?? ['symbolic', 'sympy'];
     let last: StepVerdict = { equal: false, method: 'exact', reason: 'not identical' };
