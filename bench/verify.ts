@@ -13,7 +13,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { benchPairs, type Pair } from './verify-pairs.ts';
 import { benchFlags } from './flags.ts';
-import { MathVerify } from '../workers/reward/math-verify.ts';
+import { MathVerify, MATH_VERIFY_POOL } from '../workers/reward/math-verify.ts';
+import { SandboxPool } from '../workers/sandbox/pool.ts';
 import { Verifier } from '../workers/reward/verifier.ts';
 import type { Verdict } from '../contracts/trajectory.ts';
 
@@ -62,7 +63,7 @@ async function mapLimit<T, R>(xs: T[], limit: number, fn: (x: T) => Promise<R>):
 
 const pairs = benchPairs({ task: TASK, perShape: PER_SHAPE, seed: SEED, corpus: path.join(ROOT, 'tests/fixtures/verifier-corpus.jsonl') });
 console.log(`bench:verify — ${pairs.length} pairs (${pairs.filter((p) => p.source === 'task').length} embedded task, ${pairs.filter((p) => p.source === 'shapes').length} answer shapes, ${pairs.filter((p) => p.source === 'corpus').length} corpus), concurrency ${CONCURRENCY}`);
-const mv = await MathVerify.start({ size: 2 });
+const mv = MathVerify.owning(await SandboxPool.start({ ...MATH_VERIFY_POOL, size: 2 }));
 const verifier = new Verifier({ workers: 2, mathVerify: 'fallback', mathVerifier: mv });
 try {
   // Warm both sides (worker threads, zygotes) before timing either.

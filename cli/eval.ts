@@ -53,12 +53,12 @@ Every trajectory is stored (split "eval") and the results appear on the run's pa
       // In process: take the job ourselves so no worker also runs it.
       await withdrawJob(db, jobId, 'run in-process by npx toolsmith eval');
       await setRunStatus(db, runId, 'running', { message: 'npx toolsmith eval (in process)' });
-      const [{ createEngine }, { createSandbox }, { Verifier }, { runEvaluation, formatEvalTable }] = await Promise.all([
-        import('../workers/engines/create.ts'), import('../workers/sandbox/index.ts'), import('../workers/reward/verifier.ts'), import('../workers/eval/run.ts'),
+      const [{ createEngine }, { createSandbox }, { verifierFromSettings }, { runEvaluation, formatEvalTable }] = await Promise.all([
+        import('../workers/engines/create.ts'), import('../workers/sandbox/index.ts'), import('../workers/handlers/verifier.ts'), import('../workers/eval/run.ts'),
       ]);
       const eng = await createEngine(spec.engine);
       const sandbox = await createSandbox();
-      const verifier = new Verifier({ sandbox });
+      const verifier = verifierFromSettings(undefined, sandbox);
       const stop = new AbortController();
       setMaxListeners(0, stop.signal); // every in-flight generation and tool call listens for Ctrl-C
       const onSig = () => stop.abort();

@@ -28,13 +28,16 @@ export const verifyCommand: Command = {
     if (single && f.jsonl !== undefined) throw new UserError('give either --gold/--pred or --jsonl, not both');
     if (!single && f.jsonl === undefined) throw new UserError('verify needs --gold G --pred P, or --jsonl FILE');
     if (single && (typeof f.gold !== 'string' || typeof f.pred !== 'string')) throw new UserError('--gold and --pred go together');
-    const { Verifier } = await import('../workers/reward/verifier.ts');
+    const [{ verifierFromSettings }, { VerifierSettingsSchema }] = await Promise.all([import('../workers/handlers/verifier.ts'), import('../contracts/recipe.ts')]);
     let sandbox = null;
     if (f.sympy) {
       const { SandboxPool } = await import('../workers/sandbox/pool.ts');
       sandbox = await SandboxPool.start({ size: 1, log: () => {} });
     }
-    const verifier = new Verifier({ sandbox, mode: mode as 'answer' | 'boxed', timeoutMs: f['timeout-ms'] as number | undefined, explain: Boolean(f.explain), mathVerify: mathVerify as 'off' | 'fallback' | 'always' });
+    const parsed = VerifierSettingsSchema.safeParse({ mode, mathVerify, sympy: Boolean(f.sympy), ...(f['timeout-ms'] !== undefined ? { timeLimitMs: f['timeout-ms'] } : {}) });
+    if (!parsed.success) throw new UserError(`--timeout-ms: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    const settings = parsed.data;
+    const verifier = verifierFromSettings(settings, sandbox, { explain: Boolean(f.explain) });
     try {
       if (single) {
         const r = await verifier.verify(f.gold as string, f.pred as string);

@@ -4,31 +4,35 @@
 // a slow check is ended by the sandbox's wall clock while other checks and the event loop go on.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { MathVerify } from '../../workers/reward/math-verify.ts';
+import { MathVerify, MATH_VERIFY_POOL } from '../../workers/reward/math-verify.ts';
+import { SandboxPool } from '../../workers/sandbox/pool.ts';
 import { Verifier } from '../../workers/reward/verifier.ts';
+import { verifierFromSettings } from '../../workers/handlers/verifier.ts';
+import { VerifierSettingsSchema } from '../../contracts/recipe.ts';
 
 let mv: MathVerify;
 let v: Verifier;
 before(async () => {
-  mv = await MathVerify.start({ size: 2 });
+  mv = MathVerify.owning(await SandboxPool.start({ ...MATH_VERIFY_POOL, size: 2 }));
   v = new Verifier({ workers: 1, mathVerify: 'fallback', mathVerifier: mv, explain: true });
 });
 after(async () => { await v.close(); await mv.close(); });
 
 test('what the fast path cannot settle, Math-Verify decides, and the verdict says so', async () => {
   const before = mv.stats.checks;
-  const r = await v.verify('(3,2)', '(p,q)=(3,2)');
+  // The fast path compares a union of intervals with one interval by shape, and so cannot settle it.
+  const r = await v.verify('[1,2]\\cup[2,3]', '[1,3]');
   assert.deepEqual([r.correct, r.method], [true, 'math-verify'], r.reason);
   assert.match(r.reason, /Math-Verify: equal/);
   assert.deepEqual(r.steps!.map((s) => s.step).slice(-3), ['fast path', 'math-verify', 'verdict']);
-  const w = await v.verify('(3,2)', '(p,q)=(2,3)');
+  const w = await v.verify('[1,2]\\cup[3,4]', '[1,4]');
   assert.deepEqual([w.correct, w.method], [false, 'math-verify'], w.reason);
   assert.equal(mv.stats.checks, before + 2);
 });
 
 test('what the fast path settles never reaches Math-Verify', async () => {
   const before = mv.stats.checks;
-  for (const [gold, pred, correct] of [['1000000007', '1000000008', false], ['\\frac{1}{2}', '0.5', true], ['B', '(C)', false], ['18446744073709551617', '18446744073709551616', false]] as const) {
+  for (const [gold, pred, correct] of [['1000000007', '1000000008', false], ['\\frac{1}{2}', '0.5', true], ['B', '(C)', false], ['18446744073709551617', '18446744073709551616', false], ['(3,2)', '(p,q)=(3,2)', true], ['\\text{east}', 'West', false]] as const) {
     const r = await v.verify(gold, pred);
     assert.equal(r.correct, correct, `${gold} vs ${pred}: ${r.reason}`);
     assert.notEqual(r.method, 'math-verify');
@@ -54,7 +58,7 @@ test('a slow check ends at its time limit without stalling the others or the eve
     const t0 = Date.now();
     // (x+y+1)^60 - x^60 takes sympy seconds to simplify; the label forces the fast path to defer.
     const slow = limited.verify('f(x,y)=(x+y+1)^{60}', 'f(x,y)=x^{60}+y^{60}');
-    const quick = Promise.all(Array.from({ length: 6 }, (_, i) => limited.verify(`(${i},1)`, `(a,b)=(${i},1)`)));
+    const quick = Promise.all(Array.from({ length: 6 }, (_, i) => limited.verify(`[${i},${i + 1}]\\cup[${i + 1},${i + 2}]`, `[${i},${i + 2}]`)));
     const [s, q] = await Promise.all([slow, quick]);
     clearInterval(timer);
     assert.equal(s.correct, false);
@@ -75,8 +79,26 @@ test('a hostile answer is data: it reaches Math-Verify on stdin and never runs',
 test('without Math-Verify the fast path verdict stands, and the reason says the last step was unavailable', async () => {
   const none = new Verifier({ workers: 1, mathVerify: 'fallback', mathVerifier: null });
   try {
-    const r = await none.verify('(3,2)', '(p,q)=(3,2)');
+    const r = await none.verify('[1,2]\\cup[2,3]', '[1,3]');
     assert.equal(r.correct, false);
     assert.match(r.reason, /Math-Verify unavailable/);
   } finally { await none.close(); }
+});
+
+test("a recipe's settings: Math-Verify's own pool starts once, on the first pair the fast path leaves, and closes with the verifier", async () => {
+  let starts = 0;
+  const w = new Verifier({ workers: 1, mathVerify: 'fallback', mathVerifier: async () => { starts++; return MathVerify.owning(await SandboxPool.start(MATH_VERIFY_POOL)); } });
+  try {
+    assert.equal((await w.verify('12', '13')).correct, false);
+    assert.equal(starts, 0);
+    const [a, b] = await Promise.all([w.verify('[1,2]\\cup[2,3]', '[1,3]'), w.verify('[1,2]\\cup[3,4]', '[1,4]')]);
+    assert.deepEqual([a.correct, a.method, b.correct, b.method], [true, 'math-verify', false, 'math-verify']);
+    assert.equal(starts, 1);
+  } finally { await w.close(); }
+  const defaults = verifierFromSettings(VerifierSettingsSchema.parse({}));
+  const off = verifierFromSettings(VerifierSettingsSchema.parse({ mathVerify: 'off' }));
+  try {
+    assert.equal((await defaults.verify('[1,2]\\cup[2,3]', '[1,3]')).method, 'math-verify');
+    assert.match((await off.verify('[1,2]\\cup[2,3]', '[1,3]')).reason, /different shapes/);
+  } finally { await defaults.close(); await off.close(); }
 });

@@ -1,6 +1,6 @@
 import { createEngine } from '../engines/create.ts';
 import { formatEvalTable, runEvaluation } from '../eval/run.ts';
-import { Verifier } from '../reward/verifier.ts';
+import { verifierFromSettings } from './verifier.ts';
 import { publishLiveRollouts } from './live.ts';
 import { createSandbox } from '../sandbox/index.ts';
 import { PermanentJobError, type JobHandler } from '../types.ts';
@@ -16,7 +16,7 @@ export const evaluation: JobHandler<JobPayload<'eval'>> = async (ctx) => {
   if (!ctx.job.runId) throw new PermanentJobError('an eval job needs a run');
   const engine = await createEngine(spec.engine);
   const sandbox = await createSandbox();
-  const verifier = new Verifier({ sandbox });
+  const verifier = verifierFromSettings(undefined, sandbox);
   const live = publishLiveRollouts(ctx);
   try {
     await ctx.log(`evaluating ${spec.engine.kind === 'embedded' ? spec.engine.checkpoint : spec.engine.urls.join(',')} on ${spec.datasets.join(', ')} (k=${spec.k}, T=${spec.temperature})`);

@@ -4,7 +4,7 @@ import { config } from '../../server/config.ts';
 import { modelExists, modelPath, modelsDir } from '../../server/models/registry.ts';
 import { PathEscapeError } from '../../server/models/under-root.ts';
 import type { JobPayload } from '../../contracts/jobs.ts';
-import { Verifier } from '../reward/verifier.ts';
+import { verifierFromSettings } from './verifier.ts';
 import { publishLiveRollouts } from './live.ts';
 import { createSandbox } from '../sandbox/index.ts';
 import { TrainerClient, TrainerError } from '../trainer/client.ts';
@@ -46,8 +46,7 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
   }
   const trainer = await TrainerClient.start({ ranks: recipe.trainer.ranks, startTimeoutMs: 180_000 });
   const sandbox = await createSandbox();
-  const v = recipe.verifier;
-  const verifier = new Verifier({ sandbox: v.sympy ? sandbox : null, mode: v.mode, tolerance: v.tolerance, timeoutMs: v.timeLimitMs, sympyTimeoutS: v.sympyTimeLimitS, mathVerify: v.mathVerify, mathVerifyTimeLimitS: v.mathVerifyTimeLimitS });
+  const verifier = verifierFromSettings(recipe.verifier, sandbox);
   let engine: PolicyEngine | null = null; // the policy's engine, once the first sync built it (for the dashboard)
   const policyEngine = observeEngines(policyFactory(recipe, runId), (e) => { engine = e; });
   const live = publishLiveRollouts(ctx, { engineStats: () => engine?.stats?.() ?? [] });

@@ -6,12 +6,16 @@
  * Set-up installs it for the sandbox's interpreter (workers/reward/requirements-sandbox.txt).
  */
 import fs from 'node:fs';
+import type { PoolOptions } from '../sandbox/pool.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 
 const CHECK_CODE = fs.readFileSync(new URL('./math_verify_check.py', import.meta.url), 'utf8');
 
 /** The modules its zygotes preload (the zygote warms math_verify's parser when it is among them). */
 export const MATH_VERIFY_PRELOAD = ['sympy', 'math_verify'];
+
+/** The pool a composition root starts for it: one zygote by default (the fast path settles most pairs). */
+export const MATH_VERIFY_POOL: PoolOptions = { size: 1, preload: MATH_VERIFY_PRELOAD, light: false, memoryMb: 1024, log: () => {} };
 
 export interface MathVerifyVerdict {
   /** null: Math-Verify gave no verdict (it could not parse the gold, failed, timed out, or is not installed). */
@@ -25,12 +29,8 @@ export class MathVerify {
   readonly stats = { checks: 0, undecided: 0 };
   private constructor(private sandbox: Sandbox, private owned: boolean) {}
 
-  /** A pool of `size` zygotes preloading math_verify (default 1: the fast path decides most pairs). */
-  static async start(opts: { size?: number; log?: (line: string) => void } = {}): Promise<MathVerify> {
-    const { SandboxPool } = await import('../sandbox/pool.ts');
-    const pool = await SandboxPool.start({ size: opts.size ?? 1, preload: MATH_VERIFY_PRELOAD, light: false, memoryMb: 1024, log: opts.log ?? (() => {}) });
-    return new MathVerify(pool, true);
-  }
+  /** Over a sandbox that closes with it (a pool started with MATH_VERIFY_POOL). */
+  static owning(sandbox: Sandbox): MathVerify { return new MathVerify(sandbox, true); }
 
   /** Over a sandbox someone else owns (its zygotes should preload MATH_VERIFY_PRELOAD, or each check imports it). */
   static over(sandbox: Sandbox): MathVerify { return new MathVerify(sandbox, false); }

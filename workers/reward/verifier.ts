@@ -9,7 +9,7 @@
 import { extractAnswer, extractGold, type ExtractMode } from './extract.ts';
 import { asInterval, choiceLetter, exactEqual, isLabel, isIntegerLiteral, joinSpacedThousands, normalize, numbersClose, NUMERIC_TOLERANCE, parseExact, parseNumber, structure, toSympyText, type Structured } from './normalize.ts';
 import { SymbolicPool } from './pool.ts';
-import { MathVerify } from './math-verify.ts';
+import type { MathVerify } from './math-verify.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 import type { Method, Verdict } from '../../contracts/trajectory.ts';
 
@@ -72,8 +72,9 @@ export interface VerifierOptions extends VerifyOptions {
   sandbox?: Sandbox | null;
   /** Which steps after exact/numeric to use (default all); e.g. ['sympy'] to test the sympy path alone. */
   steps?: Array<'symbolic' | 'sympy'>;
-  /** The Math-Verify checker to use; absent: the verifier starts its own (a one-zygote pool) when first needed. */
-  mathVerifier?: MathVerify | null;
+  /** The Math-Verify checker, or how to start one (called once, when first needed; the verifier closes it). Absent
+   *  or null: the last step is unavailable and the fast path's verdict stands. */
+  mathVerifier?: MathVerify | null | (() => Promise<MathVerify>);
 }
 
 export class Verifier {
@@ -98,9 +99,10 @@ export class Verifier {
 
   /** The Math-Verify checker: the one given, or this verifier's own, started once on first use. */
   private mathVerifier(): Promise<MathVerify | null> {
-    if (this.opts.mathVerifier === null) this.mathVerifyError = 'this verifier was given none';
-    if (this.opts.mathVerifier !== undefined) return Promise.resolve(this.opts.mathVerifier);
-    return (this.ownMathVerify ??= MathVerify.start().catch((e: Error) => { this.mathVerifyError = e.message; return null; }));
+    const given = this.opts.mathVerifier;
+    if (typeof given === 'function') return (this.ownMathVerify ??= given().catch((e: Error) => { this.mathVerifyError = e.message; return null; }));
+    if (!given) this.mathVerifyError = 'this verifier was given none';
+    return Promise.resolve(given ?? null);
   }
 
   async verify(gold: string, pred: string, opts: VerifyOptions = {}): Promise<Verdict> {
