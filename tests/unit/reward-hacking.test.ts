@@ -19,6 +19,10 @@ test('several candidates for a single-value gold are incorrect: a list, a set, w
   for (const p of ['3, 4', '\\{3,4\\}', '3 \\text{ or } 4', '4 \\text{ and } 5', '(4, 4)']) {
     assert.equal((await v.verify('4', `<answer>\\boxed{${p}}</answer>`)).correct, false, p);
   }
+  // A list is settled by the fast path itself (final: Math-Verify, in fallback mode, is not asked).
+  for (const p of ['3, 4', '\\{3,4\\}', '3 \\text{ or } 4', '4 \\text{ and } 5', '4; 4']) {
+    assert.match((await v.verify('4', `<answer>\\boxed{${p}}</answer>`)).reason, /candidates for one value/, p);
+  }
 });
 
 test('an enormous expression is incorrect, even one equal to the gold', async () => {

@@ -178,6 +178,8 @@ export class Verifier {
     // A labelled answer (`(p,q)=(3,2)`, `f(x)=2x+1`, `\text{Area}=12`) against its value: the value.
     if (g.kind === 'eq' && isLabel(g.lhs)) return this.compareStruct(structure(g.rhs), p, o);
     if (p.kind === 'eq' && isLabel(p.lhs)) return this.compareStruct(g, structure(p.rhs), o);
+    // Several candidates for one value (`3, 4`, `3 \text{ or } 4`, `\{3,4\}`): a hedge, whatever they are.
+    if (g.kind === 'scalar' && p.kind === 'set' && p.items.length >= 2) return { equal: false, method: 'exact', reason: `${p.items.length} candidates for one value: a hedge is incorrect`, final: true };
     const shape = (s: Structured) => (s.kind === 'seq' ? `${s.open}${s.items.length}${s.close}` : s.kind === 'set' || s.kind === 'union' ? `${s.kind}${s.items.length}` : s.kind === 'matrix' ? `matrix${s.rows.length}x${s.rows[0]?.length ?? 0}` : s.kind);
     if (shape(g) !== shape(p)) return { equal: false, method: 'exact', reason: `different shapes: ${shape(g)} vs ${shape(p)}` };
     if (g.kind === 'matrix' && p.kind === 'matrix') {
