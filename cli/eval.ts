@@ -11,12 +11,15 @@ import { followRun } from './follow.ts';
 import { logMetrics } from '../server/store/metrics.ts';
 import { setRunStatus } from '../server/store/runs.ts';
 import { withdrawJob } from '../server/store/jobs.ts';
+import type { EvalComparison } from '../server/store/eval-compare.ts';
+import { formatDifference, formatWithInterval } from '../contracts/intervals.ts';
 
 /** `npx toolsmith eval`: pass@1 over k samples of an engine on stored datasets; prints the table. */
 export const evalCommand: Command = {
   name: 'eval',
   summary: 'evaluate a checkpoint or an OpenAI-compatible server on datasets: pass@1 (k samples), pass@k, length, tool use',
   usage: `(--checkpoint DIR | --url URL[,URL] --model NAME [--tokenizer FILE]) --dataset NAME[,NAME] [options]
+       --compare RUN[@STEP],RUN[@STEP]
 
   --checkpoint DIR     an embedded model export dir (model.onnx, tokenizer.json, config.json)
   --url, --model       OpenAI-compatible /v1/completions servers (vLLM, SGLang, toolsmith serve-model)
@@ -25,13 +28,18 @@ export const evalCommand: Command = {
   --k N (16)  --temperature T (0.6)  --top-p P (1)  --max-tokens N (30000)  --max-turns N (30)  --seed S (0)
   --template full|compact|minimal (the recipe's template variants; default: minimal for --checkpoint, full for --url)
   --queue              let a running worker do it and stream its progress here
-Every trajectory is stored (split "eval") and the results appear on the run's page.`,
+  --compare A,B        paired comparison of two stored evaluations on the same problems (two runs, or one run at
+                       two steps, e.g. run_x@0,run_x@40; default step: the latest evaluated): pass@1 of each and the
+                       difference B − A with its 95% interval (bootstrap over problems)
+Every trajectory is stored (split "eval") and the results appear on the run's page, pass@1 and pass@k with 95%
+intervals (bootstrap over problems).`,
   async run(args) {
     const f = parseFlags(args, {
       checkpoint: 'string', url: 'string', model: 'string', tokenizer: 'string', dataset: 'string', split: 'string', limit: 'number',
       k: 'number', temperature: 'number', 'top-p': 'number', 'max-tokens': 'number', 'max-turns': 'number', seed: 'number',
-      template: 'string', queue: 'boolean', name: 'string',
+      template: 'string', queue: 'boolean', name: 'string', compare: 'string',
     });
+    if (f.compare !== undefined) return compareEvals(String(f.compare));
     if (!f.checkpoint === !f.url) throw new UserError('eval needs exactly one of --checkpoint DIR or --url URL');
     if (!f.dataset) throw new UserError('eval needs --dataset NAME');
     const engine = f.checkpoint
@@ -89,3 +97,41 @@ Every trajectory is stored (split "eval") and the results appear on the run's pa
     }
   },
 };
+
+/** `--compare A,B`: the paired comparison, printed as a table. */
+async function compareEvals(arg: string): Promise<number> {
+  const sides = arg.split(',').map((s) => s.trim());
+  const parse = (s: string) => {
+    const m = /^([^@\s]+)(?:@(\d+))?$/.exec(s);
+    if (!m) throw new UserError(`--compare: "${s}" is not RUN or RUN@STEP`);
+    return { runId: m[1]!, step: m[2] === undefined ? undefined : Number(m[2]) };
+  };
+  if (sides.length !== 2) throw new UserError('--compare needs two evaluations: A,B (each RUN or RUN@STEP)');
+  const [a, b] = sides.map(parse) as [ReturnType<typeof parse>, ReturnType<typeof parse>];
+  const url = config().databaseUrl;
+  await migrate(url);
+  const db = await openDatabase(url);
+  try {
+    const { getRun } = await import('../server/store/runs.ts');
+    for (const s of [a, b]) if (!(await getRun(db, s.runId))) throw new UserError(`--compare: no run ${s.runId}`);
+    const { pairedEvalComparison } = await import('../server/store/eval-compare.ts');
+    const c = await pairedEvalComparison(db, a, b);
+    console.log(formatComparison(c));
+    return c.benchmarks.length ? 0 : 1;
+  } finally {
+    await db.close();
+  }
+}
+
+export function formatComparison(c: EvalComparison): string {
+  const name = (s: { runId: string; step: number | null }) => `${s.runId}@${s.step ?? '-'}`;
+  if (!c.benchmarks.length) return `no benchmark evaluated in both ${name(c.a)} and ${name(c.b)}`;
+  const head = ['benchmark', 'problems', `A ${name(c.a)}`, `B ${name(c.b)}`, 'B − A [95% CI]', ''];
+  const body = c.benchmarks.map((r) => [
+    r.benchmark, String(r.paired?.problems ?? '-'), formatWithInterval(r.a.pass1, r.a.ci), formatWithInterval(r.b.pass1, r.b.ci),
+    r.paired ? formatDifference(r.paired) : '-', r.paired ? (r.paired.excludesZero ? 'interval excludes 0' : 'interval includes 0') : (r.why ?? ''),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((x) => x[i]!.length)));
+  const line = (cells: string[]) => cells.map((x, i) => (i === 0 || i === 5 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join('  ').trimEnd();
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+}

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { EngineSpecSchema } from './engine.ts';
 import { TEMPLATE_VARIANTS } from './recipe.ts';
+import type { Interval, ProblemScore } from './intervals.ts';
 
 export const EvalSpecSchema = z.object({
   engine: EngineSpecSchema,
@@ -37,6 +38,12 @@ export interface BenchmarkSummary {
   k: number;
   pass1: number;
   passK: number;
+  /** 95% intervals of pass@1 and pass@k, bootstrap over problems (contracts/intervals.ts); absent in results
+   *  stored before they were computed. */
+  pass1Ci?: Interval;
+  passKCi?: Interval;
+  /** Each problem's correct samples, for paired comparisons of two evaluations on the same problems. */
+  perProblem?: ProblemScore[];
   meanLength: number;
   toolCallsPerTrajectory: number;
   /** Failed calls / all calls, pooled over trajectories (0 when there were no calls). */

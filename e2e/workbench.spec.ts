@@ -117,6 +117,9 @@ test('design → launch → live rollouts → trace and replay → share read-on
   // The other main pages render with this run's data.
   await page.goto(`/runs/${runId}/evals`);
   await expect(page.getByRole('heading', { name: 'Reference (rStar2-Agent report)' })).toBeVisible();
+  // Every figure with its interval; the two stage-end evaluations compared on the same problems.
+  await expect(page.getByRole('table', { name: /Evaluation results at step/ })).toContainText(/95% CI \d+\.\d%–\d+\.\d%/);
+  await expect(page.getByRole('table', { name: /Paired comparison: step \d+ against step \d+/ })).toContainText(/[+−]\d+\.\d pts \[/);
   await shot(page, 'evals');
   await expectAccessibleNames(page);
   await page.goto('/compare');

@@ -13,6 +13,7 @@ import { KeyPicker } from './key-picker.tsx';
 import { OverlayChart, type StageMark } from './overlay-chart.tsx';
 import { RecipeDiffTable } from './recipe-diff-table.tsx';
 import { RunPicker } from './run-picker.tsx';
+import { PairedTable } from '../evals/paired-table.tsx';
 
 /** /compare?runs=a,b,c: pick runs, overlay their metrics by step, and read their recipe differences. */
 export function CompareView({ initialRunIds }: { initialRunIds: string[] }) {
@@ -93,6 +94,13 @@ export function CompareView({ initialRunIds }: { initialRunIds: string[] }) {
             <div className="cmp-charts">
               {shownKeys.map((k) => <OverlayChart key={k} metricKey={k} runs={data.runs} series={data.series} stages={stages} />)}
             </div>
+          </section>
+
+          <section aria-label="Evaluations">
+            <h2>Evaluations, paired <span className="muted">(each run's latest evaluation against {data.runs[0]?.name}, on the problems both scored)</span></h2>
+            {data.runs.slice(1).map((r) => (
+              <PairedTable key={r.id} a={{ runId: data.runs[0]!.id }} b={{ runId: r.id }} labelA={data.runs[0]!.name} labelB={r.name} />
+            ))}
           </section>
 
           <section aria-label="Recipe">

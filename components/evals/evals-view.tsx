@@ -9,8 +9,11 @@ import { referenceScore } from './reference.ts';
 import { formatNumber, formatTime } from '../ui/format.ts';
 import { Pass1Chart } from './pass1-chart.tsx';
 import { ReferencePanel } from './reference-panel.tsx';
+import { PairedTable } from './paired-table.tsx';
 
-type Details = { problems?: number; samples?: number; k?: number; toolCallsPerTrajectory?: number; toolErrorRate?: number; finishReasons?: Record<string, number> } | null;
+type Interval = { lo: number; hi: number };
+type Details = { problems?: number; samples?: number; k?: number; toolCallsPerTrajectory?: number; toolErrorRate?: number; finishReasons?: Record<string, number>; pass1Ci?: Interval; passKCi?: Interval } | null;
+const ci = (c: Interval | undefined) => (c ? `95% CI ${pct(c.lo)}–${pct(c.hi)}` : null);
 const REF_MODEL = 'rStar2-Agent-14B';
 
 /** /runs/<id>/evals: a run's evaluation results by step and benchmark, beside the report's reference table. */
@@ -20,6 +23,7 @@ export function EvalsView({ runId }: { runId: string }) {
   const evals = useQuery(trpc.evals.list.queryOptions({ runId }, { retry: false, refetchInterval: (q) => (q.state.error ? false : 10_000) }));
   const ref = useQuery(trpc.evals.reference.queryOptions(undefined, { staleTime: Infinity }));
   const [pickedStep, setPickedStep] = useState<number | null>(null);
+  const [againstStep, setAgainstStep] = useState<number | null>(null);
 
   const rows = evals.data ?? [];
   const steps = evalSteps(rows);
@@ -68,8 +72,8 @@ export function EvalsView({ runId }: { runId: string }) {
                 return (
                   <tr key={r.id}>
                     <th scope="row">{r.benchmark}{d?.problems !== undefined && <div className="muted ev-sub">{d.problems} problems · {d.samples ?? '?'} samples</div>}</th>
-                    <td className="num"><strong>{pct(r.pass1)}</strong><div className="muted ev-sub">{r.k} sample{r.k === 1 ? '' : 's'} each</div></td>
-                    <td className="num">{pct(r.passK)}<div className="muted ev-sub">pass@{r.k}</div></td>
+                    <td className="num"><strong>{pct(r.pass1)}</strong><div className="muted ev-sub">{ci(d?.pass1Ci) ?? `${r.k} sample${r.k === 1 ? '' : 's'} each`}</div></td>
+                    <td className="num">{pct(r.passK)}<div className="muted ev-sub">pass@{r.k}{d?.passKCi ? ` · ${ci(d.passKCi)}` : ''}</div></td>
                     <td className="num">{r.meanLength === null ? '—' : `${Math.round(r.meanLength).toLocaleString('en-US')} tok`}</td>
                     <td className="num">{formatNumber(r.toolCalls ?? d?.toolCallsPerTrajectory ?? null)}</td>
                     <td className="num">{pct(r.toolErrors ?? d?.toolErrorRate ?? null)}</td>
@@ -82,9 +86,24 @@ export function EvalsView({ runId }: { runId: string }) {
           </table>
         </div>
         <p className="muted ev-note">
-          pass@1 is averaged over the k samples of each problem, then over problems; pass@k is the unbiased estimate. Tool errors are failed calls over all calls.
+          pass@1 is averaged over the k samples of each problem, then over problems; pass@k is the unbiased estimate; 95% intervals by bootstrap over problems. Tool errors are failed calls over all calls.
           “Ref. pass@1” is {REF_MODEL} in the rStar2-Agent report, where a benchmark of the same name exists.
         </p>
+        {steps.length > 1 && (() => {
+          const others = steps.filter((s) => s !== step);
+          const against = againstStep !== null && others.includes(againstStep) ? againstStep : others[0]!;
+          return (
+            <section aria-label="Paired comparison of two steps" className="ev-paired">
+              <h3>
+                Step {step} against{' '}
+                <select aria-label="Compare against step" value={against} onChange={(e) => setAgainstStep(Number(e.target.value))}>
+                  {others.map((s) => <option key={s} value={s}>step {s}</option>)}
+                </select>
+              </h3>
+              <PairedTable a={{ runId, step: against }} b={{ runId, step }} labelA={`step ${against}`} labelB={`step ${step}`} />
+            </section>
+          );
+        })()}
         <Pass1Chart rows={rows} />
         {steps.length > 1 && (
           <details className="ev-history">

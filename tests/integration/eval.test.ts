@@ -63,8 +63,8 @@ test('npx toolsmith eval piped into another program: the whole output arrives, t
 test('npx toolsmith eval: prints the table, stores every trajectory and tool call, and one result per benchmark', async () => {
   const r = await runCli(['eval', '--checkpoint', model, ...common], env(), 180_000);
   assert.equal(r.code, 0, r.stderr + r.stdout);
-  assert.match(r.stdout, /benchmark\s+problems\s+k\s+pass@1\s+pass@k\s+length\s+calls\/traj\s+tool err/);
-  assert.match(r.stdout, /arith-test\s+4\s+2\s+\d+\.\d%/);
+  assert.match(r.stdout, /benchmark\s+problems\s+k\s+pass@1 \[95% CI\]\s+pass@k \[95% CI\]\s+length\s+calls\/traj\s+tool err/);
+  assert.match(r.stdout, /arith-test\s+4\s+2\s+\d+\.\d% \[\d+\.\d–\d+\.\d\]/);
   const run = await db.prisma.run.findFirstOrThrow({ where: { kind: 'eval' }, orderBy: { createdAt: 'desc' } });
   assert.equal(run.status, 'succeeded');
   const { rows, results } = await evalRun(run.id);
@@ -82,6 +82,21 @@ test('npx toolsmith eval: prints the table, stores every trajectory and tool cal
   assert.ok(calls > 0, 'the SFT policy used the tool');
   const metrics = await db.prisma.metricPoint.findMany({ where: { runId: run.id } });
   assert.ok(metrics.some((m) => m.key === 'eval/arith-test/pass1'));
+  // Intervals (bootstrap over problems) and each problem's score are kept with the result (issue 16, requirement 3).
+  const details = JSON.parse(res.details!) as { pass1Ci: { lo: number; hi: number }; perProblem: { id: string; correct: number; samples: number }[] };
+  assert.ok(details.pass1Ci.lo <= res.pass1 && res.pass1 <= details.pass1Ci.hi);
+  assert.equal(details.perProblem.length, N);
+  assert.ok(details.perProblem.every((p) => p.samples === K));
+  // The paired comparison of an evaluation with itself: no difference, the interval includes 0.
+  const c = await runCli(['eval', '--compare', `${run.id}@0,${run.id}`], env());
+  assert.equal(c.code, 0, c.stderr + c.stdout);
+  assert.match(c.stdout, /B − A \[95% CI\]/);
+  assert.match(c.stdout, new RegExp(`arith-test\\s+${N}\\s+.*\\+0\\.0 pts \\[\\+0\\.0, \\+0\\.0\\]\\s+interval includes 0`));
+  const bad = await runCli(['eval', '--compare', `${run.id}`], env());
+  assert.notEqual(bad.code, 0);
+  assert.match(bad.stderr, /--compare needs two evaluations/);
+  const missing = await runCli(['eval', '--compare', `${run.id},run_nope`], env());
+  assert.match(missing.stderr, /--compare: no run run_nope/);
 });
 
 test('bad input names the field: k 0, an unknown dataset, no engine', async () => {

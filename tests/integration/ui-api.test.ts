@@ -441,3 +441,35 @@ test('evals.list parses details, ordered by step then benchmark; evals.reference
   assert.equal(ref.lengths.AIME25['Qwen3-14B'], 17522);
   assert.match(ref.protocol, /16 samples per question/);
 });
+
+test('evals.compare: two steps of a run or two runs on the same problems, the paired difference with its interval', async () => {
+  const a = await createRun(db, { name: 'A', kind: 'train' });
+  const b = await createRun(db, { name: 'B', kind: 'train' });
+  const per = (rate: (i: number) => number) => Array.from({ length: 200 }, (_, i) => ({ id: `p${i}`, correct: Math.round(4 * rate(i)), samples: 4 }));
+  const row = (runId: string, step: number, benchmark: string, perProblem: unknown) => {
+    const scores = perProblem as { correct: number; samples: number }[] | null;
+    const pass1 = scores ? scores.reduce((s, p) => s + p.correct / p.samples, 0) / scores.length : 0.5;
+    return db.prisma.evalResult.create({ data: { id: `ev_${runId}_${step}_${benchmark}`, runId, step, benchmark, k: 4, pass1, details: JSON.stringify(scores ? { problems: scores.length, perProblem: scores, pass1Ci: { lo: pass1 - 0.05, hi: pass1 + 0.05 } } : { problems: 200 }) } });
+  };
+  await row(a.id, 0, 'arith', per((i) => (i % 2 ? 0.25 : 0.5)));
+  await row(a.id, 40, 'arith', per((i) => (i % 2 ? 0.5 : 0.75)));
+  await row(a.id, 40, 'old', null);
+  await row(a.id, 0, 'old', null);
+  await row(b.id, 10, 'arith', per((i) => (i % 2 ? 0.25 : 0.5)));
+
+  const steps = await caller.evals.compare({ a: { runId: a.id, step: 0 }, b: { runId: a.id } });
+  assert.deepEqual([steps.a.step, steps.b.step], [0, 40]);
+  const arith = steps.benchmarks.find((r) => r.benchmark === 'arith')!;
+  assert.equal(arith.paired!.problems, 200);
+  assert.ok(Math.abs(arith.paired!.diff - 0.25) < 1e-9, String(arith.paired!.diff));
+  assert.ok(arith.paired!.excludesZero && arith.paired!.ci.lo > 0.2 && arith.paired!.ci.hi <= 0.25 + 1e-9, JSON.stringify(arith.paired));
+  assert.deepEqual(arith.a.ci, { lo: arith.a.pass1 - 0.05, hi: arith.a.pass1 + 0.05 });
+  const old = steps.benchmarks.find((r) => r.benchmark === 'old')!;
+  assert.equal(old.paired, null);
+  assert.match(old.why!, /before per-problem scores/);
+
+  const runs = await caller.evals.compare({ a: { runId: a.id, step: 0 }, b: { runId: b.id } });
+  assert.deepEqual(runs.benchmarks.map((r) => [r.benchmark, r.paired?.diff, r.paired?.excludesZero]), [['arith', 0, false]]);
+  await notFound(caller.evals.compare({ a: { runId: a.id }, b: { runId: 'run_missing' } }));
+  await badRequest(caller.evals.compare({ a: { runId: a.id, step: -1 }, b: { runId: b.id } }), 'a.step');
+});

@@ -15,22 +15,30 @@ export function passAtK(n: number, c: number, k: number): number {
 }
 
 
-/** `groups`: one array of sample outcomes per problem (all of the same size k). */
 import type { BenchmarkSummary } from '../../contracts/eval.ts';
+import { bootstrapMean } from '../../contracts/intervals.ts';
 
-export function summarize(groups: SampleOutcome[][], k: number): BenchmarkSummary {
+/** `groups`: one array of sample outcomes per problem (all of the same size k); `ids`: the problems' ids, in the
+ *  same order (then the summary keeps each problem's score, for paired comparisons). Intervals: bootstrap over
+ *  problems. */
+export function summarize(groups: SampleOutcome[][], k: number, ids?: string[]): BenchmarkSummary {
   const all = groups.flat();
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
   const calls = all.reduce((s, x) => s + x.toolCalls, 0);
   const errors = all.reduce((s, x) => s + x.toolErrors, 0);
   const finishReasons: Record<string, number> = {};
   for (const x of all) finishReasons[x.finishReason] = (finishReasons[x.finishReason] ?? 0) + 1;
+  const p1 = groups.length ? bootstrapMean(groups.map((g) => mean(g.map((x) => (x.correct ? 1 : 0))))) : { mean: 0, lo: 0, hi: 0 };
+  const pk = groups.length ? bootstrapMean(groups.map((g) => passAtK(g.length, g.filter((x) => x.correct).length, Math.min(k, g.length)))) : { mean: 0, lo: 0, hi: 0 };
   return {
     problems: groups.length,
     samples: all.length,
     k,
-    pass1: mean(groups.map((g) => mean(g.map((x) => (x.correct ? 1 : 0))))),
-    passK: mean(groups.map((g) => passAtK(g.length, g.filter((x) => x.correct).length, Math.min(k, g.length)))),
+    pass1: p1.mean,
+    passK: pk.mean,
+    pass1Ci: { lo: p1.lo, hi: p1.hi },
+    passKCi: { lo: pk.lo, hi: pk.hi },
+    ...(ids ? { perProblem: groups.map((g, i) => ({ id: ids[i]!, correct: g.filter((x) => x.correct).length, samples: g.length })) } : {}),
     meanLength: mean(all.map((x) => x.responseTokens)),
     toolCallsPerTrajectory: mean(all.map((x) => x.toolCalls)),
     toolErrorRate: calls ? errors / calls : 0,

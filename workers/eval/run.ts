@@ -10,6 +10,7 @@ import { getDataset, listProblemRows } from '../../server/store/datasets.ts';
 import { UserError } from '../../contracts/errors.ts';
 import { insertTrajectories, listEvalSampleOutcomes } from '../../server/store/trajectories.ts';
 import { findEvalResult, insertEvalResult } from '../../server/store/evals.ts';
+import { formatWithInterval } from '../../contracts/intervals.ts';
 import type { InferenceEngine } from '../engines/types.ts';
 import type { Tokenizer } from '../engines/tokenizer.ts';
 import { tokenRecord } from '../train/token-record.ts';
@@ -137,7 +138,7 @@ export async function runEvaluation(deps: EvalDeps, spec: EvalSpec): Promise<Eva
       await deps.log?.(`${benchmark}: ${doneProblems}/${problems.length} problems, pass@1 so far ${(100 * soFar.pass1).toFixed(1)}%`);
     }
 
-    const summary = summarize(problems.map((p) => groups.get(groupOf(p.id))!), spec.k);
+    const summary = summarize(problems.map((p) => groups.get(groupOf(p.id))!), spec.k, problems.map((p) => p.id));
     await insertEvalResult(db, {
       runId, step: spec.step, benchmark, k: spec.k, pass1: summary.pass1, passK: summary.passK,
       meanLength: summary.meanLength, toolCalls: summary.toolCallsPerTrajectory, toolErrors: summary.toolErrorRate, details: summary,
@@ -154,9 +155,9 @@ export async function runEvaluation(deps: EvalDeps, spec: EvalSpec): Promise<Eva
 
 /** The table `npx toolsmith eval` prints. */
 export function formatEvalTable(rows: EvalRow[]): string {
-  const head = ['benchmark', 'problems', 'k', 'pass@1', 'pass@k', 'length', 'calls/traj', 'tool err'];
+  const head = ['benchmark', 'problems', 'k', 'pass@1 [95% CI]', 'pass@k [95% CI]', 'length', 'calls/traj', 'tool err'];
   const body = rows.map((r) => [
-    r.benchmark, String(r.problems), String(r.k), `${(100 * r.pass1).toFixed(1)}%`, `${(100 * r.passK).toFixed(1)}%`,
+    r.benchmark, String(r.problems), String(r.k), formatWithInterval(r.pass1, r.pass1Ci), formatWithInterval(r.passK, r.passKCi),
     r.meanLength.toFixed(0), r.toolCallsPerTrajectory.toFixed(2), `${(100 * r.toolErrorRate).toFixed(1)}%`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));

@@ -5,6 +5,7 @@
 import { EvalSpecSchema } from '../../contracts/eval.ts';
 import type { Recipe } from '../../contracts/recipe.ts';
 import { runEvaluation } from '../eval/run.ts';
+import { formatWithInterval } from '../../contracts/intervals.ts';
 import type { TemplateSettings } from '../rollout/template.ts';
 import { evalDatasetRef } from './data.ts';
 import type { PolicySync } from './policy-sync.ts';
@@ -28,6 +29,7 @@ export function runEvaluator(ctx: TrainContext, recipe: Recipe, template: Templa
       log: (m) => ctx.log(`eval: ${m}`), metrics: ctx.metrics,
     }, spec);
     summary.evals.push({ step, rows });
-    await ctx.log(`eval at step ${step}: ${rows.map((r) => `${r.benchmark} pass@1 ${(100 * r.pass1).toFixed(1)}%`).join(', ')}`, { type: 'eval', data: rows });
+    // The event carries the summaries without each problem's score (that stays in the EvalResult row).
+    await ctx.log(`eval at step ${step}: ${rows.map((r) => `${r.benchmark} pass@1 ${formatWithInterval(r.pass1, r.pass1Ci)}`).join(', ')}`, { type: 'eval', data: rows.map(({ perProblem: _, ...r }) => r) });
   };
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { viewerProcedure, router } from '../init.ts';
 import { assertRunExists } from '../guards.ts';
 import { listEvalResults } from '../../store/evals.ts';
+import { pairedEvalComparison } from '../../store/eval-compare.ts';
 
 const id = z.string().min(1).max(100);
 
@@ -32,4 +33,14 @@ export const evalsRouter = router({
   }),
 
   reference: viewerProcedure.query(() => REPORT_REFERENCE),
+
+  /** Two evaluations on the same problems — two steps of one run, or two runs (each at a step, default its latest
+   *  evaluated one): per benchmark both, pass@1 with intervals, and the paired difference b − a with its interval. */
+  compare: viewerProcedure
+    .input(z.object({ a: z.object({ runId: id, step: z.number().int().min(0).optional() }), b: z.object({ runId: id, step: z.number().int().min(0).optional() }) }))
+    .query(async ({ ctx, input }) => {
+      await assertRunExists(ctx.db, input.a.runId);
+      await assertRunExists(ctx.db, input.b.runId);
+      return pairedEvalComparison(ctx.db, input.a, input.b);
+    }),
 });
