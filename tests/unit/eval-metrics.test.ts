@@ -37,7 +37,8 @@ test('the eval table has one aligned row per benchmark', () => {
   const row = { benchmark: 'aime24', datasetId: 'd', ...summarize([[o(true), o(false)]], 2) };
   const lines = formatEvalTable([row, { ...row, benchmark: 'math500-long-name' }]).split('\n');
   assert.equal(lines.length, 4);
-  assert.match(lines[0]!, /^benchmark\s+problems\s+k\s+pass@1\s+pass@k\s+length\s+calls\/traj\s+tool err$/);
-  assert.match(lines[2]!, /^aime24\s+1\s+2\s+50\.0%\s+100\.0%\s+100\s+1\.00\s+0\.0%$/);
+  assert.match(lines[0]!, /^benchmark\s+problems\s+k\s+pass@1 \[95% CI\]\s+pass@k \[95% CI\]\s+length\s+calls\/traj\s+tool err$/);
+  // One problem: the bootstrap over problems has nothing to vary, the interval is the point.
+  assert.match(lines[2]!, /^aime24\s+1\s+2\s+50\.0% \[50\.0–50\.0\]\s+100\.0% \[100\.0–100\.0\]\s+100\s+1\.00\s+0\.0%$/);
   assert.equal(new Set(lines.map((l) => l.length)).size, 1);
 });
