@@ -1,13 +1,14 @@
 'use client';
 import { memo, useRef } from 'react';
-import { Area, AreaChart, CartesianGrid, Legend, Line, LineChart, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { chartRows, type Panel, type SeriesMap, type StageBoundary } from './dashboard.ts';
+import { Area, AreaChart, CartesianGrid, ComposedChart, Legend, Line, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { chartRows, withBands, type Panel, type SeriesMap, type StageBoundary } from './dashboard.ts';
 
 const COLORS = ['#6aa9ff', '#f0883e', '#3fb950', '#d2a8ff', '#f85149', '#e3b341', '#56d4dd', '#ff7eb6'];
 const GRID = '#2a2f3a';
 const AXIS = '#9aa3b2';
 
 function fmt(v: unknown, percent?: boolean): string {
+  if (Array.isArray(v)) return `${fmt(v[0], percent)}–${fmt(v[1], percent)}`; // a band's [lo, hi]
   if (typeof v !== 'number' || !Number.isFinite(v)) return '—';
   if (percent) return `${(100 * v).toFixed(1)}%`;
   const a = Math.abs(v);
@@ -20,17 +21,24 @@ function fmt(v: unknown, percent?: boolean): string {
  */
 export const DashboardChart = memo(function DashboardChart({ panel, series, weight, stages }: { panel: Panel; series: SeriesMap; weight: number; stages: StageBoundary[] }) {
   const keys = panel.lines.map((l) => l.key);
+  const bands = (panel.bands ?? []).filter((b) => (series[b.lo]?.length ?? 0) > 0);
+  const rowKeys = [...keys, ...bands.flatMap((b) => [b.lo, b.hi])];
   // Rows are recomputed only when one of the panel's own series (or the weight) changes: a new point of another
   // metric does not redo this chart's smoothing. (A ref, not useMemo: the eval panel's key count can grow.)
-  const own = keys.map((k) => series[k]);
+  const own = rowKeys.map((k) => series[k]);
   const cache = useRef<{ own: unknown[]; weight: number; rows: ReturnType<typeof chartRows> } | null>(null);
   const c = cache.current;
   if (!c || c.weight !== weight || c.own.length !== own.length || c.own.some((s, i) => s !== own[i])) {
-    cache.current = { own, weight, rows: chartRows(series, keys, weight) };
+    cache.current = { own, weight, rows: chartRows(series, rowKeys, weight) };
   }
   const rows = cache.current!.rows;
   const present = panel.lines.filter((l) => (series[l.key]?.length ?? 0) > 0);
   const titleId = `panel-${panel.id}`;
+  const bandOf = (key: string) => bands.find((b) => b.of === key);
+  const lastBand = (key: string) => {
+    const b = bandOf(key);
+    return b && last && last[b.lo] != null && last[b.hi] != null ? ` [${fmt(last[b.lo], panel.percent)}–${fmt(last[b.hi], panel.percent)}]` : '';
+  };
   const last = rows.length ? rows[rows.length - 1] : null;
   const lo = rows.length ? rows[0]!.step : 0;
   const hi = rows.length ? rows[rows.length - 1]!.step : 0;
@@ -41,7 +49,7 @@ export const DashboardChart = memo(function DashboardChart({ panel, series, weig
         <span id={titleId} className="dash-panel-title">{panel.title}</span>
         {last && present.length > 0 && (
           <span className="muted dash-panel-last" title={`step ${last.step}`}>
-            {present.map((l) => `${present.length > 1 ? `${l.label} ` : ''}${fmt(last[`${l.key}~`] ?? last[l.key], panel.percent)}`).join(' · ')}
+            {present.map((l) => `${present.length > 1 ? `${l.label} ` : ''}${fmt(last[`${l.key}~`] ?? last[l.key], panel.percent)}${lastBand(l.key)}`).join(' · ')}
           </span>
         )}
       </figcaption>
@@ -64,12 +72,16 @@ export const DashboardChart = memo(function DashboardChart({ panel, series, weig
                 {marks.map((s) => <ReferenceLine key={s.stage} x={s.startStep} stroke="#e3b341" strokeDasharray="4 3" label={{ value: s.name, position: 'insideTopLeft', fill: '#e3b341', fontSize: 10 }} />)}
               </AreaChart>
             ) : (
-              <LineChart data={rows} margin={{ top: 6, right: 12, bottom: 0, left: 0 }}>
+              <ComposedChart data={withBands(rows, bands)} margin={{ top: 6, right: 12, bottom: 0, left: 0 }}>
                 <CartesianGrid stroke={GRID} strokeDasharray="3 3" />
                 <XAxis dataKey="step" stroke={AXIS} type="number" domain={['dataMin', 'dataMax']} allowDecimals={false} tick={{ fontSize: 11 }} />
                 <YAxis stroke={AXIS} width={48} tick={{ fontSize: 11 }} tickFormatter={(v: number) => fmt(v, panel.percent)} domain={panel.percent ? [0, 1] : ['auto', 'auto']} />
                 <Tooltip contentStyle={{ background: '#171a21', border: `1px solid ${GRID}` }} formatter={(v) => fmt(v, panel.percent)} labelFormatter={(s) => `step ${s}`} />
                 {present.length > 1 && <Legend wrapperStyle={{ fontSize: 11 }} />}
+                {bands.map((b) => (
+                  <Area key={`${b.of}-band`} type="linear" dataKey={`${b.of}~band`} name={`${panel.lines.find((l) => l.key === b.of)?.label ?? b.of} 95% band`} legendType="none"
+                    stroke="none" fill={COLORS[keys.indexOf(b.of) % COLORS.length]} fillOpacity={0.18} connectNulls isAnimationActive={false} />
+                ))}
                 {weight > 0 && present.map((l) => (
                   <Line key={`${l.key}-raw`} type="linear" dataKey={l.key} name={`${l.label} (raw)`} legendType="none" stroke={COLORS[keys.indexOf(l.key) % COLORS.length]} strokeOpacity={0.25} dot={false} connectNulls isAnimationActive={false} />
                 ))}
@@ -77,7 +89,7 @@ export const DashboardChart = memo(function DashboardChart({ panel, series, weig
                   <Line key={l.key} type="linear" dataKey={`${l.key}~`} name={l.label} stroke={COLORS[keys.indexOf(l.key) % COLORS.length]} strokeWidth={1.6} dot={rows.length < 30} connectNulls isAnimationActive={false} />
                 ))}
                 {marks.map((s) => <ReferenceLine key={s.stage} x={s.startStep} stroke="#e3b341" strokeDasharray="4 3" label={{ value: s.name, position: 'insideTopLeft', fill: '#e3b341', fontSize: 10 }} />)}
-              </LineChart>
+              </ComposedChart>
             )}
           </ResponsiveContainer>
         </div>

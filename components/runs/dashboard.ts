@@ -13,10 +13,13 @@ export interface Panel {
   kind: 'line' | 'stacked';
   /** Values are fractions: the axis shows percentages. */
   percent?: boolean;
+  /** A shaded 95% band around a line: the keys of its lower and upper bounds (logged beside it). */
+  bands?: { of: string; lo: string; hi: string }[];
 }
 
 export const PANELS: Panel[] = [
-  { id: 'reward', title: 'Reward / accuracy', kind: 'line', percent: true, lines: [{ key: 'rollout/accuracy', label: 'accuracy (mean reward)' }] },
+  { id: 'reward', title: 'Reward / accuracy', kind: 'line', percent: true, lines: [{ key: 'rollout/accuracy', label: 'accuracy (mean reward)' }],
+    bands: [{ of: 'rollout/accuracy', lo: 'rollout/accuracy_lo', hi: 'rollout/accuracy_hi' }] },
   { id: 'tool-errors', title: 'Tool-error rate', kind: 'line', percent: true, lines: [
     { key: 'rollout/tool_error_rate', label: 'all trajectories' },
     { key: 'rollout/tool_error_rate_correct', label: 'correct trajectories' },
@@ -51,13 +54,26 @@ export const PANELS: Panel[] = [
 ];
 
 /** Keys that are drawn by a panel (the rest go to the "all metrics" chart only). */
-export const PANEL_KEYS = new Set(PANELS.flatMap((p) => p.lines.map((l) => l.key)));
+export const PANEL_KEYS = new Set(PANELS.flatMap((p) => [...p.lines.map((l) => l.key), ...(p.bands ?? []).flatMap((b) => [b.lo, b.hi])]));
 
-/** Evaluation keys (eval/<benchmark>/pass1 …) as extra lines of an "Evaluation" panel, when the run has any. */
+/** Evaluation keys (eval/<benchmark>/pass1 …) as lines of an "Evaluation" panel, when the run has any; a pass@1
+ *  with its interval logged (`…/pass1_lo`, `…/pass1_hi`) gets its band. */
 export function evalPanel(series: SeriesMap): Panel | null {
-  const keys = Object.keys(series).filter((k) => k.startsWith('eval/')).sort();
+  const all = Object.keys(series).filter((k) => k.startsWith('eval/')).sort();
+  const keys = all.filter((k) => !/_(lo|hi)$/.test(k));
   if (keys.length === 0) return null;
-  return { id: 'eval', title: 'Evaluation', kind: 'line', lines: keys.map((k) => ({ key: k, label: k.slice(5) })) };
+  const bands = keys.filter((k) => all.includes(`${k}_lo`) && all.includes(`${k}_hi`)).map((k) => ({ of: k, lo: `${k}_lo`, hi: `${k}_hi` }));
+  return { id: 'eval', title: 'Evaluation', kind: 'line', lines: keys.map((k) => ({ key: k, label: k.slice(5) })), ...(bands.length ? { bands } : {}) };
+}
+
+/** The rows with each band as a `[lo, hi]` pair under `<of>~band` (null where either bound is missing). */
+export function withBands(rows: ChartRow[], bands: Panel['bands']): (ChartRow | Record<string, unknown>)[] {
+  if (!bands?.length) return rows;
+  return rows.map((r) => {
+    const out: Record<string, unknown> = { ...r };
+    for (const b of bands) out[`${b.of}~band`] = r[b.lo] != null && r[b.hi] != null ? [r[b.lo], r[b.hi]] : null;
+    return out;
+  });
 }
 
 export type ChartRow = { step: number } & Record<string, number | null>;

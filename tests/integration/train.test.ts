@@ -45,6 +45,9 @@ test('micro recipe: SFT then GRPO-RoC steps through the real trainer, engine and
   assert.ok(tail < head * 0.7, `SFT loss decreases (${head.toFixed(3)} → ${tail.toFixed(3)})`);
 
   assert.deepEqual((await series(runId, 'rollout/accuracy')).map(([s]) => s), [31, 32]);
+  // Each step's accuracy with its 95% band (bootstrap over the step's prompts).
+  const [acc, lo, hi] = await Promise.all(['rollout/accuracy', 'rollout/accuracy_lo', 'rollout/accuracy_hi'].map((k) => series(runId, k)));
+  acc.forEach(([, v], i) => assert.ok(lo[i]![1] <= v + 1e-12 && v <= hi[i]![1] + 1e-12, `step ${acc[i]![0]}: ${lo[i]![1]} ≤ ${v} ≤ ${hi[i]![1]}`));
   for (const key of ['time/rollout', 'time/reward', 'time/roc', 'time/train', 'time/sync', 'time/storage', 'rollout/tool_error_rate', 'roc/kept']) {
     assert.equal((await series(runId, key)).length, 2, key);
   }

@@ -145,6 +145,7 @@ export async function runEvaluation(deps: EvalDeps, spec: EvalSpec): Promise<Eva
     });
     await deps.metrics?.(spec.step, {
       [`eval/${benchmark}/pass1`]: summary.pass1, [`eval/${benchmark}/pass${spec.k}`]: summary.passK,
+      [`eval/${benchmark}/pass1_lo`]: summary.pass1Ci!.lo, [`eval/${benchmark}/pass1_hi`]: summary.pass1Ci!.hi,
       [`eval/${benchmark}/length`]: summary.meanLength, [`eval/${benchmark}/tool_calls`]: summary.toolCallsPerTrajectory,
       [`eval/${benchmark}/tool_error_rate`]: summary.toolErrorRate,
     });

@@ -2,6 +2,7 @@
  * One GRPO-RoC step (docs/method.md §5): 2G rollouts per prompt → rewards → penalties → group filtering and RoC
  * selection → advantages over the kept G → one policy update. Returns everything the orchestrator stores.
  */
+import { bootstrapMean } from '../../contracts/intervals.ts';
 import type { Tokenizer } from '../engines/tokenizer.ts';
 import type { InferenceEngine } from '../engines/types.ts';
 import type { Verifier } from '../reward/verifier.ts';
@@ -119,8 +120,12 @@ export async function rlStep(deps: RlStepDeps, cfg: RlStepConfig, prompts: TaskP
   const correct = stats.filter((s) => s.r.reward > 0);
   const errRate = (xs: typeof stats) => { const c = xs.reduce((a, s) => a + s.calls, 0); return c ? xs.reduce((a, s) => a + s.errors, 0) / c : 0; };
   const selected = new Set(kept.map((k) => k.r));
+  // The step's accuracy band: 95% bootstrap over its prompts (a prompt's rollouts are not independent draws).
+  const band = bootstrapMean(byGroup.map((g) => mean(g.map((r) => r.reward))));
   const metrics: Record<string, number> = {
     'rollout/accuracy': mean(rollouts.map((r) => r.reward)),
+    'rollout/accuracy_lo': band.lo,
+    'rollout/accuracy_hi': band.hi,
     'rollout/tool_error_rate': errRate(stats),
     'rollout/tool_error_rate_correct': errRate(correct),
     'rollout/tool_error_rate_kept_correct': errRate(correct.filter((s) => selected.has(s.r))),
