@@ -5,6 +5,8 @@
  * Seeded, so that the same scores always give the same interval.
  */
 
+import { mulberry32 } from './random.ts';
+
 export interface Interval { lo: number; hi: number }
 
 /** One problem's score in an evaluation: `correct` of `samples` (pass@1 = correct / samples). */
@@ -12,16 +14,6 @@ export interface ProblemScore { id: string; correct: number; samples: number }
 
 export const BOOTSTRAP_RESAMPLES = 2000;
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function quantile(sorted: number[], q: number): number {
   const i = (sorted.length - 1) * q;
@@ -35,7 +27,7 @@ export function bootstrapMean(values: number[], opts: { resamples?: number; leve
   if (n === 0) return { mean: NaN, lo: NaN, hi: NaN };
   const mean = values.reduce((s, x) => s + x, 0) / n;
   const B = opts.resamples ?? BOOTSTRAP_RESAMPLES, level = opts.level ?? 0.95;
-  const next = rng(opts.seed ?? 0x5eed);
+  const next = mulberry32(opts.seed ?? 0x5eed);
   const means = new Array<number>(B);
   for (let b = 0; b < B; b++) {
     let s = 0;

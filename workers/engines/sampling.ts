@@ -3,17 +3,7 @@
  * one number per sampled token, so a seeded request gives the same tokens whatever else shares its batch.
  */
 
-/** mulberry32: a tiny 32-bit PRNG; returns floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 } from '../../contracts/random.ts';
 
 /** log-softmax of a logits row (numerically stable), as float64. */
 export function logSoftmax(logits: ArrayLike<number>): Float64Array {
