@@ -4,7 +4,8 @@
  * the sandbox (optional) → Math-Verify in the sandbox as the authoritative last step (math-verify.ts), for every
  * pair the fast path could not settle (or, in mode 'always', for every pair). Tuples, sets, intervals, matrices
  * compare element-wise. The fast path settles a pair when it finds it equal, or unequal for a reason that Math-Verify
- * could not overturn (two exact numbers, two choice letters, two texts); anything else goes to Math-Verify.
+ * could not overturn (two exact numbers, two evaluated constants, two choice letters, two texts, several candidates
+ * for one value); anything else goes to Math-Verify.
  */
 import { extractAnswer, extractGold, type ExtractMode } from './extract.ts';
 import { asInterval, choiceLetter, exactEqual, isLabel, isIntegerLiteral, joinSpacedThousands, normalize, numbersClose, NUMERIC_TOLERANCE, parseExact, parseNumber, structure, toSympyText, type Structured } from './normalize.ts';
@@ -41,7 +42,7 @@ export type MathVerifyMode = 'off' | 'fallback' | 'always';
 
 type Trace = { step: string; detail: string }[];
 
-/** `final`: an unequal verdict Math-Verify could not overturn (exact numbers, choice letters, texts). */
+/** `final`: an unequal verdict Math-Verify could not overturn (see the header). */
 interface StepVerdict { equal: boolean | null; method: Method; reason: string; final?: boolean }
 
 const SYMPY_CODE = `
