@@ -26,7 +26,7 @@ const EXPECTED: Record<string, Access> = {
   'recipes.save': 'researcher', 'recipes.launch': 'researcher',
   'datasets.list': 'viewer', 'datasets.get': 'viewer', 'datasets.problems': 'viewer',
   'trajectories.steps': 'viewer', 'trajectories.list': 'viewer', 'trajectories.topK': 'viewer', 'trajectories.get': 'viewer', 'trajectories.tokens': 'viewer', 'trajectories.samePrompt': 'viewer',
-  'evals.list': 'viewer', 'evals.reference': 'viewer', 'models.list': 'viewer',
+  'evals.list': 'viewer', 'evals.reference': 'viewer', 'evals.compare': 'viewer', 'models.list': 'viewer',
   'share.create': 'researcher', 'share.revoke': 'researcher', 'share.list': 'researcher',
   'share.view.summary': 'share', 'share.view.metrics': 'share', 'share.view.trajectories': 'share', 'share.view.trajectory': 'share',
   'share.view.trajectoryTokens': 'share', 'share.view.events': 'share',

@@ -56,7 +56,7 @@ test('npx toolsmith eval piped into another program: the whole output arrives, t
   const r = await runCliPiped(['eval', '--checkpoint', model, ...common], env(), 180_000);
   assert.equal(r.code, 0, r.stderr + r.stdout);
   assert.match(r.stdout, /^eval run \S+\n/);
-  assert.match(r.stdout, /benchmark\s+problems\s+k\s+pass@1\s+pass@k\s+length\s+calls\/traj\s+tool err/);
+  assert.match(r.stdout, /benchmark\s+problems\s+k\s+pass@1 \[95% CI\]\s+pass@k \[95% CI\]\s+length\s+calls\/traj\s+tool err/);
   assert.match(r.stdout, /arith-test\s+4\s+2\s+\d+\.\d%[^\n]*\n$/, 'ends with the table\'s last row');
 });
 
