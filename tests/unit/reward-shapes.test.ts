@@ -92,6 +92,11 @@ test('text answers: case, articles and \\text{} wrappers', () => expect([
   ['\\text{east}', 'west', false], ['\\text{yes}', '\\text{no}', false],
 ]));
 
+test('irregular digit grouping: Indian lakh and crore groups are one number; other comma lists are not', () => expect([
+  ['100000', '1,00,000', true], ['10000000', '1,00,00,000', true], ['123456', '1,23,456', true], ['100001', '1,00,000', false],
+  ['12', '1,2', false], ['1000', '10,00', false],
+]));
+
 test('multiple-choice letters', () => expect([
   ['\\text{(C)}', 'C', true], ['\\text{(C)}', '(C)', true], ['\\text{(C)}', '\\textbf{(C)}', true], ['\\text{(C)}', 'C)', true], ['C', '(c)', true],
   ['\\text{(C)}', '(D)', false], ['C', 'B', false],

@@ -93,6 +93,8 @@ export function normalize(raw: string): Normalized {
   s = s.replace(/^(\d+)_\{?(\d{1,2})\}?$/, (m, digits: string, base: string) => ([...digits].every((d) => Number(d) < Number(base)) ? digits : m));
   // thousands separators (unbracketed, groups of three)
   if (!spacedComma && /^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$/.test(s)) s = s.replace(/,/g, '');
+  // `1,00,000`, `1,00,00,000` (Indian grouping: pairs of digits, then three): one number as well
+  if (!spacedComma && /^[-+]?\d{1,2}(,\d{2})+,\d{3}(\.\d+)?$/.test(s)) s = s.replace(/,/g, '');
   // trailing zeros: 3.50 → 3.5, 3.0 → 3, 3. → 3
   s = s.replace(/(\d+)\.(\d*?)0+(?!\d)/g, (_m, a, b) => (b ? `${a}.${b}` : a)).replace(/(\d)\.(?!\d)/g, '$1');
   s = s.replace(/^\+(?=\d)/, '');
