@@ -141,13 +141,21 @@ export async function listRecipes(db: Database): Promise<RecipeSummary[]> {
   return out;
 }
 
-/** Create the built-in recipes (embedded-arith) that do not exist yet under their name. Idempotent. */
+const BUILTIN_NOTE = 'built-in default';
+
+/**
+ * Create the built-in recipes (embedded-arith, …) that do not exist yet under their name, and bring a built-in up to
+ * the code's current defaults when its latest version is still a built-in one (an upgraded checkout's data folder
+ * would otherwise keep the defaults it was first seeded with); a version anyone saved since is left alone.
+ * Idempotent. Returns the recipes created as version 1.
+ */
 export async function seedDefaultRecipes(db: Database): Promise<StoredRecipe[]> {
   const created: StoredRecipe[] = [];
   for (const input of BUILTIN_RECIPES) {
     const name = input.name;
-    if (await db.prisma.recipe.findFirst({ where: { name }, select: { id: true } })) continue;
-    const r = await createRecipeVersion(db, name, input, { note: 'built-in default' });
+    const latest = await db.prisma.recipe.findFirst({ where: { name }, orderBy: { version: 'desc' }, select: { note: true } });
+    if (latest && !latest.note?.startsWith(BUILTIN_NOTE)) continue;
+    const r = await createRecipeVersion(db, name, input, { note: latest ? `${BUILTIN_NOTE} (updated)` : BUILTIN_NOTE });
     if (r.status === 'created' && r.recipe.version === 1) created.push(r.recipe);
   }
   return created;

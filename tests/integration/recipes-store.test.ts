@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { freshDatabase } from '../helpers/db.ts';
 import type { Database } from '../../server/db/client.ts';
 import { UserError } from '../../contracts/errors.ts';
-import { EMBEDDED_ARITH, MICRO_INPUT } from '../../server/recipes/defaults.ts';
+import { EMBEDDED_ARITH, EMBEDDED_ARITH_INPUT, MICRO_INPUT } from '../../server/recipes/defaults.ts';
 import { createRecipeVersion, getRecipe, listRecipes, listRecipeVersions, seedDefaultRecipes } from '../../server/store/recipes.ts';
 import { totalSteps } from '../../contracts/recipe.ts';
 
@@ -69,6 +69,19 @@ test('seedDefaultRecipes creates embedded-arith and rstar2-qwen3-14b v1 once', a
   await createRecipeVersion(db, 'embedded-arith', { ...EMBEDDED_ARITH, seed: 5 });
   assert.deepEqual(await seedDefaultRecipes(db), []);
   assert.equal((await getRecipe(db, { name: 'embedded-arith' }))?.version, 2);
+});
+
+test('a data folder seeded with older built-in defaults gets the current ones as a new version, once', async () => {
+  // As an earlier checkout seeded it: 2,000 SFT steps' worth of demos, the note every built-in carries.
+  const old = { ...EMBEDDED_ARITH_INPUT, stages: [{ ...EMBEDDED_ARITH_INPUT.stages[0], data: { ...EMBEDDED_ARITH_INPUT.stages[0].data, n: 16000 } }, ...EMBEDDED_ARITH_INPUT.stages.slice(1)] };
+  await createRecipeVersion(db, 'embedded-arith', old, { note: 'built-in default' });
+  assert.deepEqual((await seedDefaultRecipes(db)).map((r) => [r.name, r.version]), [['rstar2-qwen3-14b', 1]], 'only the other built-in is new');
+  const now = await getRecipe(db, { name: 'embedded-arith' });
+  assert.equal(now?.version, 2);
+  assert.deepEqual(now?.spec, EMBEDDED_ARITH);
+  assert.match(now?.note ?? '', /built-in default \(updated\)/);
+  await seedDefaultRecipes(db);
+  assert.equal((await getRecipe(db, { name: 'embedded-arith' }))?.version, 2, 'idempotent');
 });
 
 test('a stored version cannot be updated (database trigger)', async () => {
