@@ -85,8 +85,8 @@ try {
   const disagree = rows.filter((r) => r.cascade.correct !== mvSays(r));
   const pct = (a: number, b: number) => `${((100 * a) / Math.max(1, b)).toFixed(2)}%`;
 
-  const types = [...new Set(rows.map((r) => r.pair.type.startsWith('task') ? 'embedded task' : r.pair.type.startsWith('corpus') ? 'corpus' : r.pair.type))];
   const typeOf = (r: Row) => (r.pair.type.startsWith('task') ? 'embedded task' : r.pair.type.startsWith('corpus') ? 'corpus' : r.pair.type);
+  const types = [...new Set(rows.map(typeOf))];
   const table = types.map((t) => {
     const rs = rows.filter((r) => typeOf(r) === t);
     return {

@@ -13,6 +13,7 @@ import { setRunStatus } from '../server/store/runs.ts';
 import { withdrawJob } from '../server/store/jobs.ts';
 import type { EvalComparison } from '../server/store/eval-compare.ts';
 import { formatDifference, formatWithInterval } from '../contracts/intervals.ts';
+import { alignedTable } from '../workers/eval/run.ts';
 
 /** `npx toolsmith eval`: pass@1 over k samples of an engine on stored datasets; prints the table. */
 export const evalCommand: Command = {
@@ -131,7 +132,5 @@ export function formatComparison(c: EvalComparison): string {
     r.benchmark, String(r.paired?.problems ?? '-'), formatWithInterval(r.a.pass1, r.a.ci), formatWithInterval(r.b.pass1, r.b.ci),
     r.paired ? formatDifference(r.paired) : '-', r.paired ? (r.paired.excludesZero ? 'interval excludes 0' : 'interval includes 0') : (r.why ?? ''),
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((x) => x[i]!.length)));
-  const line = (cells: string[]) => cells.map((x, i) => (i === 0 || i === 5 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join('  ').trimEnd();
-  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+  return alignedTable(head, body, [0, 5]).map((l) => l.trimEnd()).join('\n');
 }

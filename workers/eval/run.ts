@@ -154,6 +154,14 @@ export async function runEvaluation(deps: EvalDeps, spec: EvalSpec): Promise<Eva
   return rows;
 }
 
+/** Lines of a plain-text table: columns as wide as their widest cell, a rule under the head, the columns in `left`
+ *  padded on the right and the others right-aligned (numbers). */
+export function alignedTable(head: string[], body: string[][], left: number[] = [0]): string[] {
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (left.includes(i) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)];
+}
+
 /** The table `npx toolsmith eval` prints. */
 export function formatEvalTable(rows: EvalRow[]): string {
   const head = ['benchmark', 'problems', 'k', 'pass@1 [95% CI]', 'pass@k [95% CI]', 'length', 'calls/traj', 'tool err'];
@@ -161,7 +169,5 @@ export function formatEvalTable(rows: EvalRow[]): string {
     r.benchmark, String(r.problems), String(r.k), formatWithInterval(r.pass1, r.pass1Ci), formatWithInterval(r.passK, r.passKCi),
     r.meanLength.toFixed(0), r.toolCallsPerTrajectory.toFixed(2), `${(100 * r.toolErrorRate).toFixed(1)}%`,
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+  return alignedTable(head, body).join('\n');
 }

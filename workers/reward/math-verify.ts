@@ -26,24 +26,16 @@ export interface MathVerifyVerdict {
 interface CheckResult { equal: boolean | null; gold: string | null; answer: string | null; error?: string }
 
 export class MathVerify {
-  readonly stats = { checks: 0, undecided: 0 };
-  private constructor(private sandbox: Sandbox, private owned: boolean) {}
+  /** Checks asked for (the tests and bench:verify count how many pairs reached the last step). */
+  readonly stats = { checks: 0 };
+  private constructor(private sandbox: Sandbox) {}
 
   /** Over a sandbox that closes with it (a pool started with MATH_VERIFY_POOL). */
-  static owning(sandbox: Sandbox): MathVerify { return new MathVerify(sandbox, true); }
-
-  /** Over a sandbox someone else owns (its zygotes should preload MATH_VERIFY_PRELOAD, or each check imports it). */
-  static over(sandbox: Sandbox): MathVerify { return new MathVerify(sandbox, false); }
+  static owning(sandbox: Sandbox): MathVerify { return new MathVerify(sandbox); }
 
   /** Does `answer` equal `gold` by Math-Verify? Both as extracted (Math-Verify normalises them itself). */
   async check(gold: string, answer: string, timeLimitS: number): Promise<MathVerifyVerdict> {
     this.stats.checks++;
-    const v = await this.run(gold, answer, timeLimitS);
-    if (v.equal === null) this.stats.undecided++;
-    return v;
-  }
-
-  private async run(gold: string, answer: string, timeLimitS: number): Promise<MathVerifyVerdict> {
     const res = await this.sandbox.run({ code: CHECK_CODE, input: JSON.stringify({ pairs: [[gold, answer]] }), timeoutS: timeLimitS, memoryMb: 1024 });
     if (res.status !== 'ok') {
       const why = res.status === 'timeout' ? `no verdict within ${timeLimitS} s` : `${res.status}: ${(res.errorMessage ?? res.stderr).slice(0, 200)}`;
@@ -57,5 +49,5 @@ export class MathVerify {
     return { equal: r.equal, reason: `Math-Verify: ${r.equal ? 'equal' : 'not equal'} (${parsed})${r.error ? `; ${r.error}` : ''}` };
   }
 
-  async close(): Promise<void> { if (this.owned) await this.sandbox.close(); }
+  async close(): Promise<void> { await this.sandbox.close(); }
 }

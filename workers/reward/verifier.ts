@@ -118,7 +118,8 @@ export class Verifier {
     const ex = extractAnswer(pred, o.mode ?? 'answer', o.bare ?? true);
     note('extract', ex.answer === null ? `none: ${ex.reason}` : `${JSON.stringify(ex.answer)} (${ex.reason})`);
     if (ex.answer === null) return { correct: false, method: 'none', extracted: null, reason: `no answer extracted: ${ex.reason}` };
-    const g = normalize(extractGold(gold));
+    const goldAnswer = extractGold(gold);
+    const g = normalize(goldAnswer);
     const p = normalize(ex.answer);
     note('normalise', `gold ${JSON.stringify(g.s)}, answer ${JSON.stringify(p.s)}${g.percent || p.percent ? ' (percent)' : ''}${g.degrees || p.degrees ? ' (degrees)' : ''}`);
     // An enormous expression is no answer, and would only spend the symbolic steps' time (and tempt them).
@@ -144,7 +145,7 @@ export class Verifier {
     const mode = o.mathVerify ?? 'off';
     if (mode === 'always' || (mode === 'fallback' && v.equal !== true && !v.final)) {
       note('fast path', `${v.equal ? 'equal' : 'not settled'} (${v.method}): ${v.reason} — Math-Verify decides`);
-      v = await this.lastStep(extractGold(gold), ex.answer, v, o, note);
+      v = await this.lastStep(goldAnswer, ex.answer, v, o, note);
     }
     note('verdict', `${v.equal === true ? 'correct' : 'incorrect'} by ${v.method}: ${v.reason}`);
     return { correct: v.equal === true, method: v.method, extracted: ex.answer, reason: v.reason };
