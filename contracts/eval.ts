@@ -48,6 +48,10 @@ export interface BenchmarkSummary {
   toolCallsPerTrajectory: number;
   /** Failed calls / all calls, pooled over trajectories (0 when there were no calls). */
   toolErrorRate: number;
+  /** The same inside correct trajectories (the report's measure of code quality: RoC lowers it) and the share of
+   *  samples that never called the tool; absent in results stored before they were computed. */
+  toolErrorRateCorrect?: number;
+  noToolCallRate?: number;
   finishReasons: Record<string, number>;
 }
 export interface EvalRow extends BenchmarkSummary { benchmark: string; datasetId: string }

@@ -134,7 +134,8 @@ export type PromptSource = z.output<typeof PromptSourceSchema>;
 
 /**
  * SFT demonstrations. Only generated demos for now (workers/tasks/demos.ts sftDataset: train-split problems, a
- * mix of clean tool calls, a failed call then a fix, and no-tool answers); a stored kind can join the union later.
+ * mix of clean tool calls, a failed call then a fix, no-tool answers to easy problems and, optionally, direct answers to
+ * tool-worthy ones); a stored kind can join the union later.
  */
 export const SftDataSchema = z.discriminatedUnion('kind', [
   z.object({
@@ -148,7 +149,9 @@ export const SftDataSchema = z.discriminatedUnion('kind', [
       tool: z.number().min(0).default(0.7),
       recover: z.number().min(0).default(0.15),
       no_tool: z.number().min(0).default(0.15),
-    }).prefault({}).refine((s) => s.tool + s.recover + s.no_tool > 0, 'shares must have a positive sum'),
+      /** Tool-worthy problems answered straight away, no call (the imperfect part of a non-reasoning SFT). */
+      direct: z.number().min(0).default(0),
+    }).prefault({}).refine((s) => s.tool + s.recover + s.no_tool + s.direct > 0, 'shares must have a positive sum'),
     families: familiesField,
     difficulty: difficultyField,
   }),

@@ -7,7 +7,7 @@ import { getPath, movePath, setPath } from './path.ts';
 import { SourceFields } from './sections.tsx';
 
 const SFT_GROUPS: [string, string[]][] = [
-  ['Demonstrations', ['data.kind', 'data.task', 'data.n', 'data.seed', 'data.shares.tool', 'data.shares.recover', 'data.shares.no_tool', 'data.families', 'data.difficulty']],
+  ['Demonstrations', ['data.kind', 'data.task', 'data.n', 'data.seed', 'data.shares.tool', 'data.shares.recover', 'data.shares.no_tool', 'data.shares.direct', 'data.families', 'data.difficulty']],
   ['Optimisation', ['epochs', 'lr', 'warmupRatio', 'schedule', 'batch', 'maxLength', 'maxSteps']],
 ];
 

@@ -56,14 +56,23 @@ export const PANELS: Panel[] = [
 /** Keys that are drawn by a panel (the rest go to the "all metrics" chart only). */
 export const PANEL_KEYS = new Set(PANELS.flatMap((p) => [...p.lines.map((l) => l.key), ...(p.bands ?? []).flatMap((b) => [b.lo, b.hi])]));
 
-/** Evaluation keys (eval/<benchmark>/pass1 …) as lines of an "Evaluation" panel, when the run has any; a pass@1
- *  with its interval logged (`…/pass1_lo`, `…/pass1_hi`) gets its band. */
-export function evalPanel(series: SeriesMap): Panel | null {
+/**
+ * The evaluation panels, when the run has evaluations: "Evaluation" draws each benchmark's pass@1 and pass@k (a
+ * pass@1 with its interval logged, `…/pass1_lo` and `…/pass1_hi`, gets its band); "Evaluation: tool use" the
+ * tool-error rate overall and inside correct samples and the share of samples without a call. Both are fractions;
+ * the other eval keys (length, calls per sample) are in the all-metrics chart.
+ */
+export function evalPanels(series: SeriesMap): Panel[] {
   const all = Object.keys(series).filter((k) => k.startsWith('eval/')).sort();
-  const keys = all.filter((k) => !/_(lo|hi)$/.test(k));
-  if (keys.length === 0) return null;
-  const bands = keys.filter((k) => all.includes(`${k}_lo`) && all.includes(`${k}_hi`)).map((k) => ({ of: k, lo: `${k}_lo`, hi: `${k}_hi` }));
-  return { id: 'eval', title: 'Evaluation', kind: 'line', lines: keys.map((k) => ({ key: k, label: k.slice(5) })), ...(bands.length ? { bands } : {}) };
+  const passKeys = all.filter((k) => /\/pass\d+$/.test(k));
+  const toolKeys = all.filter((k) => /\/(tool_error_rate|tool_error_rate_correct|no_tool_call_rate)$/.test(k));
+  const out: Panel[] = [];
+  if (passKeys.length) {
+    const bands = passKeys.filter((k) => all.includes(`${k}_lo`) && all.includes(`${k}_hi`)).map((k) => ({ of: k, lo: `${k}_lo`, hi: `${k}_hi` }));
+    out.push({ id: 'eval', title: 'Evaluation', kind: 'line', percent: true, lines: passKeys.map((k) => ({ key: k, label: k.slice(5) })), ...(bands.length ? { bands } : {}) });
+  }
+  if (toolKeys.length) out.push({ id: 'eval-tools', title: 'Evaluation: tool use', kind: 'line', percent: true, lines: toolKeys.map((k) => ({ key: k, label: k.slice(5) })) });
+  return out;
 }
 
 /** The rows with each band as a `[lo, hi]` pair under `<of>~band` (null where either bound is missing). */

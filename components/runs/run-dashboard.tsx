@@ -1,7 +1,7 @@
 'use client';
 import { useEffect, useMemo, useState } from 'react';
 import { DashboardChart } from './dashboard-chart.tsx';
-import { evalPanel, PANELS, type SeriesMap, type StageBoundary } from './dashboard.ts';
+import { evalPanels, PANELS, type SeriesMap, type StageBoundary } from './dashboard.ts';
 
 const STORAGE_KEY = 'toolsmith.smoothing';
 
@@ -16,8 +16,7 @@ export function RunDashboard({ series, stages }: { series: SeriesMap; stages: St
   const [weight, setWeight] = useState(0.6);
   // The last weight used, after hydration (the server renders the default).
   useEffect(() => { setWeight(initialWeight()); }, []);
-  const evalP = useMemo(() => evalPanel(series), [series]);
-  const panels = evalP ? [...PANELS, evalP] : PANELS;
+  const panels = useMemo(() => [...PANELS, ...evalPanels(series)], [series]);
   return (
     <section aria-label="Training dashboard" className="dash">
       <div className="row dash-toolbar">

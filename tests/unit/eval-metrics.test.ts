@@ -16,7 +16,7 @@ test('pass@k: the unbiased estimator 1 − C(n−c, k)/C(n, k), by hand', () => 
   assert.throws(() => passAtK(2, 1, 3), /needs at least 3 samples/);
 });
 
-test('summarize: pass@1 averages samples then problems; tool-error rate pools calls; finish reasons counted', () => {
+test('summarize: pass@1 averages samples then problems; tool-error rates pool calls (all, correct); no-call share; finish reasons', () => {
   const s = summarize([
     [o(true, 100, 2, 1), o(false, 300, 0, 0, 'length')],
     [o(false, 50, 1, 1), o(false, 50, 1, 0)],
@@ -29,6 +29,9 @@ test('summarize: pass@1 averages samples then problems; tool-error rate pools ca
   assert.ok(Math.abs(s.meanLength - (100 + 300 + 50 + 50 + 100 + 100) / 6) < 1e-12);
   assert.ok(Math.abs(s.toolCallsPerTrajectory - 6 / 6) < 1e-12);
   assert.ok(Math.abs(s.toolErrorRate - 2 / 6) < 1e-12);
+  // Inside correct samples: calls 2 + 1 + 1, one failed; one sample of six never called the tool.
+  assert.ok(Math.abs(s.toolErrorRateCorrect! - 1 / 4) < 1e-12);
+  assert.ok(Math.abs(s.noToolCallRate! - 1 / 6) < 1e-12);
   assert.deepEqual(s.finishReasons, { no_tool_call: 5, length: 1 });
   assert.equal(summarize([[o(true, 10, 0)]], 1).toolErrorRate, 0, 'no calls: rate 0, not NaN');
 });
@@ -37,8 +40,8 @@ test('the eval table has one aligned row per benchmark', () => {
   const row = { benchmark: 'aime24', datasetId: 'd', ...summarize([[o(true), o(false)]], 2) };
   const lines = formatEvalTable([row, { ...row, benchmark: 'math500-long-name' }]).split('\n');
   assert.equal(lines.length, 4);
-  assert.match(lines[0]!, /^benchmark\s+problems\s+k\s+pass@1 \[95% CI\]\s+pass@k \[95% CI\]\s+length\s+calls\/traj\s+tool err$/);
+  assert.match(lines[0]!, /^benchmark\s+problems\s+k\s+pass@1 \[95% CI\]\s+pass@k \[95% CI\]\s+length\s+calls\/traj\s+no call\s+tool err\s+in correct$/);
   // One problem: the bootstrap over problems has nothing to vary, the interval is the point.
-  assert.match(lines[2]!, /^aime24\s+1\s+2\s+50\.0% \[50\.0–50\.0\]\s+100\.0% \[100\.0–100\.0\]\s+100\s+1\.00\s+0\.0%$/);
+  assert.match(lines[2]!, /^aime24\s+1\s+2\s+50\.0% \[50\.0–50\.0\]\s+100\.0% \[100\.0–100\.0\]\s+100\s+1\.00\s+0\.0%\s+0\.0%\s+0\.0%$/);
   assert.equal(new Set(lines.map((l) => l.length)).size, 1);
 });

@@ -26,8 +26,8 @@ test('the built-in recipes parse, and parsing a parsed recipe changes nothing', 
 test('totalSteps: SFT epochs × ⌈demos / batch⌉ (capped by maxSteps) plus RL steps', () => {
   const K = EMBEDDED_ARITH_KNOBS;
   assert.equal(stageSteps(EMBEDDED_ARITH.stages[0]!), K.sftEpochs * Math.ceil(K.sftDemos / K.sftBatch));
-  assert.equal(stageSteps(EMBEDDED_ARITH.stages[0]!), 4000);
-  assert.equal(totalSteps(EMBEDDED_ARITH), 4000 + K.stage1.steps + K.stage2.steps + K.stage3.steps);
+  assert.equal(stageSteps(EMBEDDED_ARITH.stages[0]!), 3000);
+  assert.equal(totalSteps(EMBEDDED_ARITH), 3000 + K.stage1.steps + K.stage2.steps + K.stage3.steps);
   // micro: 2 epochs × ⌈60 / 4⌉ = 30 SFT steps, 2 RL steps.
   assert.equal(totalSteps(MICRO), 32);
   const r = parseRecipe({ name: 'x', stages: [sft({ data: { kind: 'generated', n: 101 }, batch: 10, epochs: 2 }), sft({ name: 's2', maxSteps: 5 }), rl({ steps: 7 })] });
@@ -49,7 +49,7 @@ test('omitted fields get defaults: the report\'s where scale-free, scaled ones f
   assert.equal(r.description, '');
   const s = r.stages[0] as SftStage;
   assert.deepEqual([s.epochs, s.warmupRatio, s.schedule, s.maxLength], [3, 0.04, 'cosine', 512]);
-  assert.deepEqual(s.data, { kind: 'generated', task: 'arith', n: 100, seed: 1, shares: { tool: 0.7, recover: 0.15, no_tool: 0.15 } });
+  assert.deepEqual(s.data, { kind: 'generated', task: 'arith', n: 100, seed: 1, shares: { tool: 0.7, recover: 0.15, no_tool: 0.15, direct: 0 } });
   const g = r.stages[1] as RlStage;
   assert.deepEqual(g.roc, { enabled: true, positiveSelection: 'weighted', minPerSign: 2, dropEqualReward: true });
   assert.deepEqual([g.epsLow, g.epsHigh, g.dualClip, g.temperature], [0.2, 0.28, null, 1.0]);

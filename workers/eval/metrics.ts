@@ -24,8 +24,10 @@ import { bootstrapMean } from '../../contracts/intervals.ts';
 export function summarize(groups: SampleOutcome[][], k: number, ids?: string[]): BenchmarkSummary {
   const all = groups.flat();
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
-  const calls = all.reduce((s, x) => s + x.toolCalls, 0);
-  const errors = all.reduce((s, x) => s + x.toolErrors, 0);
+  const errorRate = (xs: SampleOutcome[]) => {
+    const calls = xs.reduce((s, x) => s + x.toolCalls, 0);
+    return calls ? xs.reduce((s, x) => s + x.toolErrors, 0) / calls : 0;
+  };
   const finishReasons: Record<string, number> = {};
   for (const x of all) finishReasons[x.finishReason] = (finishReasons[x.finishReason] ?? 0) + 1;
   const p1 = groups.length ? bootstrapMean(groups.map((g) => mean(g.map((x) => (x.correct ? 1 : 0))))) : { mean: 0, lo: 0, hi: 0 };
@@ -41,7 +43,9 @@ export function summarize(groups: SampleOutcome[][], k: number, ids?: string[]):
     ...(ids ? { perProblem: groups.map((g, i) => ({ id: ids[i]!, correct: g.filter((x) => x.correct).length, samples: g.length })) } : {}),
     meanLength: mean(all.map((x) => x.responseTokens)),
     toolCallsPerTrajectory: mean(all.map((x) => x.toolCalls)),
-    toolErrorRate: calls ? errors / calls : 0,
+    toolErrorRate: errorRate(all),
+    toolErrorRateCorrect: errorRate(all.filter((x) => x.correct)),
+    noToolCallRate: mean(all.map((x) => (x.toolCalls === 0 ? 1 : 0))),
     finishReasons,
   };
 }

@@ -148,6 +148,8 @@ export async function runEvaluation(deps: EvalDeps, spec: EvalSpec): Promise<Eva
       [`eval/${benchmark}/pass1_lo`]: summary.pass1Ci!.lo, [`eval/${benchmark}/pass1_hi`]: summary.pass1Ci!.hi,
       [`eval/${benchmark}/length`]: summary.meanLength, [`eval/${benchmark}/tool_calls`]: summary.toolCallsPerTrajectory,
       [`eval/${benchmark}/tool_error_rate`]: summary.toolErrorRate,
+      [`eval/${benchmark}/tool_error_rate_correct`]: summary.toolErrorRateCorrect!,
+      [`eval/${benchmark}/no_tool_call_rate`]: summary.noToolCallRate!,
     });
     rows.push({ benchmark, datasetId: ds.id, ...summary });
   }
@@ -164,10 +166,11 @@ export function alignedTable(head: string[], body: string[][], left: number[] = 
 
 /** The table `npx toolsmith eval` prints. */
 export function formatEvalTable(rows: EvalRow[]): string {
-  const head = ['benchmark', 'problems', 'k', 'pass@1 [95% CI]', 'pass@k [95% CI]', 'length', 'calls/traj', 'tool err'];
+  const head = ['benchmark', 'problems', 'k', 'pass@1 [95% CI]', 'pass@k [95% CI]', 'length', 'calls/traj', 'no call', 'tool err', 'in correct'];
+  const pct = (x: number | undefined) => (x == null ? '–' : `${(100 * x).toFixed(1)}%`);
   const body = rows.map((r) => [
     r.benchmark, String(r.problems), String(r.k), formatWithInterval(r.pass1, r.pass1Ci), formatWithInterval(r.passK, r.passKCi),
-    r.meanLength.toFixed(0), r.toolCallsPerTrajectory.toFixed(2), `${(100 * r.toolErrorRate).toFixed(1)}%`,
+    r.meanLength.toFixed(0), r.toolCallsPerTrajectory.toFixed(2), pct(r.noToolCallRate), pct(r.toolErrorRate), pct(r.toolErrorRateCorrect),
   ]);
   return alignedTable(head, body).join('\n');
 }

@@ -13,8 +13,12 @@
  * - 'tool': one correct call, then the answer;
  * - 'recover': a first call that fails (NameError from a `prnt` typo or a missing `from math import …`, or a
  *   SyntaxError from a missing `)`), its traceback, a corrected call, then the answer;
- * - 'no_tool': easy problems (family `easy`) answered directly, no call.
- * Every demonstration is correct. Failing-call tracebacks are written as the sandbox zygote prints them under CPython
+ * - 'no_tool': easy problems (family `easy`) answered directly, no call;
+ * - 'direct': a tool-worthy problem answered straight away with its right answer, no call. A non-reasoning SFT's data
+ *   has such answers (a solution that states its result); the tiny model cannot do that arithmetic in its head, so
+ *   imitating one is almost always wrong. They leave the SFT policy calling the tool on only part of the problems:
+ *   the headroom the default recipe's RL stages close (README "The default recipe", issue 16).
+ * Every demonstration's answer is correct. Failing-call tracebacks are written as the sandbox zygote prints them under CPython
  * 3.11 (the traceback starts at the model's code; 3.12+ would add "Did you mean" hints to NameErrors). Tool segments
  * carry the call's code and the expected sandbox result so that an integration test can run them for real.
  */
@@ -26,7 +30,7 @@ import { DEFAULT_TOOL_FORMAT, formatToolResult } from '../sandbox/format.ts';
 import type { SandboxResult } from '../sandbox/types.ts';
 import { generate, pick, type Problem, type Rng } from './arith.ts';
 
-export type DemoKind = 'tool' | 'recover' | 'no_tool';
+export type DemoKind = 'tool' | 'recover' | 'no_tool' | 'direct';
 export type RecoverError = 'name_typo' | 'missing_import' | 'missing_paren';
 
 /** What the sandbox is expected to return for a call (the fields formatToolResult reads). */
@@ -61,7 +65,8 @@ export interface Demo {
   segments: Segment[];
 }
 
-export const DEFAULT_SHARES: DemoShares = { tool: 0.7, recover: 0.15, no_tool: 0.15 };
+export const DEFAULT_SHARES: DemoShares = { tool: 0.7, recover: 0.15, no_tool: 0.15, direct: 0 };
+const KINDS: readonly DemoKind[] = ['tool', 'recover', 'no_tool', 'direct'];
 
 // ---- Python error texts (as workers/sandbox/zygote.py prints them) ----------------------------------------------
 
@@ -140,6 +145,8 @@ const FIX_REASON: Record<RecoverError, readonly string[]> = {
 };
 
 const FINAL_REASON: readonly string[] = ['Done.', 'Got {x}.'];
+/** A direct answer's reason: no working, as a solution that just states its result. */
+const DIRECT_REASON: readonly string[] = ['I know it.', 'Known result.'];
 
 /** A model turn that calls the tool: reason, then the call as JSON written like json.dumps. Ends with </tool_call>. */
 export function callTurn(reason: string, code: string, s: TemplateSettings = EMBEDDED_TEMPLATE_SETTINGS): string {
@@ -171,6 +178,9 @@ export function sftDemo(problem: Problem, kind: DemoKind, rng: Rng, opts: { erro
     if (problem.family !== 'easy') throw new Error(`sftDemo: no_tool demos are for easy problems only (got ${problem.family})`);
     const expr = problem.code.slice('print('.length, -1);
     segments.push({ kind: 'model', text: answerTurn(`${expr}=${problem.answer}.`, problem.answer, s) });
+  } else if (kind === 'direct') {
+    if (problem.family === 'easy') throw new Error('sftDemo: direct demos are for tool-worthy problems (easy ones are no_tool)');
+    segments.push({ kind: 'model', text: answerTurn(pick(rng, DIRECT_REASON), problem.answer, s) });
   } else {
     const first = pick(rng, FIRST_REASON[problem.family]);
     if (kind === 'recover') {
@@ -196,7 +206,7 @@ export interface SftDatasetOptions {
   seed: number;
   /** Shares of the kinds (normalised); default DEFAULT_SHARES. Counts are exact (rounded), order shuffled. */
   shares?: Partial<DemoShares>;
-  /** Families of the tool and recover demos (default DEFAULT_FAMILIES); no_tool demos use `easy`. */
+  /** Families of the tool, recover and direct demos (default DEFAULT_FAMILIES); no_tool demos use `easy`. */
   families?: readonly Family[];
   difficulty?: Difficulty | readonly Difficulty[];
   settings?: TemplateSettings;
@@ -205,23 +215,22 @@ export interface SftDatasetOptions {
 /** Count of each kind for n demos (largest-remainder rounding of the normalised shares). */
 export function kindCounts(n: number, shares: Partial<DemoShares> = {}): Record<DemoKind, number> {
   const sh = { ...DEFAULT_SHARES, ...shares };
-  const kinds: DemoKind[] = ['tool', 'recover', 'no_tool'];
-  const total = kinds.reduce((a, k) => a + Math.max(0, sh[k]), 0);
+  const total = KINDS.reduce((a, k) => a + Math.max(0, sh[k]), 0);
   if (!(total > 0)) throw new Error('sftDataset: shares must have a positive sum');
-  const exact = kinds.map((k) => (n * Math.max(0, sh[k])) / total);
+  const exact = KINDS.map((k) => (n * Math.max(0, sh[k])) / total);
   const counts = exact.map(Math.floor);
-  const order = kinds.map((_, i) => i).sort((a, b) => exact[b]! - counts[b]! - (exact[a]! - counts[a]!));
-  for (let i = 0; counts.reduce((a, b) => a + b, 0) < n; i++) counts[order[i % 3]!]!++;
-  return { tool: counts[0]!, recover: counts[1]!, no_tool: counts[2]! };
+  const order = KINDS.map((_, i) => i).sort((a, b) => exact[b]! - counts[b]! - (exact[a]! - counts[a]!));
+  for (let i = 0; counts.reduce((a, b) => a + b, 0) < n; i++) counts[order[i % KINDS.length]!]!++;
+  return { tool: counts[0]!, recover: counts[1]!, no_tool: counts[2]!, direct: counts[3]! };
 }
 
 /** n demonstrations on train-split problems, deterministic in the options. */
 export function sftDataset(opts: SftDatasetOptions): Demo[] {
   const counts = kindCounts(opts.n, opts.shares);
   const rng = mulberry32(opts.seed ^ 0x5f7d_a11c);
-  const hard = generate({ split: 'train', n: counts.tool + counts.recover, seed: opts.seed, families: opts.families, difficulty: opts.difficulty });
+  const hard = generate({ split: 'train', n: counts.tool + counts.recover + counts.direct, seed: opts.seed, families: opts.families, difficulty: opts.difficulty });
   const easy = generate({ split: 'train', n: counts.no_tool, seed: opts.seed + 1, families: ['easy'], unique: false });
-  const kinds: DemoKind[] = [...Array<DemoKind>(counts.tool).fill('tool'), ...Array<DemoKind>(counts.recover).fill('recover'), ...Array<DemoKind>(counts.no_tool).fill('no_tool')];
+  const kinds: DemoKind[] = KINDS.flatMap((k) => Array<DemoKind>(counts[k]).fill(k));
   // Pair problems with kinds, then shuffle (Fisher–Yates) so that kinds are interleaved.
   const demos: Demo[] = [];
   let h = 0;

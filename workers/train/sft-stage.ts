@@ -12,10 +12,14 @@ export async function runSftStage(run: TrainRun, stage: SftStage, i: number, don
     const steps = stageSteps(stage);
     await ctx.trainer.setOptim({ lr: stage.lr, warmup_steps: Math.ceil(steps * stage.warmupRatio), total_steps: steps, schedule: stage.schedule }, false);
   }
-  const demos = sftDataset({
+  const all = sftDataset({
     n: stage.data.n, seed: stage.data.seed, shares: stage.data.shares, families: stage.data.families as Family[] | undefined,
     difficulty: stage.data.difficulty, settings: run.template,
-  }).map((d) => tokenizeDemo(d, run.tokenizer)).filter((d) => d.ids.length <= stage.maxLength);
+  }).map((d) => tokenizeDemo(d, run.tokenizer));
+  const demos = all.filter((d) => d.ids.length <= stage.maxLength);
+  if (demos.length < all.length && done === 0) {
+    await ctx.log(`${all.length - demos.length} of ${all.length} demonstrations are longer than maxLength (${stage.maxLength} tokens) and are left out`);
+  }
   let s = step;
   let n = done;
   await runSft(ctx.trainer, demos, {
