@@ -8,7 +8,8 @@ import { UserError } from '../contracts/errors.ts';
 import { seedDefaultRecipes } from '../server/store/recipes.ts';
 import { readEvents } from '../server/store/events.ts';
 import { getRunOrThrow } from '../server/store/runs.ts';
-import { listEvalResults } from '../server/store/evals.ts';
+import { runReport } from '../server/store/run-report.ts';
+import { formatRunReport } from './run-report.ts';
 import { isFinished } from '../contracts/runs.ts';
 import type { RunEventType } from '../contracts/events.ts';
 import { launchTraining, resumeTraining, type RecipeRef } from '../server/lifecycle.ts';
@@ -18,18 +19,23 @@ export const trainCommand: Command = {
   name: 'train',
   summary: 'train a recipe (SFT, then GRPO-RoC stages) with a progress bar; resumable after a crash or Ctrl-C',
   usage: `--recipe NAME[@VERSION] | --file recipe.json | --resume RUN_ID   [--seed S] [--name N] [--queue]
+       --report RUN_ID
 
   --recipe   a stored recipe (npm start seeds "embedded-arith"); --file: a recipe JSON (stored as a new version)
   --resume   continue a run from its last checkpoint (after Ctrl-C, a crash, or a pause)
   --queue    leave the run to the workers (npm start runs one) and only show its progress
+  --report   a run's stage table (printed at the end of every run too): each stage's steps and wall time, its
+             evaluation with 95% intervals, the paired difference from the first evaluation to the last, the
+             commit and seed that produced it
 Ctrl-C stops at the current step; the run keeps its checkpoints and continues with --resume RUN_ID.`,
   async run(args) {
-    const f = parseFlags(args, { recipe: 'string', file: 'string', resume: 'string', seed: 'number', name: 'string', queue: 'boolean' });
-    if ([f.recipe, f.file, f.resume].filter(Boolean).length !== 1) throw new UserError('train needs exactly one of --recipe NAME, --file recipe.json or --resume RUN_ID');
+    const f = parseFlags(args, { recipe: 'string', file: 'string', resume: 'string', seed: 'number', name: 'string', queue: 'boolean', report: 'string' });
+    if ([f.recipe, f.file, f.resume, f.report].filter(Boolean).length !== 1) throw new UserError('train needs exactly one of --recipe NAME, --file recipe.json, --resume RUN_ID or --report RUN_ID');
     const url = config().databaseUrl;
     await migrate(url);
     const db = await openDatabase(url);
     try {
+      if (f.report) { console.log(formatRunReport(await runReport(db, f.report as string))); return 0; }
       await seedDefaultRecipes(db);
       let runId: string;
       let jobId: string;
@@ -106,10 +112,7 @@ async function watch(db: Database, runId: string, stopped: () => boolean = () =>
     if (isFinished(run.status) || run.status === 'paused' || (stopped() && run.status === 'queued')) {
       if (tty) process.stdout.write('\n');
       console.log(`run ${run.status}${run.error ? `: ${run.error}` : ''}`);
-      if (run.status === 'succeeded') {
-        const evals = await listEvalResults(db, runId);
-        for (const e of evals) console.log(`  eval step ${e.step}  ${e.benchmark}  pass@1 ${(100 * e.pass1).toFixed(1)}%  pass@${e.k} ${(100 * (e.passK ?? 0)).toFixed(1)}%  tool errors ${(100 * (e.toolErrors ?? 0)).toFixed(1)}%`);
-      }
+      if (run.status === 'succeeded') console.log(`\n${formatRunReport(await runReport(db, runId))}`);
       return run.status === 'succeeded' ? 0 : 1;
     }
     await new Promise((r) => setTimeout(r, 500));

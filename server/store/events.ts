@@ -53,6 +53,12 @@ export function isUniqueViolation(e: unknown): boolean {
   return /UNIQUE constraint|unique constraint|duplicate key|23505|P2002|SQLITE_CONSTRAINT_(?:PRIMARYKEY|UNIQUE)/i.test(text);
 }
 
+/** A run's events of some types, oldest first (e.g. its stage and evaluation milestones among thousands of metrics). */
+export async function readEventsOfTypes(db: Database, runId: string, types: string[]): Promise<RunEvent[]> {
+  const rows = await db.prisma.runEvent.findMany({ where: { runId, type: { in: types } }, orderBy: { seq: 'asc' } });
+  return rows.map((r) => ({ ...r, level: r.level as EventLevel, data: r.data === null ? null : JSON.parse(r.data) }));
+}
+
 /** Events after `afterSeq`, oldest first: one range scan on the (runId, seq) primary key. */
 export async function readEvents(db: Database, runId: string, afterSeq = 0, limit = 500): Promise<RunEvent[]> {
   const rows = await db.prisma.runEvent.findMany({

@@ -1,0 +1,32 @@
+/**
+ * The text of a run's report (server/store/run-report.ts): a Markdown table, one row per stage and benchmark, that
+ * the README's default-recipe table is pasted from, and the paired difference from the first evaluation to the last.
+ */
+import { formatDifference, formatWithInterval } from '../contracts/intervals.ts';
+import type { RunReport } from '../server/store/run-report.ts';
+
+const pct = (x: number | undefined) => (x == null ? '–' : `${(100 * x).toFixed(1)}%`);
+const secs = (s: number | null) => (s == null ? '–' : `${Math.round(s)} s`);
+
+export function formatRunReport(r: RunReport): string {
+  const lines = [
+    `run ${r.name} (${r.runId}): ${r.status}, seed ${r.seed}, commit ${r.codeVersion}, wall ${secs(r.wallS)} (set-up ${secs(r.setupS)})`,
+    '',
+    '| stage | steps | wall (with its eval) | benchmark | pass@1 [95% CI] | pass@k [95% CI] | no call | tool errors | in correct | length |',
+    '|---|--:|--:|---|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const s of r.stages) {
+    const steps = s.endStep == null ? '–' : `${s.endStep - s.startStep} (→ ${s.endStep})`;
+    const head = `| ${s.name}${s.starts > 1 ? ` (resumed ×${s.starts - 1})` : ''} | ${steps} | ${secs(s.wallS)}`;
+    if (s.evals.length === 0) { lines.push(`${head} | – | – | – | – | – | – | – |`); continue; }
+    for (const e of s.evals) {
+      lines.push(`${head} | ${e.benchmark} (${e.problems} × ${e.k}) | ${formatWithInterval(e.pass1, e.pass1Ci)} | ${formatWithInterval(e.passK, e.passKCi)} | ${pct(e.noToolCallRate)} | ${pct(e.toolErrorRate)} | ${pct(e.toolErrorRateCorrect)} | ${e.meanLength.toFixed(0)} |`);
+    }
+  }
+  for (const b of r.paired) {
+    lines.push('', b.paired
+      ? `${b.benchmark}: step ${r.lastEvalStep} − step ${r.firstEvalStep} = ${formatDifference(b.paired)} on ${b.paired.problems} problems (paired bootstrap; ${b.paired.excludesZero ? 'excludes' : 'includes'} zero)`
+      : `${b.benchmark}: no paired difference (${b.why})`);
+  }
+  return lines.join('\n');
+}
