@@ -38,9 +38,10 @@ export const EMBEDDED_ARITH_KNOBS = {
   rlPool: 2000,
   /** Stage 3 pool and the hard filter's k (report: 8). */
   hardPool: 128, hardK: 4,
-  /** 256 held-out problems × 4 samples: a paired SFT → last-stage difference of ~10 points has a 95% interval of
-   *  about ±4 (64 problems gave ±10 on pass@1 alone). One evaluation costs ~37 s. */
-  evalProblems: 256, evalK: 4,
+  /** 256 held-out problems × 2 samples: the paired SFT → last-stage difference has a 95% interval of about ±3.5
+   *  points (64 problems × 4 gave ±10 on pass@1 alone). An evaluation costs ~20 s; with k = 4, ~40 s, and the
+   *  four of them pushed the recipe past 15 minutes on a slow hour of this machine (924 s). */
+  evalProblems: 256, evalK: 2,
 } as const;
 
 const K = EMBEDDED_ARITH_KNOBS;
@@ -64,7 +65,7 @@ export const EMBEDDED_ARITH_INPUT = {
     'rStar2-Agent recipe scaled to the embedded character-level transformer and the generated arithmetic task: ' +
     'non-reasoning SFT (a third of whose tool-worthy demonstrations answer without the tool), then GRPO-RoC in three ' +
     'stages (longer budget, then the hard subset with the optimiser reset), which learn to call the tool. ' +
-    'About 12 minutes on a 2-core CPU.',
+    'About 13 minutes on a 2-core CPU.',
   seed: 1,
   model: { kind: 'embedded', ...K.model },
   tokenizer: { kind: 'char' },
