@@ -56,14 +56,14 @@ test('npx toolsmith eval piped into another program: the whole output arrives, t
   const r = await runCliPiped(['eval', '--checkpoint', model, ...common], env(), 180_000);
   assert.equal(r.code, 0, r.stderr + r.stdout);
   assert.match(r.stdout, /^eval run \S+\n/);
-  assert.match(r.stdout, /benchmark\s+problems\s+k\s+pass@1 \[95% CI\]\s+pass@k \[95% CI\]\s+length\s+calls\/traj\s+tool err/);
+  assert.match(r.stdout, /benchmark\s+problems\s+k\s+pass@1 \[95% CI\]\s+pass@k \[95% CI\]\s+length\s+calls\/traj\s+no call\s+tool err\s+in correct/);
   assert.match(r.stdout, /arith-test\s+4\s+2\s+\d+\.\d%[^\n]*\n$/, 'ends with the table\'s last row');
 });
 
 test('npx toolsmith eval: prints the table, stores every trajectory and tool call, and one result per benchmark', async () => {
   const r = await runCli(['eval', '--checkpoint', model, ...common], env(), 180_000);
   assert.equal(r.code, 0, r.stderr + r.stdout);
-  assert.match(r.stdout, /benchmark\s+problems\s+k\s+pass@1 \[95% CI\]\s+pass@k \[95% CI\]\s+length\s+calls\/traj\s+tool err/);
+  assert.match(r.stdout, /benchmark\s+problems\s+k\s+pass@1 \[95% CI\]\s+pass@k \[95% CI\]\s+length\s+calls\/traj\s+no call\s+tool err\s+in correct/);
   assert.match(r.stdout, /arith-test\s+4\s+2\s+\d+\.\d% \[\d+\.\d–\d+\.\d\]/);
   const run = await db.prisma.run.findFirstOrThrow({ where: { kind: 'eval' }, orderBy: { createdAt: 'desc' } });
   assert.equal(run.status, 'succeeded');

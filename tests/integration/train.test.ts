@@ -7,6 +7,7 @@ import { killAll, outputs, spawnWorker, waitFor, type Proc } from '../helpers/pr
 import type { Database } from '../../server/db/client.ts';
 import { MICRO_INPUT } from '../../server/recipes/defaults.ts';
 import { readEvents } from '../../server/store/events.ts';
+import { runReport } from '../../server/store/run-report.ts';
 import { launchTraining, pauseTraining, resumeTraining } from '../../server/lifecycle.ts';
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
@@ -73,6 +74,16 @@ test('micro recipe: SFT then GRPO-RoC steps through the real trainer, engine and
   const events = await readEvents(db, runId, 0, 10_000);
   assert.ok(events.some((e) => e.type === 'stage' && /"rl"/.test(e.message)));
   assert.ok(events.some((e) => e.type === 'rollouts'), 'live rollouts were published');
+  // The stage report (`npx toolsmith train --report`): both stages with their wall time and the evaluation that
+  // ends each, the paired difference from the SFT evaluation to the last, the commit and seed.
+  const report = await runReport(db, runId);
+  assert.deepEqual(report.stages.map((s) => [s.name, s.startStep, s.endStep, s.starts, s.evals.map((e) => e.step)]), [['sft', 0, 30, 1, [30]], ['rl', 30, 32, 1, [32]]]);
+  assert.ok(report.stages.every((s) => s.wallS! > 0) && report.wallS! >= report.stages.reduce((a, s) => a + s.wallS!, 0));
+  assert.ok(report.stages[0]!.evals[0]!.pass1Ci && report.stages[0]!.evals[0]!.noToolCallRate != null);
+  assert.equal(report.paired.length, 1);
+  assert.equal(report.paired[0]!.paired?.problems, 4);
+  assert.equal(report.codeVersion, run.codeVersion);
+  assert.equal(report.seed, run.seed);
 });
 
 test('resume: a worker SIGKILLed mid-RL is replaced; no step is skipped or stored twice', async () => {
@@ -93,6 +104,9 @@ test('resume: a worker SIGKILLed mid-RL is replaced; no step is skipped or store
   assert.equal(new Set(rows.map((r) => `${r.step}/${r.groupId}/${r.sampleIndex}`)).size, rows.length, 'no duplicate trajectory');
   const events = await readEvents(db, runId, 0, 10_000);
   assert.ok(events.some((e) => e.type === 'resume' && /resuming from the checkpoint at step 3[12]/.test(e.message)), 'the second attempt resumed from a checkpoint');
+  // The report counts the RL stage's second start and ends it at the run's last step.
+  const rl = (await runReport(db, runId)).stages[1]!;
+  assert.deepEqual([rl.starts, rl.endStep], [2, 35]);
 });
 
 test('pause stops at a step boundary and keeps the run; resume continues it to the end', async () => {
