@@ -2,10 +2,9 @@
  * The text of a run's report (server/store/run-report.ts): a Markdown table, one row per stage and benchmark, that
  * the README's default-recipe table is pasted from, and the paired difference from the first evaluation to the last.
  */
-import { formatDifference, formatWithInterval } from '../contracts/intervals.ts';
+import { formatDifference, formatPercent, formatWithInterval } from '../contracts/intervals.ts';
 import type { RunReport } from '../server/store/run-report.ts';
 
-const pct = (x: number | undefined) => (x == null ? '–' : `${(100 * x).toFixed(1)}%`);
 const secs = (s: number | null) => (s == null ? '–' : `${Math.round(s)} s`);
 
 export function formatRunReport(r: RunReport): string {
@@ -20,7 +19,7 @@ export function formatRunReport(r: RunReport): string {
     const head = `| ${s.name}${s.starts > 1 ? ` (resumed ×${s.starts - 1})` : ''} | ${steps} | ${secs(s.wallS)}`;
     if (s.evals.length === 0) { lines.push(`${head} | – | – | – | – | – | – | – |`); continue; }
     for (const e of s.evals) {
-      lines.push(`${head} | ${e.benchmark} (${e.problems} × ${e.k}) | ${formatWithInterval(e.pass1, e.pass1Ci)} | ${formatWithInterval(e.passK, e.passKCi)} | ${pct(e.noToolCallRate)} | ${pct(e.toolErrorRate)} | ${pct(e.toolErrorRateCorrect)} | ${e.meanLength.toFixed(0)} |`);
+      lines.push(`${head} | ${e.benchmark} (${e.problems} × ${e.k}) | ${formatWithInterval(e.pass1, e.pass1Ci)} | ${formatWithInterval(e.passK, e.passKCi)} | ${formatPercent(e.noToolCallRate)} | ${formatPercent(e.toolErrorRate)} | ${formatPercent(e.toolErrorRateCorrect)} | ${e.meanLength.toFixed(0)} |`);
     }
   }
   for (const b of r.paired) {

@@ -55,10 +55,15 @@ export function pairedComparison(a: ProblemScore[], b: ProblemScore[], opts: { r
   };
 }
 
+/** "72.5%" from a fraction; "–" for a figure a result does not have (stored before it was computed). */
+export function formatPercent(x: number | null | undefined, digits = 1): string {
+  return x == null ? '–' : `${(100 * x).toFixed(digits)}%`;
+}
+
 /** "72.5% [68.1–76.9]" from fractions. */
 export function formatWithInterval(x: number, ci: Interval | null | undefined, digits = 1): string {
   const p = (v: number) => (100 * v).toFixed(digits);
-  return ci && Number.isFinite(ci.lo) ? `${p(x)}% [${p(ci.lo)}–${p(ci.hi)}]` : `${p(x)}%`;
+  return ci && Number.isFinite(ci.lo) ? `${p(x)}% [${p(ci.lo)}–${p(ci.hi)}]` : formatPercent(x, digits);
 }
 
 /** "+4.2 pts [1.0, 7.5]" for a paired difference (fractions). */

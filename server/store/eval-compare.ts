@@ -18,19 +18,22 @@ export interface BenchmarkComparison {
 export interface EvalComparison { a: { runId: string; step: number | null }; b: { runId: string; step: number | null }; benchmarks: BenchmarkComparison[] }
 
 interface Details { problems?: number; pass1Ci?: Interval; perProblem?: ProblemScore[] }
+/** The EvalResult fields a comparison reads. */
+export interface EvalRowLike { step: number; benchmark: string; pass1: number; details: string | null }
 
-async function side(db: Database, s: EvalSide) {
-  const rows = await listEvalResults(db, s.runId);
-  const step = s.step ?? (rows.length ? Math.max(...rows.map((r) => r.step)) : null);
-  const at = rows.filter((r) => r.step === step).map((r) => ({ ...r, d: (r.details ? JSON.parse(r.details) : {}) as Details }));
-  return { step, at };
+/** One step's rows of a run's evaluation rows (`step` omitted: the latest evaluated step). */
+export function rowsAtStep<R extends EvalRowLike>(rows: R[], step?: number): { step: number | null; at: R[] } {
+  const s = step ?? (rows.length ? Math.max(...rows.map((r) => r.step)) : null);
+  return { step: s, at: rows.filter((r) => r.step === s) };
 }
 
-export async function pairedEvalComparison(db: Database, a: EvalSide, b: EvalSide): Promise<EvalComparison> {
-  const [sa, sb] = await Promise.all([side(db, a), side(db, b)]);
+/** Benchmark by benchmark, b − a on the problems both scored. Pure. */
+export function compareEvalRows(rowsA: EvalRowLike[], rowsB: EvalRowLike[]): BenchmarkComparison[] {
+  const parse = (r: EvalRowLike) => ({ ...r, d: (r.details ? JSON.parse(r.details) : {}) as Details });
+  const [sa, sb] = [rowsA.map(parse), rowsB.map(parse)];
   const benchmarks: BenchmarkComparison[] = [];
-  for (const ra of sa.at) {
-    const rb = sb.at.find((r) => r.benchmark === ra.benchmark);
+  for (const ra of sa) {
+    const rb = sb.find((r) => r.benchmark === ra.benchmark);
     if (!rb) continue;
     const view = (r: typeof ra) => ({ pass1: r.pass1, ci: r.d.pass1Ci ?? null, problems: r.d.problems ?? 0 });
     const base = { benchmark: ra.benchmark, a: view(ra), b: view(rb) };
@@ -38,5 +41,11 @@ export async function pairedEvalComparison(db: Database, a: EvalSide, b: EvalSid
     const paired = pairedComparison(ra.d.perProblem, rb.d.perProblem);
     benchmarks.push(paired ? { ...base, paired } : { ...base, paired: null, why: 'no problem in common' });
   }
-  return { a: { runId: a.runId, step: sa.step }, b: { runId: b.runId, step: sb.step }, benchmarks };
+  return benchmarks;
+}
+
+export async function pairedEvalComparison(db: Database, a: EvalSide, b: EvalSide): Promise<EvalComparison> {
+  const [ra, rb] = await Promise.all([listEvalResults(db, a.runId), listEvalResults(db, b.runId)]);
+  const [sa, sb] = [rowsAtStep(ra, a.step), rowsAtStep(rb, b.step)];
+  return { a: { runId: a.runId, step: sa.step }, b: { runId: b.runId, step: sb.step }, benchmarks: compareEvalRows(sa.at, sb.at) };
 }

@@ -53,10 +53,13 @@ export function isUniqueViolation(e: unknown): boolean {
   return /UNIQUE constraint|unique constraint|duplicate key|23505|P2002|SQLITE_CONSTRAINT_(?:PRIMARYKEY|UNIQUE)/i.test(text);
 }
 
+type EventRow = Omit<RunEvent, 'level' | 'data'> & { level: string; data: string | null };
+const toRunEvent = (r: EventRow): RunEvent => ({ ...r, level: r.level as EventLevel, data: r.data === null ? null : JSON.parse(r.data) });
+
 /** A run's events of some types, oldest first (e.g. its stage and evaluation milestones among thousands of metrics). */
 export async function readEventsOfTypes(db: Database, runId: string, types: string[]): Promise<RunEvent[]> {
   const rows = await db.prisma.runEvent.findMany({ where: { runId, type: { in: types } }, orderBy: { seq: 'asc' } });
-  return rows.map((r) => ({ ...r, level: r.level as EventLevel, data: r.data === null ? null : JSON.parse(r.data) }));
+  return rows.map(toRunEvent);
 }
 
 /** Events after `afterSeq`, oldest first: one range scan on the (runId, seq) primary key. */
@@ -66,5 +69,5 @@ export async function readEvents(db: Database, runId: string, afterSeq = 0, limi
     orderBy: { seq: 'asc' },
     take: limit,
   });
-  return rows.map((r) => ({ ...r, level: r.level as EventLevel, data: r.data === null ? null : JSON.parse(r.data) }));
+  return rows.map(toRunEvent);
 }

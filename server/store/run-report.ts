@@ -8,7 +8,7 @@ import type { Database } from '../db/client.ts';
 import type { BenchmarkSummary } from '../../contracts/eval.ts';
 import type { RunEvent } from '../../contracts/events.ts';
 import type { StageEventData } from '../../contracts/runs.ts';
-import { pairedEvalComparison, type BenchmarkComparison } from './eval-compare.ts';
+import { compareEvalRows, rowsAtStep, type BenchmarkComparison, type EvalRowLike } from './eval-compare.ts';
 import { readEventsOfTypes } from './events.ts';
 import { listEvalResults } from './evals.ts';
 import { getRunOrThrow } from './runs.ts';
@@ -35,10 +35,9 @@ export interface RunReport {
   firstEvalStep: number | null; lastEvalStep: number | null;
 }
 
-interface EvalRowLike { step: number; benchmark: string; details: string | null }
 
 /** The stages and their timings from a run's stage/eval/status events, its EvalResult rows and its current step. Pure. */
-export function stageReports(events: RunEvent[], evals: EvalRowLike[], runStep: number): { stages: StageReport[]; setupS: number | null; wallS: number | null } {
+export function stageReports(events: RunEvent[], evals: Pick<EvalRowLike, 'step' | 'benchmark' | 'details'>[], runStep: number): { stages: StageReport[]; setupS: number | null; wallS: number | null } {
   const stages = new Map<number, StageReport & { t0: number }>();
   let started: number | null = null;
   let lastEnd: number | null = null;
@@ -88,8 +87,9 @@ export async function runReport(db: Database, runId: string): Promise<RunReport>
   const steps = [...new Set(evals.map((r) => r.step))].sort((a, b) => a - b);
   const firstEvalStep = steps[0] ?? null;
   const lastEvalStep = steps[steps.length - 1] ?? null;
+  // The rows are read once: the comparison pairs the first evaluated step's with the last one's.
   const paired = firstEvalStep !== null && lastEvalStep !== null && firstEvalStep !== lastEvalStep
-    ? (await pairedEvalComparison(db, { runId, step: firstEvalStep }, { runId, step: lastEvalStep })).benchmarks
+    ? compareEvalRows(rowsAtStep(evals, firstEvalStep).at, rowsAtStep(evals, lastEvalStep).at)
     : [];
   return { runId, name: run.name, status: run.status, seed: run.seed, codeVersion: run.codeVersion, wallS, setupS, stages, paired, firstEvalStep, lastEvalStep };
 }

@@ -10,7 +10,7 @@ import { getDataset, listProblemRows } from '../../server/store/datasets.ts';
 import { UserError } from '../../contracts/errors.ts';
 import { insertTrajectories, listEvalSampleOutcomes } from '../../server/store/trajectories.ts';
 import { findEvalResult, insertEvalResult } from '../../server/store/evals.ts';
-import { formatWithInterval } from '../../contracts/intervals.ts';
+import { formatPercent, formatWithInterval } from '../../contracts/intervals.ts';
 import type { InferenceEngine } from '../engines/types.ts';
 import type { Tokenizer } from '../engines/tokenizer.ts';
 import { tokenRecord } from '../train/token-record.ts';
@@ -167,10 +167,9 @@ export function alignedTable(head: string[], body: string[][], left: number[] = 
 /** The table `npx toolsmith eval` prints. */
 export function formatEvalTable(rows: EvalRow[]): string {
   const head = ['benchmark', 'problems', 'k', 'pass@1 [95% CI]', 'pass@k [95% CI]', 'length', 'calls/traj', 'no call', 'tool err', 'in correct'];
-  const pct = (x: number | undefined) => (x == null ? '–' : `${(100 * x).toFixed(1)}%`);
   const body = rows.map((r) => [
     r.benchmark, String(r.problems), String(r.k), formatWithInterval(r.pass1, r.pass1Ci), formatWithInterval(r.passK, r.passKCi),
-    r.meanLength.toFixed(0), r.toolCallsPerTrajectory.toFixed(2), pct(r.noToolCallRate), pct(r.toolErrorRate), pct(r.toolErrorRateCorrect),
+    r.meanLength.toFixed(0), r.toolCallsPerTrajectory.toFixed(2), formatPercent(r.noToolCallRate), formatPercent(r.toolErrorRate), formatPercent(r.toolErrorRateCorrect),
   ]);
   return alignedTable(head, body).join('\n');
 }
