@@ -11,7 +11,10 @@ export function proxy(request: NextRequest) {
   const headers = securityHeaders({ dev: process.env.NODE_ENV === 'development' });
   const refusal = checkRequest({ method: request.method, url: request.url, headers: request.headers }, cfg);
   if (refusal) {
-    return new NextResponse(refusalBody(refusal), { status: refusal.status, headers: { ...headers, 'content-type': 'application/json', 'cache-control': 'no-store' } });
+    return new NextResponse(refusalBody(refusal), {
+      status: refusal.status,
+      headers: { ...headers, 'content-type': 'application/json', 'cache-control': 'no-store' },
+    });
   }
   const response = NextResponse.next();
   for (const [k, v] of Object.entries(headers)) response.headers.set(k, v);

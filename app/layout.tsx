@@ -16,10 +16,10 @@ export default function RootLayout({ children }: { children: ReactNode }) {
     <html lang="en">
       <body>
         <Providers>
-        <AppHeader />
-        <main>
-          <AuthGate>{children}</AuthGate>
-        </main>
+          <AppHeader />
+          <main>
+            <AuthGate>{children}</AuthGate>
+          </main>
         </Providers>
       </body>
     </html>

@@ -18,7 +18,11 @@ import { SandboxPool } from '../workers/sandbox/pool.ts';
 import { Verifier } from '../workers/reward/verifier.ts';
 import type { Verdict } from '../contracts/trajectory.ts';
 
-const flags = benchFlags('bench:verify', 'npx tsx bench/verify.ts [--task N] [--per-shape N] [--seed S] [--concurrency C] [--out FILE] [--dump JSONL]', { task: 'number', 'per-shape': 'number', seed: 'number', concurrency: 'number', out: 'string', dump: 'string' });
+const flags = benchFlags(
+  'bench:verify',
+  'npx tsx bench/verify.ts [--task N] [--per-shape N] [--seed S] [--concurrency C] [--out FILE] [--dump JSONL]',
+  { task: 'number', 'per-shape': 'number', seed: 'number', concurrency: 'number', out: 'string', dump: 'string' },
+);
 const ROOT = path.resolve(import.meta.dirname, '..');
 const TASK = (flags.task as number | undefined) ?? 3000;
 const PER_SHAPE = (flags['per-shape'] as number | undefined) ?? 100;
@@ -28,41 +32,74 @@ const OUT = (flags.out as string | undefined) ?? path.join(ROOT, 'docs/verifier-
 
 /** Why Math-Verify alone is wrong on a pair, by the prediction's form first (written from the disagreements). */
 const WHY_BY_FORM: [RegExp, string][] = [
-  [/^-?\d{1,3}((\\,| )\d{3})+$/, 'Math-Verify does not read a space or thin space (`\\,`) between digit groups as a thousands separator: it keeps a product or the last group.'],
-  [/^\d+(\.\d+)?e\d+$/, 'Math-Verify reads `e` in `1e6` as Euler\'s number, not an exponent.'],
+  [
+    /^-?\d{1,3}((\\,| )\d{3})+$/,
+    'Math-Verify does not read a space or thin space (`\\,`) between digit groups as a thousands separator: it keeps a product or the last group.',
+  ],
+  [/^\d+(\.\d+)?e\d+$/, "Math-Verify reads `e` in `1e6` as Euler's number, not an exponent."],
   [/∞/, 'Math-Verify does not parse the Unicode ∞.'],
   [/\\\$|dollars/, 'Math-Verify cannot parse a currency sign or a unit word after the number.'],
   [/^[A-E]\)$/, 'Math-Verify reads `C)` as a symbol with a stray bracket, not the choice C.'],
-  [/<think>/, 'A response without <answer>: in the default mode it has no answer (issue 15, requirement 5); Math-Verify takes any box.'],
-  [/\\ln x\+\\ln y/, 'Math-Verify keeps ln(xy) and ln x + ln y apart (it does not assume x, y > 0); the labels take the identity as datasets mean it.'],
+  [
+    /<think>/,
+    'A response without <answer>: in the default mode it has no answer (issue 15, requirement 5); Math-Verify takes any box.',
+  ],
+  [
+    /\\ln x\+\\ln y/,
+    'Math-Verify keeps ln(xy) and ln x + ln y apart (it does not assume x, y > 0); the labels take the identity as datasets mean it.',
+  ],
   [/\\sqrt\{-1\}/, 'Math-Verify treats sqrt(-1) as unevaluated over the reals.'],
+  [/^-?\d+ \d+\/\d+$/, 'Math-Verify does not read a spaced mixed number `4 1/2` as 4 + 1/2.'],
+  [
+    /^\\?%|\d\\?%$/,
+    "Math-Verify reads 12.5% as 0.125 and the bare 12.5 as 12.5; the gold's unit is implied in the answer.",
+  ],
 ];
 const WHY: Record<string, string> = {
   'mixed numbers': 'Math-Verify does not read a spaced mixed number `4 1/2` as 4 + 1/2.',
   'intervals and inequalities': 'Math-Verify does not equate an inequality in x with the interval it describes.',
-  'base subscripts': 'Math-Verify reads `1010_2` as the decimal number 1010 with a subscript dropped, and a numeral without its base as a different number.',
+  'base subscripts':
+    'Math-Verify reads `1010_2` as the decimal number 1010 with a subscript dropped, and a numeral without its base as a different number.',
   'trailing punctuation': 'Math-Verify leaves a trailing full stop in the formula and cannot parse it.',
-  'approximations': 'Math-Verify cannot parse `\\approx` written against the number (`\\approx60.11`).',
-  'corpus': 'percent: Math-Verify reads 12.5% as 0.125 and the bare 12.5 as 12.5; the gold\'s unit is implied in the answer.',
+  approximations: 'Math-Verify cannot parse `\\approx` written against the number (`\\approx60.11`).',
+  corpus: 'Math-Verify alone differs from the label its source gives (cited in tests/fixtures/verifier-corpus.jsonl).',
   'text answers': 'Math-Verify parses a word as a product of one-letter symbols, so case and articles change it.',
-  'degrees': 'Math-Verify does not read the word "degrees" as the degree sign.',
-  'percents': 'Math-Verify does not read the word "percent" as the percent sign.',
+  degrees: 'Math-Verify does not read the word "degrees" as the degree sign.',
+  percents: 'Math-Verify does not read the word "percent" as the percent sign.',
   'choice letters': 'Math-Verify reads a choice letter as a symbol; `\\textbf{(B)}` or `B)` does not parse to it.',
   'lists joined with words': 'Math-Verify keeps only one of the candidates joined with a word.',
   'labelled answers': 'Math-Verify compares the whole equation `|AB|=5` or `\\text{Area}=12` and not its value.',
 };
 
-interface Row { pair: Pair; cascade: Verdict; mv: { equal: boolean | null; reason: string } }
+interface Row {
+  pair: Pair;
+  cascade: Verdict;
+  mv: { equal: boolean | null; reason: string };
+}
 
 async function mapLimit<T, R>(xs: T[], limit: number, fn: (x: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(xs.length);
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => { while (next < xs.length) { const i = next++; out[i] = await fn(xs[i]); } }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < xs.length) {
+        const i = next++;
+        out[i] = await fn(xs[i]);
+      }
+    }),
+  );
   return out;
 }
 
-const pairs = benchPairs({ task: TASK, perShape: PER_SHAPE, seed: SEED, corpus: path.join(ROOT, 'tests/fixtures/verifier-corpus.jsonl') });
-console.log(`bench:verify — ${pairs.length} pairs (${pairs.filter((p) => p.source === 'task').length} embedded task, ${pairs.filter((p) => p.source === 'shapes').length} answer shapes, ${pairs.filter((p) => p.source === 'corpus').length} corpus), concurrency ${CONCURRENCY}`);
+const pairs = benchPairs({
+  task: TASK,
+  perShape: PER_SHAPE,
+  seed: SEED,
+  corpus: path.join(ROOT, 'tests/fixtures/verifier-corpus.jsonl'),
+});
+console.log(
+  `bench:verify — ${pairs.length} pairs (${pairs.filter((p) => p.source === 'task').length} embedded task, ${pairs.filter((p) => p.source === 'shapes').length} answer shapes, ${pairs.filter((p) => p.source === 'corpus').length} corpus), concurrency ${CONCURRENCY}`,
+);
 const mv = MathVerify.owning(await SandboxPool.start({ ...MATH_VERIFY_POOL, size: 2 }));
 const verifier = new Verifier({ workers: 2, mathVerify: 'fallback', mathVerifier: mv });
 try {
@@ -85,31 +122,50 @@ try {
   const disagree = rows.filter((r) => r.cascade.correct !== mvSays(r));
   const pct = (a: number, b: number) => `${((100 * a) / Math.max(1, b)).toFixed(2)}%`;
 
-  const typeOf = (r: Row) => (r.pair.type.startsWith('task') ? 'embedded task' : r.pair.type.startsWith('corpus') ? 'corpus' : r.pair.type);
+  const typeOf = (r: Row) =>
+    r.pair.type.startsWith('task') ? 'embedded task' : r.pair.type.startsWith('corpus') ? 'corpus' : r.pair.type;
   const types = [...new Set(rows.map(typeOf))];
   const table = types.map((t) => {
     const rs = rows.filter((r) => typeOf(r) === t);
     return {
-      type: t, pairs: rs.length, disagree: rs.filter((r) => r.cascade.correct !== mvSays(r)).length,
+      type: t,
+      pairs: rs.length,
+      disagree: rs.filter((r) => r.cascade.correct !== mvSays(r)).length,
       cascadeRight: pct(rs.filter((r) => r.cascade.correct === r.pair.truth).length, rs.length),
       mvRight: pct(rs.filter((r) => mvSays(r) === r.pair.truth).length, rs.length),
     };
   });
-  const right = (side: 'cascade' | 'mv') => rows.filter((r) => (side === 'cascade' ? r.cascade.correct : mvSays(r)) === r.pair.truth).length;
+  const right = (side: 'cascade' | 'mv') =>
+    rows.filter((r) => (side === 'cascade' ? r.cascade.correct : mvSays(r)) === r.pair.truth).length;
   const byMethod: Record<string, number> = {};
   for (const r of cascade) byMethod[r.method] = (byMethod[r.method] ?? 0) + 1;
 
   console.log('');
-  console.log(`agreement with Math-Verify alone: ${agree.length}/${rows.length} = ${pct(agree.length, rows.length)} (target ≥ 99.5%)`);
+  console.log(
+    `agreement with Math-Verify alone: ${agree.length}/${rows.length} = ${pct(agree.length, rows.length)} (target ≥ 99.5%)`,
+  );
   const mvRight = rows.filter((r) => mvSays(r) === r.pair.truth);
   const keeps = mvRight.filter((r) => r.cascade.correct === mvSays(r)).length;
-  console.log(`where Math-Verify alone is right by the label (${mvRight.length} pairs), the cascade agrees on ${pct(keeps, mvRight.length)}; disagreements where the cascade is wrong: ${disagree.filter((r) => r.cascade.correct !== r.pair.truth).length}`);
-  console.log(`against the labels: cascade ${pct(right('cascade'), rows.length)}, Math-Verify alone ${pct(right('mv'), rows.length)}`);
-  console.log(`pairs/s: cascade ${(rows.length / cascadeS).toFixed(0)} (${cascadeS.toFixed(1)} s; Math-Verify asked for ${cascadeChecks} pairs), Math-Verify alone ${(rows.length / aloneS).toFixed(0)} (${aloneS.toFixed(1)} s) → ${(aloneS / cascadeS).toFixed(1)}×`);
-  console.log(`deciding step of the cascade: ${Object.entries(byMethod).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  console.log(
+    `where Math-Verify alone is right by the label (${mvRight.length} pairs), the cascade agrees on ${pct(keeps, mvRight.length)}; disagreements where the cascade is wrong: ${disagree.filter((r) => r.cascade.correct !== r.pair.truth).length}`,
+  );
+  console.log(
+    `against the labels: cascade ${pct(right('cascade'), rows.length)}, Math-Verify alone ${pct(right('mv'), rows.length)}`,
+  );
+  console.log(
+    `pairs/s: cascade ${(rows.length / cascadeS).toFixed(0)} (${cascadeS.toFixed(1)} s; Math-Verify asked for ${cascadeChecks} pairs), Math-Verify alone ${(rows.length / aloneS).toFixed(0)} (${aloneS.toFixed(1)} s) → ${(aloneS / cascadeS).toFixed(1)}×`,
+  );
+  console.log(
+    `deciding step of the cascade: ${Object.entries(byMethod)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  );
   console.log('');
   console.log('type                          pairs  disagree  cascade right  Math-Verify right');
-  for (const t of table) console.log(`${t.type.padEnd(30)}${String(t.pairs).padStart(5)}${String(t.disagree).padStart(10)}${t.cascadeRight.padStart(15)}${t.mvRight.padStart(19)}`);
+  for (const t of table)
+    console.log(
+      `${t.type.padEnd(30)}${String(t.pairs).padStart(5)}${String(t.disagree).padStart(10)}${t.cascadeRight.padStart(15)}${t.mvRight.padStart(19)}`,
+    );
 
   const esc = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
   const lines = [
@@ -135,6 +191,21 @@ try {
       const why = rightSide === 'cascade' ? (byForm ?? WHY[typeOf(r)] ?? r.mv.reason) : `cascade: ${r.cascade.reason}`;
       return `| ${esc(r.pair.type)} | \`${esc(r.pair.gold)}\` | \`${esc(r.pair.pred)}\` | ${r.pair.truth} | ${r.cascade.correct} (${r.cascade.method}) | ${r.mv.equal} | ${rightSide} | ${esc(why.slice(0, 300))} |`;
     }),
+    '',
+    '## Where the cascade is wrong by the label',
+    '',
+    ...(() => {
+      const wrong = rows.filter((r) => r.cascade.correct !== r.pair.truth);
+      if (!wrong.length) return ['None.'];
+      return [
+        '| type | gold | prediction | truth | cascade (step) | Math-Verify | why the cascade said so |',
+        '|---|---|---|---|---|---|---|',
+        ...wrong.map(
+          (r) =>
+            `| ${esc(r.pair.type)} | \`${esc(r.pair.gold)}\` | \`${esc(r.pair.pred)}\` | ${r.pair.truth} | ${r.cascade.correct} (${r.cascade.method}) | ${r.mv.equal} | ${esc(r.cascade.reason.slice(0, 300))} |`,
+        ),
+      ];
+    })(),
     '',
   ];
   if (flags.dump) fs.writeFileSync(flags.dump as string, rows.map((r) => JSON.stringify(r)).join('\n'));

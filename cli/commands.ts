@@ -7,18 +7,29 @@ import { followRun } from './follow.ts';
 import { parseFlags } from './args.ts';
 import { UserError } from '../contracts/errors.ts';
 import { datasetCommand } from './dataset.ts';
+import { exportCommand, importCommand } from './import.ts';
 import { verifyCommand } from './verify.ts';
+import { planCommand } from './plan.ts';
 import { serveModelCommand } from './serve-model.ts';
 import { evalCommand } from './eval.ts';
 import { trainCommand } from './train.ts';
+import { rayEntryCommand } from './ray-entry.ts';
 import { modelCommand } from './model.ts';
 import { tokenCommand, userCommand } from './user.ts';
 
-export interface Command { name: string; summary: string; usage?: string; run(args: string[]): Promise<number | void> }
+export interface Command {
+  name: string;
+  summary: string;
+  usage?: string;
+  run(args: string[]): Promise<number | void>;
+}
 
 /** Subcommands of `npx toolsmith`. Later issues add theirs here (sandbox, verify, serve-model, ...). */
 export const commands: Command[] = [
   datasetCommand,
+  planCommand,
+  importCommand,
+  exportCommand,
   modelCommand,
   userCommand,
   tokenCommand,
@@ -35,7 +46,9 @@ export const commands: Command[] = [
       } finally {
         await db.close();
       }
-      console.log(`${r.dialect} ${redact(url)}: applied ${r.applied.length} migration(s)${r.applied.length ? ` (${r.applied.join(', ')})` : ''}, ${r.alreadyApplied} already applied; built-in recipes seeded`);
+      console.log(
+        `${r.dialect} ${redact(url)}: applied ${r.applied.length} migration(s)${r.applied.length ? ` (${r.applied.join(', ')})` : ''}, ${r.alreadyApplied} already applied; built-in recipes seeded`,
+      );
     },
   },
   {
@@ -50,7 +63,8 @@ export const commands: Command[] = [
   },
   {
     name: 'diagnostics',
-    summary: 'check Python, its packages, bubblewrap, onnxruntime, the database, disk and cores, with a fix for each problem',
+    summary:
+      'check Python, its packages, bubblewrap, onnxruntime, the database, disk and cores, with a fix for each problem',
     usage: '[--queue]  (--queue: let a running worker do it and stream its events)',
     async run(args) {
       const f = parseFlags(args, { queue: 'boolean' });
@@ -62,7 +76,9 @@ export const commands: Command[] = [
           const { runChecks } = await import('../workers/diagnostics/checks.ts');
           const { checkDeps } = await import('../workers/handlers/diagnostics.ts');
           const report = await runChecks(db, checkDeps, (r) => {
-            console.log(`${r.status === 'ok' ? 'ok  ' : r.status === 'warn' ? 'WARN' : 'FAIL'} ${r.name.padEnd(18)} ${r.detail}${r.fix ? `\n     fix: ${r.fix}` : ''}`);
+            console.log(
+              `${r.status === 'ok' ? 'ok  ' : r.status === 'warn' ? 'WARN' : 'FAIL'} ${r.name.padEnd(18)} ${r.detail}${r.fix ? `\n     fix: ${r.fix}` : ''}`,
+            );
           });
           return report.ok ? 0 : 1;
         }
@@ -83,23 +99,30 @@ export const commands: Command[] = [
       reads Python code from stdin, runs it in a one-interpreter pool, prints the SandboxResult as one JSON
       object on stdout; exits 0 whenever a result was produced, whatever its status (2 for bad options)
 
-  sandbox serve --token T [--port P] [--host H] [--size N]
+  sandbox serve [--token-file FILE] [--port P] [--host H] [--size N] [--allowed-hosts H,H]
+                [--max-memory-mb M] [--max-timeout-s S] [--max-output-mb B]
       serves a sandbox pool over HTTP (POST /run, POST /run/batch, GET /health, GET /metrics; every route needs
-      Authorization: Bearer T). The token may come from TOOLSMITH_SANDBOX_TOKEN instead; without one it refuses to
-      start. Binds 127.0.0.1:8700 by default (--host 0.0.0.0 to serve other machines). SIGTERM/SIGINT stop it
-      cleanly. Workers use the nodes when TOOLSMITH_SANDBOX_URLS=http://host:port,... and TOOLSMITH_SANDBOX_TOKEN are set.`,
+      Authorization: Bearer TOKEN). The token comes from TOOLSMITH_SANDBOX_TOKEN or the first line of --token-file,
+      never the command line; without one it refuses to start. Binds 127.0.0.1:8700 by default (--host 0.0.0.0 to
+      serve other machines; Host names beyond this machine's addresses: --allowed-hosts). A call asking for more
+      than --max-memory-mb (4096), --max-timeout-s (600) or --max-output-mb (64) is refused with 400. SIGTERM/SIGINT
+      stop it cleanly. Workers use the nodes when TOOLSMITH_SANDBOX_URLS=http://host:port,... and
+      TOOLSMITH_SANDBOX_TOKEN are set.`,
     async run(args) {
       const [sub, ...rest] = args;
       const { sandboxRun, sandboxServe } = await import('./sandbox.ts');
       if (sub === 'run') return sandboxRun(rest);
       if (sub === 'serve') return sandboxServe(rest);
-      throw new UserError(sub ? `unknown sandbox subcommand "${sub}"` : 'sandbox needs a subcommand', { fix: 'use `npx toolsmith sandbox run` or `npx toolsmith sandbox serve` (see --help)' });
+      throw new UserError(sub ? `unknown sandbox subcommand "${sub}"` : 'sandbox needs a subcommand', {
+        fix: 'use `npx toolsmith sandbox run` or `npx toolsmith sandbox serve` (see --help)',
+      });
     },
   },
   verifyCommand,
   serveModelCommand,
   evalCommand,
   trainCommand,
+  rayEntryCommand,
   {
     name: 'start',
     summary: 'set up and serve the workbench with one worker (same as npm start)',

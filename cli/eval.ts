@@ -18,7 +18,8 @@ import { alignedTable } from '../workers/eval/run.ts';
 /** `npx toolsmith eval`: pass@1 over k samples of an engine on stored datasets; prints the table. */
 export const evalCommand: Command = {
   name: 'eval',
-  summary: 'evaluate a checkpoint or an OpenAI-compatible server on datasets: pass@1 (k samples), pass@k, length, tool use',
+  summary:
+    'evaluate a checkpoint or an OpenAI-compatible server on datasets: pass@1 (k samples), pass@k, length, tool use',
   usage: `(--checkpoint DIR | --url URL[,URL] --model NAME [--tokenizer FILE]) --dataset NAME[,NAME] [options]
        --compare RUN[@STEP],RUN[@STEP]
 
@@ -26,6 +27,7 @@ export const evalCommand: Command = {
   --url, --model       OpenAI-compatible /v1/completions servers (vLLM, SGLang, toolsmith serve-model)
   --dataset            stored dataset names (npx toolsmith dataset list), each optionally name@version
   --split all|train|test   (default all)      --limit N   at most N problems per dataset
+  --pick first|spread  with --limit: the first N (default) or N spread evenly over the split
   --k N (16)  --temperature T (0.6)  --top-p P (1)  --max-tokens N (30000)  --max-turns N (30)  --seed S (0)
   --template full|compact|minimal (the recipe's template variants; default: minimal for --checkpoint, full for --url)
   --queue              let a running worker do it and stream its progress here
@@ -36,19 +38,49 @@ Every trajectory is stored (split "eval") and the results appear on the run's pa
 intervals (bootstrap over problems).`,
   async run(args) {
     const f = parseFlags(args, {
-      checkpoint: 'string', url: 'string', model: 'string', tokenizer: 'string', dataset: 'string', split: 'string', limit: 'number',
-      k: 'number', temperature: 'number', 'top-p': 'number', 'max-tokens': 'number', 'max-turns': 'number', seed: 'number',
-      template: 'string', queue: 'boolean', name: 'string', compare: 'string',
+      checkpoint: 'string',
+      url: 'string',
+      model: 'string',
+      tokenizer: 'string',
+      dataset: 'string',
+      split: 'string',
+      limit: 'number',
+      pick: 'string',
+      k: 'number',
+      temperature: 'number',
+      'top-p': 'number',
+      'max-tokens': 'number',
+      'max-turns': 'number',
+      seed: 'number',
+      template: 'string',
+      queue: 'boolean',
+      name: 'string',
+      compare: 'string',
     });
     if (f.compare !== undefined) return compareEvals(String(f.compare));
     if (!f.checkpoint === !f.url) throw new UserError('eval needs exactly one of --checkpoint DIR or --url URL');
     if (!f.dataset) throw new UserError('eval needs --dataset NAME');
     const engine = f.checkpoint
       ? { kind: 'embedded' as const, checkpoint: f.checkpoint as string }
-      : { kind: 'openai' as const, urls: String(f.url).split(','), model: (f.model as string) ?? '', tokenizer: f.tokenizer as string | undefined };
+      : {
+          kind: 'openai' as const,
+          urls: String(f.url).split(','),
+          model: (f.model as string) ?? '',
+          tokenizer: f.tokenizer as string | undefined,
+        };
     const input = {
-      engine, datasets: String(f.dataset).split(',').filter(Boolean), split: f.split, limit: f.limit, k: f.k, temperature: f.temperature,
-      topP: f['top-p'], maxTokens: f['max-tokens'], maxTurns: f['max-turns'], seed: f.seed, template: f.template,
+      engine,
+      datasets: String(f.dataset).split(',').filter(Boolean),
+      split: f.split,
+      limit: f.limit,
+      pick: f.pick,
+      k: f.k,
+      temperature: f.temperature,
+      topP: f['top-p'],
+      maxTokens: f['max-tokens'],
+      maxTurns: f['max-turns'],
+      seed: f.seed,
+      template: f.template,
     };
     const url = config().databaseUrl;
     await migrate(url);
@@ -62,9 +94,13 @@ intervals (bootstrap over problems).`,
       // In process: take the job ourselves so no worker also runs it.
       await withdrawJob(db, jobId, 'run in-process by npx toolsmith eval');
       await setRunStatus(db, runId, 'running', { message: 'npx toolsmith eval (in process)' });
-      const [{ createEngine }, { createSandbox }, { verifierFromSettings }, { runEvaluation, formatEvalTable }] = await Promise.all([
-        import('../workers/engines/create.ts'), import('../workers/sandbox/index.ts'), import('../workers/handlers/verifier.ts'), import('../workers/eval/run.ts'),
-      ]);
+      const [{ createEngine }, { createSandbox }, { verifierFromSettings }, { runEvaluation, formatEvalTable }] =
+        await Promise.all([
+          import('../workers/engines/create.ts'),
+          import('../workers/sandbox/index.ts'),
+          import('../workers/handlers/verifier.ts'),
+          import('../workers/eval/run.ts'),
+        ]);
       const eng = await createEngine(spec.engine);
       const sandbox = await createSandbox();
       const verifier = verifierFromSettings(undefined, sandbox);
@@ -74,11 +110,22 @@ intervals (bootstrap over problems).`,
       process.once('SIGINT', onSig);
       try {
         console.log(`eval run ${runId}`);
-        const rows = await runEvaluation({
-          db, engine: eng, sandbox, verifier, runId, signal: stop.signal,
-          log: async (m) => { console.log(m); await appendEvent(db, runId, { message: m }); },
-          metrics: (s, v) => logMetrics(db, runId, s, v),
-        }, spec);
+        const rows = await runEvaluation(
+          {
+            db,
+            engine: eng,
+            sandbox,
+            verifier,
+            runId,
+            signal: stop.signal,
+            log: async (m) => {
+              console.log(m);
+              await appendEvent(db, runId, { message: m });
+            },
+            metrics: (s, v) => logMetrics(db, runId, s, v),
+          },
+          spec,
+        );
         const table = formatEvalTable(rows);
         console.log(`\n${table}`);
         await appendEvent(db, runId, { message: `\n${table}`, type: 'eval_table', data: rows });
@@ -129,8 +176,14 @@ export function formatComparison(c: EvalComparison): string {
   if (!c.benchmarks.length) return `no benchmark evaluated in both ${name(c.a)} and ${name(c.b)}`;
   const head = ['benchmark', 'problems', `A ${name(c.a)}`, `B ${name(c.b)}`, 'B − A [95% CI]', ''];
   const body = c.benchmarks.map((r) => [
-    r.benchmark, String(r.paired?.problems ?? '-'), formatWithInterval(r.a.pass1, r.a.ci), formatWithInterval(r.b.pass1, r.b.ci),
-    r.paired ? formatDifference(r.paired) : '-', r.paired ? (r.paired.excludesZero ? 'interval excludes 0' : 'interval includes 0') : (r.why ?? ''),
+    r.benchmark,
+    String(r.paired?.problems ?? '-'),
+    formatWithInterval(r.a.pass1, r.a.ci),
+    formatWithInterval(r.b.pass1, r.b.ci),
+    r.paired ? formatDifference(r.paired) : '-',
+    r.paired ? (r.paired.excludesZero ? 'interval excludes 0' : 'interval includes 0') : (r.why ?? ''),
   ]);
-  return alignedTable(head, body, [0, 5]).map((l) => l.trimEnd()).join('\n');
+  return alignedTable(head, body, [0, 5])
+    .map((l) => l.trimEnd())
+    .join('\n');
 }

@@ -30,5 +30,5 @@ function printHelp() {
   const width = Math.max(...commands.map((c) => c.name.length)) + 2;
   console.log('usage: npx toolsmith <command> [options]\n\ncommands:');
   for (const c of commands) console.log(`  ${c.name.padEnd(width)}${c.summary}`);
-  console.log('\nnpx toolsmith <command> --help shows a command\'s options.');
+  console.log("\nnpx toolsmith <command> --help shows a command's options.");
 }

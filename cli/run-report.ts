@@ -17,15 +17,23 @@ export function formatRunReport(r: RunReport): string {
   for (const s of r.stages) {
     const steps = s.endStep == null ? '–' : `${s.endStep - s.startStep} (→ ${s.endStep})`;
     const head = `| ${s.name}${s.starts > 1 ? ` (resumed ×${s.starts - 1})` : ''} | ${steps} | ${secs(s.wallS)}`;
-    if (s.evals.length === 0) { lines.push(`${head} | – | – | – | – | – | – | – |`); continue; }
+    if (s.evals.length === 0) {
+      lines.push(`${head} | – | – | – | – | – | – | – |`);
+      continue;
+    }
     for (const e of s.evals) {
-      lines.push(`${head} | ${e.benchmark} (${e.problems} × ${e.k}) | ${formatWithInterval(e.pass1, e.pass1Ci)} | ${formatWithInterval(e.passK, e.passKCi)} | ${formatPercent(e.noToolCallRate)} | ${formatPercent(e.toolErrorRate)} | ${formatPercent(e.toolErrorRateCorrect)} | ${e.meanLength.toFixed(0)} |`);
+      lines.push(
+        `${head} | ${e.benchmark} (${e.problems} × ${e.k}) | ${formatWithInterval(e.pass1, e.pass1Ci)} | ${formatWithInterval(e.passK, e.passKCi)} | ${formatPercent(e.noToolCallRate)} | ${formatPercent(e.toolErrorRate)} | ${formatPercent(e.toolErrorRateCorrect)} | ${e.meanLength.toFixed(0)} |`,
+      );
     }
   }
   for (const b of r.paired) {
-    lines.push('', b.paired
-      ? `${b.benchmark}: step ${r.lastEvalStep} − step ${r.firstEvalStep} = ${formatDifference(b.paired)} on ${b.paired.problems} problems (paired bootstrap; ${b.paired.excludesZero ? 'excludes' : 'includes'} zero)`
-      : `${b.benchmark}: no paired difference (${b.why})`);
+    lines.push(
+      '',
+      b.paired
+        ? `${b.benchmark}: step ${r.lastEvalStep} − step ${r.firstEvalStep} = ${formatDifference(b.paired)} on ${b.paired.problems} problems (paired bootstrap; ${b.paired.excludesZero ? 'excludes' : 'includes'} zero)`
+        : `${b.benchmark}: no paired difference (${b.why})`,
+    );
   }
   return lines.join('\n');
 }

@@ -1,16 +1,26 @@
 import { UserError } from '../contracts/errors.ts';
 import { config } from '../server/config.ts';
 import { reportFatal } from '../server/errors.ts';
-import { isLoopback, listenError } from './listen.ts';
+import { isLoopback, listenError, serviceAllowedHosts } from './listen.ts';
 import { parseFlags } from './args.ts';
+import { readSecret, refuseSecretFlags, type SecretSource } from './secrets.ts';
+
+/** Where the node's token comes from: never argv (any local user reads a process's command line). */
+const TOKEN_SOURCE: SecretSource = {
+  refused: ['token', 'api-key'],
+  env: 'TOOLSMITH_SANDBOX_TOKEN',
+  fileFlag: 'token-file',
+};
 
 /** `npx toolsmith sandbox run`: code on stdin → one SandboxResult as JSON on stdout; 0 whenever a result was produced. */
 export async function sandboxRun(args: string[]): Promise<number> {
   const f = parseFlags(args, { timeout: 'number', memory: 'number' });
   const timeoutS = f.timeout as number | undefined;
   const memoryMb = f.memory as number | undefined;
-  if (timeoutS !== undefined && !(timeoutS > 0 && timeoutS <= 3600)) throw new UserError(`option --timeout: ${timeoutS} is not a number of seconds between 0 and 3600`);
-  if (memoryMb !== undefined && !(Number.isInteger(memoryMb) && memoryMb > 0)) throw new UserError(`option --memory: ${memoryMb} is not a positive whole number of MiB`);
+  if (timeoutS !== undefined && !(timeoutS > 0 && timeoutS <= 3600))
+    throw new UserError(`option --timeout: ${timeoutS} is not a number of seconds between 0 and 3600`);
+  if (memoryMb !== undefined && !(Number.isInteger(memoryMb) && memoryMb > 0))
+    throw new UserError(`option --memory: ${memoryMb} is not a positive whole number of MiB`);
   if (process.stdin.isTTY) console.error('toolsmith sandbox run: reading Python code from stdin (end with Ctrl-D)');
   const code = await readStdin();
   const { SandboxPool } = await import('../workers/sandbox/pool.ts');
@@ -23,7 +33,11 @@ export async function sandboxRun(args: string[]): Promise<number> {
     return 1;
   }
   try {
-    const result = await pool.run({ code, ...(timeoutS !== undefined ? { timeoutS } : {}), ...(memoryMb !== undefined ? { memoryMb } : {}) });
+    const result = await pool.run({
+      code,
+      ...(timeoutS !== undefined ? { timeoutS } : {}),
+      ...(memoryMb !== undefined ? { memoryMb } : {}),
+    });
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } finally {
@@ -33,21 +47,63 @@ export async function sandboxRun(args: string[]): Promise<number> {
 
 /** `npx toolsmith sandbox serve`: a SandboxPool behind an HTTP node; resolves (0) once a signal has shut it down. */
 export async function sandboxServe(args: string[]): Promise<number> {
-  const f = parseFlags(args, { port: 'number', host: 'string', token: 'string', size: 'number', 'max-body-mb': 'number' });
-  const token = (typeof f.token === 'string' ? f.token : config().sandboxToken ?? '').trim();
-  if (!token) throw new UserError('sandbox serve needs a token: the node runs arbitrary code for whoever holds it', { fix: 'pass --token T or set TOOLSMITH_SANDBOX_TOKEN (e.g. `openssl rand -hex 32`)' });
+  refuseSecretFlags(args, TOKEN_SOURCE);
+  const f = parseFlags(args, {
+    port: 'number',
+    host: 'string',
+    'token-file': 'string',
+    size: 'number',
+    'max-body-mb': 'number',
+    'allowed-hosts': 'string',
+    'max-memory-mb': 'number',
+    'max-timeout-s': 'number',
+    'max-output-mb': 'number',
+  });
+  const token = readSecret(f['token-file'] as string | undefined, config().sandboxToken, TOKEN_SOURCE);
+  if (!token)
+    throw new UserError('sandbox serve needs a token: the node runs arbitrary code for whoever holds it', {
+      fix: 'set TOOLSMITH_SANDBOX_TOKEN or pass --token-file FILE (e.g. `openssl rand -hex 32 > FILE; chmod 600 FILE`)',
+    });
+  for (const k of ['max-memory-mb', 'max-timeout-s', 'max-output-mb'] as const) {
+    const v = f[k] as number | undefined;
+    if (v !== undefined && !(v > 0))
+      throw new UserError(`option --${k}: ${v} is not a positive number`, { field: `--${k}` });
+  }
+  const limits = {
+    memoryMb: f['max-memory-mb'] as number | undefined,
+    timeoutS: f['max-timeout-s'] as number | undefined,
+    maxOutputBytes:
+      f['max-output-mb'] === undefined ? undefined : Math.round((f['max-output-mb'] as number) * 1024 * 1024),
+  };
   const port = (f.port as number | undefined) ?? 8700;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UserError(`option --port: ${port} is not a port number (0-65535; 0 picks a free one)`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UserError(`option --port: ${port} is not a port number (0-65535; 0 picks a free one)`);
   const size = f.size as number | undefined;
-  if (size !== undefined && !(Number.isInteger(size) && size > 0)) throw new UserError(`option --size: ${size} is not a positive whole number`);
+  if (size !== undefined && !(Number.isInteger(size) && size > 0))
+    throw new UserError(`option --size: ${size} is not a positive whole number`);
   const maxBodyMb = f['max-body-mb'] as number | undefined;
-  if (maxBodyMb !== undefined && !(maxBodyMb > 0)) throw new UserError(`option --max-body-mb: ${maxBodyMb} is not a positive number`);
+  if (maxBodyMb !== undefined && !(maxBodyMb > 0))
+    throw new UserError(`option --max-body-mb: ${maxBodyMb} is not a positive number`);
   const host = typeof f.host === 'string' ? f.host : '127.0.0.1';
+  const allowedHosts = serviceAllowedHosts(host, f['allowed-hosts'] as string | undefined);
 
   const { SandboxPool } = await import('../workers/sandbox/pool.ts');
   const { SandboxNode } = await import('../workers/sandbox/http-node.ts');
-  const pool = await SandboxPool.start({ size });
-  const node = new SandboxNode({ sandbox: pool, token, host, port, maxBodyBytes: maxBodyMb ? Math.round(maxBodyMb * 1024 * 1024) : undefined });
+  // A call that names no limit gets the pool's defaults: keep those within the node's maxima too.
+  const pool = await SandboxPool.start({
+    size,
+    ...(limits.memoryMb !== undefined ? { memoryMb: Math.min(1024, limits.memoryMb) } : {}),
+    ...(limits.timeoutS !== undefined ? { timeoutS: Math.min(4, limits.timeoutS) } : {}),
+  });
+  const node = new SandboxNode({
+    sandbox: pool,
+    token,
+    host,
+    port,
+    limits,
+    allowedHosts,
+    maxBodyBytes: maxBodyMb ? Math.round(maxBodyMb * 1024 * 1024) : undefined,
+  });
   let addr;
   try {
     addr = await node.listen();
@@ -56,9 +112,13 @@ export async function sandboxServe(args: string[]): Promise<number> {
     throw listenError(e, host, port);
   }
   const st = pool.status();
-  console.log(`sandbox node listening on ${addr.url} (${st.alive}/${st.size} interpreters${st.unsafe ? ', UNSAFE: no isolation' : ''})`);
+  console.log(
+    `sandbox node listening on ${addr.url} (${st.alive}/${st.size} interpreters${st.unsafe ? ', UNSAFE: no isolation' : ''}; per call at most ${node.limits.memoryMb} MiB, ${node.limits.timeoutS} s, ${node.limits.maxOutputBytes} output bytes)`,
+  );
   if (!isLoopback(host)) {
-    console.error('toolsmith sandbox serve: serving plain HTTP beyond this machine; the token travels in clear, so keep it on a private network');
+    console.error(
+      'toolsmith sandbox serve: serving plain HTTP beyond this machine; the token travels in clear, so keep it on a private network',
+    );
   }
 
   return new Promise<number>((resolve) => {

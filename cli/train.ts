@@ -18,24 +18,43 @@ import { launchTraining, resumeTraining, type RecipeRef } from '../server/lifecy
 export const trainCommand: Command = {
   name: 'train',
   summary: 'train a recipe (SFT, then GRPO-RoC stages) with a progress bar; resumable after a crash or Ctrl-C',
-  usage: `--recipe NAME[@VERSION] | --file recipe.json | --resume RUN_ID   [--seed S] [--name N] [--queue]
+  usage: `--recipe NAME[@VERSION] | --file recipe.json | --resume RUN_ID   [--seed S] [--name N] [--queue] [--cluster ray]
        --report RUN_ID
 
   --recipe   a stored recipe (npm start seeds "embedded-arith"); --file: a recipe JSON (stored as a new version)
   --resume   continue a run from its last checkpoint (after Ctrl-C, a crash, or a pause)
   --queue    leave the run to the workers (npm start runs one) and only show its progress
+  --cluster  ray: run it on the Ray cluster of TOOLSMITH_RAY_ADDRESS (submitted as a Ray job, trainer ranks placed
+             there; this process or a worker follows it); local (default): here
   --report   a run's stage table (printed at the end of every run too): each stage's steps and wall time, its
              evaluation with 95% intervals, the paired difference from the first evaluation to the last, the
              commit and seed that produced it
 Ctrl-C stops at the current step; the run keeps its checkpoints and continues with --resume RUN_ID.`,
   async run(args) {
-    const f = parseFlags(args, { recipe: 'string', file: 'string', resume: 'string', seed: 'number', name: 'string', queue: 'boolean', report: 'string' });
-    if ([f.recipe, f.file, f.resume, f.report].filter(Boolean).length !== 1) throw new UserError('train needs exactly one of --recipe NAME, --file recipe.json, --resume RUN_ID or --report RUN_ID');
+    const f = parseFlags(args, {
+      recipe: 'string',
+      file: 'string',
+      resume: 'string',
+      seed: 'number',
+      name: 'string',
+      queue: 'boolean',
+      report: 'string',
+      cluster: 'string',
+    });
+    if (f.cluster !== undefined && f.cluster !== 'local' && f.cluster !== 'ray')
+      throw new UserError(`--cluster: expected "local" or "ray", not "${f.cluster}"`, { field: '--cluster' });
+    if ([f.recipe, f.file, f.resume, f.report].filter(Boolean).length !== 1)
+      throw new UserError(
+        'train needs exactly one of --recipe NAME, --file recipe.json, --resume RUN_ID or --report RUN_ID',
+      );
     const url = config().databaseUrl;
     await migrate(url);
     const db = await openDatabase(url);
     try {
-      if (f.report) { console.log(formatRunReport(await runReport(db, f.report as string))); return 0; }
+      if (f.report) {
+        console.log(formatRunReport(await runReport(db, f.report as string)));
+        return 0;
+      }
       await seedDefaultRecipes(db);
       let runId: string;
       let jobId: string;
@@ -48,13 +67,21 @@ Ctrl-C stops at the current step; the run keeps its checkpoints and continues wi
         if (f.file) {
           if (!fs.existsSync(f.file as string)) throw new UserError(`--file: no such file ${f.file}`);
           let spec: unknown;
-          try { spec = JSON.parse(fs.readFileSync(f.file as string, 'utf8')); } catch (e) { throw new UserError(`--file: ${f.file} is not JSON (${(e as Error).message})`); }
+          try {
+            spec = JSON.parse(fs.readFileSync(f.file as string, 'utf8'));
+          } catch (e) {
+            throw new UserError(`--file: ${f.file} is not JSON (${(e as Error).message})`);
+          }
           ref = { spec };
         } else {
           const [name, v] = String(f.recipe).split('@');
           ref = { name: name!, version: v ? Number(v) : undefined };
         }
-        ({ runId, jobId } = await launchTraining(db, ref, { name: f.name as string | undefined, seed: f.seed as number | undefined }));
+        ({ runId, jobId } = await launchTraining(db, ref, {
+          name: f.name as string | undefined,
+          seed: f.seed as number | undefined,
+          cluster: f.cluster as 'local' | 'ray' | undefined,
+        }));
       }
       console.log(`training run ${runId}${f.queue ? ' (queued for the workers)' : ''}`);
       if (f.queue) return await watch(db, runId);
@@ -62,12 +89,21 @@ Ctrl-C stops at the current step; the run keeps its checkpoints and continues wi
       const { Worker } = await import('../workers/worker.ts');
       const cfg = config();
       const worker = new Worker(db, handlers(), {
-        id: `cli-${process.pid}`, leaseMs: cfg.leaseSeconds * 1000, heartbeatMs: cfg.heartbeatSeconds * 1000, pollMs: 200,
-        shutdownGraceMs: cfg.shutdownGraceSeconds * 1000, jobIds: [jobId], log: () => {},
+        id: `cli-${process.pid}`,
+        leaseMs: cfg.leaseSeconds * 1000,
+        heartbeatMs: cfg.heartbeatSeconds * 1000,
+        pollMs: 200,
+        shutdownGraceMs: cfg.shutdownGraceSeconds * 1000,
+        jobIds: [jobId],
+        log: () => {},
       });
       const done = worker.start();
       let interrupted = false;
-      const onSig = () => { interrupted = true; console.log(`\nstopping; continue later with: npx toolsmith train --resume ${runId}`); void worker.stop(); };
+      const onSig = () => {
+        interrupted = true;
+        console.log(`\nstopping; continue later with: npx toolsmith train --resume ${runId}`);
+        void worker.stop();
+      };
       process.once('SIGINT', onSig);
       try {
         const code = await watch(db, runId, () => interrupted);
@@ -108,7 +144,10 @@ async function watch(db: Database, runId: string, stopped: () => boolean = () =>
     const elapsed = (Date.now() - t0) / 1000;
     const bar = `[${'#'.repeat(Math.floor(pct / 4)).padEnd(25, '.')}] ${String(pct).padStart(3)}%  step ${run.step}/${total}  ${run.stageName ?? ''}  ${Math.round(elapsed)} s`;
     if (tty) process.stdout.write(`\r${bar}  ${lastLine.slice(0, 60)}`.padEnd(140));
-    else if (pct >= lastPct + 5) { console.log(bar); lastPct = pct; }
+    else if (pct >= lastPct + 5) {
+      console.log(bar);
+      lastPct = pct;
+    }
     if (isFinished(run.status) || run.status === 'paused' || (stopped() && run.status === 'queued')) {
       if (tty) process.stdout.write('\n');
       console.log(`run ${run.status}${run.error ? `: ${run.error}` : ''}`);

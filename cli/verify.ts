@@ -19,22 +19,41 @@ export const verifyCommand: Command = {
   --explain           add "steps": each step of the cascade with its decision (extract, normalise, exact, numeric,
                       symbolic/sampling, sympy, math-verify, verdict); with --gold/--pred printed one per line after the JSON`,
   async run(args) {
-    const f = parseFlags(args, { gold: 'string', pred: 'string', jsonl: 'string', mode: 'string', 'timeout-ms': 'number', sympy: 'boolean', 'math-verify': 'string', explain: 'boolean' });
+    const f = parseFlags(args, {
+      gold: 'string',
+      pred: 'string',
+      jsonl: 'string',
+      mode: 'string',
+      'timeout-ms': 'number',
+      sympy: 'boolean',
+      'math-verify': 'string',
+      explain: 'boolean',
+    });
     const mode = (f.mode ?? 'answer') as string;
     if (mode !== 'answer' && mode !== 'boxed') throw new UserError(`--mode must be answer or boxed, not "${mode}"`);
     const mathVerify = (f['math-verify'] ?? 'fallback') as string;
-    if (!['off', 'fallback', 'always'].includes(mathVerify)) throw new UserError(`--math-verify must be off, fallback or always, not "${mathVerify}"`);
+    if (!['off', 'fallback', 'always'].includes(mathVerify))
+      throw new UserError(`--math-verify must be off, fallback or always, not "${mathVerify}"`);
     const single = f.gold !== undefined || f.pred !== undefined;
     if (single && f.jsonl !== undefined) throw new UserError('give either --gold/--pred or --jsonl, not both');
     if (!single && f.jsonl === undefined) throw new UserError('verify needs --gold G --pred P, or --jsonl FILE');
-    if (single && (typeof f.gold !== 'string' || typeof f.pred !== 'string')) throw new UserError('--gold and --pred go together');
-    const [{ verifierFromSettings }, { VerifierSettingsSchema }] = await Promise.all([import('../workers/handlers/verifier.ts'), import('../contracts/recipe.ts')]);
+    if (single && (typeof f.gold !== 'string' || typeof f.pred !== 'string'))
+      throw new UserError('--gold and --pred go together');
+    const [{ verifierFromSettings }, { VerifierSettingsSchema }] = await Promise.all([
+      import('../workers/handlers/verifier.ts'),
+      import('../contracts/recipe.ts'),
+    ]);
     let sandbox = null;
     if (f.sympy) {
       const { SandboxPool } = await import('../workers/sandbox/pool.ts');
       sandbox = await SandboxPool.start({ size: 1, log: () => {} });
     }
-    const parsed = VerifierSettingsSchema.safeParse({ mode, mathVerify, sympy: Boolean(f.sympy), ...(f['timeout-ms'] !== undefined ? { timeLimitMs: f['timeout-ms'] } : {}) });
+    const parsed = VerifierSettingsSchema.safeParse({
+      mode,
+      mathVerify,
+      sympy: Boolean(f.sympy),
+      ...(f['timeout-ms'] !== undefined ? { timeLimitMs: f['timeout-ms'] } : {}),
+    });
     if (!parsed.success) throw new UserError(`--timeout-ms: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     const settings = parsed.data;
     const verifier = verifierFromSettings(settings, sandbox, { explain: Boolean(f.explain) });
@@ -54,10 +73,22 @@ export const verifyCommand: Command = {
         n++;
         if (line.trim() === '') continue;
         let row: { gold?: unknown; pred?: unknown };
-        try { row = JSON.parse(line); } catch { throw new UserError(`${file}:${n}: not JSON`); }
-        if (typeof row.gold !== 'string' || typeof row.pred !== 'string') throw new UserError(`${file}:${n}: needs string fields "gold" and "pred"`);
+        try {
+          row = JSON.parse(line);
+        } catch {
+          throw new UserError(`${file}:${n}: not JSON`);
+        }
+        if (typeof row.gold !== 'string' || typeof row.pred !== 'string')
+          throw new UserError(`${file}:${n}: needs string fields "gold" and "pred"`);
         const r = await verifier.verify(row.gold, row.pred);
-        console.log(JSON.stringify({ correct: r.correct, method: r.method, extracted: r.extracted, ...(r.steps ? { steps: r.steps } : {}) }));
+        console.log(
+          JSON.stringify({
+            correct: r.correct,
+            method: r.method,
+            extracted: r.extracted,
+            ...(r.steps ? { steps: r.steps } : {}),
+          }),
+        );
       }
       return 0;
     } finally {

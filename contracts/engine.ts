@@ -19,7 +19,7 @@ export const WEIGHT_SYNC_MODES = ['sglang', 'vllm', 'vllm-lora'] as const;
 export type WeightSyncMode = (typeof WEIGHT_SYNC_MODES)[number];
 export const WeightSyncSchema = z.object({
   mode: z.enum(WEIGHT_SYNC_MODES, { error: 'mode must be "sglang", "vllm" or "vllm-lora"' }),
-  /** Folder name under the weight-sync root (default: the run id); a name, never a path. */
+  /** A subfolder of the run's own weight-sync folder (<root>/<run id>/<dir>; default: that folder itself); a name, never a path. */
   dir: z.string().regex(NAME_RE, NAME_RULE).optional(),
   /** Also write the ONNX export (<version>/onnx) beside the HF weights: what `toolsmith serve-model` loads. */
   onnx: z.boolean().default(false),
@@ -42,7 +42,11 @@ export const EngineSpecSchema = z.discriminatedUnion('kind', [
     model: z.string().min(1, 'give the served model name'),
     apiKey: z.string().optional(),
     /** Tokens the servers hold at once (all URLs together); the scheduler admits against it. */
-    totalTokens: z.number().int().min(1).default(1 << 20),
+    totalTokens: z
+      .number()
+      .int()
+      .min(1)
+      .default(1 << 20),
     timeoutMs: z.number().int().min(100).default(60_000),
     retries: z.number().int().min(0).max(10).default(2),
     /** The served model's tokenizer.json (HF format; its tokenizer_config.json beside it) for exact token counts; without one, counts are estimated. */

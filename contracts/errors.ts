@@ -28,11 +28,21 @@ export function errorMessage(err: unknown): string {
 
 /** Zod issues as one line naming each field path and the reason ("k: Too small: expected number to be >=1; …"). */
 export function zodIssuesText(issues: { path: PropertyKey[]; message: string }[], prefix = ''): string {
-  return issues.map((i) => `${[prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(input)'}: ${i.message}`).join('; ');
+  return issues
+    .map((i) => `${[prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(input)'}: ${i.message}`)
+    .join('; ');
 }
 
 /** Validate user input with a zod schema; a failure is a UserError naming the fields and reasons. */
-export function parseUserInput<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, value: unknown, label = ''): T {
+export function parseUserInput<T>(
+  schema: {
+    safeParse(
+      v: unknown,
+    ): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+  },
+  value: unknown,
+  label = '',
+): T {
   const r = schema.safeParse(value);
   if (!r.success) throw new UserError(`${label ? `${label}: ` : ''}${zodIssuesText(r.error.issues)}`);
   return r.data;

@@ -1,7 +1,7 @@
 /** What an evaluation job is (docs/method.md §8): an engine × datasets × k samples, with the report's defaults. */
 import { z } from 'zod';
 import { EngineSpecSchema } from './engine.ts';
-import { TEMPLATE_VARIANTS } from './recipe.ts';
+import { PickField, TEMPLATE_VARIANTS } from './recipe.ts';
 import type { Interval, ProblemScore } from './intervals.ts';
 
 export const EvalSpecSchema = z.object({
@@ -17,8 +17,10 @@ export const EvalSpecSchema = z.object({
   /** Response budget per trajectory, tool tokens included (report: 30K; the embedded model is capped by its context). */
   maxTokens: z.number().int().min(1).default(30_000),
   maxTurns: z.number().int().min(1).max(1000).default(30),
-  /** At most this many problems per dataset (in index order). */
+  /** At most this many problems per dataset: the first ones in index order, or spread evenly over it (`pick`). */
   limit: z.number().int().min(1).optional(),
+  /** With `limit`: "first" (the default) or "spread" (every (size/limit)-th problem). */
+  pick: PickField,
   /** Prompt template variant (as a recipe's template.variant): the paper's `full` text, `compact`, or the embedded
    *  model's `minimal` one (default: by engine kind). */
   template: z.enum(TEMPLATE_VARIANTS).optional(),
@@ -54,4 +56,7 @@ export interface BenchmarkSummary {
   noToolCallRate?: number;
   finishReasons: Record<string, number>;
 }
-export interface EvalRow extends BenchmarkSummary { benchmark: string; datasetId: string }
+export interface EvalRow extends BenchmarkSummary {
+  benchmark: string;
+  datasetId: string;
+}

@@ -12,8 +12,20 @@ export const JOB_PAYLOADS = {
   diagnostics: z.object({}),
   /** An evaluation: engine × datasets × k samples. */
   eval: EvalSpecSchema,
-  /** A training run: the recipe frozen into the run (every default filled in). */
-  train: z.object({ recipe: RecipeSchema }),
+  /**
+   * A training run: the recipe frozen into the run (every default filled in), and where it runs: `local` (the worker
+   * that leases the job runs it) or `ray` (that worker submits it to the Ray cluster and follows it there).
+   */
+  train: z.object({ recipe: RecipeSchema, cluster: z.enum(['local', 'ray']).default('local') }),
+  /**
+   * A run trained elsewhere (issue 28), its folder and format in the run's ImportSource: one pass over the folder, or
+   * (follow) passes until the run is cancelled; a restarted worker goes on from the offsets stored per file.
+   */
+  import: z.object({
+    follow: z.boolean().default(false),
+    /** TRL's reward_weights by reward function name (the trajectory's reward is the weighted sum). */
+    weights: z.record(z.string(), z.number()).optional(),
+  }),
   /** Test-only fault injection (TOOLSMITH_TEST_JOBS=1): a long job to kill a worker in the middle of. */
   'test.count': z.object({ steps: z.number().int().min(0).default(10), stepMs: z.number().min(0).default(100) }),
   /** Test-only fault injection: a job that throws (or throws from a timer, escaping the handler). */

@@ -4,7 +4,10 @@
  */
 import type { ToolStatus } from './trajectory.ts';
 
-export interface LiveTurn { text: string; tool: { code: string; status: ToolStatus | 'running'; output?: string; ms?: number | null } | null }
+export interface LiveTurn {
+  text: string;
+  tool: { code: string; status: ToolStatus | 'running'; output?: string; ms?: number | null } | null;
+}
 
 export interface LiveRollout {
   id: string;
@@ -30,4 +33,7 @@ export interface EngineStats {
 }
 
 /** The `engines` run event: every engine's figures at one moment (the run page's engine panel). */
-export interface EnginesSnapshot { at: number; engines: EngineStats[] }
+export interface EnginesSnapshot {
+  at: number;
+  engines: EngineStats[];
+}

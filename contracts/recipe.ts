@@ -83,7 +83,15 @@ export const REPORT_DEFAULTS = {
 export const EMBEDDED_DEFAULTS = {
   model: { kind: 'embedded' as const, n_layer: 4, n_head: 4, n_embd: 64, block_size: 512 },
   sft: { lr: 3e-3, batch: 8 },
-  rl: { steps: 16, promptsPerStep: 8, rolloutsPerPrompt: 8, lr: 1e-4, warmupSteps: 2, maxResponseTokens: 300, maxTurns: 4 },
+  rl: {
+    steps: 16,
+    promptsPerStep: 8,
+    rolloutsPerPrompt: 8,
+    lr: 1e-4,
+    warmupSteps: 2,
+    maxResponseTokens: 300,
+    maxTurns: 4,
+  },
   eval: { k: 4, maxTurns: 4 },
 } as const;
 
@@ -93,108 +101,174 @@ const EMBEDDED_PROMPT_RESERVE = 212;
 // ---- Data sources ------------------------------------------------------------------------------------------------
 
 /** The generated task's problem families (workers/tasks/arith.ts). */
-export const FAMILIES = ['product', 'sum', 'powmod', 'mod', 'choose', 'arrange', 'factorial', 'count', 'word', 'easy'] as const;
+export const FAMILIES = [
+  'product',
+  'sum',
+  'powmod',
+  'mod',
+  'choose',
+  'arrange',
+  'factorial',
+  'count',
+  'word',
+  'easy',
+] as const;
 export type Family = (typeof FAMILIES)[number];
 const DifficultySchema = z.union([z.literal(1), z.literal(2), z.literal(3)]);
 export type Difficulty = z.output<typeof DifficultySchema>;
 
-const seedField = z.number().int().min(0).max(2 ** 31 - 1);
+const seedField = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 31 - 1);
 const familiesField = z.array(z.enum(FAMILIES)).min(1, 'give at least one family').optional();
-const difficultyField = z.union([DifficultySchema, z.array(DifficultySchema).min(1, 'give at least one level')]).optional();
+const difficultyField = z
+  .union([DifficultySchema, z.array(DifficultySchema).min(1, 'give at least one level')])
+  .optional();
 
 /** The generated embedded task (workers/tasks/arith.ts): n problems of a split, deterministic in the seed. */
-const generatedSource = (split: 'train' | 'test') => z.object({
-  kind: z.literal('generated'),
-  task: z.literal('arith').default('arith'),
-  split: z.enum(['train', 'test']).default(split),
-  n: z.number().int().min(1).max(1_000_000),
-  seed: seedField.default(0),
-  /** Default: every family but `easy`. */
-  families: familiesField,
-  /** One level or a list drawn per problem (default [1, 2, 3]). */
-  difficulty: difficultyField,
-});
-
-/** A stored (imported) dataset by name; latest version unless `version` is given. */
-const storedSource = (split: 'all' | 'train' | 'test') => z.object({
-  kind: z.literal('stored'),
-  name: nameField,
-  version: z.number().int().min(1).optional(),
-  split: z.enum(['all', 'train', 'test']).default(split),
-  /** At most this many problems (in index order). */
-  limit: z.number().int().min(1).optional(),
-});
-
-const sourceError = { error: 'kind must be "generated" or "stored"' };
-/** RL prompts: the train split by default. */
-export const PromptSourceSchema = z.discriminatedUnion('kind', [generatedSource('train'), storedSource('train')], sourceError);
-/** Evaluation problems: the held-out split by default. */
-export const EvalSourceSchema = z.discriminatedUnion('kind', [generatedSource('test'), storedSource('test')], sourceError);
-export type PromptSource = z.output<typeof PromptSourceSchema>;
-
-/**
- * SFT demonstrations. Only generated demos for now (workers/tasks/demos.ts sftDataset: train-split problems, a
- * mix of clean tool calls, a failed call then a fix, no-tool answers to easy problems and, optionally, direct answers to
- * tool-worthy ones); a stored kind can join the union later.
- */
-export const SftDataSchema = z.discriminatedUnion('kind', [
+const generatedSource = (split: 'train' | 'test') =>
   z.object({
     kind: z.literal('generated'),
     task: z.literal('arith').default('arith'),
-    /** Number of demonstrations. */
+    split: z.enum(['train', 'test']).default(split),
     n: z.number().int().min(1).max(1_000_000),
-    seed: seedField.default(1),
-    /** Share of each demo kind (normalised; workers/tasks/demos.ts DEFAULT_SHARES). */
-    shares: z.object({
-      tool: z.number().min(0).default(0.7),
-      recover: z.number().min(0).default(0.15),
-      no_tool: z.number().min(0).default(0.15),
-      /** Tool-worthy problems answered straight away, no call (the imperfect part of a non-reasoning SFT). */
-      direct: z.number().min(0).default(0),
-    }).prefault({}).refine((s) => s.tool + s.recover + s.no_tool + s.direct > 0, 'shares must have a positive sum'),
+    seed: seedField.default(0),
+    /** Default: every family but `easy`. */
     families: familiesField,
+    /** One level or a list drawn per problem (default [1, 2, 3]). */
     difficulty: difficultyField,
-  }),
-], { error: 'kind must be "generated" (stored demonstrations are not supported yet)' });
+  });
+
+/** With a limit, which problems: the first ones, or spread evenly (a recipe's stored source and an evaluation). */
+export const PickField = z.enum(['first', 'spread'], { error: 'pick must be "first" or "spread"' }).optional();
+
+/** A stored (imported) dataset by name; latest version unless `version` is given. */
+const storedSource = (split: 'all' | 'train' | 'test') =>
+  z.object({
+    kind: z.literal('stored'),
+    name: nameField,
+    version: z.number().int().min(1).optional(),
+    split: z.enum(['all', 'train', 'test']).default(split),
+    /** At most this many problems: the first ones in index order, or spread evenly over the split (`pick`). */
+    limit: z.number().int().min(1).optional(),
+    /** With `limit`: "first" (the default) or "spread" (every (size/limit)-th problem: a sample of every part of a
+     *  dataset stored in order, e.g. one variant per generator). */
+    pick: PickField,
+  });
+
+const sourceError = { error: 'kind must be "generated" or "stored"' };
+/** RL prompts: the train split by default. */
+export const PromptSourceSchema = z.discriminatedUnion(
+  'kind',
+  [generatedSource('train'), storedSource('train')],
+  sourceError,
+);
+/** Evaluation problems: the held-out split by default. */
+export const EvalSourceSchema = z.discriminatedUnion(
+  'kind',
+  [generatedSource('test'), storedSource('test')],
+  sourceError,
+);
+export type PromptSource = z.output<typeof PromptSourceSchema>;
+
+/** Share of each demonstration kind (normalised; workers/tasks/demos.ts DEFAULT_SHARES). */
+const sharesField = z
+  .object({
+    tool: z.number().min(0).default(0.7),
+    recover: z.number().min(0).default(0.15),
+    no_tool: z.number().min(0).default(0.15),
+    /** Tool-worthy problems answered straight away, no call (the imperfect part of a non-reasoning SFT). */
+    direct: z.number().min(0).default(0),
+  })
+  .prefault({})
+  .refine((s) => s.tool + s.recover + s.no_tool + s.direct > 0, 'shares must have a positive sum');
+
+/**
+ * SFT demonstrations: generated from the embedded task (workers/tasks/demos.ts sftDataset: train-split problems, a
+ * mix of clean tool calls, a failed call then a fix, no-tool answers to easy problems and, optionally, direct answers to
+ * tool-worthy ones), or made from a stored dataset's worked solutions (workers/tasks/gsm-demos.ts: the program from
+ * GSM8K's calculator notes; no_tool demos give the solution's own reasoning).
+ */
+export const SftDataSchema = z.discriminatedUnion(
+  'kind',
+  [
+    z.object({
+      kind: z.literal('generated'),
+      task: z.literal('arith').default('arith'),
+      /** Number of demonstrations. */
+      n: z.number().int().min(1).max(1_000_000),
+      seed: seedField.default(1),
+      shares: sharesField,
+      families: familiesField,
+      difficulty: difficultyField,
+    }),
+    z.object({
+      kind: z.literal('stored'),
+      /** A stored dataset whose problems carry a worked solution (metadata.solution), e.g. gsm8k-test-100. */
+      name: nameField,
+      version: z.number().int().min(1).optional(),
+      split: z.enum(['all', 'train', 'test']).default('train'),
+      /** Number of demonstrations (problems are reused when there are fewer). */
+      n: z.number().int().min(1).max(1_000_000),
+      seed: seedField.default(1),
+      shares: sharesField,
+    }),
+  ],
+  { error: 'kind must be "generated" (the embedded task) or "stored" (a dataset with worked solutions)' },
+);
+export type SftData = z.output<typeof SftDataSchema>;
 /** Share of each SFT demonstration kind (workers/tasks/demos.ts). */
 export type DemoShares = z.output<typeof SftDataSchema>['shares'];
 
 // ---- Model, tokenizer, template, tool ----------------------------------------------------------------------------
 
-export const ModelSchema = z.discriminatedUnion('kind', [
-  /** The embedded model: a small Hugging Face model of this architecture (workers/trainer/hf_model.py) with the char
-   *  tokenizer, trained from scratch. */
-  z.object({
-    kind: z.literal('embedded'),
-    arch: z.enum(['qwen3', 'qwen2', 'llama']).default('qwen3'),
-    n_layer: z.number().int().min(1).max(48).default(EMBEDDED_DEFAULTS.model.n_layer),
-    n_head: z.number().int().min(1).max(64).default(EMBEDDED_DEFAULTS.model.n_head),
-    /** Key/value heads (grouped-query attention); default n_head. */
-    n_kv_head: z.number().int().min(1).max(64).optional(),
-    /** Qwen3: the starting gain of the per-head query/key norms (workers/trainer/hf_model.py build); default 1. */
-    qk_norm_gain: z.number().positive().max(100).optional(),
-    n_embd: z.number().int().min(8).max(8192).default(EMBEDDED_DEFAULTS.model.n_embd),
-    /** Context length in tokens (characters): prompt + response + tool output must fit. */
-    block_size: z.number().int().min(64).max(65_536).default(EMBEDDED_DEFAULTS.model.block_size),
-  }),
-  /** A model registered under the models folder by name (`npx toolsmith model list`): never a path. */
-  z.object({
-    kind: z.literal('model'),
-    name: nameField,
-  }),
-], { error: 'kind must be "embedded" or "model" (a registered model by name: npx toolsmith model import DIR --name NAME)' });
+export const ModelSchema = z.discriminatedUnion(
+  'kind',
+  [
+    /** The embedded model: a small Hugging Face model of this architecture (workers/trainer/hf_model.py) with the char
+     *  tokenizer, trained from scratch. */
+    z.object({
+      kind: z.literal('embedded'),
+      arch: z.enum(['qwen3', 'qwen2', 'llama']).default('qwen3'),
+      n_layer: z.number().int().min(1).max(48).default(EMBEDDED_DEFAULTS.model.n_layer),
+      n_head: z.number().int().min(1).max(64).default(EMBEDDED_DEFAULTS.model.n_head),
+      /** Key/value heads (grouped-query attention); default n_head. */
+      n_kv_head: z.number().int().min(1).max(64).optional(),
+      /** Qwen3: the starting gain of the per-head query/key norms (workers/trainer/hf_model.py build); default 1. */
+      qk_norm_gain: z.number().positive().max(100).optional(),
+      n_embd: z.number().int().min(8).max(8192).default(EMBEDDED_DEFAULTS.model.n_embd),
+      /** Context length in tokens (characters): prompt + response + tool output must fit. */
+      block_size: z.number().int().min(64).max(65_536).default(EMBEDDED_DEFAULTS.model.block_size),
+    }),
+    /** A model registered under the models folder by name (`npx toolsmith model list`): never a path. */
+    z.object({
+      kind: z.literal('model'),
+      name: nameField,
+    }),
+  ],
+  {
+    error:
+      'kind must be "embedded" or "model" (a registered model by name: npx toolsmith model import DIR --name NAME)',
+  },
+);
 export type ModelSpec = z.output<typeof ModelSchema>;
 
-export const TokenizerSchema = z.discriminatedUnion('kind', [
-  /** The embedded character vocabulary (workers/engines/tokenizer.ts EMBEDDED_VOCAB), for the embedded model. */
-  z.object({ kind: z.literal('char') }),
-  /** The named model's own tokenizer.json and chat template. */
-  z.object({ kind: z.literal('model') }),
-], { error: 'kind must be "char" (the embedded model) or "model" (the named model\'s own tokenizer)' });
+export const TokenizerSchema = z.discriminatedUnion(
+  'kind',
+  [
+    /** The embedded character vocabulary (workers/engines/tokenizer.ts EMBEDDED_VOCAB), for the embedded model. */
+    z.object({ kind: z.literal('char') }),
+    /** The named model's own tokenizer.json and chat template. */
+    z.object({ kind: z.literal('model') }),
+  ],
+  { error: 'kind must be "char" (the embedded model) or "model" (the named model\'s own tokenizer)' },
+);
 
 /** How the trainer runs (workers/trainer/dist.py): ranks on this worker, device, micro-batching, LoRA. */
 export const TrainerSchema = z.object({
-  /** torchrun ranks on the worker (FSDP2; one per GPU, or gloo processes on CPU). */
+  /** Ranks on the worker, started by it as one group that meets on loopback only (FSDP2; one per GPU, or gloo processes on CPU). */
   ranks: z.number().int().min(1).max(64).default(1),
   /** Machines the run spans (ranks each): more than 1 is torchrun's multi-node rendezvous, started by hand (README). */
   nodes: z.number().int().min(1).max(1024).default(1),
@@ -204,30 +278,66 @@ export const TrainerSchema = z.object({
   microBatchTokens: z.number().int().min(64).optional(),
   gradientCheckpointing: z.boolean().default(false),
   /** LoRA through peft on a named model: only the adapter trains and is checkpointed; exports merge it. */
-  lora: z.object({
-    rank: z.number().int().min(1).max(1024).default(16),
-    alpha: z.number().positive().default(32),
-    dropout: z.number().min(0).max(0.9).default(0),
-    targetModules: z.array(z.string().min(1)).min(1).default(['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj']),
-  }).nullable().default(null),
+  lora: z
+    .object({
+      rank: z.number().int().min(1).max(1024).default(16),
+      alpha: z.number().positive().default(32),
+      dropout: z.number().min(0).max(0.9).default(0),
+      targetModules: z
+        .array(z.string().min(1))
+        .min(1)
+        .default(['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj']),
+    })
+    .nullable()
+    .default(null),
 });
 export type TrainerSpec = z.output<typeof TrainerSchema>;
 
 /** The engine that serves the policy's rollouts: the embedded ONNX engine, or OpenAI-compatible servers (vLLM, SGLang). */
-export const RolloutEngineSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('embedded') }),
-  z.object({
-    kind: z.literal('openai'),
-    urls: z.array(z.url({ error: 'expected an http(s) URL' })).min(1, 'give at least one server URL'),
-    /** The served model id (default: the first one the first server's /v1/models lists). */
-    model: z.string().min(1).optional(),
-    /** Tokens the servers hold at once, all URLs together (the scheduler admits against it). */
-    totalTokens: z.number().int().min(1).default(1 << 20),
-    timeoutMs: z.number().int().min(100).default(60_000),
-    /** Pushing the trainer's weights after every update; training on these servers needs it (contracts/engine.ts). */
-    weightSync: WeightSyncSchema.optional(),
-  }),
-], { error: 'kind must be "embedded" or "openai"' });
+export const RolloutEngineSchema = z.discriminatedUnion(
+  'kind',
+  [
+    z.object({ kind: z.literal('embedded') }),
+    z.object({
+      kind: z.literal('openai'),
+      urls: z.array(z.url({ error: 'expected an http(s) URL' })).min(1, 'give at least one server URL'),
+      /** The served model id (default: the first one the first server's /v1/models lists). */
+      model: z.string().min(1).optional(),
+      /** Tokens the servers hold at once, all URLs together (the scheduler admits against it). */
+      totalTokens: z
+        .number()
+        .int()
+        .min(1)
+        .default(1 << 20),
+      timeoutMs: z.number().int().min(100).default(60_000),
+      /** Pushing the trainer's weights after every update; training on these servers needs it (contracts/engine.ts). */
+      weightSync: WeightSyncSchema.optional(),
+    }),
+    /**
+     * Rollout servers the run starts on its Ray cluster as actors (a run launched on Ray only; README "Scaling out"):
+     * `serve-model` (Toolsmith's, on CPU: the embedded path's ONNX export), `sglang` or `vllm` (their documented
+     * command lines, with GPU bundles). The trainer's weights reach them after every update through the run's
+     * weight-sync folder (a shared mount): serve-model and SGLang by SGLang's reload route, vLLM by its own.
+     */
+    z.object({
+      kind: z.literal('ray'),
+      server: z.enum(['serve-model', 'sglang', 'vllm']).default('serve-model'),
+      /** How many servers, one per node at most (serve-model: CPU nodes first; sglang/vllm: GPU nodes). */
+      replicas: z.number().int().min(1).max(256).default(1),
+      /** GPUs each server holds (its tensor-parallel size for sglang/vllm); 0 for serve-model. */
+      gpusPerServer: z.number().int().min(0).max(8).default(0),
+      totalTokens: z
+        .number()
+        .int()
+        .min(1)
+        .default(1 << 20),
+      timeoutMs: z.number().int().min(100).default(60_000),
+      /** Most milliseconds a reload may take on any one server. */
+      syncTimeoutMs: z.number().int().min(1000).default(600_000),
+    }),
+  ],
+  { error: 'kind must be "embedded", "openai" or "ray"' },
+);
 
 /** The prompt template's variants (workers/rollout/template.ts): the paper's full text, a shorter one, the embedded model's. */
 export const TEMPLATE_VARIANTS = ['full', 'compact', 'minimal'] as const;
@@ -239,16 +349,24 @@ export const ToolFormatSchema = z.object({
   /** Cut stdout and stderr each to this many characters (code-judge: 1000); null = no cut (paper). */
   maxFieldChars: z.number().int().min(1).nullable().default(null),
   /** Keep the first `head` and last `tail` characters of the whole text (verl: 128 + 128); null = off (paper). */
-  middle: z.object({ head: z.number().int().min(0), tail: z.number().int().min(0) }).nullable().default(null),
+  middle: z
+    .object({ head: z.number().int().min(0), tail: z.number().int().min(0) })
+    .nullable()
+    .default(null),
 });
 export type ToolFormat = z.input<typeof ToolFormatSchema>;
 
-const tagField = z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,39}$/, 'use a tag name without brackets (letters, digits, "_", "-")');
+const tagField = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_-]{0,39}$/, 'use a tag name without brackets (letters, digits, "_", "-")');
 
 /** workers/rollout/template.ts TemplateSettings (the fields a recipe sets) and workers/sandbox/format.ts ToolFormat. */
 export const TemplateSchema = z.object({
   /** Default by model: `python` for the embedded model, the paper's `execute_python_code_with_standard_io` otherwise. */
-  toolName: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'use a function name (letters, digits, "_")').optional(),
+  toolName: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'use a function name (letters, digits, "_")')
+    .optional(),
   reasonTag: tagField.default('reason'),
   answerTag: tagField.default('answer'),
   /** Default by model: 'minimal' for the embedded model (its context is 512 characters), the paper's 'full' otherwise. */
@@ -272,7 +390,9 @@ export const VerifierSettingsSchema = z.object({
   /** `answer` (the paper): the \boxed{} inside <answer>; `boxed` (the released code): the last \boxed{} anywhere. */
   mode: z.enum(['answer', 'boxed']).default('answer'),
   /** Tolerance for numbers that are not both integers (integers always compare exactly). */
-  tolerance: z.object({ rel: z.number().min(0).max(0.1).default(1e-8), abs: z.number().min(0).max(0.1).default(1e-9) }).prefault({}),
+  tolerance: z
+    .object({ rel: z.number().min(0).max(0.1).default(1e-8), abs: z.number().min(0).max(0.1).default(1e-9) })
+    .prefault({}),
   /** Time limit of each symbolic / sampling check, ms. */
   timeLimitMs: z.number().int().min(50).max(60_000).default(2000),
   /** sympy in the sandbox as the last resort, and its time limit, seconds. */
@@ -309,15 +429,19 @@ export const SftStageSchema = z.object({
 });
 
 /** Which problems an RL stage trains on (docs/method.md §7 stage 3: the hard subset). */
-export const DataFilterSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('all') }),
-  /** Run the current policy k× per problem before the stage and drop the problems solved k/k. */
-  z.object({
-    kind: z.literal('hard'),
-    k: z.number().int().min(1).max(256).default(REPORT_DEFAULTS.rl.hardK),
-    dropSolved: z.literal(true).default(true),
-  }),
-], { error: 'kind must be "all" or "hard"' });
+export const DataFilterSchema = z.discriminatedUnion(
+  'kind',
+  [
+    z.object({ kind: z.literal('all') }),
+    /** Run the current policy k× per problem before the stage and drop the problems solved k/k. */
+    z.object({
+      kind: z.literal('hard'),
+      k: z.number().int().min(1).max(256).default(REPORT_DEFAULTS.rl.hardK),
+      dropSolved: z.literal(true).default(true),
+    }),
+  ],
+  { error: 'kind must be "all" or "hard"' },
+);
 
 /**
  * Truncated importance sampling against the train–inference mismatch (docs/method.md §5 "TIS"): per token
@@ -327,7 +451,9 @@ export const DataFilterSchema = z.discriminatedUnion('kind', [
 export const TIS_MODES = ['off', 'token', 'sequence', 'mask'] as const;
 export type TisMode = (typeof TIS_MODES)[number];
 const TisSchema = z.object({
-  mode: z.enum(TIS_MODES, { error: `mode must be one of ${TIS_MODES.join(', ')}` }).default(REPORT_DEFAULTS.rl.tis.mode),
+  mode: z
+    .enum(TIS_MODES, { error: `mode must be one of ${TIS_MODES.join(', ')}` })
+    .default(REPORT_DEFAULTS.rl.tis.mode),
   cap: z.number().gt(1, 'must be greater than 1').max(1e6).default(REPORT_DEFAULTS.rl.tis.cap),
 });
 
@@ -348,20 +474,26 @@ export const RlStageSchema = z.object({
   rolloutsPerPrompt: z.number().int().min(2, 'GRPO needs at least 2 rollouts per prompt').max(1024).optional(),
   /** G: rollouts kept per group; default half of rolloutsPerPrompt with RoC, all of them without. */
   keep: z.number().int().min(1).optional(),
-  roc: z.object({
-    /** false = plain GRPO (keep every rollout of a non-dropped group). */
-    enabled: z.boolean().default(true),
-    /** 'weighted' by 1 / p_total (paper) or the 'lowest' p_total (released code). */
-    positiveSelection: z.enum(POSITIVE_SELECTIONS).default('weighted'),
-    /** Keep at least this many of each sign where available (released code: 2). */
-    minPerSign: z.number().int().min(0).default(2),
-    /** Drop groups whose rewards are all equal (released code). */
-    dropEqualReward: z.boolean().default(true),
-  }).prefault({}),
+  roc: z
+    .object({
+      /** false = plain GRPO (keep every rollout of a non-dropped group). */
+      enabled: z.boolean().default(true),
+      /** 'weighted' by 1 / p_total (paper) or the 'lowest' p_total (released code). */
+      positiveSelection: z.enum(POSITIVE_SELECTIONS).default('weighted'),
+      /** Keep at least this many of each sign where available (released code: 2). */
+      minPerSign: z.number().int().min(0).default(2),
+      /** Drop groups whose rewards are all equal (released code). */
+      dropEqualReward: z.boolean().default(true),
+    })
+    .prefault({}),
   epsLow: z.number().min(0).max(1).default(REPORT_DEFAULTS.rl.epsLow),
   epsHigh: z.number().min(0).max(10).default(REPORT_DEFAULTS.rl.epsHigh),
   /** Dual-clip constant c > 1 on negative advantages (verl: 3); null = off (paper). */
-  dualClip: z.number().gt(1, 'must be greater than 1 (or null for off)').nullable().default(REPORT_DEFAULTS.rl.dualClip),
+  dualClip: z
+    .number()
+    .gt(1, 'must be greater than 1 (or null for off)')
+    .nullable()
+    .default(REPORT_DEFAULTS.rl.dualClip),
   /** Train–inference mismatch correction on the policy loss; needs the engine's log-probs (else the step runs without it). */
   tis: TisSchema.prefault({}),
   /** Report 1e-6 constant after warm-up; embedded 1e-4. */
@@ -377,9 +509,23 @@ export const RlStageSchema = z.object({
   dataFilter: DataFilterSchema.prefault({ kind: 'all' }),
   /** Fresh AdamW moments at the start of the stage (report: stage 3). */
   resetOptimizer: z.boolean().default(false),
+  /**
+   * One-step off-policy training (docs/method.md §5 "Asynchronous steps"): the next step's rollouts are generated
+   * while this one trains, on weights at most `maxStaleness` updates old (0: the synchronous loop).
+   */
+  async: z
+    .object({
+      enabled: z.boolean().default(false),
+      maxStaleness: z.number().int().min(0, 'must be 0 or more').max(8, 'at most 8').default(1),
+      /** A trajectory in flight across an update continues on the new weights (between turns), its turns tagged. */
+      partialRollouts: z.boolean().default(false),
+    })
+    .prefault({}),
 });
 
-export const StageSchema = z.discriminatedUnion('type', [SftStageSchema, RlStageSchema], { error: 'type must be "sft" or "rl"' });
+export const StageSchema = z.discriminatedUnion('type', [SftStageSchema, RlStageSchema], {
+  error: 'type must be "sft" or "rl"',
+});
 
 /** Periodic evaluation (docs/method.md §8): pass@1 averaged over k samples per problem. */
 export const RecipeEvalSchema = z.object({
@@ -393,6 +539,8 @@ export const RecipeEvalSchema = z.object({
   maxTurns: z.number().int().min(1).max(1000).optional(),
   /** Evaluate every N RL steps (counted across stages); null = only after each stage. */
   everySteps: z.number().int().min(1).nullable().default(null),
+  /** Also evaluate the starting model before the first stage (a pretrained model's baseline with the tool template). */
+  atStart: z.boolean().default(false),
 });
 
 // ---- The recipe --------------------------------------------------------------------------------------------------
@@ -411,17 +559,40 @@ const RecipeObjectSchema = z.object({
   verifier: VerifierSettingsSchema.prefault({}),
   stages: z.array(StageSchema).min(1, 'give at least one stage'),
   eval: RecipeEvalSchema.optional(),
+  /** A ceiling the run's plan (contracts/plan.ts) must stay under, checked before it starts. */
+  budget: z
+    .object({
+      gpuHours: z.number().positive('must be positive').optional(),
+      storageGB: z.number().positive('must be positive').optional(),
+    })
+    .optional(),
 });
 
 type Filled<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: NonNullable<T[P]> };
 export type SftStage = Filled<z.output<typeof SftStageSchema>, 'lr' | 'batch' | 'maxLength'>;
-export type RlStage = Filled<z.output<typeof RlStageSchema>, 'steps' | 'promptsPerStep' | 'rolloutsPerPrompt' | 'keep' | 'lr' | 'warmupSteps' | 'maxResponseTokens' | 'maxTurns' | 'tool'>;
+export type RlStage = Filled<
+  z.output<typeof RlStageSchema>,
+  | 'steps'
+  | 'promptsPerStep'
+  | 'rolloutsPerPrompt'
+  | 'keep'
+  | 'lr'
+  | 'warmupSteps'
+  | 'maxResponseTokens'
+  | 'maxTurns'
+  | 'tool'
+>;
 export type Stage = SftStage | RlStage;
 export type RecipeEval = Filled<z.output<typeof RecipeEvalSchema>, 'k' | 'maxTokens' | 'maxTurns'>;
 export type TemplateSpec = Filled<z.output<typeof TemplateSchema>, 'toolName' | 'variant'>;
 type RecipeObject = z.output<typeof RecipeObjectSchema>;
 /** A parsed recipe: every default filled in (what a run freezes). */
-export type Recipe = Omit<RecipeObject, 'stages' | 'eval' | 'template' | 'tokenizer'> & { template: TemplateSpec; stages: Stage[]; eval?: RecipeEval; tokenizer: z.output<typeof TokenizerSchema> };
+export type Recipe = Omit<RecipeObject, 'stages' | 'eval' | 'template' | 'tokenizer'> & {
+  template: TemplateSpec;
+  stages: Stage[];
+  eval?: RecipeEval;
+  tokenizer: z.output<typeof TokenizerSchema>;
+};
 /** What a person writes: most fields optional. */
 export type RecipeInput = z.input<typeof RecipeObjectSchema>;
 
@@ -430,36 +601,63 @@ function checkRecipe(r: RecipeObject, ctx: z.RefinementCtx): void {
   const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
   const blockSize = r.model.kind === 'embedded' ? r.model.block_size : null;
   if (r.model.kind === 'embedded' && r.model.n_head >= 1 && r.model.n_embd % r.model.n_head !== 0) {
-    issue(['model', 'n_embd'], `must be divisible by model.n_head (${r.model.n_embd} % ${r.model.n_head} = ${r.model.n_embd % r.model.n_head})`);
+    issue(
+      ['model', 'n_embd'],
+      `must be divisible by model.n_head (${r.model.n_embd} % ${r.model.n_head} = ${r.model.n_embd % r.model.n_head})`,
+    );
   }
   if (r.model.kind === 'embedded' && r.model.n_kv_head != null && r.model.n_head % r.model.n_kv_head !== 0) {
     issue(['model', 'n_kv_head'], `must divide model.n_head (${r.model.n_head})`);
   }
   if (r.tokenizer && r.tokenizer.kind !== (r.model.kind === 'embedded' ? 'char' : 'model')) {
-    issue(['tokenizer', 'kind'], r.model.kind === 'embedded' ? 'the embedded model uses the char tokenizer' : 'a named model brings its own tokenizer: use "model" (or leave tokenizer out)');
+    issue(
+      ['tokenizer', 'kind'],
+      r.model.kind === 'embedded'
+        ? 'the embedded model uses the char tokenizer'
+        : 'a named model brings its own tokenizer: use "model" (or leave tokenizer out)',
+    );
   }
   if (r.trainer.lora && r.model.kind === 'embedded') {
-    issue(['trainer', 'lora'], 'LoRA adapts a pretrained model: name one (model.kind "model"); the embedded model trains from scratch');
+    issue(
+      ['trainer', 'lora'],
+      'LoRA adapts a pretrained model: name one (model.kind "model"); the embedded model trains from scratch',
+    );
   }
   const names = new Set<string>();
   r.stages.forEach((s, i) => {
-    if (names.has(s.name)) issue(['stages', i, 'name'], `"${s.name}" is used by an earlier stage; stage names must be unique`);
+    if (names.has(s.name))
+      issue(['stages', i, 'name'], `"${s.name}" is used by an earlier stage; stage names must be unique`);
     names.add(s.name);
     if (s.type === 'sft') {
-      if (blockSize != null && s.maxLength != null && s.maxLength > blockSize) issue(['stages', i, 'maxLength'], `must be at most model.block_size (${blockSize})`);
+      if (blockSize != null && s.maxLength != null && s.maxLength > blockSize)
+        issue(['stages', i, 'maxLength'], `must be at most model.block_size (${blockSize})`);
       return;
     }
     const n = s.rolloutsPerPrompt ?? defaultsFor(r.model).rl.rolloutsPerPrompt;
     if (s.keep != null) {
       if (s.keep > n) issue(['stages', i, 'keep'], `must be at most rolloutsPerPrompt (${n})`);
-      else if (s.roc.enabled && s.keep >= n) issue(['stages', i, 'keep'], `must be less than rolloutsPerPrompt (${n}) with RoC on (RoC keeps G of 2G; turn roc.enabled off for plain GRPO)`);
-      else if (!s.roc.enabled && s.keep !== n) issue(['stages', i, 'keep'], `plain GRPO (roc.enabled false) keeps every rollout: leave keep out or set it to rolloutsPerPrompt (${n})`);
+      else if (s.roc.enabled && s.keep >= n)
+        issue(
+          ['stages', i, 'keep'],
+          `must be less than rolloutsPerPrompt (${n}) with RoC on (RoC keeps G of 2G; turn roc.enabled off for plain GRPO)`,
+        );
+      else if (!s.roc.enabled && s.keep !== n)
+        issue(
+          ['stages', i, 'keep'],
+          `plain GRPO (roc.enabled false) keeps every rollout: leave keep out or set it to rolloutsPerPrompt (${n})`,
+        );
     }
     if (blockSize != null && s.maxResponseTokens != null && s.maxResponseTokens >= blockSize) {
-      issue(['stages', i, 'maxResponseTokens'], `must be less than model.block_size (${blockSize}): the prompt needs room too`);
+      issue(
+        ['stages', i, 'maxResponseTokens'],
+        `must be less than model.block_size (${blockSize}): the prompt needs room too`,
+      );
     }
     if (s.dataFilter.kind === 'hard' && i === 0) {
-      issue(['stages', i, 'dataFilter'], 'the hard subset needs a trained policy: put an SFT or RL stage before this one');
+      issue(
+        ['stages', i, 'dataFilter'],
+        'the hard subset needs a trained policy: put an SFT or RL stage before this one',
+      );
     }
   });
   if (r.eval && blockSize != null && r.eval.maxTokens != null && r.eval.maxTokens >= blockSize) {
@@ -472,7 +670,15 @@ function defaultsFor(model: ModelSpec) {
     const R = REPORT_DEFAULTS;
     return {
       sft: { lr: R.sft.lr, batch: R.sft.batch, maxLength: R.sft.maxLength },
-      rl: { steps: R.rl.steps, promptsPerStep: R.rl.promptsPerStep, rolloutsPerPrompt: R.rl.rolloutsPerPrompt, lr: R.rl.lr, warmupSteps: R.rl.warmupSteps, maxResponseTokens: R.rl.maxResponseTokens, maxTurns: R.rl.maxTurns },
+      rl: {
+        steps: R.rl.steps,
+        promptsPerStep: R.rl.promptsPerStep,
+        rolloutsPerPrompt: R.rl.rolloutsPerPrompt,
+        lr: R.rl.lr,
+        warmupSteps: R.rl.warmupSteps,
+        maxResponseTokens: R.rl.maxResponseTokens,
+        maxTurns: R.rl.maxTurns,
+      },
       eval: { k: R.eval.k, maxTokens: R.eval.maxTokens, maxTurns: R.eval.maxTurns },
       template: { toolName: 'execute_python_code_with_standard_io', variant: 'full' as const },
     };
@@ -491,7 +697,8 @@ function defaultsFor(model: ModelSpec) {
 function resolveDefaults(r: RecipeObject): Recipe {
   const d = defaultsFor(r.model);
   const stages: Stage[] = r.stages.map((s) => {
-    if (s.type === 'sft') return { ...s, lr: s.lr ?? d.sft.lr, batch: s.batch ?? d.sft.batch, maxLength: s.maxLength ?? d.sft.maxLength };
+    if (s.type === 'sft')
+      return { ...s, lr: s.lr ?? d.sft.lr, batch: s.batch ?? d.sft.batch, maxLength: s.maxLength ?? d.sft.maxLength };
     const rolloutsPerPrompt = s.rolloutsPerPrompt ?? d.rl.rolloutsPerPrompt;
     return {
       ...s,
@@ -506,25 +713,41 @@ function resolveDefaults(r: RecipeObject): Recipe {
       tool: s.tool ?? r.tool,
     };
   });
-  const template: TemplateSpec = { ...r.template, toolName: r.template.toolName ?? d.template.toolName, variant: r.template.variant ?? d.template.variant };
+  const template: TemplateSpec = {
+    ...r.template,
+    toolName: r.template.toolName ?? d.template.toolName,
+    variant: r.template.variant ?? d.template.variant,
+  };
   const { eval: ev, ...rest } = r;
-  const tokenizer = r.tokenizer ?? (r.model.kind === 'embedded' ? { kind: 'char' as const } : { kind: 'model' as const });
+  const tokenizer =
+    r.tokenizer ?? (r.model.kind === 'embedded' ? { kind: 'char' as const } : { kind: 'model' as const });
   const out: Recipe = { ...rest, tokenizer, template, stages };
-  if (ev) out.eval = { ...ev, k: ev.k ?? d.eval.k, maxTokens: ev.maxTokens ?? d.eval.maxTokens, maxTurns: ev.maxTurns ?? d.eval.maxTurns };
+  if (ev)
+    out.eval = {
+      ...ev,
+      k: ev.k ?? d.eval.k,
+      maxTokens: ev.maxTokens ?? d.eval.maxTokens,
+      maxTurns: ev.maxTurns ?? d.eval.maxTurns,
+    };
   return out;
 }
 
 /** The recipe schema: input → checked → defaults resolved → within what a worker holds (contracts/recipe-bounds.ts). Output type: Recipe. */
-export const RecipeSchema = RecipeObjectSchema.superRefine(checkRecipe).transform(resolveDefaults).superRefine((r, ctx) => {
-  for (const b of checkRecipeBounds(r)) ctx.addIssue({ code: 'custom', path: b.path, message: b.message });
-});
+export const RecipeSchema = RecipeObjectSchema.superRefine(checkRecipe)
+  .transform(resolveDefaults)
+  .superRefine((r, ctx) => {
+    for (const b of checkRecipeBounds(r)) ctx.addIssue({ code: 'custom', path: b.path, message: b.message });
+  });
 
 /** Parse a recipe; a failure is a UserError naming each field path and the reason ("stages.1.keep: …"). */
 export function parseRecipe(value: unknown): Recipe {
   return parseUserInput(RecipeSchema, value, 'recipe');
 }
 
-export interface RecipeIssue { path: string; message: string }
+export interface RecipeIssue {
+  path: string;
+  message: string;
+}
 
 /** For the editor's inline errors: every issue with its dotted path ("stages.1.rolloutsPerPrompt"). */
 export function validateRecipe(value: unknown): { ok: true; recipe: Recipe } | { ok: false; errors: RecipeIssue[] } {
@@ -549,7 +772,13 @@ export function totalSteps(recipe: Recipe): number {
   return recipe.stages.reduce((a, s) => a + stageSteps(s), 0);
 }
 
-export interface StageBoundary { stage: number; name: string; type: string; startStep: number; endStep: number }
+export interface StageBoundary {
+  stage: number;
+  name: string;
+  type: string;
+  startStep: number;
+  endStep: number;
+}
 
 /**
  * Where each stage of a training recipe starts and ends on the run's global step axis (steps count from 1 across
@@ -563,16 +792,28 @@ export function stageBoundaries(spec: unknown): StageBoundary[] {
   let done = 0;
   for (const [i, s] of (stages as Stage[]).entries()) {
     let n: number;
-    try { n = stageSteps(s); } catch { return out; }
+    try {
+      n = stageSteps(s);
+    } catch {
+      return out;
+    }
     if (!Number.isFinite(n)) return out;
-    out.push({ stage: i, name: String(s.name ?? `stage ${i}`), type: String(s.type), startStep: done + 1, endStep: done + n });
+    out.push({
+      stage: i,
+      name: String(s.name ?? `stage ${i}`),
+      type: String(s.type),
+      startStep: done + 1,
+      endStep: done + n,
+    });
     done += n;
   }
   return out;
 }
 
 /** Every data source a recipe reads (for listing "datasets" and checking stored ones exist before a run). */
-export function recipeDataSources(recipe: Recipe): { where: string; source: PromptSource | z.output<typeof SftDataSchema> }[] {
+export function recipeDataSources(
+  recipe: Recipe,
+): { where: string; source: PromptSource | z.output<typeof SftDataSchema> }[] {
   const out: { where: string; source: PromptSource | z.output<typeof SftDataSchema> }[] = [];
   recipe.stages.forEach((s, i) => out.push({ where: `stages.${i}.data`, source: s.data }));
   recipe.eval?.datasets.forEach((d, i) => out.push({ where: `eval.datasets.${i}`, source: d }));

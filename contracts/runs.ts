@@ -7,4 +7,9 @@ export const isFinished = (status: string): boolean => (FINISHED as readonly str
 export type RunKind = 'train' | 'eval' | 'diagnostics' | (string & {});
 
 /** Where each stage of a training run starts on the run's global step axis (the `stage` event's data). */
-export interface StageEventData { stage: number; name: string; type: string; startStep: number }
+export interface StageEventData {
+  stage: number;
+  name: string;
+  type: string;
+  startStep: number;
+}

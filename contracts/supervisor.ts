@@ -13,6 +13,8 @@ export const supervisorRecordSchema = z.object({
   }),
   restarts: z.number().int().nonnegative(),
   /** Newest first. `exit` is `code N` or the signal's name. */
-  recent: z.array(z.object({ at: z.number(), pid: z.number().int(), exit: z.string(), ranMs: z.number(), delayMs: z.number() })),
+  recent: z.array(
+    z.object({ at: z.number(), pid: z.number().int(), exit: z.string(), ranMs: z.number(), delayMs: z.number() }),
+  ),
 });
 export type SupervisorRecord = z.infer<typeof supervisorRecordSchema>;

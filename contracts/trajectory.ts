@@ -24,7 +24,10 @@ export type ParseResult =
 /** The verifier's verdict on the final answer (workers/reward/verifier.ts): which step decided, and why. */
 export type Method = 'exact' | 'numeric' | 'symbolic' | 'sampling' | 'sympy' | 'math-verify' | 'none';
 export interface Verdict {
-  correct: boolean; method: Method; extracted: string | null; reason: string;
+  correct: boolean;
+  method: Method;
+  extracted: string | null;
+  reason: string;
   /** With `explain`: each step the cascade took, in order, with what it decided. */
   steps?: { step: string; detail: string }[];
 }

@@ -7,13 +7,21 @@ import { signIn } from './helpers.ts';
 /** A dataset imported with the CLI shows up on /datasets, with its problems one click away. */
 test('datasets: CLI import → listed in the UI with its problems', async ({ page }) => {
   const errors: string[] = [];
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
   page.on('pageerror', (e) => errors.push(e.message));
   const root = process.cwd();
   // The same database the e2e server uses (playwright.config.ts gives it data/e2e).
-  execFileSync(process.execPath, ['bin/toolsmith.mjs', 'dataset', 'import', 'tests/fixtures/datasets/verl.parquet', '--name', 'e2e-gsm'], {
-    cwd: root, env: { ...process.env, TOOLSMITH_DATA_DIR: path.join(root, 'data/e2e'), DATABASE_URL: '' }, stdio: 'pipe',
-  });
+  execFileSync(
+    process.execPath,
+    ['bin/toolsmith.mjs', 'dataset', 'import', 'tests/fixtures/datasets/verl.parquet', '--name', 'e2e-gsm'],
+    {
+      cwd: root,
+      env: { ...process.env, TOOLSMITH_DATA_DIR: path.join(root, 'data/e2e'), DATABASE_URL: '' },
+      stdio: 'pipe',
+    },
+  );
   await signIn(page);
   await page.goto('/');
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Datasets' }).click();

@@ -10,7 +10,8 @@ import { E2E_ADMIN, expectAccessibleNames, shot, signIn } from './helpers.ts';
 test('diagnostics: dashboard → live run page (terminal, chart, status) → system report', async ({ page }) => {
   const problems: string[] = [];
   page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console.error: ${m.text()}${m.location().url ? ` (${m.location().url})` : ''}`);
+    if (m.type() === 'error')
+      problems.push(`console.error: ${m.text()}${m.location().url ? ` (${m.location().url})` : ''}`);
   });
   page.on('pageerror', (e) => problems.push(`page error: ${e.stack ?? e.message}`));
 
@@ -36,11 +37,14 @@ test('diagnostics: dashboard → live run page (terminal, chart, status) → sys
   const badge = page.locator('[data-status]').first();
   const samples: number[] = [];
   await expect
-    .poll(async () => {
-      const lines = Number(await terminal.getAttribute('data-lines'));
-      if (samples.at(-1) !== lines) samples.push(lines);
-      return `${await badge.getAttribute('data-status')} with ${lines > 3 ? 'more than 3' : lines} lines`;
-    }, { timeout: 90_000, intervals: [100] })
+    .poll(
+      async () => {
+        const lines = Number(await terminal.getAttribute('data-lines'));
+        if (samples.at(-1) !== lines) samples.push(lines);
+        return `${await badge.getAttribute('data-status')} with ${lines > 3 ? 'more than 3' : lines} lines`;
+      },
+      { timeout: 90_000, intervals: [100] },
+    )
     .toMatch(/^(succeeded|failed|cancelled) with more than 3 lines$/);
   test.info().annotations.push({ type: 'terminal data-lines seen', description: samples.join(' → ') });
   expect(samples.length, `data-lines grew while the page watched (${samples.join(' → ')})`).toBeGreaterThan(1);
@@ -56,13 +60,21 @@ test('diagnostics: dashboard → live run page (terminal, chart, status) → sys
   // Snapshot + stream wrote each event exactly once: the terminal's line count is the last event seq.
   const seqText = page.getByText(/event #\d+$/);
   await expect
-    .poll(async () => `${await terminal.getAttribute('data-lines')} lines, ${(await seqText.textContent())?.match(/event #\d+$/)?.[0]}`)
+    .poll(
+      async () =>
+        `${await terminal.getAttribute('data-lines')} lines, ${(await seqText.textContent())?.match(/event #\d+$/)?.[0]}`,
+    )
     .toMatch(/^(\d+) lines, event #\1$/);
-  expect(Number(await terminal.getAttribute('data-lines')), 'a line and a metric line per check, a summary, status lines').toBeGreaterThanOrEqual(20);
+  expect(
+    Number(await terminal.getAttribute('data-lines')),
+    'a line and a metric line per check, a summary, status lines',
+  ).toBeGreaterThanOrEqual(20);
 
   // The chart: one check_ms point per check, drawn as an SVG line.
   const chart = page.getByTestId('metric-chart');
-  await expect.poll(async () => Number(await chart.getAttribute('data-points')), { timeout: 30_000 }).toBeGreaterThan(0);
+  await expect
+    .poll(async () => Number(await chart.getAttribute('data-points')), { timeout: 30_000 })
+    .toBeGreaterThan(0);
   await expect(chart.locator('svg path.recharts-line-curve')).toHaveAttribute('d', /^M[\d.-]+,[\d.-]+/);
   await expect(page.getByRole('combobox', { name: 'Metric' })).toHaveValue('check_ms');
   const points = Number(await chart.getAttribute('data-points'));
@@ -92,8 +104,13 @@ test('diagnostics: dashboard → live run page (terminal, chart, status) → sys
   await expect(table.locator('tbody tr'), 'one chart point per check').toHaveCount(points);
   await expect(page.getByRole('table', { name: 'Runs' }).getByRole('link', { name: /^diagnostics / })).toHaveCount(1);
   // The admin sections: the users (the e2e admin), and the audit log with the launch this test made.
-  await expect(page.getByRole('region', { name: 'Users' }).getByRole('cell', { name: E2E_ADMIN.email, exact: true })).toBeVisible();
-  const audit = page.getByRole('region', { name: 'Audit log' }).getByRole('row').filter({ hasText: 'system.runDiagnostics' });
+  await expect(
+    page.getByRole('region', { name: 'Users' }).getByRole('cell', { name: E2E_ADMIN.email, exact: true }),
+  ).toBeVisible();
+  const audit = page
+    .getByRole('region', { name: 'Audit log' })
+    .getByRole('row')
+    .filter({ hasText: 'system.runDiagnostics' });
   await expect(audit.first()).toContainText(E2E_ADMIN.email);
   await expect(audit.first()).toContainText('ok');
   await expect(page.getByRole('main').getByRole('alert'), 'error messages on the page').toHaveCount(0);
@@ -103,7 +120,10 @@ test('diagnostics: dashboard → live run page (terminal, chart, status) → sys
   // Back on the dashboard, the run is listed as succeeded.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Dashboard' }).click();
   await page.waitForURL(/\/$/);
-  const runRow = page.getByRole('table', { name: 'Runs' }).getByRole('row').filter({ has: page.locator(`a[href="/runs/${runId}"]`) });
+  const runRow = page
+    .getByRole('table', { name: 'Runs' })
+    .getByRole('row')
+    .filter({ has: page.locator(`a[href="/runs/${runId}"]`) });
   await expect(runRow.locator('[data-status]')).toHaveAttribute('data-status', 'succeeded');
   await expectAccessibleNames(page);
   await shot(page, 'dashboard');

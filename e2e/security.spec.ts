@@ -8,7 +8,10 @@ import { signIn } from './helpers.ts';
  * (2) Model-written tool output with an OSC 8 hyperlink, a title change, cursor movement and an erase: the terminal
  * shows the text and its colour, but no link to click (no dialog, no new page), no forged line over another.
  */
-test('signed out: pages go to sign-in, the API says 401; hostile terminal escapes are shown as plain text', async ({ page, browser }) => {
+test('signed out: pages go to sign-in, the API says 401; hostile terminal escapes are shown as plain text', async ({
+  page,
+  browser,
+}) => {
   const anon = await browser.newContext();
   const a = await anon.newPage();
   await a.goto('/recipes');
@@ -21,12 +24,17 @@ test('signed out: pages go to sign-in, the API says 401; hostile terminal escape
 
   const root = process.cwd();
   const out = execFileSync(process.execPath, ['--import', 'tsx', 'e2e/seed-terminal-escapes.ts'], {
-    cwd: root, env: { ...process.env, TOOLSMITH_DATA_DIR: path.join(root, 'data/e2e'), DATABASE_URL: '' }, encoding: 'utf8',
+    cwd: root,
+    env: { ...process.env, TOOLSMITH_DATA_DIR: path.join(root, 'data/e2e'), DATABASE_URL: '' },
+    encoding: 'utf8',
   });
   const { id } = JSON.parse(out.trim().split('\n').pop()!) as { id: string };
   await signIn(page);
   const dialogs: string[] = [];
-  page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
   await page.goto(`/trajectories/${id}`);
   const term = page.getByTestId('tool-xterm').first();
   await expect(term).toHaveAttribute('data-ready', 'true');
@@ -39,7 +47,10 @@ test('signed out: pages go to sign-in, the API says 401; hostile terminal escape
   expect(text.indexOf('before click me red')).toBeLessThan(text.indexOf('forged line'));
   expect(await page.title()).not.toContain('forged');
   // Clicking where the link text is opens nothing (an OSC 8 link would ask to navigate, or open a page).
-  const popup = page.waitForEvent('popup', { timeout: 1500 }).then(() => true, () => false);
+  const popup = page.waitForEvent('popup', { timeout: 1500 }).then(
+    () => true,
+    () => false,
+  );
   // xterm's screen layer takes the pointer, as it does for a person clicking there.
   await rows.getByText('click me').first().click({ force: true });
   expect(await popup).toBe(false);

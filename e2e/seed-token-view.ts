@@ -12,8 +12,13 @@ import type { ClipState, Trajectory } from '../contracts/trajectory.ts';
 import { CharTokenizer, embeddedTokenizerSpec } from '../workers/engines/tokenizer.ts';
 import { EMBEDDED_TEMPLATE_SETTINGS as S, toolResponseTurn } from '../workers/rollout/template.ts';
 import { toTrajectoryInput } from '../workers/rollout/to-store.ts';
-import { appendAssistantTurn, appendToolResult, finishTrajectory, newTrajectory } from '../workers/rollout/trajectory.ts';
-import { tokenRecord } from '../workers/train/token-record.ts';
+import {
+  appendAssistantTurn,
+  appendToolResult,
+  finishTrajectory,
+  newTrajectory,
+} from '../workers/rollout/trajectory.ts';
+import { tokenRecord } from '../workers/policy/token-record.ts';
 
 const tok = new CharTokenizer(embeddedTokenizerSpec());
 const call = `Compute it.</reason>\n<tool_call>\n${JSON.stringify({ name: 'python', arguments: { code: 'print(6*7)', input: '' } })}\n</tool_call>`;
@@ -21,15 +26,53 @@ const answer = 'It is 42.</reason>\n<answer>\\boxed{42}</answer>';
 let t: Trajectory = newTrajectory('What is 6*7?', 10);
 const ids1 = tok.encode(call);
 // Token 0 is very unlikely for the engine (logprob −5): the spec checks its colour and hover text.
-t = appendAssistantTurn(t, { text: call, tokens: ids1.length, tokenIds: ids1, logprobs: ids1.map((_, i) => (i === 0 ? -5 : -0.05)), engineFinish: 'stop', genStartedAt: 1, genFinishedAt: 2 }, S);
+t = appendAssistantTurn(
+  t,
+  {
+    text: call,
+    tokens: ids1.length,
+    tokenIds: ids1,
+    logprobs: ids1.map((_, i) => (i === 0 ? -5 : -0.05)),
+    engineFinish: 'stop',
+    genStartedAt: 1,
+    genFinishedAt: 2,
+  },
+  S,
+);
 t = { ...t, turns: [{ ...t.turns[0]!, entropies: ids1.map(() => 0.5) }] };
 const appended = toolResponseTurn('42', S);
 t = appendToolResult(t, {
-  name: 'python', arguments: { code: 'print(6*7)', input: '' }, status: 'ok', text: '42', appendedText: appended, tokens: tok.encode(appended).length,
-  appended: true, queuedAt: 2, startedAt: 2, finishedAt: 3, durationMs: 1, queueMs: 0, stdout: '42\n', stderr: '', exitCode: 0, errorType: null,
+  name: 'python',
+  arguments: { code: 'print(6*7)', input: '' },
+  status: 'ok',
+  text: '42',
+  appendedText: appended,
+  tokens: tok.encode(appended).length,
+  appended: true,
+  queuedAt: 2,
+  startedAt: 2,
+  finishedAt: 3,
+  durationMs: 1,
+  queueMs: 0,
+  stdout: '42\n',
+  stderr: '',
+  exitCode: 0,
+  errorType: null,
 });
 const ids2 = tok.encode(answer);
-t = appendAssistantTurn(t, { text: answer, tokens: ids2.length, tokenIds: ids2, logprobs: ids2.map(() => -0.05), engineFinish: 'stop', genStartedAt: 4, genFinishedAt: 5 }, S);
+t = appendAssistantTurn(
+  t,
+  {
+    text: answer,
+    tokens: ids2.length,
+    tokenIds: ids2,
+    logprobs: ids2.map(() => -0.05),
+    engineFinish: 'stop',
+    genStartedAt: 4,
+    genFinishedAt: 5,
+  },
+  S,
+);
 t = finishTrajectory(t, 'no_tool_call', 6);
 
 const n = tokenRecord(t, tok, null).ids.length;
@@ -37,14 +80,28 @@ const n = tokenRecord(t, tok, null).ids.length;
 const clip = Array.from({ length: n }, (_, i): ClipState => (i === 1 ? 4 : i === 2 ? 5 : i === 3 ? 2 : 0));
 const record = tokenRecord(t, tok, {
   trainerLogprobs: Array.from({ length: n }, (_, i) => (i === 0 ? -4 : -0.05)),
-  weights: clip.map((c) => (c === 5 ? 0 : c === 4 ? 2 : 1)), clip, advantage: 0.75,
+  weights: clip.map((c) => (c === 5 ? 0 : c === 4 ? 2 : 1)),
+  clip,
+  advantage: 0.75,
 });
 
 const db = await openDatabase();
 try {
   const run = await createRun(db, { name: 'e2e-token-view', kind: 'train', seed: 0 });
-  const scored = { reward: 1, correct: true, verdict: { correct: true, method: 'exact' as const, extracted: '42', reason: 'equal' } };
-  const meta = (sampleIndex: number) => ({ runId: run.id, step: 1, stage: 0, split: 'train', problemId: 'p1', groupId: 'g000', sampleIndex });
+  const scored = {
+    reward: 1,
+    correct: true,
+    verdict: { correct: true, method: 'exact' as const, extracted: '42', reason: 'equal' },
+  };
+  const meta = (sampleIndex: number) => ({
+    runId: run.id,
+    step: 1,
+    stage: 0,
+    split: 'train',
+    problemId: 'p1',
+    groupId: 'g000',
+    sampleIndex,
+  });
   const withTokens = `tr_tok_${run.id.slice(4)}`;
   const without = `tr_notok_${run.id.slice(4)}`;
   await insertTrajectories(db, [
@@ -52,7 +109,15 @@ try {
     { ...toTrajectoryInput(t, scored, meta(1)), id: without },
   ]);
   const link = await createShareLink(db, { scope: 'trajectory', target: { trajectoryId: withTokens } });
-  console.log(JSON.stringify({ withTokens, without, token: link.token, modelTokens: record.mask.filter((m) => m === 1).length, toolPieces: 1 }));
+  console.log(
+    JSON.stringify({
+      withTokens,
+      without,
+      token: link.token,
+      modelTokens: record.mask.filter((m) => m === 1).length,
+      toolPieces: 1,
+    }),
+  );
 } finally {
   await db.close();
 }

@@ -8,12 +8,24 @@ import { watchErrors } from './helpers.ts';
  * and carries no link into the app (no top bar, every href stays under /s/<token>); a step or trajectory page
  * shows no error text and no seed of the run. Seeded by e2e/seed-share-scope.ts into the e2e server's database.
  */
-test('shared pages: no navigation into the app; step and trajectory links do not show the whole run', async ({ browser }) => {
+test('shared pages: no navigation into the app; step and trajectory links do not show the whole run', async ({
+  browser,
+}) => {
   const root = process.cwd();
   const out = execFileSync(process.execPath, ['--import', 'tsx', 'e2e/seed-share-scope.ts'], {
-    cwd: root, env: { ...process.env, TOOLSMITH_DATA_DIR: path.join(root, 'data/e2e'), DATABASE_URL: '' }, encoding: 'utf8',
+    cwd: root,
+    env: { ...process.env, TOOLSMITH_DATA_DIR: path.join(root, 'data/e2e'), DATABASE_URL: '' },
+    encoding: 'utf8',
   });
-  const seed = JSON.parse(out.trim().split('\n').pop()!) as { runId: string; trajectoryId: string; run: string; step: string; trajectory: string; error: string; seed: number };
+  const seed = JSON.parse(out.trim().split('\n').pop()!) as {
+    runId: string;
+    trajectoryId: string;
+    run: string;
+    step: string;
+    trajectory: string;
+    error: string;
+    seed: number;
+  };
   const problems: string[] = [];
   const guest = await browser.newContext();
   const page = await guest.newPage();
@@ -23,10 +35,14 @@ test('shared pages: no navigation into the app; step and trajectory links do not
   async function expectNoWayIn(p: Page, token: string) {
     await expect(p.getByRole('navigation', { name: 'Main' })).toHaveCount(0);
     await expect(p.locator('header.topbar')).toHaveCount(0);
-    const hrefs = await p.locator('a[href]').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).getAttribute('href') ?? ''));
+    const hrefs = await p
+      .locator('a[href]')
+      .evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).getAttribute('href') ?? ''));
     for (const href of hrefs) {
       const u = new URL(href, p.url());
-      expect(u.origin === new URL(p.url()).origin ? u.pathname : href, `link ${href} leaves the share link`).toMatch(new RegExp(`^/s/${token}(/|$)`));
+      expect(u.origin === new URL(p.url()).origin ? u.pathname : href, `link ${href} leaves the share link`).toMatch(
+        new RegExp(`^/s/${token}(/|$)`),
+      );
     }
   }
 
@@ -38,7 +54,12 @@ test('shared pages: no navigation into the app; step and trajectory links do not
   for (const token of [seed.step, seed.trajectory]) {
     await page.goto(`/s/${token}`);
     await expect(page.getByRole('heading', { level: 1 })).toContainText('e2e-share-scope');
-    await expect(page.getByText('The answer is 42.').or(page.getByRole('link', { name: `Open trajectory ${seed.trajectoryId}` })).first()).toBeVisible();
+    await expect(
+      page
+        .getByText('The answer is 42.')
+        .or(page.getByRole('link', { name: `Open trajectory ${seed.trajectoryId}` }))
+        .first(),
+    ).toBeVisible();
     await expect(page.locator('body')).not.toContainText(seed.error);
     await expect(page.locator('body')).not.toContainText(`seed ${seed.seed}`);
     await expectNoWayIn(page, token);

@@ -8,15 +8,26 @@ import { expectAccessibleNames, shot, watchErrors, signIn } from './helpers.ts';
  * database) shown token by token, coloured by each quantity, with values on hover and the tool response greyed
  * out; a trajectory without a record says so; a share link shows the same view. Any console error fails the test.
  */
-test('token view: colours by quantity, values on hover, tool tokens masked; also through a share link', async ({ page, browser }) => {
+test('token view: colours by quantity, values on hover, tool tokens masked; also through a share link', async ({
+  page,
+  browser,
+}) => {
   const problems: string[] = [];
   watchErrors(page, problems);
   const root = process.cwd();
   // The same database the e2e server uses (playwright.config.ts gives it data/e2e).
   const out = execFileSync(process.execPath, ['--import', 'tsx', 'e2e/seed-token-view.ts'], {
-    cwd: root, env: { ...process.env, TOOLSMITH_DATA_DIR: path.join(root, 'data/e2e'), DATABASE_URL: '' }, encoding: 'utf8',
+    cwd: root,
+    env: { ...process.env, TOOLSMITH_DATA_DIR: path.join(root, 'data/e2e'), DATABASE_URL: '' },
+    encoding: 'utf8',
   });
-  const seed = JSON.parse(out.trim().split('\n').pop()!) as { withTokens: string; without: string; token: string; modelTokens: number; toolPieces: number };
+  const seed = JSON.parse(out.trim().split('\n').pop()!) as {
+    withTokens: string;
+    without: string;
+    token: string;
+    modelTokens: number;
+    toolPieces: number;
+  };
 
   await signIn(page);
   await page.goto(`/trajectories/${seed.withTokens}`);
@@ -44,13 +55,21 @@ test('token view: colours by quantity, values on hover, tool tokens masked; also
   expect(problems).toEqual([]);
 });
 
-async function checkTokenView(page: Page, view: ReturnType<Page['getByRole']>, seed: { modelTokens: number; toolPieces: number }) {
+async function checkTokenView(
+  page: Page,
+  view: ReturnType<Page['getByRole']>,
+  seed: { modelTokens: number; toolPieces: number },
+) {
   await expect(view.locator('[data-kind="model"]')).toHaveCount(seed.modelTokens);
   await expect(view.locator('[data-kind="tool"]')).toHaveCount(seed.toolPieces);
   // Turn 1's model tokens spell its text exactly; the appended tool response follows, greyed.
   const turn1 = view.getByRole('article', { name: 'turn 1 tokens' });
-  const spelled = await turn1.locator('[data-kind="model"]').evaluateAll((els) => els.map((e) => e.textContent).join(''));
-  expect(spelled).toBe(`Compute it.</reason>\n<tool_call>\n${JSON.stringify({ name: 'python', arguments: { code: 'print(6*7)', input: '' } })}\n</tool_call>`);
+  const spelled = await turn1
+    .locator('[data-kind="model"]')
+    .evaluateAll((els) => els.map((e) => e.textContent).join(''));
+  expect(spelled).toBe(
+    `Compute it.</reason>\n<tool_call>\n${JSON.stringify({ name: 'python', arguments: { code: 'print(6*7)', input: '' } })}\n</tool_call>`,
+  );
   const tool = turn1.locator('[data-kind="tool"]');
   await expect(tool).toContainText('<tool_response>');
   await expect(tool).toHaveCSS('opacity', '0.55');

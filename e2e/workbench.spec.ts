@@ -42,6 +42,10 @@ test('design → launch → live rollouts → trace and replay → share read-on
   await shot(page, 'run-live-rollouts');
   await expect(page.locator('[data-status]').first()).toHaveAttribute('data-status', 'succeeded', { timeout: 180_000 });
   await expect(page.getByRole('region', { name: 'Training dashboard' })).toBeVisible();
+  // The plan of the run's recipe against its measured RL steps (issue 30).
+  await expect(page.getByLabel('Plan against measured')).toContainText(
+    /RL step: measured median [\d.]+ s over 6 steps; planned before launch [\d.]+ s .*calibrated on these steps [\d.]+ s/,
+  );
   // The policy engine's figures (waiting, running, KV blocks, tokens/s, weight version) from its 'engines' events.
   const engines = page.getByRole('region', { name: 'Inference engines' });
   await expect(engines.getByRole('row')).toHaveCount(2);
@@ -71,7 +75,9 @@ test('design → launch → live rollouts → trace and replay → share read-on
   const pause = replay.getByRole('button', { name: 'Pause replay' });
   await expect(pause).toBeVisible();
   // A short trajectory can finish replaying before the click lands: then the button is back to Play.
-  await pause.click({ timeout: 5000 }).catch(async () => { await expect(replay.getByRole('button', { name: 'Play replay' })).toBeVisible(); });
+  await pause.click({ timeout: 5000 }).catch(async () => {
+    await expect(replay.getByRole('button', { name: 'Play replay' })).toBeVisible();
+  });
   await shot(page, 'trace-replay');
   await expectAccessibleNames(page);
 
@@ -100,9 +106,13 @@ test('design → launch → live rollouts → trace and replay → share read-on
   // The token opens nothing else and changes nothing: mutations with it are refused and the link still works.
   const revokeWithToken = await g.request.post('/api/trpc/share.revoke', { data: { id: token } });
   expect(revokeWithToken.ok()).toBe(false);
-  const otherRun = await g.request.get(`/api/trpc/share.view.metrics?input=${encodeURIComponent(JSON.stringify({ token, runId }))}`);
+  const otherRun = await g.request.get(
+    `/api/trpc/share.view.metrics?input=${encodeURIComponent(JSON.stringify({ token, runId }))}`,
+  );
   expect(otherRun.status()).toBe(404);
-  const summary = await g.request.get(`/api/trpc/share.view.summary?input=${encodeURIComponent(JSON.stringify({ token }))}`);
+  const summary = await g.request.get(
+    `/api/trpc/share.view.summary?input=${encodeURIComponent(JSON.stringify({ token }))}`,
+  );
   expect(summary.ok()).toBe(true);
 
   // Revoke in the owner's dialog; the guest's link is dead.
@@ -118,8 +128,12 @@ test('design → launch → live rollouts → trace and replay → share read-on
   await page.goto(`/runs/${runId}/evals`);
   await expect(page.getByRole('heading', { name: 'Reference (rStar2-Agent report)' })).toBeVisible();
   // Every figure with its interval; the two stage-end evaluations compared on the same problems.
-  await expect(page.getByRole('table', { name: /Evaluation results at step/ })).toContainText(/95% CI \d+\.\d%–\d+\.\d%/);
-  await expect(page.getByRole('table', { name: /Paired comparison: step \d+ against step \d+/ })).toContainText(/[+−]\d+\.\d pts \[/);
+  await expect(page.getByRole('table', { name: /Evaluation results at step/ })).toContainText(
+    /95% CI \d+\.\d%–\d+\.\d%/,
+  );
+  await expect(page.getByRole('table', { name: /Paired comparison: step \d+ against step \d+/ })).toContainText(
+    /[+−]\d+\.\d pts \[/,
+  );
   await shot(page, 'evals');
   await expectAccessibleNames(page);
   await page.goto('/compare');

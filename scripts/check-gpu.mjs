@@ -8,6 +8,9 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const venv = path.join(ROOT, '.venv/bin/python');
 const python = process.env.TOOLSMITH_TRAINER_PYTHON || (fs.existsSync(venv) ? venv : 'python3');
-const r = spawnSync(python, [path.join(ROOT, 'workers/trainer/gpu_check.py'), ...process.argv.slice(2)], { stdio: 'inherit', timeout: 300_000 });
+const r = spawnSync(python, [path.join(ROOT, 'workers/trainer/gpu_check.py'), ...process.argv.slice(2)], {
+  stdio: 'inherit',
+  timeout: 300_000,
+});
 if (r.error) console.error(`[check:gpu] could not run ${python}: ${r.error.message}`);
 process.exit(r.status ?? 1);

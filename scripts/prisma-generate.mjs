@@ -14,7 +14,12 @@ const pgPath = path.join(root, 'data/.generated/schema.postgresql.prisma');
 fs.mkdirSync(path.dirname(pgPath), { recursive: true });
 // The output path in the schema is relative to the schema file: keep the PostgreSQL copy one level deeper.
 fs.writeFileSync(pgPath, pgSchema.replace('../server/db/generated/postgresql', '../../server/db/generated/postgresql'));
-const env = { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: '/bin/false', PRISMA_HIDE_UPDATE_MESSAGE: '1', CHECKPOINT_DISABLE: '1' };
+const env = {
+  ...process.env,
+  PRISMA_SCHEMA_ENGINE_BINARY: '/bin/false',
+  PRISMA_HIDE_UPDATE_MESSAGE: '1',
+  CHECKPOINT_DISABLE: '1',
+};
 const prisma = path.join(root, 'node_modules/.bin/prisma');
 for (const file of [path.join(root, 'prisma/schema.prisma'), pgPath]) {
   execFileSync(prisma, ['generate', '--schema', file], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });

@@ -19,7 +19,11 @@ export const RUNTIME_APT = {
   bubblewrap: 'isolation of model-written code',
   'python3-seccomp': "the sandbox's system-call filter (libseccomp)",
 };
-export const TEST_APT = { chromium: 'end-to-end tests (Playwright drives Debian\'s Chromium)', postgresql: 'the PostgreSQL half of the test suite' };
+export const TEST_APT = {
+  chromium: "end-to-end tests (Playwright drives Debian's Chromium)",
+  postgresql: 'the PostgreSQL half of the test suite',
+  iproute2: 'the Ray tests (`ip link set lo up` in their network namespace)',
+};
 
 export function log(msg) {
   console.log(`[setup] ${msg}`);
@@ -32,7 +36,8 @@ function hashOf(paths) {
     if (!fs.existsSync(abs)) return;
     const st = fs.statSync(abs);
     if (st.isDirectory()) {
-      for (const f of fs.readdirSync(abs).sort()) if (!['node_modules', '.next', 'generated'].includes(f)) walk(path.join(p, f));
+      for (const f of fs.readdirSync(abs).sort())
+        if (!['node_modules', '.next', 'generated'].includes(f)) walk(path.join(p, f));
     } else {
       h.update(p);
       h.update(fs.readFileSync(abs));
@@ -52,7 +57,12 @@ function stamp(name, hash) {
 }
 
 function run(cmd, args, opts = {}) {
-  const r = spawnSync(cmd, args, { cwd: ROOT, stdio: opts.quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit', env: { ...process.env, ...opts.env }, encoding: 'utf8' });
+  const r = spawnSync(cmd, args, {
+    cwd: ROOT,
+    stdio: opts.quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+    env: { ...process.env, ...opts.env },
+    encoding: 'utf8',
+  });
   if (r.status !== 0) {
     if (opts.quiet) process.stderr.write(`${r.stdout ?? ''}${r.stderr ?? ''}`);
     throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.status ?? r.signal})`);
@@ -87,7 +97,11 @@ function dpkgInstalled(pkg) {
 export function ensureApt(packages) {
   const hasDpkg = spawnSync('dpkg-query', ['--version']).status === 0;
   if (!hasDpkg) {
-    log(`no dpkg here: make sure these are installed: ${Object.entries(packages).map(([p, why]) => `${p} (${why})`).join(', ')}`);
+    log(
+      `no dpkg here: make sure these are installed: ${Object.entries(packages)
+        .map(([p, why]) => `${p} (${why})`)
+        .join(', ')}`,
+    );
     return Object.keys(packages);
   }
   const missing = Object.keys(packages).filter((p) => !dpkgInstalled(p));
@@ -119,7 +133,19 @@ export function ensurePrismaClients() {
 }
 
 export function ensureBuild() {
-  const hash = hashOf(['app', 'components', 'contracts', 'lib', 'server', 'public', 'proxy.ts', 'next.config.js', 'tsconfig.json', 'package-lock.json', 'prisma/schema.prisma']);
+  const hash = hashOf([
+    'app',
+    'components',
+    'contracts',
+    'lib',
+    'server',
+    'public',
+    'proxy.ts',
+    'next.config.js',
+    'tsconfig.json',
+    'package-lock.json',
+    'prisma/schema.prisma',
+  ]);
   if (stamped('build', hash) && fs.existsSync(path.join(ROOT, '.next/BUILD_ID'))) return;
   log('building the web app (next build)…');
   run(path.join(ROOT, 'node_modules/.bin/next'), ['build'], { quiet: true, env: { NEXT_TELEMETRY_DISABLED: '1' } });
@@ -151,7 +177,11 @@ function accelerator() {
 /** The interpreter the venv is made from: TOOLSMITH_VENV_PYTHON, Debian's python3 (with python3-venv), or python3. */
 function venvBase() {
   const candidates = [process.env.TOOLSMITH_VENV_PYTHON, '/usr/bin/python3', 'python3'].filter(Boolean);
-  return candidates.find((p) => spawnSync(p, ['-c', 'import venv, ensurepip, sys; assert sys.version_info >= (3, 10)'], { stdio: 'ignore' }).status === 0);
+  return candidates.find(
+    (p) =>
+      spawnSync(p, ['-c', 'import venv, ensurepip, sys; assert sys.version_info >= (3, 10)'], { stdio: 'ignore' })
+        .status === 0,
+  );
 }
 
 /**
@@ -165,15 +195,30 @@ export function ensureTrainerVenv() {
   const python = path.join(VENV, 'bin/python');
   if (stamped('venv', hash) && fs.existsSync(python)) return null;
   const base = venvBase(); // only when building: it starts up to three interpreters
-  if (!base) return 'no Python 3.10+ with venv and pip for the trainer — install it with: apt-get install -y python3-venv (or set TOOLSMITH_VENV_PYTHON)';
-  if (acc === 'rocm' && !index) return 'an AMD GPU is present but TOOLSMITH_TORCH_INDEX_URL is not set — point it at the PyTorch ROCm wheel index to get the ROCm build, then run set-up again';
+  if (!base)
+    return 'no Python 3.10+ with venv and pip for the trainer — install it with: apt-get install -y python3-venv (or set TOOLSMITH_VENV_PYTHON)';
+  if (acc === 'rocm' && !index)
+    return 'an AMD GPU is present but TOOLSMITH_TORCH_INDEX_URL is not set — point it at the PyTorch ROCm wheel index to get the ROCm build, then run set-up again';
   log(`creating the trainer's Python environment (.venv, torch for ${acc}; about a minute)…`);
   fs.rmSync(VENV, { recursive: true, force: true });
   try {
     run(base, ['-m', 'venv', VENV], { quiet: true });
     const extra = index ? ['--extra-index-url', index] : [];
-    run(python, ['-m', 'pip', 'install', '--disable-pip-version-check', '-q', '-r', path.join(ROOT, TRAINER_REQUIREMENTS), ...extra], { quiet: true });
-    run(python, ['-c', 'import torch, transformers, safetensors, peft, onnx'], { quiet: true });
+    run(
+      python,
+      [
+        '-m',
+        'pip',
+        'install',
+        '--disable-pip-version-check',
+        '-q',
+        '-r',
+        path.join(ROOT, TRAINER_REQUIREMENTS),
+        ...extra,
+      ],
+      { quiet: true },
+    );
+    run(python, ['-c', 'import torch, transformers, safetensors, peft, onnx, ray'], { quiet: true });
   } catch (e) {
     return `the trainer's Python environment could not be built (${e.message}) — check that pip reaches PyPI, then run: node scripts/setup.mjs`;
   }
@@ -194,16 +239,37 @@ export function ensureSandboxPackages() {
   const hash = `${hashOf([SANDBOX_REQUIREMENTS])}:${python}`;
   if (stamped('sandbox-python', hash) && missingPythonModules(['math_verify']).length === 0) return null;
   const pip = path.join(VENV, 'bin/python');
-  if (!fs.existsSync(pip)) return "Math-Verify was not installed for the sandbox (the trainer's Python environment, whose pip installs it, is missing) — the verifier's last step is off until set-up runs again";
+  if (!fs.existsSync(pip))
+    return "Math-Verify was not installed for the sandbox (the trainer's Python environment, whose pip installs it, is missing) — the verifier's last step is off until set-up runs again";
   try {
-    const site = run(python, ['-I', '-c', 'import site; print(site.getsitepackages()[0])'], { quiet: true }).stdout.trim();
+    const site = run(python, ['-I', '-c', 'import site; print(site.getsitepackages()[0])'], {
+      quiet: true,
+    }).stdout.trim();
     log(`installing Math-Verify for the sandbox's ${python} into ${site}…`);
     fs.mkdirSync(site, { recursive: true });
-    run(pip, ['-m', 'pip', 'install', '--disable-pip-version-check', '-q', '--no-deps', '--require-hashes', '--upgrade', '--target', site, '-r', path.join(ROOT, SANDBOX_REQUIREMENTS)], { quiet: true });
+    run(
+      pip,
+      [
+        '-m',
+        'pip',
+        'install',
+        '--disable-pip-version-check',
+        '-q',
+        '--no-deps',
+        '--require-hashes',
+        '--upgrade',
+        '--target',
+        site,
+        '-r',
+        path.join(ROOT, SANDBOX_REQUIREMENTS),
+      ],
+      { quiet: true },
+    );
   } catch (e) {
     return `Math-Verify could not be installed for the sandbox (${e.message}) — check that pip reaches PyPI, then run: node scripts/setup.mjs`;
   }
-  if (missingPythonModules(['math_verify']).length) return `Math-Verify was installed but ${python} does not find it — the verifier's last step is off`;
+  if (missingPythonModules(['math_verify']).length)
+    return `Math-Verify was installed but ${python} does not find it — the verifier's last step is off`;
   stamp('sandbox-python', hash);
   return null;
 }
@@ -212,13 +278,49 @@ export function ensureSandboxPackages() {
 export function missingPythonModules(modules = ['numpy', 'sympy', 'scipy', 'seccomp']) {
   const python = process.env.TOOLSMITH_PYTHON ?? '/usr/bin/python3';
   if (!fs.existsSync(python)) return modules;
-  const r = spawnSync(python, ['-c', `import importlib.util as u; print(",".join(m for m in ${JSON.stringify(modules)} if u.find_spec(m) is None))`], { encoding: 'utf8' });
+  const r = spawnSync(
+    python,
+    [
+      '-c',
+      `import importlib.util as u; print(",".join(m for m in ${JSON.stringify(modules)} if u.find_spec(m) is None))`,
+    ],
+    { encoding: 'utf8' },
+  );
   return r.status === 0 ? r.stdout.trim().split(',').filter(Boolean) : modules;
+}
+
+/**
+ * chmod -R go-rwx on the data folder (and a models folder kept elsewhere): what an older version, a copy or another
+ * umask left readable to other accounts (the database holds password hashes) becomes owner-only. Idempotent; a stat
+ * per file, and a chmod only where a group/other bit is set. Returns how many paths it changed.
+ */
+export function tightenDataDir(
+  dirs = [process.env.TOOLSMITH_DATA_DIR ?? path.join(ROOT, 'data'), process.env.TOOLSMITH_MODELS_DIR].filter(Boolean),
+) {
+  let changed = 0;
+  const walk = (p) => {
+    let st;
+    try {
+      st = fs.lstatSync(p);
+    } catch {
+      return;
+    }
+    if (st.isSymbolicLink()) return; // chmod would follow it
+    if (st.mode & 0o077) {
+      fs.chmodSync(p, st.mode & 0o7700);
+      changed++;
+    }
+    if (st.isDirectory()) for (const name of fs.readdirSync(p)) walk(path.join(p, name));
+  };
+  for (const d of dirs) walk(path.resolve(ROOT, d));
+  if (changed) log(`made ${changed} path(s) in the data folder owner-only (chmod go-rwx)`);
+  return changed;
 }
 
 /** Everything `npm start` needs. Returns warnings to show once the app is up. */
 export function setup({ forTests = false } = {}) {
   checkNode();
+  tightenDataDir();
   const t0 = Date.now();
   ensureNpm();
   const missingApt = ensureApt(forTests ? { ...RUNTIME_APT, ...TEST_APT } : RUNTIME_APT);
@@ -231,9 +333,14 @@ export function setup({ forTests = false } = {}) {
   if (mathVerify) warnings.push(mathVerify);
   const missingPy = missingPythonModules();
   if (missingPy.length) {
-    warnings.push(`Python modules missing for ${process.env.TOOLSMITH_PYTHON ?? '/usr/bin/python3'}: ${missingPy.join(', ')} — install with: apt-get install -y ${missingPy.map((m) => `python3-${m}`).join(' ')}`);
+    warnings.push(
+      `Python modules missing for ${process.env.TOOLSMITH_PYTHON ?? '/usr/bin/python3'}: ${missingPy.join(', ')} — install with: apt-get install -y ${missingPy.map((m) => `python3-${m}`).join(' ')}`,
+    );
   }
-  if (missingApt.includes('bubblewrap')) warnings.push('bubblewrap is missing: the sandbox will refuse to run model code — install with: apt-get install -y bubblewrap');
+  if (missingApt.includes('bubblewrap'))
+    warnings.push(
+      'bubblewrap is missing: the sandbox will refuse to run model code — install with: apt-get install -y bubblewrap',
+    );
   log(`ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return warnings;
 }

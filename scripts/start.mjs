@@ -17,7 +17,8 @@ function fail(line) {
   process.exit(1);
 }
 
-if (!Number.isInteger(port) || port <= 0 || port > 65535) fail(`PORT=${process.env.PORT} is not a port number — use e.g. PORT=3000`);
+if (!Number.isInteger(port) || port <= 0 || port > 65535)
+  fail(`PORT=${process.env.PORT} is not a port number — use e.g. PORT=3000`);
 
 function portFree(p, h) {
   return new Promise((resolve) => {
@@ -30,11 +31,17 @@ function portFree(p, h) {
 let warnings = [];
 try {
   if (!serveOnly) warnings = setup();
+  // From here on everything written (the database, run data, checkpoints) is owner-only, in this process and in
+  // the web server and worker it starts (server/db/private-files.ts); set-up's own files keep the usual modes.
+  process.umask(0o077);
   migrate();
 } catch (e) {
   fail(e.userFacing ? e.message.replace(/^toolsmith migrate: /, '') : `set-up failed: ${e.message}`);
 }
-if (!(await portFree(port, host))) fail(`port ${port} on ${host} is already in use (another Toolsmith?) — stop that process or choose another port: PORT=${port + 1} npm start`);
+if (!(await portFree(port, host)))
+  fail(
+    `port ${port} on ${host} is already in use (another Toolsmith?) — stop that process or choose another port: PORT=${port + 1} npm start`,
+  );
 
 const children = new Map();
 let stopping = false;
@@ -43,7 +50,11 @@ const record = createRecord(dataDir, process.pid);
 
 /** Start a child; `onExit` decides what its death means (the web's stops everything; the worker's restarts it). */
 function launch(name, args, env = {}, onExit = null) {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const prefix = (stream, out) => {
     let buf = '';
     stream.on('data', (d) => {
@@ -79,7 +90,9 @@ function startWorker() {
     const ranMs = Date.now() - startedAt;
     workerDelay = nextDelay(workerDelay, ranMs);
     const exit = signal ?? `code ${code}`;
-    console.error(`toolsmith: the worker (pid ${child.pid}) exited (${exit}) after ${Math.round(ranMs / 1000)} s; restarting it in ${workerDelay / 1000} s (the web server stays up)`);
+    console.error(
+      `toolsmith: the worker (pid ${child.pid}) exited (${exit}) after ${Math.round(ranMs / 1000)} s; restarting it in ${workerDelay / 1000} s (the web server stays up)`,
+    );
     record.died({ pid: child.pid, exit, ranMs, delayMs: workerDelay });
     restartTimer = setTimeout(startWorker, workerDelay);
   });
@@ -104,7 +117,13 @@ function shutdown(code = 0) {
 process.on('SIGINT', () => shutdown(0));
 process.on('SIGTERM', () => shutdown(0));
 
-launch('web', [path.join(ROOT, 'node_modules/next/dist/bin/next'), 'start', '-p', String(port), '-H', host], { NEXT_TELEMETRY_DISABLED: '1', TOOLSMITH_PUBLIC_URL: process.env.TOOLSMITH_PUBLIC_URL ?? `http://${host === '0.0.0.0' || host === '127.0.0.1' ? 'localhost' : host}:${port}` });
+// The built app behind scripts/web-server.mjs, which sets the client's address from the socket (or a trusted proxy).
+launch('web', [path.join(ROOT, 'scripts/web-server.mjs'), String(port), host], {
+  NEXT_TELEMETRY_DISABLED: '1',
+  TOOLSMITH_PUBLIC_URL:
+    process.env.TOOLSMITH_PUBLIC_URL ??
+    `http://${host === '0.0.0.0' || host === '127.0.0.1' ? 'localhost' : host}:${port}`,
+});
 startWorker();
 
 const url = `http://${host === '0.0.0.0' || host === '127.0.0.1' ? 'localhost' : host}:${port}`;
@@ -112,7 +131,9 @@ for (let i = 0; i < 600 && !stopping; i++) {
   try {
     const r = await fetch(`http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}/api/trpc/system.health`);
     if (r.ok || r.status === 421) break; // 421: up, but TOOLSMITH_ALLOWED_HOSTS does not list the loopback name
-  } catch { /* not up yet */ }
+  } catch {
+    /* not up yet */
+  }
   await new Promise((r) => setTimeout(r, 100));
 }
 if (!stopping) {
@@ -121,7 +142,9 @@ if (!stopping) {
   // Sign-in: the first start creates the admin and prints a one-time link (as Jupyter prints its token URL);
   // later starts say how to get a new one.
   const boot = spawnSync(process.execPath, [path.join(ROOT, 'bin/toolsmith.mjs'), 'user', 'bootstrap'], {
-    cwd: ROOT, env: { ...process.env, TOOLSMITH_PUBLIC_URL: process.env.TOOLSMITH_PUBLIC_URL ?? url }, encoding: 'utf8',
+    cwd: ROOT,
+    env: { ...process.env, TOOLSMITH_PUBLIC_URL: process.env.TOOLSMITH_PUBLIC_URL ?? url },
+    encoding: 'utf8',
   });
   process.stdout.write(boot.stdout ?? '');
   if (boot.status !== 0) process.stderr.write(boot.stderr ?? '');

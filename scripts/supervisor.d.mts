@@ -6,7 +6,11 @@ export const MAX_DELAY_MS: number;
 export const RESET_AFTER_MS: number;
 export function nextDelay(previousMs: number | null, ranMs: number): number;
 export function supervisorFile(dataDir: string): string;
-export function createRecord(dataDir: string, supervisorPid: number, now?: number): {
+export function createRecord(
+  dataDir: string,
+  supervisorPid: number,
+  now?: number,
+): {
   state: SupervisorRecord;
   started(pid: number, at?: number): void;
   died(d: { pid: number; exit: string; ranMs: number; delayMs: number; at?: number }): void;

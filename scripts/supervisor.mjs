@@ -21,7 +21,14 @@ export function supervisorFile(dataDir) {
 
 /** The record, written whole to a temporary file and renamed, so a reader never sees half of it. */
 export function createRecord(dataDir, supervisorPid, now = Date.now()) {
-  const state = { version: 1, supervisorPid, startedAt: now, worker: { state: 'starting', pid: null, startedAt: null, nextStartAt: null }, restarts: 0, recent: [] };
+  const state = {
+    version: 1,
+    supervisorPid,
+    startedAt: now,
+    worker: { state: 'starting', pid: null, startedAt: null, nextStartAt: null },
+    restarts: 0,
+    recent: [],
+  };
   const file = supervisorFile(dataDir);
   const write = () => {
     try {

@@ -7,8 +7,9 @@ import { UserError, parseUserInput } from '../contracts/errors.ts';
 import { EvalSpecSchema, type EvalSpecInput } from '../contracts/eval.ts';
 import { parseRecipe, totalSteps, type Recipe } from '../contracts/recipe.ts';
 import { isFinished } from '../contracts/runs.ts';
+import { config } from './config.ts';
 import type { Database } from './db/client.ts';
-import { cancel as cancelJob, enqueue, latestFinishedJob, unfinishedJobs } from './store/jobs.ts';
+import { cancel as cancelJob, enqueue, lastRunPayload, latestFinishedJob, unfinishedJobs } from './store/jobs.ts';
 import { createRecipeVersion, getRecipe } from './store/recipes.ts';
 import { appendEvent } from './store/events.ts';
 import { createRun, getRunOrThrow, requeueRun, setRunStatus } from './store/runs.ts';
@@ -18,39 +19,76 @@ export type RecipeRef = { name: string; version?: number } | { id: string } | { 
 /** Training jobs retry a crashed worker up to this many times; each attempt resumes from the last checkpoint. */
 const TRAIN_ATTEMPTS = 5;
 
-const enqueueTraining = (db: Database, runId: string, recipe: Recipe) =>
-  enqueue(db, { kind: 'train', runId, payload: { recipe }, maxAttempts: TRAIN_ATTEMPTS });
+/** Where a run's orchestrator and trainer run: on the worker that leases its job, or on the Ray cluster. */
+export type RunPlacement = 'local' | 'ray';
+/** Whether this deployment names a Ray cluster runs may be sent to. */
+export const rayConfigured = () => Boolean(config().rayAddress);
+
+const enqueueTraining = (db: Database, runId: string, recipe: Recipe, cluster: RunPlacement = 'local') =>
+  enqueue(db, { kind: 'train', runId, payload: { recipe, cluster }, maxAttempts: TRAIN_ATTEMPTS });
 
 /** Launch a training run: the recipe version is frozen into the run; the "train" job is what a worker picks up. */
-export async function launchTraining(db: Database, ref: RecipeRef, opts: { name?: string; seed?: number; createdBy?: string | null } = {}) {
+export async function launchTraining(
+  db: Database,
+  ref: RecipeRef,
+  opts: { name?: string; seed?: number; createdBy?: string | null; cluster?: RunPlacement } = {},
+) {
+  if (opts.cluster === 'ray' && !rayConfigured())
+    throw new UserError(
+      'cluster: "ray" needs a Ray cluster: an operator sets TOOLSMITH_RAY_ADDRESS (its dashboard URL) and TOOLSMITH_RAY_TOKEN_FILE on the workers and the web server (README "Scaling out")',
+      { field: 'cluster' },
+    );
   let stored;
   if ('spec' in ref) {
     const spec = parseRecipe(ref.spec);
     stored = (await createRecipeVersion(db, spec.name, spec, { createdBy: opts.createdBy })).recipe;
   } else {
     stored = await getRecipe(db, ref);
-    if (!stored) throw new UserError('id' in ref ? `recipe ${ref.id} not found` : `no recipe named "${ref.name}"${ref.version ? ` with version ${ref.version}` : ''}`, { field: 'recipe' });
+    if (!stored)
+      throw new UserError(
+        'id' in ref
+          ? `recipe ${ref.id} not found`
+          : `no recipe named "${ref.name}"${ref.version ? ` with version ${ref.version}` : ''}`,
+        { field: 'recipe' },
+      );
   }
   const recipe = opts.seed === undefined ? stored.spec : parseRecipe({ ...stored.spec, seed: opts.seed });
   const run = await createRun(db, {
-    name: opts.name ?? `${stored.name} v${stored.version}`, kind: 'train', recipeId: stored.id, recipeSpec: recipe, seed: recipe.seed, totalSteps: totalSteps(recipe), createdBy: opts.createdBy,
+    name: opts.name ?? `${stored.name} v${stored.version}`,
+    kind: 'train',
+    recipeId: stored.id,
+    recipeSpec: recipe,
+    seed: recipe.seed,
+    totalSteps: totalSteps(recipe),
+    createdBy: opts.createdBy,
   });
-  const jobId = await enqueueTraining(db, run.id, recipe);
+  const jobId = await enqueueTraining(db, run.id, recipe, opts.cluster);
   return { runId: run.id, jobId, recipe };
 }
 
 /** Start an evaluation: validate the spec (errors name the field), create its run and the job a worker picks up. */
 export async function launchEval(db: Database, input: EvalSpecInput, name?: string, createdBy?: string | null) {
   const spec = parseUserInput(EvalSpecSchema, input, 'eval spec');
-  const what = spec.engine.kind === 'embedded' ? spec.engine.checkpoint.split('/').filter(Boolean).pop() : spec.engine.model;
-  const run = await createRun(db, { name: name ?? `eval ${what} on ${spec.datasets.join(', ')}`, kind: 'eval', recipeSpec: spec, seed: spec.seed, createdBy });
+  const what =
+    spec.engine.kind === 'embedded' ? spec.engine.checkpoint.split('/').filter(Boolean).pop() : spec.engine.model;
+  const run = await createRun(db, {
+    name: name ?? `eval ${what} on ${spec.datasets.join(', ')}`,
+    kind: 'eval',
+    recipeSpec: spec,
+    seed: spec.seed,
+    createdBy,
+  });
   const jobId = await enqueue(db, { kind: 'eval', runId: run.id, payload: spec, maxAttempts: 3 });
   return { runId: run.id, jobId, spec };
 }
 
 /** Start a diagnostics run: a Run (so it has an event log and a chart) and the job a worker will pick up. */
 export async function launchDiagnostics(db: Database) {
-  const run = await createRun(db, { name: `diagnostics ${new Date().toISOString().slice(0, 19).replace('T', ' ')}`, kind: 'diagnostics', seed: 0 });
+  const run = await createRun(db, {
+    name: `diagnostics ${new Date().toISOString().slice(0, 19).replace('T', ' ')}`,
+    kind: 'diagnostics',
+    seed: 0,
+  });
   const jobId = await enqueue(db, { kind: 'diagnostics', runId: run.id, maxAttempts: 1 });
   return { runId: run.id, jobId };
 }
@@ -59,7 +97,14 @@ export async function launchDiagnostics(db: Database) {
 export async function latestDiagnostics(db: Database) {
   const job = await latestFinishedJob(db, 'diagnostics');
   if (!job) return null;
-  return { jobId: job.id, runId: job.runId, status: job.status, finishedAt: job.finishedAt, error: job.error, report: job.result ? JSON.parse(job.result) : null };
+  return {
+    jobId: job.id,
+    runId: job.runId,
+    status: job.status,
+    finishedAt: job.finishedAt,
+    error: job.error,
+    report: job.result ? JSON.parse(job.result) : null,
+  };
 }
 
 /**
@@ -72,7 +117,11 @@ export async function cancelRun(db: Database, runId: string): Promise<{ status: 
   let running = false;
   for (const j of await unfinishedJobs(db, runId)) if ((await cancelJob(db, j.id)) === 'cancelling') running = true;
   if (running) {
-    await appendEvent(db, runId, { type: 'log', level: 'warn', message: 'cancel requested; the worker stops at its next heartbeat' });
+    await appendEvent(db, runId, {
+      type: 'log',
+      level: 'warn',
+      message: 'cancel requested; the worker stops at its next heartbeat',
+    });
     return { status: 'cancelling' };
   }
   await setRunStatus(db, runId, 'cancelled', { message: 'run cancelled before a worker took it' });
@@ -82,9 +131,13 @@ export async function cancelRun(db: Database, runId: string): Promise<{ status: 
 /** Pause: the worker stops at its next heartbeat, keeping every checkpoint; resumeTraining continues from the last. */
 export async function pauseTraining(db: Database, runId: string) {
   const run = await getRunOrThrow(db, runId);
-  if (run.kind !== 'train') throw new UserError(`run ${runId} is a ${run.kind} run; only training runs pause`, { field: 'runId' });
-  if (!['queued', 'running'].includes(run.status)) throw new UserError(`run ${runId} is ${run.status}; only a queued or running run can pause`, { field: 'runId' });
-  await setRunStatus(db, runId, 'paused', { message: 'pause requested; the worker stops at its next heartbeat and keeps the checkpoints' });
+  if (run.kind !== 'train')
+    throw new UserError(`run ${runId} is a ${run.kind} run; only training runs pause`, { field: 'runId' });
+  if (!['queued', 'running'].includes(run.status))
+    throw new UserError(`run ${runId} is ${run.status}; only a queued or running run can pause`, { field: 'runId' });
+  await setRunStatus(db, runId, 'paused', {
+    message: 'pause requested; the worker stops at its next heartbeat and keeps the checkpoints',
+  });
   // Queued jobs are cancelled now, a leased one at its worker's next heartbeat; the worker keeps the run "paused".
   for (const j of await unfinishedJobs(db, runId)) await cancelJob(db, j.id);
   return { status: 'paused' as const };
@@ -98,15 +151,31 @@ export async function pauseTraining(db: Database, runId: string) {
  *   already continues on its own: `attach` returns that job for a caller that runs it in-process (the CLI);
  *   without `attach` it is an error, so a second click never starts a second job.
  */
-export async function resumeTraining(db: Database, runId: string, opts: { attach?: boolean } = {}): Promise<{ status: 'queued'; jobId: string; attached: boolean }> {
+export async function resumeTraining(
+  db: Database,
+  runId: string,
+  opts: { attach?: boolean } = {},
+): Promise<{ status: 'queued'; jobId: string; attached: boolean }> {
   const run = await getRunOrThrow(db, runId);
-  if (run.kind !== 'train') throw new UserError(`run ${runId} is a ${run.kind} run; only training runs resume`, { field: 'runId' });
-  if (run.status === 'succeeded' || run.status === 'failed') throw new UserError(`run ${runId} already ${run.status}; only a paused run resumes (or a cancelled or interrupted one)`, { field: 'runId' });
+  if (run.kind !== 'train')
+    throw new UserError(`run ${runId} is a ${run.kind} run; only training runs resume`, { field: 'runId' });
+  if (run.status === 'succeeded' || run.status === 'failed')
+    throw new UserError(
+      `run ${runId} already ${run.status}; only a paused run resumes (or a cancelled or interrupted one)`,
+      { field: 'runId' },
+    );
   const [job] = await unfinishedJobs(db, runId);
   const stopped = run.status === 'paused' || run.status === 'cancelled';
-  if (job && stopped) throw new UserError(`run ${runId} is still stopping; try again in a few seconds`, { field: 'runId' });
-  if (job && !opts.attach) throw new UserError(`run ${runId} is ${run.status} (its job is ${job.status}); only a paused run resumes (or a cancelled one)`, { field: 'runId' });
-  const jobId = job ? job.id : await enqueueTraining(db, runId, JSON.parse(run.recipeSpec) as Recipe);
+  if (job && stopped)
+    throw new UserError(`run ${runId} is still stopping; try again in a few seconds`, { field: 'runId' });
+  if (job && !opts.attach)
+    throw new UserError(
+      `run ${runId} is ${run.status} (its job is ${job.status}); only a paused run resumes (or a cancelled one)`,
+      { field: 'runId' },
+    );
+  // A run resumes where it was launched (on the worker or on the Ray cluster).
+  const last = (await lastRunPayload(db, runId, 'train')) as { cluster?: RunPlacement } | null;
+  const jobId = job ? job.id : await enqueueTraining(db, runId, JSON.parse(run.recipeSpec) as Recipe, last?.cluster);
   await requeueRun(db, runId, 'resumed; continues from the last checkpoint');
   if (!job) await appendEvent(db, runId, { type: 'resume', message: 'resume requested' });
   return { status: 'queued', jobId, attached: Boolean(job) };

@@ -24,10 +24,14 @@ export async function runWorker(opts: { kinds?: string[] } = {}): Promise<void> 
   });
   // An exception escaping a handler (from a timer, a stream...) fails that job, not the worker.
   process.on('uncaughtException', (err) => {
-    worker.log(`uncaught exception: ${errorMessage(err)}${worker.crashCurrent(err) ? ' (failing the current job)' : ''}`);
+    worker.log(
+      `uncaught exception: ${errorMessage(err)}${worker.crashCurrent(err) ? ' (failing the current job)' : ''}`,
+    );
   });
   process.on('unhandledRejection', (err) => {
-    worker.log(`unhandled rejection: ${errorMessage(err)}${worker.crashCurrent(err) ? ' (failing the current job)' : ''}`);
+    worker.log(
+      `unhandled rejection: ${errorMessage(err)}${worker.crashCurrent(err) ? ' (failing the current job)' : ''}`,
+    );
   });
   let stopping = false;
   const stop = (signal: string) => {
@@ -36,11 +40,16 @@ export async function runWorker(opts: { kinds?: string[] } = {}): Promise<void> 
     worker.log(`${signal}: stopping`);
     worker.stop().then(
       () => db.close().finally(() => process.exit(0)),
-      (e) => { reportFatal('worker', e); process.exit(1); },
+      (e) => {
+        reportFatal('worker', e);
+        process.exit(1);
+      },
     );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  worker.log(`ready (${db.dialect}, lease ${cfg.leaseSeconds}s, kinds: ${opts.kinds?.join(',') || Object.keys(handlers()).join(', ')})`);
+  worker.log(
+    `ready (${db.dialect}, lease ${cfg.leaseSeconds}s, kinds: ${opts.kinds?.join(',') || Object.keys(handlers()).join(', ')})`,
+  );
   await worker.start();
 }

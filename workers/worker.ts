@@ -2,9 +2,9 @@ import { setMaxListeners } from 'node:events';
 import type { Database } from '../server/db/client.ts';
 import * as queue from '../server/store/jobs.ts';
 import { appendEvent } from '../server/store/events.ts';
-import { logMetrics } from '../server/store/metrics.ts';
-import { getRunStatus, setRunProgress, setRunStatus } from '../server/store/runs.ts';
-import { type RunStatus } from '../contracts/runs.ts';
+import { getRunStatus, setRunStatus } from '../server/store/runs.ts';
+import { jobContext } from './job-context.ts';
+import type { RunStatus } from '../contracts/runs.ts';
 import { errorMessage, zodIssuesText } from '../contracts/errors.ts';
 import { PermanentJobError, type JobContext, type JobHandler, type JobHandlers } from './types.ts';
 import { JOB_PAYLOADS, isJobKind } from '../contracts/jobs.ts';
@@ -21,7 +21,7 @@ export interface WorkerOptions {
   log?: (line: string) => void;
 }
 
-type StopReason = 'shutdown' | 'cancelled' | 'lease-lost' | 'crashed';
+export type StopReason = 'shutdown' | 'cancelled' | 'lease-lost' | 'crashed';
 
 /**
  * Leases jobs one at a time and runs them through the handler for their kind. A handler's exception fails the
@@ -34,7 +34,11 @@ export class Worker {
   private loopDone?: Promise<void>;
   readonly log: (line: string) => void;
 
-  constructor(private db: Database, private handlers: JobHandlers | Record<string, JobHandler<never>>, private opts: WorkerOptions) {
+  constructor(
+    private db: Database,
+    private handlers: JobHandlers | Record<string, JobHandler<never>>,
+    private opts: WorkerOptions,
+  ) {
     this.log = opts.log ?? ((line) => console.log(`[worker ${opts.id}] ${line}`));
   }
 
@@ -51,7 +55,10 @@ export class Worker {
     const cur = this.current;
     if (cur) {
       cur.abort.abort('shutdown' satisfies StopReason);
-      const timedOut = await Promise.race([cur.done.then(() => false), sleep(this.opts.shutdownGraceMs).then(() => true)]);
+      const timedOut = await Promise.race([
+        cur.done.then(() => false),
+        sleep(this.opts.shutdownGraceMs).then(() => true),
+      ]);
       if (timedOut) {
         this.log(`job ${cur.job.id} did not stop within the grace period; releasing it`);
         await this.releaseForShutdown(cur.job);
@@ -76,7 +83,12 @@ export class Worker {
     while (!this.stopping) {
       try {
         for (const j of await queue.reapExhausted(this.db)) {
-          if (j.runId) await this.safeRunStatus(j.runId, 'failed', `worker lost: lease expired on attempt ${j.attempts} and no attempts are left`);
+          if (j.runId)
+            await this.safeRunStatus(
+              j.runId,
+              'failed',
+              `worker lost: lease expired on attempt ${j.attempts} and no attempts are left`,
+            );
         }
         const job = await queue.lease(this.db, this.opts.id, this.opts.leaseMs, this.opts.kinds, this.opts.jobIds);
         backoff = this.opts.pollMs;
@@ -102,7 +114,10 @@ export class Worker {
   private idle(ms: number) {
     return new Promise<void>((resolve) => {
       const t = setTimeout(resolve, ms);
-      this.wake = () => { clearTimeout(t); resolve(); };
+      this.wake = () => {
+        clearTimeout(t);
+        resolve();
+      };
     });
   }
 
@@ -126,13 +141,18 @@ export class Worker {
       this.log(`leased ${job.kind} job ${job.id} (attempt ${job.attempts}/${job.maxAttempts})`);
       if (job.cancelRequested) abort.abort('cancelled' satisfies StopReason);
       if (job.runId) {
-        await setRunStatus(this.db, job.runId, 'running', { message: `worker ${this.opts.id} started ${job.kind} (attempt ${job.attempts}/${job.maxAttempts})` });
+        await setRunStatus(this.db, job.runId, 'running', {
+          message: `worker ${this.opts.id} started ${job.kind} (attempt ${job.attempts}/${job.maxAttempts})`,
+        });
       }
       const handler = (this.handlers as Record<string, JobHandler | undefined>)[job.kind];
       let result: unknown;
       let error: unknown;
       try {
-        if (!handler) throw new PermanentJobError(`no handler for job kind "${job.kind}" (known: ${Object.keys(this.handlers).join(', ')})`);
+        if (!handler)
+          throw new PermanentJobError(
+            `no handler for job kind "${job.kind}" (known: ${Object.keys(this.handlers).join(', ')})`,
+          );
         result = await raceAbort(handler(this.context(job, parsePayload(job), abort.signal)), abort.signal);
       } catch (e) {
         error = e;
@@ -169,11 +189,17 @@ export class Worker {
       return;
     }
     const message = errorMessage(reason === 'crashed' ? signal.reason : error);
-    const outcome = await queue.fail(this.db, job.id, this.opts.id, message, { retryable: !(error instanceof PermanentJobError) });
+    const outcome = await queue.fail(this.db, job.id, this.opts.id, message, {
+      retryable: !(error instanceof PermanentJobError),
+    });
     this.log(`job ${job.id} failed (${outcome ?? 'lease lost'}): ${message.split('\n')[0]}`);
     if (!job.runId || outcome === null) return;
     if (outcome === 'retry') {
-      await appendEvent(this.db, job.runId, { type: 'log', level: 'warn', message: `attempt ${job.attempts}/${job.maxAttempts} failed: ${message}; will retry` });
+      await appendEvent(this.db, job.runId, {
+        type: 'log',
+        level: 'warn',
+        message: `attempt ${job.attempts}/${job.maxAttempts} failed: ${message}; will retry`,
+      });
       await this.safeRunStatus(job.runId, 'queued', undefined, 'waiting to retry');
     } else {
       await this.safeRunStatus(job.runId, 'failed', message);
@@ -183,7 +209,13 @@ export class Worker {
   private async releaseForShutdown(job: queue.Job) {
     if (await queue.release(this.db, job.id, this.opts.id)) {
       this.log(`job ${job.id} released for another worker (shutdown)`);
-      if (job.runId) await this.safeRunStatus(job.runId, 'queued', undefined, `worker ${this.opts.id} shut down; job released for another worker`);
+      if (job.runId)
+        await this.safeRunStatus(
+          job.runId,
+          'queued',
+          undefined,
+          `worker ${this.opts.id} shut down; job released for another worker`,
+        );
     }
   }
 
@@ -194,26 +226,17 @@ export class Worker {
       // A cancelled run stays cancelled, whatever a late worker reports; a paused one stays paused when its job stops.
       if (current === 'cancelled') return;
       if (current === 'paused' && (status === 'cancelled' || status === 'queued')) return;
-      await setRunStatus(this.db, runId, status, { error: error ?? (status === 'failed' ? 'failed' : undefined), message });
+      await setRunStatus(this.db, runId, status, {
+        error: error ?? (status === 'failed' ? 'failed' : undefined),
+        message,
+      });
     } catch (e) {
       this.log(`could not update run ${runId}: ${errorMessage(e)}`);
     }
   }
 
   private context(job: queue.Job, payload: unknown, signal: AbortSignal): JobContext {
-    const db = this.db;
-    return {
-      job, payload, db, signal, workerId: this.opts.id,
-      log: async (message, opts = {}) => {
-        if (job.runId) await appendEvent(db, job.runId, { ...opts, message });
-      },
-      metrics: async (step, values) => {
-        if (job.runId) await logMetrics(db, job.runId, step, values);
-      },
-      progress: async (p) => {
-        if (job.runId) await setRunProgress(db, job.runId, p);
-      },
-    };
+    return jobContext(this.db, job, payload, signal, this.opts.id);
   }
 }
 
@@ -227,7 +250,7 @@ function parsePayload(job: queue.Job): unknown {
 
 function stopReason(reason: unknown): StopReason {
   if (typeof reason === 'string') return reason as StopReason;
-  return ((reason as { stopReason?: StopReason })?.stopReason ?? 'crashed');
+  return (reason as { stopReason?: StopReason })?.stopReason ?? 'crashed';
 }
 
 /** Resolve with the handler, or reject as soon as the signal aborts for a crash (so a stuck handler cannot hang us). */

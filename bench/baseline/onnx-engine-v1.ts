@@ -34,7 +34,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
-import type { EngineCapacity, GenerateChunk, GenerateRequest, GenerateResult, InferenceEngine, PolicyEngine } from '../../workers/engines/types.ts';
+import type {
+  EngineCapacity,
+  GenerateChunk,
+  GenerateRequest,
+  GenerateResult,
+  InferenceEngine,
+  PolicyEngine,
+} from '../../workers/engines/types.ts';
 import { HfTokenizer } from '../../workers/engines/hf-tokenizer.ts';
 import type { Tokenizer } from '../../workers/engines/tokenizer.ts';
 import { mulberry32, sampleToken } from '../../workers/engines/sampling.ts';
@@ -62,7 +69,13 @@ export interface OnnxEngineOptions {
   threads?: number;
 }
 
-interface Loaded { session: ort.InferenceSession; config: ModelConfig; tokenizer: HfTokenizer; tokenizerJson: string; dir: string }
+interface Loaded {
+  session: ort.InferenceSession;
+  config: ModelConfig;
+  tokenizer: HfTokenizer;
+  tokenizerJson: string;
+  dir: string;
+}
 
 interface Seq {
   req: GenerateRequest;
@@ -87,17 +100,30 @@ async function loadDir(dir: string, threads?: number): Promise<Loaded> {
   const config: ModelConfig = { ...raw, n_kv_head: raw.n_kv_head ?? raw.n_head };
   const tokenizer = HfTokenizer.fromDir(dir);
   const tokenizerJson = fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8');
-  if (tokenizer.vocabSize !== config.vocab_size) throw new Error(`tokenizer has ${tokenizer.vocabSize} tokens, model ${config.vocab_size}`);
+  if (tokenizer.vocabSize !== config.vocab_size)
+    throw new Error(`tokenizer has ${tokenizer.vocabSize} tokens, model ${config.vocab_size}`);
   // Subnormal floats are many times slower on x86; a trained small model's activations have plenty: flush them.
-  const opts: ort.InferenceSession.SessionOptions = { executionProviders: ['cpu'], graphOptimizationLevel: 'all', extra: { session: { set_denormal_as_zero: '1' } } };
-  if (threads) { opts.intraOpNumThreads = threads; opts.interOpNumThreads = 1; }
+  const opts: ort.InferenceSession.SessionOptions = {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: 'all',
+    extra: { session: { set_denormal_as_zero: '1' } },
+  };
+  if (threads) {
+    opts.intraOpNumThreads = threads;
+    opts.interOpNumThreads = 1;
+  }
   const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), opts);
   return { session, config, tokenizer, tokenizerJson, dir };
 }
 
 function sameShape(a: ModelConfig, b: ModelConfig): boolean {
-  return a.n_layer === b.n_layer && a.n_kv_head === b.n_kv_head && a.head_dim === b.head_dim
-    && a.vocab_size === b.vocab_size && a.block_size === b.block_size;
+  return (
+    a.n_layer === b.n_layer &&
+    a.n_kv_head === b.n_kv_head &&
+    a.head_dim === b.head_dim &&
+    a.vocab_size === b.vocab_size &&
+    a.block_size === b.block_size
+  );
 }
 
 export class LegacyOnnxEngine implements PolicyEngine {
@@ -118,7 +144,10 @@ export class LegacyOnnxEngine implements PolicyEngine {
   /** Incremented by every completed reload. */
   weightVersion = 0;
 
-  private constructor(m: Loaded, private readonly opts: OnnxEngineOptions) {
+  private constructor(
+    m: Loaded,
+    private readonly opts: OnnxEngineOptions,
+  ) {
     this.m = m;
     this.id = opts.id ?? `onnx:${path.basename(m.dir)}`;
     this.maxBatch = opts.maxBatch ?? 8;
@@ -130,30 +159,63 @@ export class LegacyOnnxEngine implements PolicyEngine {
     return new LegacyOnnxEngine(await loadDir(dir, opts.threads), opts);
   }
 
-  get tokenizer(): Tokenizer { return this.m.tokenizer; }
-  get config(): ModelConfig { return this.m.config; }
+  get tokenizer(): Tokenizer {
+    return this.m.tokenizer;
+  }
+  get config(): ModelConfig {
+    return this.m.config;
+  }
 
-  countTokens(text: string): number { return this.m.tokenizer.encode(text).length; }
+  countTokens(text: string): number {
+    return this.m.tokenizer.encode(text).length;
+  }
 
   capacity(): EngineCapacity {
     const reserved = [...this.running, ...this.waiting].reduce((s, q) => s + q.reserved, 0);
-    return { totalTokens: this.totalTokens, freeTokens: Math.max(0, this.totalTokens - reserved), inFlight: this.running.length + this.waiting.length };
+    return {
+      totalTokens: this.totalTokens,
+      freeTokens: Math.max(0, this.totalTokens - reserved),
+      inFlight: this.running.length + this.waiting.length,
+    };
   }
 
   generate(req: GenerateRequest, onChunk?: (c: GenerateChunk) => void): Promise<GenerateResult> {
     return new Promise((resolve) => {
       const prompt = this.m.tokenizer.encode(req.prompt);
       const bs = this.m.config.block_size;
-      const base = { text: '', tokenIds: [], logprobs: [], stopString: null, promptTokens: prompt.length, weightVersion: this.weightVersion };
+      const base = {
+        text: '',
+        tokenIds: [],
+        logprobs: [],
+        stopString: null,
+        promptTokens: prompt.length,
+        weightVersion: this.weightVersion,
+      };
       if (this.closed) return resolve({ ...base, finishReason: 'aborted', error: 'engine closed' });
       if (prompt.length === 0) return resolve({ ...base, finishReason: 'error', error: 'empty prompt' });
-      if (prompt.length >= bs) return resolve({ ...base, finishReason: 'error', error: `prompt of ${prompt.length} tokens leaves no room in the context of ${bs}` });
+      if (prompt.length >= bs)
+        return resolve({
+          ...base,
+          finishReason: 'error',
+          error: `prompt of ${prompt.length} tokens leaves no room in the context of ${bs}`,
+        });
       if (req.signal?.aborted) return resolve({ ...base, finishReason: 'aborted' });
       if (!(req.maxTokens > 0)) return resolve({ ...base, finishReason: 'length' });
       const seed = req.seed ?? Math.floor(Math.random() * 2 ** 32);
       this.waiting.push({
-        req, onChunk, resolve, prompt, reserved: Math.min(prompt.length + Math.max(0, req.maxTokens), bs),
-        rng: mulberry32(seed), kv: [], len: 0, next: -1, out: [], logprobs: [], text: '', done: false,
+        req,
+        onChunk,
+        resolve,
+        prompt,
+        reserved: Math.min(prompt.length + Math.max(0, req.maxTokens), bs),
+        rng: mulberry32(seed),
+        kv: [],
+        len: 0,
+        next: -1,
+        out: [],
+        logprobs: [],
+        text: '',
+        done: false,
       });
       this.kick();
     });
@@ -165,10 +227,19 @@ export class LegacyOnnxEngine implements PolicyEngine {
    */
   async reload(dir: string): Promise<void> {
     const next = await loadDir(dir, this.opts.threads);
-    if (this.closed) { await next.session.release(); throw new Error('engine closed'); }
+    if (this.closed) {
+      await next.session.release();
+      throw new Error('engine closed');
+    }
     await new Promise<void>((resolve) => {
       const prev = this.pendingReload;
-      this.pendingReload = { next, resolve: () => { prev?.resolve(); resolve(); } };
+      this.pendingReload = {
+        next,
+        resolve: () => {
+          prev?.resolve();
+          resolve();
+        },
+      };
       if (prev) void prev.next.session.release();
       this.kick();
     });
@@ -178,7 +249,11 @@ export class LegacyOnnxEngine implements PolicyEngine {
     this.closed = true;
     await this.loop;
     for (const q of this.waiting.splice(0)) this.finish(q, 'aborted', null, 'engine closed');
-    if (this.pendingReload) { await this.pendingReload.next.session.release(); this.pendingReload.resolve(); this.pendingReload = null; }
+    if (this.pendingReload) {
+      await this.pendingReload.next.session.release();
+      this.pendingReload.resolve();
+      this.pendingReload = null;
+    }
     await this.m.session.release();
   }
 
@@ -230,12 +305,22 @@ export class LegacyOnnxEngine implements PolicyEngine {
   }
 
   private async guard(qs: Seq[], f: () => Promise<void>): Promise<void> {
-    try { await f(); } catch (e) {
+    try {
+      await f();
+    } catch (e) {
       for (const q of qs) if (!q.done) this.finish(q, 'error', null, e instanceof Error ? e.message : String(e));
     }
   }
 
-  private feeds(ids: BigInt64Array, pos: BigInt64Array, mask: Float32Array, B: number, T: number, past: Float32Array[], P: number) {
+  private feeds(
+    ids: BigInt64Array,
+    pos: BigInt64Array,
+    mask: Float32Array,
+    B: number,
+    T: number,
+    past: Float32Array[],
+    P: number,
+  ) {
     const { n_layer, n_kv_head: H, head_dim } = this.m.config;
     const f: Record<string, ort.Tensor> = {
       input_ids: new ort.Tensor('int64', ids, [B, T]),
@@ -253,15 +338,24 @@ export class LegacyOnnxEngine implements PolicyEngine {
     const { n_layer, n_kv_head: H, head_dim, block_size, vocab_size } = this.m.config;
     const T = q.prompt.length;
     const empty = Array.from({ length: 2 * n_layer }, () => new Float32Array(0));
-    const out = await this.m.session.run(this.feeds(
-      BigInt64Array.from(q.prompt, BigInt), BigInt64Array.from({ length: T }, (_, i) => BigInt(i)),
-      new Float32Array(T).fill(1), 1, T, empty, 0));
+    const out = await this.m.session.run(
+      this.feeds(
+        BigInt64Array.from(q.prompt, BigInt),
+        BigInt64Array.from({ length: T }, (_, i) => BigInt(i)),
+        new Float32Array(T).fill(1),
+        1,
+        T,
+        empty,
+        0,
+      ),
+    );
     q.kv = [];
     for (let l = 0; l < n_layer; l++) {
       for (const name of [`present_key_${l}`, `present_value_${l}`]) {
         const src = out[name].data as Float32Array; // [1, H, T, D]
         const dst = new Float32Array(H * block_size * head_dim);
-        for (let h = 0; h < H; h++) dst.set(src.subarray(h * T * head_dim, (h + 1) * T * head_dim), h * block_size * head_dim);
+        for (let h = 0; h < H; h++)
+          dst.set(src.subarray(h * T * head_dim, (h + 1) * T * head_dim), h * block_size * head_dim);
         q.kv.push(dst);
       }
     }
@@ -327,7 +421,10 @@ export class LegacyOnnxEngine implements PolicyEngine {
     for (const s of q.req.stop) {
       if (!s) continue;
       const at = q.text.indexOf(s, Math.max(0, before - s.length + 1));
-      if (at >= 0 && at + s.length < cut) { cut = at + s.length; stop = s; }
+      if (at >= 0 && at + s.length < cut) {
+        cut = at + s.length;
+        stop = s;
+      }
     }
     if (stop !== null) q.text = q.text.slice(0, cut);
     q.onChunk?.({ text: q.text.slice(before), tokenIds: [id], logprobs: [logprob] });
@@ -344,8 +441,14 @@ export class LegacyOnnxEngine implements PolicyEngine {
     if (i >= 0) this.waiting.splice(i, 1);
     q.kv = [];
     q.resolve({
-      text: q.text, tokenIds: q.out, logprobs: q.logprobs, finishReason: reason, stopString: stop,
-      promptTokens: q.prompt.length, weightVersion: this.weightVersion, ...(error ? { error } : {}),
+      text: q.text,
+      tokenIds: q.out,
+      logprobs: q.logprobs,
+      finishReason: reason,
+      stopString: stop,
+      promptTokens: q.prompt.length,
+      weightVersion: this.weightVersion,
+      ...(error ? { error } : {}),
     });
   }
 }

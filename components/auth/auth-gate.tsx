@@ -22,7 +22,14 @@ export function AuthGate({ children }: { children: ReactNode }) {
     if (signedOut) router.replace(`/sign-in?next=${encodeURIComponent(path)}`);
   }, [signedOut, path, router]);
   if (open) return <>{children}</>;
-  if (!me.data) return me.error ? <p className="error" role="alert">Could not reach the server: {me.error.message}</p> : <p className="muted">Loading…</p>;
+  if (!me.data)
+    return me.error ? (
+      <p className="error" role="alert">
+        Could not reach the server: {me.error.message}
+      </p>
+    ) : (
+      <p className="muted">Loading…</p>
+    );
   if (!me.data.user) return <p className="muted">Redirecting to sign-in…</p>;
   return <>{children}</>;
 }

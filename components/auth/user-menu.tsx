@@ -8,7 +8,9 @@ import { isOpenPath } from './auth-gate.tsx';
 export function UserMenu() {
   const trpc = useTRPC();
   const path = usePathname() ?? '/';
-  const me = useQuery(trpc.auth.me.queryOptions(undefined, { enabled: !isOpenPath(path), staleTime: 60_000, retry: false }));
+  const me = useQuery(
+    trpc.auth.me.queryOptions(undefined, { enabled: !isOpenPath(path), staleTime: 60_000, retry: false }),
+  );
   const user = me.data?.user;
   if (!user) return null;
   const signOut = async () => {
@@ -17,8 +19,12 @@ export function UserMenu() {
   };
   return (
     <span className="row user-menu" style={{ marginLeft: 'auto', gap: 8 }}>
-      <span className="muted" aria-label="Signed in as">{user.email} · {user.role}</span>
-      <button type="button" onClick={() => void signOut()}>Sign out</button>
+      <a className="muted" aria-label="Signed in as" href="/account" title="Your account: change your password">
+        {user.email} · {user.role}
+      </a>
+      <button type="button" onClick={() => void signOut()}>
+        Sign out
+      </button>
     </span>
   );
 }

@@ -7,13 +7,15 @@ export type RunSeries = Record<string, Record<string, Point[]>>;
 /** Sorted union of the keys of all runs that hold at least one point (keys with no data anywhere are dropped). */
 export function unionKeys(series: RunSeries): string[] {
   const keys = new Set<string>();
-  for (const perKey of Object.values(series)) for (const [k, pts] of Object.entries(perKey)) if (pts.length) keys.add(k);
+  for (const perKey of Object.values(series))
+    for (const [k, pts] of Object.entries(perKey)) if (pts.length) keys.add(k);
   return [...keys].sort();
 }
 
 /** Keys to chart first: a reward/accuracy-like key when there is one, then the others in order, `n` in all. */
 export function defaultKeys(keys: string[], n = 3): string[] {
-  const score = (k: string) => (/reward/i.test(k) ? 0 : /pass|acc|correct/i.test(k) ? 1 : /loss/i.test(k) ? 2 : /len|token/i.test(k) ? 3 : 4);
+  const score = (k: string) =>
+    /reward/i.test(k) ? 0 : /pass|acc|correct/i.test(k) ? 1 : /loss/i.test(k) ? 2 : /len|token/i.test(k) ? 3 : 4;
   return [...keys].sort((a, b) => score(a) - score(b) || a.localeCompare(b)).slice(0, n);
 }
 

@@ -1,19 +1,51 @@
 'use client';
-import { CartesianGrid, Legend, Line, LineChart, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import {
+  CartesianGrid,
+  Legend,
+  Line,
+  LineChart,
+  ReferenceLine,
+  ResponsiveContainer,
+  Tooltip,
+  XAxis,
+  YAxis,
+} from 'recharts';
 import { alignByStep, type RunSeries } from './align.ts';
 import { formatNumber } from '../ui/format.ts';
 import { runColor } from '../ui/run-colors.ts';
 
-export interface OverlayRun { id: string; name: string }
-export interface StageMark { step: number; label: string }
+export interface OverlayRun {
+  id: string;
+  name: string;
+}
+export interface StageMark {
+  step: number;
+  label: string;
+}
 
 /** One metric key of several runs on a shared step axis: one line per run, a dashed mark where each stage starts. */
-export function OverlayChart({ metricKey, runs, series, stages = [] }: { metricKey: string; runs: OverlayRun[]; series: RunSeries; stages?: StageMark[] }) {
+export function OverlayChart({
+  metricKey,
+  runs,
+  series,
+  stages = [],
+}: {
+  metricKey: string;
+  runs: OverlayRun[];
+  series: RunSeries;
+  stages?: StageMark[];
+}) {
   const ids = runs.map((r) => r.id);
   const data = alignByStep(series, ids, metricKey);
   const points = ids.map((id) => series[id]?.[metricKey]?.length ?? 0);
   return (
-    <figure className="panel cmp-chart" aria-label={`Chart of ${metricKey}`} data-testid="overlay-chart" data-key={metricKey} data-points={data.length}>
+    <figure
+      className="panel cmp-chart"
+      aria-label={`Chart of ${metricKey}`}
+      data-testid="overlay-chart"
+      data-key={metricKey}
+      data-points={data.length}
+    >
       <figcaption className="row" style={{ justifyContent: 'space-between' }}>
         <strong className="cmp-key">{metricKey}</strong>
         <span className="muted">{runs.map((r, i) => `${r.name}: ${points[i]}`).join(' · ')} points</span>
@@ -25,7 +57,13 @@ export function OverlayChart({ metricKey, runs, series, stages = [] }: { metricK
           <ResponsiveContainer width="100%" height="100%">
             <LineChart data={data} margin={{ top: 10, right: 20, bottom: 5, left: 0 }}>
               <CartesianGrid stroke="#2a2f3a" strokeDasharray="3 3" />
-              <XAxis dataKey="step" stroke="#9aa3b2" type="number" domain={['dataMin', 'dataMax']} allowDecimals={false} />
+              <XAxis
+                dataKey="step"
+                stroke="#9aa3b2"
+                type="number"
+                domain={['dataMin', 'dataMax']}
+                allowDecimals={false}
+              />
               <YAxis stroke="#9aa3b2" width={64} tickFormatter={(v: number) => formatNumber(v)} />
               <Tooltip
                 contentStyle={{ background: '#171a21', border: '1px solid #2a2f3a' }}
@@ -34,12 +72,24 @@ export function OverlayChart({ metricKey, runs, series, stages = [] }: { metricK
               />
               <Legend />
               {stages.map((s) => (
-                <ReferenceLine key={`${s.step}-${s.label}`} x={s.step} stroke="#5b6477" strokeDasharray="4 4" label={{ value: s.label, position: 'insideTopLeft', fill: '#9aa3b2', fontSize: 11 }} />
+                <ReferenceLine
+                  key={`${s.step}-${s.label}`}
+                  x={s.step}
+                  stroke="#5b6477"
+                  strokeDasharray="4 4"
+                  label={{ value: s.label, position: 'insideTopLeft', fill: '#9aa3b2', fontSize: 11 }}
+                />
               ))}
               {runs.map((r, i) => (
                 <Line
-                  key={r.id} type="monotone" dataKey={r.id} name={r.name} stroke={runColor(i)} connectNulls
-                  dot={data.length < 40} isAnimationActive={false}
+                  key={r.id}
+                  type="monotone"
+                  dataKey={r.id}
+                  name={r.name}
+                  stroke={runColor(i)}
+                  connectNulls
+                  dot={data.length < 40}
+                  isAnimationActive={false}
                 />
               ))}
             </LineChart>

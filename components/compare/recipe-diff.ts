@@ -3,9 +3,17 @@
  * dotted path, one cell per run. Pure.
  */
 
-export interface SpecDiffEntry { path: string; kind: 'changed' | 'added' | 'removed'; a?: unknown; b?: unknown }
+export interface SpecDiffEntry {
+  path: string;
+  kind: 'changed' | 'added' | 'removed';
+  a?: unknown;
+  b?: unknown;
+}
 export type DiffCell = { present: true; value: unknown; same: boolean } | { present: false; same: boolean };
-export interface DiffRow { path: string; cells: DiffCell[] }
+export interface DiffRow {
+  path: string;
+  cells: DiffCell[];
+}
 
 /** The value at a dotted path inside a JSON value; `found` false when any step of the path is missing. */
 export function valueAt(root: unknown, path: string): { found: boolean; value?: unknown } {
@@ -26,7 +34,11 @@ export function valueAt(root: unknown, path: string): { found: boolean; value?: 
  * is its own value when its diff names the path, else the first run's value (marked `same`). Where one run's diff
  * names a whole subtree ("stages.2") and another a leaf inside it ("stages.2.lr"), the leaf is read inside.
  */
-export function recipeDiffRows(runIds: string[], recipeDiff: { runId: string; diff: SpecDiffEntry[] }[], specs?: Record<string, unknown>): DiffRow[] {
+export function recipeDiffRows(
+  runIds: string[],
+  recipeDiff: { runId: string; diff: SpecDiffEntry[] }[],
+  specs?: Record<string, unknown>,
+): DiffRow[] {
   const base = runIds[0];
   const diffs = new Map(recipeDiff.map((d) => [d.runId, d.diff]));
   const paths = [...new Set(recipeDiff.flatMap((d) => d.diff.map((e) => e.path)))].sort(comparePaths);
@@ -56,7 +68,8 @@ export function recipeDiffRows(runIds: string[], recipeDiff: { runId: string; di
       const below = diff.filter((e) => e.path.startsWith(`${path}.`) || (path === '' && e.path !== ''));
       if (below.length && b0.found) {
         const patched = JSON.parse(JSON.stringify(b0.value ?? null)) as unknown;
-        for (const e of below) setAt(patched, path === '' ? e.path : e.path.slice(path.length + 1), e.kind === 'removed' ? undefined : e.b);
+        for (const e of below)
+          setAt(patched, path === '' ? e.path : e.path.slice(path.length + 1), e.kind === 'removed' ? undefined : e.b);
         return { present: true, value: patched, same: false };
       }
       return b0.found ? { present: true, value: b0.value, same: true } : { present: false, same: true };
@@ -99,11 +112,14 @@ function setAt(root: unknown, path: string, value: unknown): void {
 
 /** Dotted paths in natural order: numeric parts compare as numbers ("stages.2" before "stages.10"). */
 export function comparePaths(a: string, b: string): number {
-  const pa = a.split('.'), pb = b.split('.');
+  const pa = a.split('.'),
+    pb = b.split('.');
   for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
-    const x = pa[i]!, y = pb[i]!;
+    const x = pa[i]!,
+      y = pb[i]!;
     if (x === y) continue;
-    const nx = /^\d+$/.test(x) ? Number(x) : NaN, ny = /^\d+$/.test(y) ? Number(y) : NaN;
+    const nx = /^\d+$/.test(x) ? Number(x) : NaN,
+      ny = /^\d+$/.test(y) ? Number(y) : NaN;
     if (!Number.isNaN(nx) && !Number.isNaN(ny)) return nx - ny;
     return x < y ? -1 : 1;
   }

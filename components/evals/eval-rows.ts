@@ -1,8 +1,13 @@
 /** The evaluation page's rows grouped for display: steps, pass@1 over steps, finish reasons, percentages. Pure. */
 
-export const pct = (x: number | null | undefined, digits = 1) => (x === null || x === undefined || !Number.isFinite(x) ? '—' : `${(100 * x).toFixed(digits)}%`);
+export const pct = (x: number | null | undefined, digits = 1) =>
+  x === null || x === undefined || !Number.isFinite(x) ? '—' : `${(100 * x).toFixed(digits)}%`;
 
-export interface EvalRowLike { step: number; benchmark: string; pass1: number }
+export interface EvalRowLike {
+  step: number;
+  benchmark: string;
+  pass1: number;
+}
 
 /** Distinct eval steps, ascending. */
 export function evalSteps(rows: EvalRowLike[]): number[] {
@@ -10,7 +15,10 @@ export function evalSteps(rows: EvalRowLike[]): number[] {
 }
 
 /** pass@1 over steps as chart rows: one row per step, one column per benchmark (in percent; null where missing). */
-export function pass1OverSteps(rows: EvalRowLike[]): { benchmarks: string[]; data: ({ step: number } & Record<string, number | null>)[] } {
+export function pass1OverSteps(rows: EvalRowLike[]): {
+  benchmarks: string[];
+  data: ({ step: number } & Record<string, number | null>)[];
+} {
   const benchmarks = [...new Set(rows.map((r) => r.benchmark))].sort();
   const data = evalSteps(rows).map((step) => {
     const row = { step } as { step: number } & Record<string, number | null>;

@@ -4,7 +4,11 @@
 export const benchmarkKey = (name: string) => name.toLowerCase().replace(/[^a-z0-9]/g, '');
 
 /** The reference score (percent) of `model` on a benchmark of ours, or null when the report has no such column. */
-export function referenceScore(ref: { benchmarks: readonly string[]; models: readonly { name: string; scores: readonly number[] }[] }, model: string, benchmark: string): number | null {
+export function referenceScore(
+  ref: { benchmarks: readonly string[]; models: readonly { name: string; scores: readonly number[] }[] },
+  model: string,
+  benchmark: string,
+): number | null {
   const i = ref.benchmarks.findIndex((b) => benchmarkKey(b) === benchmarkKey(benchmark));
   const m = ref.models.find((x) => x.name === model);
   if (i < 0 || !m) return null;

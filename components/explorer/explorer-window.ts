@@ -4,7 +4,13 @@
  */
 
 /** Rows [start, end) to render: those in the viewport plus `overscan` either side, clamped to [0, total). */
-export function visibleRange(scrollTop: number, viewportHeight: number, rowHeight: number, total: number, overscan = 8): { start: number; end: number } {
+export function visibleRange(
+  scrollTop: number,
+  viewportHeight: number,
+  rowHeight: number,
+  total: number,
+  overscan = 8,
+): { start: number; end: number } {
   if (total <= 0 || rowHeight <= 0) return { start: 0, end: 0 };
   const first = Math.floor(Math.max(0, scrollTop) / rowHeight);
   const count = Math.ceil(Math.max(0, viewportHeight) / rowHeight) + 1;
@@ -50,10 +56,22 @@ export interface FilterForm {
   search: string;
 }
 
-export const EMPTY_FILTER: FilterForm = { minReward: '', maxReward: '', selected: 'any', toolError: 'any', finishReason: '', search: '' };
+export const EMPTY_FILTER: FilterForm = {
+  minReward: '',
+  maxReward: '',
+  selected: 'any',
+  toolError: 'any',
+  finishReason: '',
+  search: '',
+};
 
 export interface ListFilter {
-  minReward?: number; maxReward?: number; selected?: boolean; hasToolError?: boolean; finishReason?: string; search?: string;
+  minReward?: number;
+  maxReward?: number;
+  selected?: boolean;
+  hasToolError?: boolean;
+  finishReason?: string;
+  search?: string;
 }
 
 /** The form as trajectories.list's filter, and the fields that do not parse (shown next to them). */
@@ -64,10 +82,14 @@ export function toListFilter(f: FilterForm): { filter: ListFilter; errors: Parti
     const s = f[field].trim();
     if (s === '') return undefined;
     const n = Number(s);
-    if (!Number.isFinite(n)) { errors[field] = 'not a number'; return undefined; }
+    if (!Number.isFinite(n)) {
+      errors[field] = 'not a number';
+      return undefined;
+    }
     return n;
   };
-  const min = num('minReward'), max = num('maxReward');
+  const min = num('minReward'),
+    max = num('maxReward');
   if (min !== undefined) filter.minReward = min;
   if (max !== undefined) filter.maxReward = max;
   if (min !== undefined && max !== undefined && min > max) errors.maxReward = 'below the minimum';
@@ -81,7 +103,16 @@ export function toListFilter(f: FilterForm): { filter: ListFilter; errors: Parti
 /** A stable key of a query (step, filter, sort): the page cache is dropped when it changes. */
 export function queryKeyOf(q: { step: number | null; filter: ListFilter; sort: string }): string {
   const f = q.filter;
-  return JSON.stringify([q.step, q.sort, f.minReward ?? null, f.maxReward ?? null, f.selected ?? null, f.hasToolError ?? null, f.finishReason ?? null, f.search ?? null]);
+  return JSON.stringify([
+    q.step,
+    q.sort,
+    f.minReward ?? null,
+    f.maxReward ?? null,
+    f.selected ?? null,
+    f.hasToolError ?? null,
+    f.finishReason ?? null,
+    f.search ?? null,
+  ]);
 }
 
 /** The two picked rows as the trace inspector's compare link, or null unless exactly two are picked. */

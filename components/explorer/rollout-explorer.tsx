@@ -4,7 +4,17 @@ import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useTRPC, useTRPCClient } from '@/lib/trpc.ts';
-import { compareHref, EMPTY_FILTER, pagesFor, pagesToEvict, queryKeyOf, rowAt, toListFilter, togglePick, type FilterForm } from './explorer-window.ts';
+import {
+  compareHref,
+  EMPTY_FILTER,
+  pagesFor,
+  pagesToEvict,
+  queryKeyOf,
+  rowAt,
+  toListFilter,
+  togglePick,
+  type FilterForm,
+} from './explorer-window.ts';
 import { SamePrompt } from './same-prompt.tsx';
 import { VirtualRows } from './virtual-rows.tsx';
 
@@ -16,11 +26,37 @@ const VIEW_HEIGHT = 480;
 type Sort = 'index' | 'reward_desc' | 'reward_asc' | 'length_desc' | 'length_asc';
 type Split = 'train' | 'eval';
 type Row = {
-  id: string; step: number; groupId: string; sampleIndex: number; problemId: string | null; reward: number; selected: boolean;
-  selectReason: string | null; pErr: number | null; responseTokens: number; turns: number; toolCalls: number; toolErrors: number; finishReason: string;
+  id: string;
+  step: number;
+  groupId: string;
+  sampleIndex: number;
+  problemId: string | null;
+  reward: number;
+  selected: boolean;
+  selectReason: string | null;
+  pErr: number | null;
+  responseTokens: number;
+  turns: number;
+  toolCalls: number;
+  toolErrors: number;
+  finishReason: string;
 };
 
-const COLS = ['pick', 'step', 'group', '#', 'reward', 'RoC', 'p_err', 'length', 'turns', 'tools', 'finish', 'problem', 'trace'];
+const COLS = [
+  'pick',
+  'step',
+  'group',
+  '#',
+  'reward',
+  'RoC',
+  'p_err',
+  'length',
+  'turns',
+  'tools',
+  'finish',
+  'problem',
+  'trace',
+];
 
 /**
  * The rollout explorer of a run: a slider over every stored step (or all steps), filters, top-k / bottom-k, a
@@ -43,11 +79,14 @@ export function RolloutExplorer({ runId, initialStep }: { runId: string; initial
   }, [steps.data, stepIdx, initialStep]);
   const idx = stepIdx === null ? null : Math.min(stepIdx, Math.max(0, stepList.length - 1));
   const stepInfo = idx !== null ? stepList[idx] : undefined;
-  const step = allSteps ? null : stepInfo?.step ?? null;
+  const step = allSteps ? null : (stepInfo?.step ?? null);
 
   const [form, setForm] = useState<FilterForm>(EMPTY_FILTER);
   const [search, setSearch] = useState('');
-  useEffect(() => { const t = setTimeout(() => setForm((f) => (f.search === search ? f : { ...f, search })), 300); return () => clearTimeout(t); }, [search]);
+  useEffect(() => {
+    const t = setTimeout(() => setForm((f) => (f.search === search ? f : { ...f, search })), 300);
+    return () => clearTimeout(t);
+  }, [search]);
   const { filter, errors } = useMemo(() => toListFilter(form), [form]);
   const [sort, setSort] = useState<Sort>('index');
   const [k, setK] = useState('');
@@ -57,27 +96,48 @@ export function RolloutExplorer({ runId, initialStep }: { runId: string; initial
 
   const ready = steps.data !== undefined && (allSteps || step !== null);
   const key = queryKeyOf({ step, filter, sort: `${split}|${effectiveSort}` });
-  const [pages, setPages] = useState<{ key: string; map: Map<number, Row[]>; total: number | null; error: string | null }>({ key: '', map: new Map(), total: null, error: null });
+  const [pages, setPages] = useState<{
+    key: string;
+    map: Map<number, Row[]>;
+    total: number | null;
+    error: string | null;
+  }>({ key: '', map: new Map(), total: null, error: null });
   const inflight = useRef(new Set<string>());
   const view = useRef<number[]>([0]);
 
-  const load = useCallback((page: number, forKey: string) => {
-    const tag = `${forKey}#${page}`;
-    if (inflight.current.has(tag)) return;
-    inflight.current.add(tag);
-    client.trajectories.list.query({ runId, split, ...(step !== null ? { step } : {}), filter, sort: effectiveSort, limit: PAGE, offset: page * PAGE })
-      .then((r) => {
-        setPages((prev) => {
-          if (prev.key !== forKey) return prev;
-          const map = new Map(prev.map);
-          map.set(page, r.items as Row[]);
-          for (const p of pagesToEvict(map.keys(), view.current, MAX_PAGES)) map.delete(p);
-          return { ...prev, map, total: r.total, error: null };
-        });
-      })
-      .catch((e: unknown) => setPages((prev) => (prev.key !== forKey ? prev : { ...prev, error: e instanceof Error ? e.message : String(e) })))
-      .finally(() => inflight.current.delete(tag));
-  }, [client, runId, split, step, filter, effectiveSort]);
+  const load = useCallback(
+    (page: number, forKey: string) => {
+      const tag = `${forKey}#${page}`;
+      if (inflight.current.has(tag)) return;
+      inflight.current.add(tag);
+      client.trajectories.list
+        .query({
+          runId,
+          split,
+          ...(step !== null ? { step } : {}),
+          filter,
+          sort: effectiveSort,
+          limit: PAGE,
+          offset: page * PAGE,
+        })
+        .then((r) => {
+          setPages((prev) => {
+            if (prev.key !== forKey) return prev;
+            const map = new Map(prev.map);
+            map.set(page, r.items as Row[]);
+            for (const p of pagesToEvict(map.keys(), view.current, MAX_PAGES)) map.delete(p);
+            return { ...prev, map, total: r.total, error: null };
+          });
+        })
+        .catch((e: unknown) =>
+          setPages((prev) =>
+            prev.key !== forKey ? prev : { ...prev, error: e instanceof Error ? e.message : String(e) },
+          ),
+        )
+        .finally(() => inflight.current.delete(tag));
+    },
+    [client, runId, split, step, filter, effectiveSort],
+  );
 
   // A new query: drop the cache, load the first page (which also tells the total).
   useEffect(() => {
@@ -87,12 +147,15 @@ export function RolloutExplorer({ runId, initialStep }: { runId: string; initial
     load(0, key);
   }, [key, ready]); // eslint-disable-line react-hooks/exhaustive-deps
 
-  const onRange = useCallback((range: { start: number; end: number }) => {
-    const want = pagesFor(range, PAGE);
-    view.current = want;
-    if (pages.error) return; // no retry loop: the Retry button reloads
-    for (const p of want) if (!pages.map.has(p) && pages.key === key) load(p, key);
-  }, [pages, key, load]);
+  const onRange = useCallback(
+    (range: { start: number; end: number }) => {
+      const want = pagesFor(range, PAGE);
+      view.current = want;
+      if (pages.error) return; // no retry loop: the Retry button reloads
+      for (const p of want) if (!pages.map.has(p) && pages.key === key) load(p, key);
+    },
+    [pages, key, load],
+  );
 
   const total = pages.total === null ? null : mode === 'all' ? pages.total : Math.min(pages.total, kNum);
   const [picked, setPicked] = useState<string[]>([]);
@@ -102,104 +165,323 @@ export function RolloutExplorer({ runId, initialStep }: { runId: string; initial
 
   const renderRow = (i: number, style: React.CSSProperties) => {
     const t = rowAt(pages.map, PAGE, i);
-    if (!t) return <div key={i} role="row" aria-rowindex={i + 2} className="xrow loading" style={style}><span role="cell" className="muted">loading row {i + 1}…</span></div>;
+    if (!t)
+      return (
+        <div key={i} role="row" aria-rowindex={i + 2} className="xrow loading" style={style}>
+          <span role="cell" className="muted">
+            loading row {i + 1}…
+          </span>
+        </div>
+      );
     const on = picked.includes(t.id);
     return (
-      <div key={t.id} role="row" aria-rowindex={i + 2} className={`xrow${on ? ' picked' : ''}${t.selected ? ' kept' : ''}`} style={style}>
-        <span role="cell"><input type="checkbox" checked={on} onChange={() => setPicked((p) => togglePick(p, t.id))} aria-label={`Pick ${t.id} for compare`} /></span>
+      <div
+        key={t.id}
+        role="row"
+        aria-rowindex={i + 2}
+        className={`xrow${on ? ' picked' : ''}${t.selected ? ' kept' : ''}`}
+        style={style}
+      >
+        <span role="cell">
+          <input
+            type="checkbox"
+            checked={on}
+            onChange={() => setPicked((p) => togglePick(p, t.id))}
+            aria-label={`Pick ${t.id} for compare`}
+          />
+        </span>
         <span role="cell">{t.step}</span>
-        <span role="cell" title={t.groupId} className="clip">{t.groupId}</span>
+        <span role="cell" title={t.groupId} className="clip">
+          {t.groupId}
+        </span>
         <span role="cell">{t.sampleIndex}</span>
-        <span role="cell" className={t.reward > 0 ? 'ok-text' : undefined}>{t.reward.toFixed(2)}</span>
-        <span role="cell" title={t.selectReason ?? undefined}>{t.selected ? 'kept' : '—'}</span>
+        <span role="cell" className={t.reward > 0 ? 'ok-text' : undefined}>
+          {t.reward.toFixed(2)}
+        </span>
+        <span role="cell" title={t.selectReason ?? undefined}>
+          {t.selected ? 'kept' : '—'}
+        </span>
         <span role="cell">{t.pErr === null ? '—' : `${(100 * t.pErr).toFixed(0)}%`}</span>
         <span role="cell">{t.responseTokens}</span>
         <span role="cell">{t.turns}</span>
-        <span role="cell">{t.toolCalls}{t.toolErrors ? <span className="error"> ({t.toolErrors})</span> : null}</span>
-        <span role="cell" className="clip">{t.finishReason}</span>
-        <span role="cell" className="clip">
-          {t.problemId ? <button className="x-linkish" onClick={() => setProblem(t.problemId)} aria-label={`Same prompt across steps: ${t.problemId}`} title={t.problemId}>{t.problemId}</button> : '—'}
+        <span role="cell">
+          {t.toolCalls}
+          {t.toolErrors ? <span className="error"> ({t.toolErrors})</span> : null}
         </span>
-        <span role="cell"><Link href={`/trajectories/${encodeURIComponent(t.id)}`} aria-label={`Open trajectory ${t.id}`}>open</Link></span>
+        <span role="cell" className="clip">
+          {t.finishReason}
+        </span>
+        <span role="cell" className="clip">
+          {t.problemId ? (
+            <button
+              className="x-linkish"
+              onClick={() => setProblem(t.problemId)}
+              aria-label={`Same prompt across steps: ${t.problemId}`}
+              title={t.problemId}
+            >
+              {t.problemId}
+            </button>
+          ) : (
+            '—'
+          )}
+        </span>
+        <span role="cell">
+          <Link href={`/trajectories/${encodeURIComponent(t.id)}`} aria-label={`Open trajectory ${t.id}`}>
+            open
+          </Link>
+        </span>
       </div>
     );
   };
 
-  if (steps.error) return <div className="panel error" role="alert">Could not load the run&apos;s stored steps: {steps.error.message}</div>;
+  if (steps.error)
+    return (
+      <div className="panel error" role="alert">
+        Could not load the run&apos;s stored steps: {steps.error.message}
+      </div>
+    );
   return (
     <div className="explorer">
       <div className="row x-controls">
-        <label>Split{' '}
-          <select aria-label="Split" value={split} onChange={(e) => { setSplit(e.target.value as Split); setStepIdx(null); }}>
-            <option value="train">train</option><option value="eval">eval</option>
+        <label>
+          Split{' '}
+          <select
+            aria-label="Split"
+            value={split}
+            onChange={(e) => {
+              setSplit(e.target.value as Split);
+              setStepIdx(null);
+            }}
+          >
+            <option value="train">train</option>
+            <option value="eval">eval</option>
           </select>
         </label>
         {stepList.length > 0 && (
-          <label className="x-step">Step{' '}
-            <input type="range" aria-label="Step" min={0} max={stepList.length - 1} value={idx ?? 0} disabled={allSteps}
+          <label className="x-step">
+            Step{' '}
+            <input
+              type="range"
+              aria-label="Step"
+              min={0}
+              max={stepList.length - 1}
+              value={idx ?? 0}
+              disabled={allSteps}
               aria-valuetext={stepInfo ? `step ${stepInfo.step}` : undefined}
-              onChange={(e) => setStepIdx(Number(e.target.value))} />
+              onChange={(e) => setStepIdx(Number(e.target.value))}
+            />
             <strong>{stepInfo ? stepInfo.step : '—'}</strong>
-            {stepInfo && <span className="muted"> {stepInfo.count} rollouts · accuracy {(100 * stepInfo.accuracy).toFixed(0)}% · kept {stepInfo.selected}</span>}
+            {stepInfo && (
+              <span className="muted">
+                {' '}
+                {stepInfo.count} rollouts · accuracy {(100 * stepInfo.accuracy).toFixed(0)}% · kept {stepInfo.selected}
+              </span>
+            )}
           </label>
         )}
-        <label><input type="checkbox" checked={allSteps} onChange={(e) => setAllSteps(e.target.checked)} aria-label="All steps" /> all steps</label>
+        <label>
+          <input
+            type="checkbox"
+            checked={allSteps}
+            onChange={(e) => setAllSteps(e.target.checked)}
+            aria-label="All steps"
+          />{' '}
+          all steps
+        </label>
         {step !== null && <ShareButton scope="step" target={{ runId, step }} />}
-        <span className="muted">{stepList.length} stored step{stepList.length === 1 ? '' : 's'}</span>
+        <span className="muted">
+          {stepList.length} stored step{stepList.length === 1 ? '' : 's'}
+        </span>
       </div>
-      {steps.isLoading ? <div className="panel empty">Loading stored steps…</div> : stepList.length === 0 ? (
-        <div className="panel empty">No trajectories stored yet{split === 'eval' ? ' for evaluation' : ''}: every step&apos;s rollouts appear here once the step has finished.</div>
+      {steps.isLoading ? (
+        <div className="panel empty">Loading stored steps…</div>
+      ) : stepList.length === 0 ? (
+        <div className="panel empty">
+          No trajectories stored yet{split === 'eval' ? ' for evaluation' : ''}: every step&apos;s rollouts appear here
+          once the step has finished.
+        </div>
       ) : (
         <>
           <fieldset className="row x-filters">
             <legend className="muted">Filters</legend>
-            <label>reward ≥ <input className="x-num" aria-label="Minimum reward" inputMode="decimal" value={form.minReward} onChange={(e) => set('minReward', e.target.value)} aria-invalid={!!errors.minReward} /></label>
-            <label>≤ <input className="x-num" aria-label="Maximum reward" inputMode="decimal" value={form.maxReward} onChange={(e) => set('maxReward', e.target.value)} aria-invalid={!!errors.maxReward} /></label>
-            {(errors.minReward || errors.maxReward) && <span className="error">{errors.minReward ? `minimum: ${errors.minReward}` : `maximum: ${errors.maxReward}`}</span>}
-            <label>RoC{' '}
-              <select aria-label="Selected by RoC" value={form.selected} onChange={(e) => set('selected', e.target.value as FilterForm['selected'])}>
-                <option value="any">any</option><option value="yes">kept</option><option value="no">dropped</option>
+            <label>
+              reward ≥{' '}
+              <input
+                className="x-num"
+                aria-label="Minimum reward"
+                inputMode="decimal"
+                value={form.minReward}
+                onChange={(e) => set('minReward', e.target.value)}
+                aria-invalid={!!errors.minReward}
+              />
+            </label>
+            <label>
+              ≤{' '}
+              <input
+                className="x-num"
+                aria-label="Maximum reward"
+                inputMode="decimal"
+                value={form.maxReward}
+                onChange={(e) => set('maxReward', e.target.value)}
+                aria-invalid={!!errors.maxReward}
+              />
+            </label>
+            {(errors.minReward || errors.maxReward) && (
+              <span className="error">
+                {errors.minReward ? `minimum: ${errors.minReward}` : `maximum: ${errors.maxReward}`}
+              </span>
+            )}
+            <label>
+              RoC{' '}
+              <select
+                aria-label="Selected by RoC"
+                value={form.selected}
+                onChange={(e) => set('selected', e.target.value as FilterForm['selected'])}
+              >
+                <option value="any">any</option>
+                <option value="yes">kept</option>
+                <option value="no">dropped</option>
               </select>
             </label>
-            <label>tool error{' '}
-              <select aria-label="Has tool error" value={form.toolError} onChange={(e) => set('toolError', e.target.value as FilterForm['toolError'])}>
-                <option value="any">any</option><option value="yes">yes</option><option value="no">no</option>
+            <label>
+              tool error{' '}
+              <select
+                aria-label="Has tool error"
+                value={form.toolError}
+                onChange={(e) => set('toolError', e.target.value as FilterForm['toolError'])}
+              >
+                <option value="any">any</option>
+                <option value="yes">yes</option>
+                <option value="no">no</option>
               </select>
             </label>
-            <label>finish <input className="x-text" aria-label="Finish reason" placeholder="e.g. stop" value={form.finishReason} onChange={(e) => set('finishReason', e.target.value)} /></label>
-            <label>text <input className="x-text" type="search" aria-label="Search text" placeholder="in prompt, turns, output" value={search} onChange={(e) => setSearch(e.target.value)} /></label>
-            <button onClick={() => { setForm(EMPTY_FILTER); setSearch(''); }} aria-label="Clear filters">Clear</button>
+            <label>
+              finish{' '}
+              <input
+                className="x-text"
+                aria-label="Finish reason"
+                placeholder="e.g. stop"
+                value={form.finishReason}
+                onChange={(e) => set('finishReason', e.target.value)}
+              />
+            </label>
+            <label>
+              text{' '}
+              <input
+                className="x-text"
+                type="search"
+                aria-label="Search text"
+                placeholder="in prompt, turns, output"
+                value={search}
+                onChange={(e) => setSearch(e.target.value)}
+              />
+            </label>
+            <button
+              onClick={() => {
+                setForm(EMPTY_FILTER);
+                setSearch('');
+              }}
+              aria-label="Clear filters"
+            >
+              Clear
+            </button>
           </fieldset>
           <div className="row x-sort">
-            <label>Sort{' '}
-              <select aria-label="Sort" value={sort} disabled={mode !== 'all'} onChange={(e) => setSort(e.target.value as Sort)}>
-                <option value="index">group order</option><option value="reward_desc">reward ↓</option><option value="reward_asc">reward ↑</option>
-                <option value="length_desc">length ↓</option><option value="length_asc">length ↑</option>
+            <label>
+              Sort{' '}
+              <select
+                aria-label="Sort"
+                value={sort}
+                disabled={mode !== 'all'}
+                onChange={(e) => setSort(e.target.value as Sort)}
+              >
+                <option value="index">group order</option>
+                <option value="reward_desc">reward ↓</option>
+                <option value="reward_asc">reward ↑</option>
+                <option value="length_desc">length ↓</option>
+                <option value="length_asc">length ↑</option>
               </select>
             </label>
-            <label>k <input className="x-num" aria-label="k" inputMode="numeric" placeholder="10" value={k} onChange={(e) => setK(e.target.value)} /></label>
-            <button aria-pressed={mode === 'top'} onClick={() => setMode(mode === 'top' ? 'all' : 'top')} aria-label="Top k by reward">Top {kNum}</button>
-            <button aria-pressed={mode === 'bottom'} onClick={() => setMode(mode === 'bottom' ? 'all' : 'bottom')} aria-label="Bottom k by reward">Bottom {kNum}</button>
-            <span className="muted" aria-live="polite">{total === null ? 'loading…' : `${total.toLocaleString()} trajector${total === 1 ? 'y' : 'ies'}${mode !== 'all' ? ` (${mode} ${kNum} of ${pages.total?.toLocaleString()})` : ''}`}</span>
+            <label>
+              k{' '}
+              <input
+                className="x-num"
+                aria-label="k"
+                inputMode="numeric"
+                placeholder="10"
+                value={k}
+                onChange={(e) => setK(e.target.value)}
+              />
+            </label>
+            <button
+              aria-pressed={mode === 'top'}
+              onClick={() => setMode(mode === 'top' ? 'all' : 'top')}
+              aria-label="Top k by reward"
+            >
+              Top {kNum}
+            </button>
+            <button
+              aria-pressed={mode === 'bottom'}
+              onClick={() => setMode(mode === 'bottom' ? 'all' : 'bottom')}
+              aria-label="Bottom k by reward"
+            >
+              Bottom {kNum}
+            </button>
+            <span className="muted" aria-live="polite">
+              {total === null
+                ? 'loading…'
+                : `${total.toLocaleString()} trajector${total === 1 ? 'y' : 'ies'}${mode !== 'all' ? ` (${mode} ${kNum} of ${pages.total?.toLocaleString()})` : ''}`}
+            </span>
             <span className="x-compare">
-              {href ? <Link href={href} className="x-button-link" aria-label="Compare picked trajectories">Compare picked</Link>
-                : <button disabled aria-label="Compare (pick two rows)">Compare ({picked.length}/2 picked)</button>}
-              {picked.length > 0 && <button onClick={() => setPicked([])} aria-label="Clear picks">Clear picks</button>}
+              {href ? (
+                <Link href={href} className="x-button-link" aria-label="Compare picked trajectories">
+                  Compare picked
+                </Link>
+              ) : (
+                <button disabled aria-label="Compare (pick two rows)">
+                  Compare ({picked.length}/2 picked)
+                </button>
+              )}
+              {picked.length > 0 && (
+                <button onClick={() => setPicked([])} aria-label="Clear picks">
+                  Clear picks
+                </button>
+              )}
             </span>
           </div>
           {pages.error && (
-            <div className="panel error" role="alert">Could not load trajectories: {pages.error}{' '}
-              <button onClick={() => { setPages((p) => ({ ...p, error: null, map: new Map() })); load(0, key); }} aria-label="Retry loading trajectories">Retry</button>
+            <div className="panel error" role="alert">
+              Could not load trajectories: {pages.error}{' '}
+              <button
+                onClick={() => {
+                  setPages((p) => ({ ...p, error: null, map: new Map() }));
+                  load(0, key);
+                }}
+                aria-label="Retry loading trajectories"
+              >
+                Retry
+              </button>
             </div>
           )}
           <div role="table" aria-label="Trajectories" aria-rowcount={(total ?? 0) + 1} className="xtable">
             <div role="row" aria-rowindex={1} className="xrow xhead">
-              {COLS.map((c, i) => <span key={i} role="columnheader">{c}</span>)}
+              {COLS.map((c, i) => (
+                <span key={i} role="columnheader">
+                  {c}
+                </span>
+              ))}
             </div>
             {total === 0 ? (
               <div className="panel empty">No trajectories match these filters.</div>
             ) : (
-              <VirtualRows total={total ?? 0} rowHeight={ROW} height={VIEW_HEIGHT} renderRow={renderRow} onRange={onRange} label="Trajectory rows" />
+              <VirtualRows
+                total={total ?? 0}
+                rowHeight={ROW}
+                height={VIEW_HEIGHT}
+                renderRow={renderRow}
+                onRange={onRange}
+                label="Trajectory rows"
+              />
             )}
           </div>
         </>

@@ -13,7 +13,8 @@ export function SamePrompt({ runId, problemId, onClose }: { runId: string; probl
     for (const t of q.data ?? []) {
       const k = `${t.split} ${t.step}`;
       const g = m.get(k);
-      if (g) g.push(t); else m.set(k, [t]);
+      if (g) g.push(t);
+      else m.set(k, [t]);
     }
     return [...m.entries()];
   }, [q.data]);
@@ -21,35 +22,56 @@ export function SamePrompt({ runId, problemId, onClose }: { runId: string; probl
     <section className="panel same-prompt" aria-label={`Problem ${problemId} across steps`}>
       <div className="row" style={{ justifyContent: 'space-between' }}>
         <h2>Problem {problemId} across steps</h2>
-        <button onClick={onClose} aria-label="Close same-prompt view">Close</button>
+        <button onClick={onClose} aria-label="Close same-prompt view">
+          Close
+        </button>
       </div>
-      {q.error ? <p className="error" role="alert">Could not load problem {problemId}: {q.error.message}</p>
-        : q.isLoading ? <p className="muted">Loading…</p>
-        : bySteps.length === 0 ? <p className="muted">No trajectories of this problem are stored.</p>
-        : (
-          <table aria-label="Same problem by step">
-            <thead><tr><th>split</th><th>step</th><th>samples</th><th>mean reward</th><th>kept</th><th>trajectories</th></tr></thead>
-            <tbody>
-              {bySteps.map(([k, items]) => (
-                <tr key={k}>
-                  <td>{items[0]!.split}</td>
-                  <td>{items[0]!.step}</td>
-                  <td>{items.length}</td>
-                  <td>{(items.reduce((a, t) => a + t.reward, 0) / items.length).toFixed(2)}</td>
-                  <td>{items.filter((t) => t.selected).length}</td>
-                  <td className="chips">
-                    {items.map((t) => (
-                      <Link key={t.id} href={`/trajectories/${encodeURIComponent(t.id)}`} className={`chip ${t.reward > 0 ? 'ok' : 'fail'}`}
-                        aria-label={`Open trajectory ${t.id} (step ${t.step}, sample ${t.sampleIndex}, reward ${t.reward})`} title={`sample ${t.sampleIndex} · reward ${t.reward}`}>
-                        {t.reward > 0 ? '✓' : '✗'}
-                      </Link>
-                    ))}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+      {q.error ? (
+        <p className="error" role="alert">
+          Could not load problem {problemId}: {q.error.message}
+        </p>
+      ) : q.isLoading ? (
+        <p className="muted">Loading…</p>
+      ) : bySteps.length === 0 ? (
+        <p className="muted">No trajectories of this problem are stored.</p>
+      ) : (
+        <table aria-label="Same problem by step">
+          <thead>
+            <tr>
+              <th>split</th>
+              <th>step</th>
+              <th>samples</th>
+              <th>mean reward</th>
+              <th>kept</th>
+              <th>trajectories</th>
+            </tr>
+          </thead>
+          <tbody>
+            {bySteps.map(([k, items]) => (
+              <tr key={k}>
+                <td>{items[0]!.split}</td>
+                <td>{items[0]!.step}</td>
+                <td>{items.length}</td>
+                <td>{(items.reduce((a, t) => a + t.reward, 0) / items.length).toFixed(2)}</td>
+                <td>{items.filter((t) => t.selected).length}</td>
+                <td className="chips">
+                  {items.map((t) => (
+                    <Link
+                      key={t.id}
+                      href={`/trajectories/${encodeURIComponent(t.id)}`}
+                      className={`chip ${t.reward > 0 ? 'ok' : 'fail'}`}
+                      aria-label={`Open trajectory ${t.id} (step ${t.step}, sample ${t.sampleIndex}, reward ${t.reward})`}
+                      title={`sample ${t.sampleIndex} · reward ${t.reward}`}
+                    >
+                      {t.reward > 0 ? '✓' : '✗'}
+                    </Link>
+                  ))}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
     </section>
   );
 }

@@ -6,8 +6,20 @@ import { visibleRange } from './explorer-window.ts';
  * A windowed list with a fixed row height: a spacer as tall as every row, and only the rows in view (plus
  * `overscan`) rendered, absolutely placed. `onRange` reports the rows in view so the caller loads their pages.
  */
-export function VirtualRows({ total, rowHeight, height, overscan = 10, renderRow, onRange, label }: {
-  total: number; rowHeight: number; height: number; overscan?: number; label: string;
+export function VirtualRows({
+  total,
+  rowHeight,
+  height,
+  overscan = 10,
+  renderRow,
+  onRange,
+  label,
+}: {
+  total: number;
+  rowHeight: number;
+  height: number;
+  overscan?: number;
+  label: string;
   renderRow: (index: number, style: React.CSSProperties) => ReactNode;
   onRange: (range: { start: number; end: number }) => void;
 }) {
@@ -15,12 +27,25 @@ export function VirtualRows({ total, rowHeight, height, overscan = 10, renderRow
   const [scrollTop, setScrollTop] = useState(0);
   const frame = useRef<number | null>(null);
   const range = visibleRange(scrollTop, height, rowHeight, total, overscan);
-  useEffect(() => { onRange(range); }, [range.start, range.end, onRange]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => {
+    onRange(range);
+  }, [range.start, range.end, onRange]); // eslint-disable-line react-hooks/exhaustive-deps
   // A new query starts at the top.
-  useEffect(() => { if (box.current && box.current.scrollTop > total * rowHeight) { box.current.scrollTop = 0; setScrollTop(0); } }, [total, rowHeight]);
-  useEffect(() => () => { if (frame.current !== null) cancelAnimationFrame(frame.current); }, []);
+  useEffect(() => {
+    if (box.current && box.current.scrollTop > total * rowHeight) {
+      box.current.scrollTop = 0;
+      setScrollTop(0);
+    }
+  }, [total, rowHeight]);
+  useEffect(
+    () => () => {
+      if (frame.current !== null) cancelAnimationFrame(frame.current);
+    },
+    [],
+  );
   const rows: ReactNode[] = [];
-  for (let i = range.start; i < range.end; i++) rows.push(renderRow(i, { position: 'absolute', top: i * rowHeight, height: rowHeight, left: 0, right: 0 }));
+  for (let i = range.start; i < range.end; i++)
+    rows.push(renderRow(i, { position: 'absolute', top: i * rowHeight, height: rowHeight, left: 0, right: 0 }));
   return (
     <div
       ref={box}
@@ -32,7 +57,10 @@ export function VirtualRows({ total, rowHeight, height, overscan = 10, renderRow
       onScroll={(e) => {
         const top = e.currentTarget.scrollTop;
         if (frame.current !== null) cancelAnimationFrame(frame.current);
-        frame.current = requestAnimationFrame(() => { frame.current = null; setScrollTop(top); });
+        frame.current = requestAnimationFrame(() => {
+          frame.current = null;
+          setScrollTop(top);
+        });
       }}
     >
       <div style={{ height: total * rowHeight, position: 'relative' }}>{rows}</div>

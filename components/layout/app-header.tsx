@@ -17,7 +17,9 @@ export function AppHeader() {
   if (isSharedPath(pathname)) return null;
   return (
     <header className="topbar">
-      <Link href="/" className="brand">Toolsmith</Link>
+      <Link href="/" className="brand">
+        Toolsmith
+      </Link>
       <nav aria-label="Main">
         <Link href="/">Dashboard</Link>
         <Link href="/recipes">Recipes</Link>

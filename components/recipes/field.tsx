@@ -18,7 +18,15 @@ function showValue(v: unknown): string {
 }
 
 /** A number box that keeps what was typed ("1e-3") while it still means the spec's value. */
-function NumberInput({ value, nullable, onValue, ...rest }: { value: unknown; nullable: boolean; onValue: (v: unknown) => void } & Omit<React.InputHTMLAttributes<HTMLInputElement>, 'value' | 'onChange'>) {
+function NumberInput({
+  value,
+  nullable,
+  onValue,
+  ...rest
+}: { value: unknown; nullable: boolean; onValue: (v: unknown) => void } & Omit<
+  React.InputHTMLAttributes<HTMLInputElement>,
+  'value' | 'onChange'
+>) {
   const [draft, setDraft] = useState(showValue(value));
   const [seen, setSeen] = useState(value);
   if (!Object.is(seen, value)) {
@@ -31,7 +39,10 @@ function NumberInput({ value, nullable, onValue, ...rest }: { value: unknown; nu
       type="text"
       inputMode="decimal"
       value={draft}
-      onChange={(e) => { setDraft(e.target.value); onValue(parseNumberText(e.target.value, nullable)); }}
+      onChange={(e) => {
+        setDraft(e.target.value);
+        onValue(parseNumberText(e.target.value, nullable));
+      }}
     />
   );
 }
@@ -50,9 +61,12 @@ export function Field({ cat, k, base = '' }: { cat: Catalogue; k: string; base?:
   const id = `f-${path}`;
   const value = getPath(spec, path);
   // A discriminator also owns the errors of its object ("stages.1.dataFilter", "model").
-  const errs = [...(errors.get(path) ?? []), ...(f.kind === 'variant' ? errors.get(parentOf(path)) ?? [] : [])];
+  const errs = [...(errors.get(path) ?? []), ...(f.kind === 'variant' ? (errors.get(parentOf(path)) ?? []) : [])];
   const r = getPath(resolved, path);
-  const placeholder = value === undefined && r !== undefined && r !== null && typeof r !== 'object' ? String(r) : defaultText(f, modelKind);
+  const placeholder =
+    value === undefined && r !== undefined && r !== null && typeof r !== 'object'
+      ? String(r)
+      : defaultText(f, modelKind);
   const described = `${id}-help${errs.length ? ` ${id}-err` : ''}`;
   const common = { id, 'aria-describedby': described, 'aria-invalid': errs.length > 0 || undefined };
 
@@ -61,21 +75,56 @@ export function Field({ cat, k, base = '' }: { cat: Catalogue; k: string; base?:
   switch (f.kind) {
     case 'int':
     case 'number':
-      control = <NumberInput {...common} value={value} nullable={!!f.nullable} placeholder={placeholder} onValue={(v) => set(path, v)} />;
+      control = (
+        <NumberInput
+          {...common}
+          value={value}
+          nullable={!!f.nullable}
+          placeholder={placeholder}
+          onValue={(v) => set(path, v)}
+        />
+      );
       break;
     case 'text':
-      control = <input {...common} type="text" value={showValue(value)} placeholder={placeholder} onChange={(e) => set(path, e.target.value === '' && f.def !== undefined ? undefined : e.target.value)} />;
+      control = (
+        <input
+          {...common}
+          type="text"
+          value={showValue(value)}
+          placeholder={placeholder}
+          onChange={(e) => set(path, e.target.value === '' && f.def !== undefined ? undefined : e.target.value)}
+        />
+      );
       break;
     case 'list': {
       const shown = Array.isArray(value) ? value.join(', ') : showValue(value);
-      control = <input {...common} type="text" value={shown} placeholder={placeholder} onChange={(e) => {
-        const items = e.target.value.split(',').map((x) => x.trim()).filter(Boolean);
-        set(path, items.length === 0 && f.def !== undefined ? undefined : items);
-      }} />;
+      control = (
+        <input
+          {...common}
+          type="text"
+          value={shown}
+          placeholder={placeholder}
+          onChange={(e) => {
+            const items = e.target.value
+              .split(',')
+              .map((x) => x.trim())
+              .filter(Boolean);
+            set(path, items.length === 0 && f.def !== undefined ? undefined : items);
+          }}
+        />
+      );
       break;
     }
     case 'textarea':
-      control = <textarea {...common} rows={2} value={showValue(value)} placeholder={placeholder} onChange={(e) => set(path, e.target.value === '' ? undefined : e.target.value)} />;
+      control = (
+        <textarea
+          {...common}
+          rows={2}
+          value={showValue(value)}
+          placeholder={placeholder}
+          onChange={(e) => set(path, e.target.value === '' ? undefined : e.target.value)}
+        />
+      );
       break;
     case 'select':
     case 'variant': {
@@ -92,9 +141,19 @@ export function Field({ cat, k, base = '' }: { cat: Catalogue; k: string; base?:
             else set(path, v === '' ? undefined : v);
           }}
         >
-          {(current === '' || f.kind === 'select') && f.def !== undefined && <option value="">default ({placeholder})</option>}
-          {current === '' && f.def === undefined && <option value="" disabled>choose…</option>}
-          {[...opts, ...extra].map((o) => <option key={o} value={o}>{o}</option>)}
+          {(current === '' || f.kind === 'select') && f.def !== undefined && (
+            <option value="">default ({placeholder})</option>
+          )}
+          {current === '' && f.def === undefined && (
+            <option value="" disabled>
+              choose…
+            </option>
+          )}
+          {[...opts, ...extra].map((o) => (
+            <option key={o} value={o}>
+              {o}
+            </option>
+          ))}
         </select>
       );
       break;
@@ -104,7 +163,12 @@ export function Field({ cat, k, base = '' }: { cat: Catalogue; k: string; base?:
       break;
     case 'bool':
     case 'toggle': {
-      const checked = f.kind === 'bool' ? (typeof value === 'boolean' ? value : f.def === 'true') : value !== undefined && value !== null;
+      const checked =
+        f.kind === 'bool'
+          ? typeof value === 'boolean'
+            ? value
+            : f.def === 'true'
+          : value !== undefined && value !== null;
       labelled = false;
       control = (
         <label className="check">
@@ -112,7 +176,12 @@ export function Field({ cat, k, base = '' }: { cat: Catalogue; k: string; base?:
             {...common}
             type="checkbox"
             checked={checked}
-            onChange={(e) => set(path, f.kind === 'bool' ? e.target.checked : e.target.checked ? structuredClone(f.on) : (f.off ?? undefined))}
+            onChange={(e) =>
+              set(
+                path,
+                f.kind === 'bool' ? e.target.checked : e.target.checked ? structuredClone(f.on) : (f.off ?? undefined),
+              )
+            }
           />
           {f.label}
         </label>
@@ -127,33 +196,67 @@ export function Field({ cat, k, base = '' }: { cat: Catalogue; k: string; base?:
     <div className={`field${errs.length ? ' invalid' : ''}${f.kind === 'textarea' ? ' wide' : ''}`}>
       {labelled && <label htmlFor={id}>{f.label}</label>}
       {control}
-      <div id={`${id}-help`} className="field-help">{f.help}</div>
-      {errs.length > 0 && <div id={`${id}-err`} className="field-error">{errs.join('; ')}</div>}
+      <div id={`${id}-help`} className="field-help">
+        {f.help}
+      </div>
+      {errs.length > 0 && (
+        <div id={`${id}-err`} className="field-error">
+          {errs.join('; ')}
+        </div>
+      )}
     </div>
   );
 }
 
 /** Families / difficulty levels: a set of checkboxes; nothing ticked = the default. */
-function ChoiceSet({ f, id, value, errs, onValue }: { f: FieldDef; id: string; value: unknown; errs: string[]; onValue: (v: unknown) => void }) {
+function ChoiceSet({
+  f,
+  id,
+  value,
+  errs,
+  onValue,
+}: {
+  f: FieldDef;
+  id: string;
+  value: unknown;
+  errs: string[];
+  onValue: (v: unknown) => void;
+}) {
   const numeric = f.kind === 'difficulty';
-  const chosen: string[] = Array.isArray(value) ? value.map(String) : value === undefined || value === null ? [] : [String(value)];
+  const chosen: string[] = Array.isArray(value)
+    ? value.map(String)
+    : value === undefined || value === null
+      ? []
+      : [String(value)];
   const toggle = (o: string, on: boolean) => {
     const next = (f.options ?? []).filter((x) => (x === o ? on : chosen.includes(x)));
     onValue(next.length === 0 ? undefined : numeric ? next.map(Number) : next);
   };
   return (
-    <fieldset className={`field wide choice${errs.length ? ' invalid' : ''}`} id={id} tabIndex={-1} aria-describedby={`${id}-help`}>
+    <fieldset
+      className={`field wide choice${errs.length ? ' invalid' : ''}`}
+      id={id}
+      tabIndex={-1}
+      aria-describedby={`${id}-help`}
+    >
       <legend>{f.label}</legend>
       <div className="choice-options">
         {(f.options ?? []).map((o) => (
           <label key={o} className="check">
-            <input type="checkbox" checked={chosen.includes(o)} onChange={(e) => toggle(o, e.target.checked)} aria-label={`${f.label}: ${o}`} />
+            <input
+              type="checkbox"
+              checked={chosen.includes(o)}
+              onChange={(e) => toggle(o, e.target.checked)}
+              aria-label={`${f.label}: ${o}`}
+            />
             {o}
           </label>
         ))}
-        {chosen.length === 0 && <span className="muted">default: {defaultText(f, "embedded")}</span>}
+        {chosen.length === 0 && <span className="muted">default: {defaultText(f, 'embedded')}</span>}
       </div>
-      <div id={`${id}-help`} className="field-help">{f.help}</div>
+      <div id={`${id}-help`} className="field-help">
+        {f.help}
+      </div>
       {errs.length > 0 && <div className="field-error">{errs.join('; ')}</div>}
     </fieldset>
   );

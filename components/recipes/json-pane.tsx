@@ -18,7 +18,9 @@ export function JsonPane({ spec, onSpec }: { spec: Spec; onSpec: (s: Spec) => vo
   }
   return (
     <section className="json-pane" aria-label="Recipe JSON">
-      <label htmlFor="recipe-json" className="json-label">JSON <span className="muted">(edit either side)</span></label>
+      <label htmlFor="recipe-json" className="json-label">
+        JSON <span className="muted">(edit either side)</span>
+      </label>
       <textarea
         id="recipe-json"
         spellCheck={false}
@@ -28,13 +30,20 @@ export function JsonPane({ spec, onSpec }: { spec: Spec; onSpec: (s: Spec) => vo
         onChange={(e) => {
           setText(e.target.value);
           const r = parseSpecJson(e.target.value);
-          if (!r.ok) { setError(r.error); return; }
+          if (!r.ok) {
+            setError(r.error);
+            return;
+          }
           setError(null);
           setTextSpec(r.spec);
           onSpec(r.spec);
         }}
       />
-      {error && <p id="recipe-json-error" className="field-error" role="alert">Invalid JSON (the form keeps the last valid recipe): {error}</p>}
+      {error && (
+        <p id="recipe-json-error" className="field-error" role="alert">
+          Invalid JSON (the form keeps the last valid recipe): {error}
+        </p>
+      )}
     </section>
   );
 }

@@ -63,9 +63,9 @@ export function movePath<T>(obj: T, path: string, from: number, to: number): T {
 
 /** JSON with object keys sorted: two equal specs compare equal whatever their key order. */
 export function stableJson(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) => (isObject(x)
-    ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-    : x));
+  return JSON.stringify(v, (_k, x: unknown) =>
+    isObject(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x,
+  );
 }
 
 /** The JSON view's text of a spec. */

@@ -8,8 +8,12 @@ function NewFromTemplate() {
   return (
     <div className="row" role="group" aria-label="New from template">
       <span className="muted">New from template:</span>
-      <Link className="rd-button-link" href="/recipes/new?template=embedded">embedded-arith</Link>
-      <Link className="rd-button-link" href="/recipes/new?template=micro">micro</Link>
+      <Link className="rd-button-link" href="/recipes/new?template=embedded">
+        embedded-arith
+      </Link>
+      <Link className="rd-button-link" href="/recipes/new?template=micro">
+        micro
+      </Link>
     </div>
   );
 }
@@ -24,14 +28,30 @@ export function RecipeList() {
         <h1>Recipes</h1>
         <NewFromTemplate />
       </div>
-      {list.error && <div className="panel error" role="alert">Could not list recipes: {list.error.message}</div>}
+      {list.error && (
+        <div className="panel error" role="alert">
+          Could not list recipes: {list.error.message}
+        </div>
+      )}
       {!list.error && !list.data && <div className="panel empty">Loading recipes…</div>}
       {list.data && list.data.length === 0 && (
-        <div className="panel empty">No recipes yet. Start from the embedded-arith template (SFT then three GRPO-RoC stages, ~15 min on a CPU) or the seconds-long micro one.</div>
+        <div className="panel empty">
+          No recipes yet. Start from the embedded-arith template (SFT then three GRPO-RoC stages, ~15 min on a CPU) or
+          the seconds-long micro one.
+        </div>
       )}
       {list.data && list.data.length > 0 && (
         <table aria-label="Recipes">
-          <thead><tr><th>Name</th><th>Latest</th><th>Versions</th><th>Stages</th><th>Total steps</th><th>Saved</th></tr></thead>
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Latest</th>
+              <th>Versions</th>
+              <th>Stages</th>
+              <th>Total steps</th>
+              <th>Saved</th>
+            </tr>
+          </thead>
           <tbody>
             {list.data.map((r) => (
               <tr key={r.id}>
@@ -39,11 +59,22 @@ export function RecipeList() {
                   <Link href={`/recipes/${encodeURIComponent(r.name)}`}>{r.name}</Link>
                   {r.description && <div className="muted recipe-desc">{r.description}</div>}
                 </td>
-                <td><Link href={`/recipes/${encodeURIComponent(r.name)}?v=${r.version}`} aria-label={`${r.name} version ${r.version}`}>v{r.version}</Link></td>
+                <td>
+                  <Link
+                    href={`/recipes/${encodeURIComponent(r.name)}?v=${r.version}`}
+                    aria-label={`${r.name} version ${r.version}`}
+                  >
+                    v{r.version}
+                  </Link>
+                </td>
                 <td>{r.versions}</td>
                 <td>
                   <div className="stage-chips">
-                    {r.stages.map((s, i) => <span key={i} className={`badge stage-chip ${s.type}`}>{s.type} · {s.name}</span>)}
+                    {r.stages.map((s, i) => (
+                      <span key={i} className={`badge stage-chip ${s.type}`}>
+                        {s.type} · {s.name}
+                      </span>
+                    ))}
                   </div>
                 </td>
                 <td>{r.totalSteps.toLocaleString()}</td>

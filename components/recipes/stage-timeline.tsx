@@ -18,12 +18,19 @@ export function StageTimeline({ spec }: { spec: Spec }) {
             style={{ flexGrow: Math.max(s.steps, 0), flexBasis: 0, minWidth: '90px' }}
             title={`${s.name}: ${s.type}, ${s.steps} steps`}
           >
-            <span className="timeline-name">{i + 1}. {s.name || '(unnamed)'}</span>
-            <span className="timeline-meta">{s.type.toUpperCase()} · {s.steps.toLocaleString()} steps</span>
+            <span className="timeline-name">
+              {i + 1}. {s.name || '(unnamed)'}
+            </span>
+            <span className="timeline-meta">
+              {s.type.toUpperCase()} · {s.steps.toLocaleString()} steps
+            </span>
           </div>
         ))}
       </div>
-      <figcaption className="muted">Total {total.toLocaleString()} optimiser steps over {stages.length} stage{stages.length === 1 ? '' : 's'} (SFT: epochs × ⌈demos / batch⌉).</figcaption>
+      <figcaption className="muted">
+        Total {total.toLocaleString()} optimiser steps over {stages.length} stage{stages.length === 1 ? '' : 's'} (SFT:
+        epochs × ⌈demos / batch⌉).
+      </figcaption>
     </figure>
   );
 }

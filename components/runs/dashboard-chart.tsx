@@ -1,6 +1,18 @@
 'use client';
 import { memo, useRef } from 'react';
-import { Area, AreaChart, CartesianGrid, ComposedChart, Legend, Line, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import {
+  Area,
+  AreaChart,
+  CartesianGrid,
+  ComposedChart,
+  Legend,
+  Line,
+  ReferenceLine,
+  ResponsiveContainer,
+  Tooltip,
+  XAxis,
+  YAxis,
+} from 'recharts';
 import { chartRows, withBands, type Panel, type SeriesMap, type StageBoundary } from './dashboard.ts';
 
 const COLORS = ['#6aa9ff', '#f0883e', '#3fb950', '#d2a8ff', '#f85149', '#e3b341', '#56d4dd', '#ff7eb6'];
@@ -19,7 +31,17 @@ function fmt(v: unknown, percent?: boolean): string {
  * One dashboard panel: its metrics against step, smoothed (debiased EMA, smoothing.ts) over the faint raw values,
  * or stacked areas for the step-time breakdown; a dashed line at each stage start.
  */
-export const DashboardChart = memo(function DashboardChart({ panel, series, weight, stages }: { panel: Panel; series: SeriesMap; weight: number; stages: StageBoundary[] }) {
+export const DashboardChart = memo(function DashboardChart({
+  panel,
+  series,
+  weight,
+  stages,
+}: {
+  panel: Panel;
+  series: SeriesMap;
+  weight: number;
+  stages: StageBoundary[];
+}) {
   const keys = panel.lines.map((l) => l.key);
   const bands = (panel.bands ?? []).filter((b) => (series[b.lo]?.length ?? 0) > 0);
   const rowKeys = [...keys, ...bands.flatMap((b) => [b.lo, b.hi])];
@@ -37,7 +59,9 @@ export const DashboardChart = memo(function DashboardChart({ panel, series, weig
   const bandOf = (key: string) => bands.find((b) => b.of === key);
   const lastBand = (key: string) => {
     const b = bandOf(key);
-    return b && last && last[b.lo] != null && last[b.hi] != null ? ` [${fmt(last[b.lo], panel.percent)}–${fmt(last[b.hi], panel.percent)}]` : '';
+    return b && last && last[b.lo] != null && last[b.hi] != null
+      ? ` [${fmt(last[b.lo], panel.percent)}–${fmt(last[b.hi], panel.percent)}]`
+      : '';
   };
   const last = rows.length ? rows[rows.length - 1] : null;
   const lo = rows.length ? rows[0]!.step : 0;
@@ -46,10 +70,17 @@ export const DashboardChart = memo(function DashboardChart({ panel, series, weig
   return (
     <figure className="dash-panel" aria-labelledby={titleId} data-panel={panel.id} data-points={rows.length}>
       <figcaption className="dash-panel-head">
-        <span id={titleId} className="dash-panel-title">{panel.title}</span>
+        <span id={titleId} className="dash-panel-title">
+          {panel.title}
+        </span>
         {last && present.length > 0 && (
           <span className="muted dash-panel-last" title={`step ${last.step}`}>
-            {present.map((l) => `${present.length > 1 ? `${l.label} ` : ''}${fmt(last[`${l.key}~`] ?? last[l.key], panel.percent)}${lastBand(l.key)}`).join(' · ')}
+            {present
+              .map(
+                (l) =>
+                  `${present.length > 1 ? `${l.label} ` : ''}${fmt(last[`${l.key}~`] ?? last[l.key], panel.percent)}${lastBand(l.key)}`,
+              )
+              .join(' · ')}
           </span>
         )}
       </figcaption>
@@ -61,34 +92,123 @@ export const DashboardChart = memo(function DashboardChart({ panel, series, weig
             {panel.kind === 'stacked' ? (
               <AreaChart data={rows} margin={{ top: 6, right: 12, bottom: 0, left: 0 }}>
                 <CartesianGrid stroke={GRID} strokeDasharray="3 3" />
-                <XAxis dataKey="step" stroke={AXIS} type="number" domain={['dataMin', 'dataMax']} allowDecimals={false} tick={{ fontSize: 11 }} />
+                <XAxis
+                  dataKey="step"
+                  stroke={AXIS}
+                  type="number"
+                  domain={['dataMin', 'dataMax']}
+                  allowDecimals={false}
+                  tick={{ fontSize: 11 }}
+                />
                 <YAxis stroke={AXIS} width={48} tick={{ fontSize: 11 }} tickFormatter={(v: number) => fmt(v)} />
-                <Tooltip contentStyle={{ background: '#171a21', border: `1px solid ${GRID}` }} formatter={(v) => fmt(v)} labelFormatter={(s) => `step ${s}`} />
+                <Tooltip
+                  contentStyle={{ background: '#171a21', border: `1px solid ${GRID}` }}
+                  formatter={(v) => fmt(v)}
+                  labelFormatter={(s) => `step ${s}`}
+                />
                 <Legend wrapperStyle={{ fontSize: 11 }} />
                 {present.map((l) => {
                   const color = COLORS[keys.indexOf(l.key) % COLORS.length];
-                  return <Area key={l.key} type="monotone" dataKey={`${l.key}~`} name={l.label} stackId="t" stroke={color} fill={color} fillOpacity={0.35} connectNulls isAnimationActive={false} />;
+                  return (
+                    <Area
+                      key={l.key}
+                      type="monotone"
+                      dataKey={`${l.key}~`}
+                      name={l.label}
+                      stackId="t"
+                      stroke={color}
+                      fill={color}
+                      fillOpacity={0.35}
+                      connectNulls
+                      isAnimationActive={false}
+                    />
+                  );
                 })}
-                {marks.map((s) => <ReferenceLine key={s.stage} x={s.startStep} stroke="#e3b341" strokeDasharray="4 3" label={{ value: s.name, position: 'insideTopLeft', fill: '#e3b341', fontSize: 10 }} />)}
+                {marks.map((s) => (
+                  <ReferenceLine
+                    key={s.stage}
+                    x={s.startStep}
+                    stroke="#e3b341"
+                    strokeDasharray="4 3"
+                    label={{ value: s.name, position: 'insideTopLeft', fill: '#e3b341', fontSize: 10 }}
+                  />
+                ))}
               </AreaChart>
             ) : (
               <ComposedChart data={withBands(rows, bands)} margin={{ top: 6, right: 12, bottom: 0, left: 0 }}>
                 <CartesianGrid stroke={GRID} strokeDasharray="3 3" />
-                <XAxis dataKey="step" stroke={AXIS} type="number" domain={['dataMin', 'dataMax']} allowDecimals={false} tick={{ fontSize: 11 }} />
-                <YAxis stroke={AXIS} width={48} tick={{ fontSize: 11 }} tickFormatter={(v: number) => fmt(v, panel.percent)} domain={panel.percent ? [0, 1] : ['auto', 'auto']} />
-                <Tooltip contentStyle={{ background: '#171a21', border: `1px solid ${GRID}` }} formatter={(v) => fmt(v, panel.percent)} labelFormatter={(s) => `step ${s}`} />
+                <XAxis
+                  dataKey="step"
+                  stroke={AXIS}
+                  type="number"
+                  domain={['dataMin', 'dataMax']}
+                  allowDecimals={false}
+                  tick={{ fontSize: 11 }}
+                />
+                <YAxis
+                  stroke={AXIS}
+                  width={48}
+                  tick={{ fontSize: 11 }}
+                  tickFormatter={(v: number) => fmt(v, panel.percent)}
+                  domain={panel.percent ? [0, 1] : ['auto', 'auto']}
+                />
+                <Tooltip
+                  contentStyle={{ background: '#171a21', border: `1px solid ${GRID}` }}
+                  formatter={(v) => fmt(v, panel.percent)}
+                  labelFormatter={(s) => `step ${s}`}
+                />
                 {present.length > 1 && <Legend wrapperStyle={{ fontSize: 11 }} />}
                 {bands.map((b) => (
-                  <Area key={`${b.of}-band`} type="linear" dataKey={`${b.of}~band`} name={`${panel.lines.find((l) => l.key === b.of)?.label ?? b.of} 95% band`} legendType="none"
-                    stroke="none" fill={COLORS[keys.indexOf(b.of) % COLORS.length]} fillOpacity={0.18} connectNulls isAnimationActive={false} />
+                  <Area
+                    key={`${b.of}-band`}
+                    type="linear"
+                    dataKey={`${b.of}~band`}
+                    name={`${panel.lines.find((l) => l.key === b.of)?.label ?? b.of} 95% band`}
+                    legendType="none"
+                    stroke="none"
+                    fill={COLORS[keys.indexOf(b.of) % COLORS.length]}
+                    fillOpacity={0.18}
+                    connectNulls
+                    isAnimationActive={false}
+                  />
                 ))}
-                {weight > 0 && present.map((l) => (
-                  <Line key={`${l.key}-raw`} type="linear" dataKey={l.key} name={`${l.label} (raw)`} legendType="none" stroke={COLORS[keys.indexOf(l.key) % COLORS.length]} strokeOpacity={0.25} dot={false} connectNulls isAnimationActive={false} />
-                ))}
+                {weight > 0 &&
+                  present.map((l) => (
+                    <Line
+                      key={`${l.key}-raw`}
+                      type="linear"
+                      dataKey={l.key}
+                      name={`${l.label} (raw)`}
+                      legendType="none"
+                      stroke={COLORS[keys.indexOf(l.key) % COLORS.length]}
+                      strokeOpacity={0.25}
+                      dot={false}
+                      connectNulls
+                      isAnimationActive={false}
+                    />
+                  ))}
                 {present.map((l) => (
-                  <Line key={l.key} type="linear" dataKey={`${l.key}~`} name={l.label} stroke={COLORS[keys.indexOf(l.key) % COLORS.length]} strokeWidth={1.6} dot={rows.length < 30} connectNulls isAnimationActive={false} />
+                  <Line
+                    key={l.key}
+                    type="linear"
+                    dataKey={`${l.key}~`}
+                    name={l.label}
+                    stroke={COLORS[keys.indexOf(l.key) % COLORS.length]}
+                    strokeWidth={1.6}
+                    dot={rows.length < 30}
+                    connectNulls
+                    isAnimationActive={false}
+                  />
                 ))}
-                {marks.map((s) => <ReferenceLine key={s.stage} x={s.startStep} stroke="#e3b341" strokeDasharray="4 3" label={{ value: s.name, position: 'insideTopLeft', fill: '#e3b341', fontSize: 10 }} />)}
+                {marks.map((s) => (
+                  <ReferenceLine
+                    key={s.stage}
+                    x={s.startStep}
+                    stroke="#e3b341"
+                    strokeDasharray="4 3"
+                    label={{ value: s.name, position: 'insideTopLeft', fill: '#e3b341', fontSize: 10 }}
+                  />
+                ))}
               </ComposedChart>
             )}
           </ResponsiveContainer>

@@ -18,43 +18,93 @@ export interface Panel {
 }
 
 export const PANELS: Panel[] = [
-  { id: 'reward', title: 'Reward / accuracy', kind: 'line', percent: true, lines: [{ key: 'rollout/accuracy', label: 'accuracy (mean reward)' }],
-    bands: [{ of: 'rollout/accuracy', lo: 'rollout/accuracy_lo', hi: 'rollout/accuracy_hi' }] },
-  { id: 'tool-errors', title: 'Tool-error rate', kind: 'line', percent: true, lines: [
-    { key: 'rollout/tool_error_rate', label: 'all trajectories' },
-    { key: 'rollout/tool_error_rate_correct', label: 'correct trajectories' },
-  ] },
-  { id: 'length', title: 'Response length (tokens)', kind: 'line', lines: [{ key: 'rollout/response_length', label: 'response length' }] },
-  { id: 'turns', title: 'Turns and tool calls per trajectory', kind: 'line', lines: [
-    { key: 'rollout/turns', label: 'turns' },
-    { key: 'rollout/tool_calls', label: 'tool calls' },
-  ] },
-  { id: 'clip', title: 'Clip fractions', kind: 'line', percent: true, lines: [
-    { key: 'train/clip_frac_low', label: 'low (1−ε_low)' },
-    { key: 'train/clip_frac_high', label: 'high (1+ε_high)' },
-  ] },
-  { id: 'loss', title: 'Loss', kind: 'line', lines: [
-    { key: 'sft/loss', label: 'SFT loss' },
-    { key: 'train/loss', label: 'policy loss' },
-  ] },
+  {
+    id: 'reward',
+    title: 'Reward / accuracy',
+    kind: 'line',
+    percent: true,
+    lines: [{ key: 'rollout/accuracy', label: 'accuracy (mean reward)' }],
+    bands: [{ of: 'rollout/accuracy', lo: 'rollout/accuracy_lo', hi: 'rollout/accuracy_hi' }],
+  },
+  {
+    id: 'tool-errors',
+    title: 'Tool-error rate',
+    kind: 'line',
+    percent: true,
+    lines: [
+      { key: 'rollout/tool_error_rate', label: 'all trajectories' },
+      { key: 'rollout/tool_error_rate_correct', label: 'correct trajectories' },
+    ],
+  },
+  {
+    id: 'length',
+    title: 'Response length (tokens)',
+    kind: 'line',
+    lines: [{ key: 'rollout/response_length', label: 'response length' }],
+  },
+  {
+    id: 'turns',
+    title: 'Turns and tool calls per trajectory',
+    kind: 'line',
+    lines: [
+      { key: 'rollout/turns', label: 'turns' },
+      { key: 'rollout/tool_calls', label: 'tool calls' },
+    ],
+  },
+  {
+    id: 'clip',
+    title: 'Clip fractions',
+    kind: 'line',
+    percent: true,
+    lines: [
+      { key: 'train/clip_frac_low', label: 'low (1−ε_low)' },
+      { key: 'train/clip_frac_high', label: 'high (1+ε_high)' },
+    ],
+  },
+  {
+    id: 'loss',
+    title: 'Loss',
+    kind: 'line',
+    lines: [
+      { key: 'sft/loss', label: 'SFT loss' },
+      { key: 'train/loss', label: 'policy loss' },
+    ],
+  },
   { id: 'entropy', title: 'Entropy', kind: 'line', lines: [{ key: 'train/entropy', label: 'entropy' }] },
-  { id: 'grad-norm', title: 'Grad norm', kind: 'line', lines: [
-    { key: 'sft/grad_norm', label: 'SFT' },
-    { key: 'train/grad_norm', label: 'RL' },
-  ] },
-  { id: 'step-time', title: 'Step time breakdown (s)', kind: 'stacked', lines: [
-    { key: 'time/rollout', label: 'rollout' },
-    { key: 'time/reward', label: 'reward' },
-    { key: 'time/roc', label: 'RoC' },
-    { key: 'time/train', label: 'train' },
-    { key: 'time/sync', label: 'sync' },
-    { key: 'time/storage', label: 'storage' },
-  ] },
-  { id: 'sandbox', title: 'Sandbox latency (ms)', kind: 'line', lines: [{ key: 'sandbox/latency_ms', label: 'latency' }] },
+  {
+    id: 'grad-norm',
+    title: 'Grad norm',
+    kind: 'line',
+    lines: [
+      { key: 'sft/grad_norm', label: 'SFT' },
+      { key: 'train/grad_norm', label: 'RL' },
+    ],
+  },
+  {
+    id: 'step-time',
+    title: 'Step time breakdown (s)',
+    kind: 'stacked',
+    lines: [
+      { key: 'time/rollout', label: 'rollout' },
+      { key: 'time/reward', label: 'reward' },
+      { key: 'time/roc', label: 'RoC' },
+      { key: 'time/train', label: 'train' },
+      { key: 'time/sync', label: 'sync' },
+      { key: 'time/storage', label: 'storage' },
+    ],
+  },
+  {
+    id: 'sandbox',
+    title: 'Sandbox latency (ms)',
+    kind: 'line',
+    lines: [{ key: 'sandbox/latency_ms', label: 'latency' }],
+  },
 ];
 
 /** Keys that are drawn by a panel (the rest go to the "all metrics" chart only). */
-export const PANEL_KEYS = new Set(PANELS.flatMap((p) => [...p.lines.map((l) => l.key), ...(p.bands ?? []).flatMap((b) => [b.lo, b.hi])]));
+export const PANEL_KEYS = new Set(
+  PANELS.flatMap((p) => [...p.lines.map((l) => l.key), ...(p.bands ?? []).flatMap((b) => [b.lo, b.hi])]),
+);
 
 /**
  * The evaluation panels, when the run has evaluations: "Evaluation" draws each benchmark's pass@1 and pass@k (a
@@ -63,15 +113,33 @@ export const PANEL_KEYS = new Set(PANELS.flatMap((p) => [...p.lines.map((l) => l
  * the other eval keys (length, calls per sample) are in the all-metrics chart.
  */
 export function evalPanels(series: SeriesMap): Panel[] {
-  const all = Object.keys(series).filter((k) => k.startsWith('eval/')).sort();
+  const all = Object.keys(series)
+    .filter((k) => k.startsWith('eval/'))
+    .sort();
   const passKeys = all.filter((k) => /\/pass\d+$/.test(k));
   const toolKeys = all.filter((k) => /\/(tool_error_rate|tool_error_rate_correct|no_tool_call_rate)$/.test(k));
   const out: Panel[] = [];
   if (passKeys.length) {
-    const bands = passKeys.filter((k) => all.includes(`${k}_lo`) && all.includes(`${k}_hi`)).map((k) => ({ of: k, lo: `${k}_lo`, hi: `${k}_hi` }));
-    out.push({ id: 'eval', title: 'Evaluation', kind: 'line', percent: true, lines: passKeys.map((k) => ({ key: k, label: k.slice(5) })), ...(bands.length ? { bands } : {}) });
+    const bands = passKeys
+      .filter((k) => all.includes(`${k}_lo`) && all.includes(`${k}_hi`))
+      .map((k) => ({ of: k, lo: `${k}_lo`, hi: `${k}_hi` }));
+    out.push({
+      id: 'eval',
+      title: 'Evaluation',
+      kind: 'line',
+      percent: true,
+      lines: passKeys.map((k) => ({ key: k, label: k.slice(5) })),
+      ...(bands.length ? { bands } : {}),
+    });
   }
-  if (toolKeys.length) out.push({ id: 'eval-tools', title: 'Evaluation: tool use', kind: 'line', percent: true, lines: toolKeys.map((k) => ({ key: k, label: k.slice(5) })) });
+  if (toolKeys.length)
+    out.push({
+      id: 'eval-tools',
+      title: 'Evaluation: tool use',
+      kind: 'line',
+      percent: true,
+      lines: toolKeys.map((k) => ({ key: k, label: k.slice(5) })),
+    });
   return out;
 }
 
@@ -97,17 +165,32 @@ export function chartRows(series: SeriesMap, keys: string[], weight: number): Ch
     const pts = series[key] ?? [];
     for (const p of debiasedEma(pts, weight)) {
       let row = rows.get(p.step);
-      if (!row) { row = { step: p.step } as ChartRow; rows.set(p.step, row); }
+      if (!row) {
+        row = { step: p.step } as ChartRow;
+        rows.set(p.step, row);
+      }
       row[key] = Number.isFinite(p.value) ? p.value : null;
       row[`${key}~`] = p.smoothed;
     }
   }
   const out = [...rows.values()].sort((a, b) => a.step - b.step);
-  for (const row of out) for (const key of keys) { if (!(key in row)) { row[key] = null; row[`${key}~`] = null; } }
+  for (const row of out)
+    for (const key of keys) {
+      if (!(key in row)) {
+        row[key] = null;
+        row[`${key}~`] = null;
+      }
+    }
   return out;
 }
 
-export interface StageBoundary { stage: number; name: string; type: string; startStep: number; endStep: number | null }
+export interface StageBoundary {
+  stage: number;
+  name: string;
+  type: string;
+  startStep: number;
+  endStep: number | null;
+}
 
 /**
  * The recipe's boundaries corrected by the run's 'stage' events (data {stage, name, type, startStep}): an event's
@@ -118,8 +201,11 @@ export function mergeStageEvents(fromSpec: StageBoundary[], events: StageEventDa
   for (const e of events) {
     if (!Number.isFinite(e.startStep)) continue;
     const b = byStage.get(e.stage);
-    if (b) { b.startStep = e.startStep; b.name = e.name ?? b.name; b.type = e.type ?? b.type; }
-    else byStage.set(e.stage, { stage: e.stage, name: e.name, type: e.type, startStep: e.startStep, endStep: null });
+    if (b) {
+      b.startStep = e.startStep;
+      b.name = e.name ?? b.name;
+      b.type = e.type ?? b.type;
+    } else byStage.set(e.stage, { stage: e.stage, name: e.name, type: e.type, startStep: e.startStep, endStep: null });
   }
   return [...byStage.values()].sort((a, b) => a.stage - b.stage);
 }
@@ -148,10 +234,16 @@ export function stepTimes(series: SeriesMap): { step: number; time: number }[] {
  * Steps per second over the last `window` logged steps, and the seconds left at that rate to reach `total`.
  * null where it cannot tell (fewer than two steps, no time passing, no total).
  */
-export function estimateEta(samples: { step: number; time: number }[], current: number, total: number | null | undefined, window = 20): { rate: number; etaSeconds: number | null } | null {
+export function estimateEta(
+  samples: { step: number; time: number }[],
+  current: number,
+  total: number | null | undefined,
+  window = 20,
+): { rate: number; etaSeconds: number | null } | null {
   if (samples.length < 2) return null;
   const recent = samples.slice(-window);
-  const a = recent[0]!, b = recent[recent.length - 1]!;
+  const a = recent[0]!,
+    b = recent[recent.length - 1]!;
   const dt = (b.time - a.time) / 1000;
   const ds = b.step - a.step;
   if (!(dt > 0) || !(ds > 0)) return null;
@@ -174,5 +266,9 @@ export function formatDuration(seconds: number): string {
 /** Which controls a run in this status offers. */
 export function controlsFor(status: string, kind: string): { cancel: boolean; pause: boolean; resume: boolean } {
   const live = ['queued', 'running', 'leased'].includes(status);
-  return { cancel: live || status === 'paused', pause: kind === 'train' && (status === 'queued' || status === 'running'), resume: kind === 'train' && status === 'paused' };
+  return {
+    cancel: live || status === 'paused',
+    pause: kind === 'train' && (status === 'queued' || status === 'running'),
+    resume: kind === 'train' && status === 'paused',
+  };
 }

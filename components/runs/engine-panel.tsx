@@ -12,22 +12,34 @@ export function EnginePanel({ snapshot, live }: { snapshot: EnginesSnapshot | nu
     <section aria-label="Inference engines" className="panel">
       <div className="row" style={{ justifyContent: 'space-between' }}>
         <h2>Engines</h2>
-        <span className="muted">{live ? 'as of' : 'last seen'} {formatTime(snapshot.at)}</span>
+        <span className="muted">
+          {live ? 'as of' : 'last seen'} {formatTime(snapshot.at)}
+        </span>
       </div>
       <table className="table">
         <thead>
-          <tr><th>engine</th><th>waiting</th><th>running</th><th>KV blocks</th><th>tokens/s</th><th>weights</th></tr>
+          <tr>
+            <th>engine</th>
+            <th>waiting</th>
+            <th>running</th>
+            <th>KV blocks</th>
+            <th>tokens/s</th>
+            <th>weights</th>
+          </tr>
         </thead>
         <tbody>
           {snapshot.engines.map((e) => {
             const used = e.kvBlocksTotal ? e.kvBlocksUsed / e.kvBlocksTotal : 0;
             return (
               <tr key={e.id}>
-                <td><code>{e.id}</code></td>
+                <td>
+                  <code>{e.id}</code>
+                </td>
                 <td>{e.waiting}</td>
                 <td>{e.running}</td>
                 <td title={`${e.kvBlocksUsed} of ${e.kvBlocksTotal} blocks of ${e.blockTokens} tokens`}>
-                  <meter min={0} max={1} value={used} aria-label={`KV blocks in use on ${e.id}`} /> {e.kvBlocksUsed} / {e.kvBlocksTotal}
+                  <meter min={0} max={1} value={used} aria-label={`KV blocks in use on ${e.id}`} /> {e.kvBlocksUsed} /{' '}
+                  {e.kvBlocksTotal}
                 </td>
                 <td>{e.tokensPerS.toFixed(0)}</td>
                 <td>{e.weightVersion === null ? '—' : `v${e.weightVersion}`}</td>

@@ -13,7 +13,11 @@ export const MAX_LIVE = 50;
  * Apply one batch of updates. Rollouts are kept newest-updated first; past `cap`, finished ones are dropped
  * before in-flight ones, oldest first.
  */
-export function applyRollouts(board: readonly LiveRollout[], updates: readonly LiveRollout[], cap = MAX_LIVE): LiveRollout[] {
+export function applyRollouts(
+  board: readonly LiveRollout[],
+  updates: readonly LiveRollout[],
+  cap = MAX_LIVE,
+): LiveRollout[] {
   if (updates.length === 0) return board as LiveRollout[];
   const byId = new Map(board.map((r) => [r.id, r]));
   for (const u of updates) {
@@ -36,7 +40,13 @@ export function applyRollouts(board: readonly LiveRollout[], updates: readonly L
 /** The rollouts of an event's data, or [] when it is not a list of rollouts. */
 export function rolloutsOf(data: unknown): LiveRollout[] {
   if (!Array.isArray(data)) return [];
-  return data.filter((r): r is LiveRollout => !!r && typeof r === 'object' && typeof (r as LiveRollout).id === 'string' && Array.isArray((r as LiveRollout).turns));
+  return data.filter(
+    (r): r is LiveRollout =>
+      !!r &&
+      typeof r === 'object' &&
+      typeof (r as LiveRollout).id === 'string' &&
+      Array.isArray((r as LiveRollout).turns),
+  );
 }
 
 /** A step ended: drop the finished rollouts (they are stored now), keep any still in flight. */
@@ -45,17 +55,31 @@ export function clearFinished(board: readonly LiveRollout[]): LiveRollout[] {
 }
 
 export interface GroupRow {
-  id: string; groupId: string; sampleIndex: number; reward: number; selected: boolean; selectReason: string | null;
-  pErr: number | null; pFormat: number | null; responseTokens: number; turns: number; toolCalls: number; toolErrors: number;
-  finishReason: string; problemId: string | null;
+  id: string;
+  groupId: string;
+  sampleIndex: number;
+  reward: number;
+  selected: boolean;
+  selectReason: string | null;
+  pErr: number | null;
+  pFormat: number | null;
+  responseTokens: number;
+  turns: number;
+  toolCalls: number;
+  toolErrors: number;
+  finishReason: string;
+  problemId: string | null;
 }
 
 /** Trajectories grouped by groupId (groups in first-seen order, samples by index), with each group's mean reward. */
-export function groupByGroupId<T extends GroupRow>(rows: readonly T[]): { groupId: string; problemId: string | null; meanReward: number; kept: number; items: T[] }[] {
+export function groupByGroupId<T extends GroupRow>(
+  rows: readonly T[],
+): { groupId: string; problemId: string | null; meanReward: number; kept: number; items: T[] }[] {
   const groups = new Map<string, T[]>();
   for (const r of rows) {
     const g = groups.get(r.groupId);
-    if (g) g.push(r); else groups.set(r.groupId, [r]);
+    if (g) g.push(r);
+    else groups.set(r.groupId, [r]);
   }
   return [...groups.entries()].map(([groupId, items]) => {
     items.sort((a, b) => a.sampleIndex - b.sampleIndex);

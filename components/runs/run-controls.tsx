@@ -7,7 +7,17 @@ import { controlsFor } from './dashboard.ts';
  * Cancel (always shown, enabled while the run can still stop), and for training runs Pause while queued or
  * running, Resume while paused. `onDone` refreshes the page's run row.
  */
-export function RunControls({ runId, status, kind, onDone }: { runId: string; status: string; kind: string; onDone: () => void }) {
+export function RunControls({
+  runId,
+  status,
+  kind,
+  onDone,
+}: {
+  runId: string;
+  status: string;
+  kind: string;
+  onDone: () => void;
+}) {
   const trpc = useTRPC();
   const cancel = useMutation(trpc.runs.cancel.mutationOptions({ onSuccess: onDone }));
   const pause = useMutation(trpc.runs.pause.mutationOptions({ onSuccess: onDone }));
@@ -17,10 +27,29 @@ export function RunControls({ runId, status, kind, onDone }: { runId: string; st
   const error = cancel.error ?? pause.error ?? resume.error;
   return (
     <>
-      {can.pause && <button onClick={() => pause.mutate({ runId })} disabled={busy} aria-label="Pause run">Pause</button>}
-      {can.resume && <button onClick={() => resume.mutate({ runId })} disabled={busy} aria-label="Resume run">Resume</button>}
-      <button className="danger" onClick={() => cancel.mutate({ runId })} disabled={!can.cancel || busy} aria-label="Cancel run">Cancel</button>
-      {error && <span className="error" role="alert">Could not {cancel.error ? 'cancel' : pause.error ? 'pause' : 'resume'}: {error.message}</span>}
+      {can.pause && (
+        <button onClick={() => pause.mutate({ runId })} disabled={busy} aria-label="Pause run">
+          Pause
+        </button>
+      )}
+      {can.resume && (
+        <button onClick={() => resume.mutate({ runId })} disabled={busy} aria-label="Resume run">
+          Resume
+        </button>
+      )}
+      <button
+        className="danger"
+        onClick={() => cancel.mutate({ runId })}
+        disabled={!can.cancel || busy}
+        aria-label="Cancel run"
+      >
+        Cancel
+      </button>
+      {error && (
+        <span className="error" role="alert">
+          Could not {cancel.error ? 'cancel' : pause.error ? 'pause' : 'resume'}: {error.message}
+        </span>
+      )}
     </>
   );
 }

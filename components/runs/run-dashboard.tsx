@@ -15,7 +15,9 @@ function initialWeight(): number {
 export function RunDashboard({ series, stages }: { series: SeriesMap; stages: StageBoundary[] }) {
   const [weight, setWeight] = useState(0.6);
   // The last weight used, after hydration (the server renders the default).
-  useEffect(() => { setWeight(initialWeight()); }, []);
+  useEffect(() => {
+    setWeight(initialWeight());
+  }, []);
   const panels = useMemo(() => [...PANELS, ...evalPanels(series)], [series]);
   return (
     <section aria-label="Training dashboard" className="dash">
@@ -24,16 +26,37 @@ export function RunDashboard({ series, stages }: { series: SeriesMap; stages: St
         <label className="dash-smoothing">
           Smoothing{' '}
           <input
-            type="range" min={0} max={0.99} step={0.01} value={weight} aria-label="Smoothing"
-            onChange={(e) => { const w = Number(e.target.value); setWeight(w); try { window.localStorage.setItem(STORAGE_KEY, String(w)); } catch { /* private mode */ } }}
+            type="range"
+            min={0}
+            max={0.99}
+            step={0.01}
+            value={weight}
+            aria-label="Smoothing"
+            onChange={(e) => {
+              const w = Number(e.target.value);
+              setWeight(w);
+              try {
+                window.localStorage.setItem(STORAGE_KEY, String(w));
+              } catch {
+                /* private mode */
+              }
+            }}
           />
-          <output className="muted" aria-live="off">{weight.toFixed(2)}</output>
+          <output className="muted" aria-live="off">
+            {weight.toFixed(2)}
+          </output>
         </label>
         <span className="muted">time-weighted EMA, debiased; faint lines are the raw values</span>
-        {stages.length > 0 && <span className="muted">dashed lines: stage starts ({stages.map((s) => `${s.name} @${s.startStep}`).join(', ')})</span>}
+        {stages.length > 0 && (
+          <span className="muted">
+            dashed lines: stage starts ({stages.map((s) => `${s.name} @${s.startStep}`).join(', ')})
+          </span>
+        )}
       </div>
       <div className="dash-grid">
-        {panels.map((p) => <DashboardChart key={p.id} panel={p} series={series} weight={weight} stages={stages} />)}
+        {panels.map((p) => (
+          <DashboardChart key={p.id} panel={p} series={series} weight={weight} stages={stages} />
+        ))}
       </div>
     </section>
   );

@@ -7,13 +7,20 @@ import { useTRPC } from '@/lib/trpc.ts';
 export function RunDiagnosticsButton() {
   const trpc = useTRPC();
   const router = useRouter();
-  const launch = useMutation(trpc.system.runDiagnostics.mutationOptions({ onSuccess: ({ runId }) => router.push(`/runs/${runId}`) }));
+  const launch = useMutation(
+    trpc.system.runDiagnostics.mutationOptions({ onSuccess: ({ runId }) => router.push(`/runs/${runId}`) }),
+  );
   return (
     <>
       <button onClick={() => launch.mutate()} disabled={launch.isPending} aria-label="Run diagnostics">
         {launch.isPending ? 'Queuing…' : 'Run diagnostics'}
       </button>
-      {launch.error && <span className="error" role="alert"> {launch.error.message}</span>}
+      {launch.error && (
+        <span className="error" role="alert">
+          {' '}
+          {launch.error.message}
+        </span>
+      )}
     </>
   );
 }

@@ -3,8 +3,20 @@ import { useEffect, useMemo, useState } from 'react';
 import { estimateEta, formatDuration, stageOf, stepTimes, type SeriesMap, type StageBoundary } from './dashboard.ts';
 
 /** Stage, step progress bar and ETA (from the step rate over the last 20 logged steps). */
-export function RunProgress({ step, totalSteps, status, stageName, stages, series }: {
-  step: number; totalSteps: number | null; status: string; stageName: string | null; stages: StageBoundary[]; series: SeriesMap;
+export function RunProgress({
+  step,
+  totalSteps,
+  status,
+  stageName,
+  stages,
+  series,
+}: {
+  step: number;
+  totalSteps: number | null;
+  status: string;
+  stageName: string | null;
+  stages: StageBoundary[];
+  series: SeriesMap;
 }) {
   const samples = useMemo(() => stepTimes(series), [series]);
   const eta = useMemo(() => estimateEta(samples, step, totalSteps), [samples, step, totalSteps]);
@@ -19,20 +31,34 @@ export function RunProgress({ step, totalSteps, status, stageName, stages, serie
   }, [live, samples]);
   const stage = stageOf(stages, Math.max(1, step + 1)) ?? stageOf(stages, step);
   const stageIdx = stage ? stages.indexOf(stage) : -1;
-  const stageText = stage ? `stage ${stageIdx + 1}/${stages.length} ${stage.name} (${stage.type})` : stageName ? `stage ${stageName}` : null;
+  const stageText = stage
+    ? `stage ${stageIdx + 1}/${stages.length} ${stage.name} (${stage.type})`
+    : stageName
+      ? `stage ${stageName}`
+      : null;
   const pct = totalSteps ? Math.min(100, (100 * step) / totalSteps) : null;
   const lastTime = samples.length ? samples[samples.length - 1]!.time : null;
   return (
     <div className="run-progress" role="group" aria-label="Run progress">
       {stageText && <span className="run-stage">{stageText}</span>}
       {totalSteps ? (
-        <progress className="run-progress-bar" aria-label="Step progress" value={step} max={totalSteps}>{pct?.toFixed(0)}%</progress>
+        <progress className="run-progress-bar" aria-label="Step progress" value={step} max={totalSteps}>
+          {pct?.toFixed(0)}%
+        </progress>
       ) : null}
       <span>{totalSteps ? `${pct!.toFixed(pct! < 10 ? 1 : 0)}%` : `step ${step}`}</span>
-      {eta && <span className="muted" title="steps per second over the last 20 logged steps">{eta.rate >= 1 ? `${eta.rate.toFixed(1)} steps/s` : `${formatDuration(1 / eta.rate)}/step`}</span>}
-      {live && eta?.etaSeconds != null && <span aria-label="Estimated time left">ETA {formatDuration(eta.etaSeconds)}</span>}
+      {eta && (
+        <span className="muted" title="steps per second over the last 20 logged steps">
+          {eta.rate >= 1 ? `${eta.rate.toFixed(1)} steps/s` : `${formatDuration(1 / eta.rate)}/step`}
+        </span>
+      )}
+      {live && eta?.etaSeconds != null && (
+        <span aria-label="Estimated time left">ETA {formatDuration(eta.etaSeconds)}</span>
+      )}
       {live && !eta && <span className="muted">ETA after two steps</span>}
-      {live && lastTime !== null && now !== null && now - lastTime > 60_000 && <span className="muted">last step {formatDuration((now - lastTime) / 1000)} ago</span>}
+      {live && lastTime !== null && now !== null && now - lastTime > 60_000 && (
+        <span className="muted">last step {formatDuration((now - lastTime) / 1000)} ago</span>
+      )}
     </div>
   );
 }

@@ -8,19 +8,41 @@ import { formatTime } from '../ui/format.ts';
 export function RunsTable({ kind }: { kind?: string }) {
   const trpc = useTRPC();
   const runs = useQuery(trpc.runs.list.queryOptions({ kind, limit: 50 }, { refetchInterval: 2000 }));
-  if (runs.error) return <div className="panel error" role="alert">Could not list runs: {runs.error.message}</div>;
+  if (runs.error)
+    return (
+      <div className="panel error" role="alert">
+        Could not list runs: {runs.error.message}
+      </div>
+    );
   if (!runs.data) return <div className="panel empty">Loading runs…</div>;
-  if (runs.data.length === 0) return <div className="panel empty">No runs yet. Run diagnostics to check this machine, or launch a recipe.</div>;
+  if (runs.data.length === 0)
+    return <div className="panel empty">No runs yet. Run diagnostics to check this machine, or launch a recipe.</div>;
   return (
     <table aria-label="Runs">
-      <thead><tr><th>Run</th><th>Kind</th><th>Status</th><th>Step</th><th>Created</th></tr></thead>
+      <thead>
+        <tr>
+          <th>Run</th>
+          <th>Kind</th>
+          <th>Status</th>
+          <th>Step</th>
+          <th>Created</th>
+        </tr>
+      </thead>
       <tbody>
         {runs.data.map((r) => (
           <tr key={r.id}>
-            <td><Link href={`/runs/${r.id}`}>{r.name}</Link></td>
+            <td>
+              <Link href={`/runs/${r.id}`}>{r.name}</Link>
+            </td>
             <td>{r.kind}</td>
-            <td><StatusBadge status={r.status} />{r.error ? <span className="error"> {r.error.slice(0, 120)}</span> : null}</td>
-            <td>{r.step}{r.totalSteps ? ` / ${r.totalSteps}` : ''}</td>
+            <td>
+              <StatusBadge status={r.status} />
+              {r.error ? <span className="error"> {r.error.slice(0, 120)}</span> : null}
+            </td>
+            <td>
+              {r.step}
+              {r.totalSteps ? ` / ${r.totalSteps}` : ''}
+            </td>
             <td>{formatTime(r.createdAt)}</td>
           </tr>
         ))}

@@ -13,14 +13,20 @@
  * values unchanged. Non-finite values are skipped (they keep their place with value null and do not move the
  * average). Pure.
  */
-export interface Point { step: number; value: number }
+export interface Point {
+  step: number;
+  value: number;
+}
 
 export function smoothingWeight(w: number): number {
   if (!Number.isFinite(w) || w <= 0) return 0;
   return Math.min(w, 0.999);
 }
 
-export function debiasedEma<P extends Point>(points: readonly P[], weight: number): (P & { smoothed: number | null })[] {
+export function debiasedEma<P extends Point>(
+  points: readonly P[],
+  weight: number,
+): (P & { smoothed: number | null })[] {
   const w = smoothingWeight(weight);
   if (w === 0) return points.map((p) => ({ ...p, smoothed: Number.isFinite(p.value) ? p.value : null }));
   // The unit of "time": the smallest positive gap between consecutive points, the series' logging cadence
@@ -38,7 +44,7 @@ export function debiasedEma<P extends Point>(points: readonly P[], weight: numbe
   return points.map((p) => {
     if (!Number.isFinite(p.value)) return { ...p, smoothed: null };
     const gap = prevStep === null ? 1 : Math.max(0, p.step - prevStep) / unit;
-    const wi = Math.pow(w, gap);
+    const wi = w ** gap;
     last = last * wi + (1 - wi) * p.value;
     decay *= wi;
     prevStep = p.step;

@@ -1,6 +1,6 @@
 'use client';
 import { useState } from 'react';
-import type { ShareTargetInput } from './share-target.ts';
+import type { ShareTargetInput } from '../../contracts/share.ts';
 import { ShareDialog } from './share-dialog.tsx';
 
 export type ShareButtonProps = ShareTargetInput & {
@@ -11,7 +11,12 @@ export type ShareButtonProps = ShareTargetInput & {
   className?: string;
 };
 
-const DEFAULT_LABEL = { run: 'Share run', step: 'Share step', trajectory: 'Share trajectory', compare: 'Share this comparison' } as const;
+const DEFAULT_LABEL = {
+  run: 'Share run',
+  step: 'Share step',
+  trajectory: 'Share trajectory',
+  compare: 'Share this comparison',
+} as const;
 
 /**
  * A button that opens the ShareDialog for one thing:
@@ -26,8 +31,12 @@ export function ShareButton(props: ShareButtonProps) {
   const dialogProps = { scope: props.scope, target: props.target } as ShareTargetInput;
   return (
     <>
-      <button type="button" className={props.className} onClick={() => setOpen(true)} aria-haspopup="dialog">{text}</button>
-      {open && <ShareDialog {...dialogProps} open={open} onClose={() => setOpen(false)} defaultLabel={props.linkLabel} />}
+      <button type="button" className={props.className} onClick={() => setOpen(true)} aria-haspopup="dialog">
+        {text}
+      </button>
+      {open && (
+        <ShareDialog {...dialogProps} open={open} onClose={() => setOpen(false)} defaultLabel={props.linkLabel} />
+      )}
     </>
   );
 }

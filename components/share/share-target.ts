@@ -1,20 +1,17 @@
 /** What a share link points at (a run, a step, a trajectory or a comparison): matching, narrowing, describing. Pure. */
-
-export type ShareScope = 'run' | 'step' | 'trajectory' | 'compare';
-export type ShareTargetInput =
-  | { scope: 'run'; target: { runId: string } }
-  | { scope: 'step'; target: { runId: string; step: number } }
-  | { scope: 'trajectory'; target: { trajectoryId: string } }
-  | { scope: 'compare'; target: { runIds: string[] } };
+import type { ShareTargetInput } from '../../contracts/share.ts';
 
 /** Whether a listed link (its stored target) is a link to the same thing the dialog shares. */
 export function sameTarget(want: ShareTargetInput, link: { scope: string; target: unknown }): boolean {
   if (link.scope !== want.scope) return false;
   const t = (link.target ?? {}) as Record<string, unknown>;
   switch (want.scope) {
-    case 'run': return t.runId === want.target.runId;
-    case 'step': return t.runId === want.target.runId && t.step === want.target.step;
-    case 'trajectory': return t.trajectoryId === want.target.trajectoryId;
+    case 'run':
+      return t.runId === want.target.runId;
+    case 'step':
+      return t.runId === want.target.runId && t.step === want.target.step;
+    case 'trajectory':
+      return t.trajectoryId === want.target.trajectoryId;
     case 'compare': {
       const ids = Array.isArray(t.runIds) ? (t.runIds as unknown[]) : [];
       return ids.length === want.target.runIds.length && want.target.runIds.every((id) => ids.includes(id));
@@ -25,9 +22,13 @@ export function sameTarget(want: ShareTargetInput, link: { scope: string; target
 /** The run a dialog's list can be narrowed to on the server (`share.list({runId})`); none for a trajectory. */
 export function listRunId(want: ShareTargetInput): string | undefined {
   switch (want.scope) {
-    case 'run': case 'step': return want.target.runId;
-    case 'compare': return want.target.runIds[0];
-    case 'trajectory': return undefined;
+    case 'run':
+    case 'step':
+      return want.target.runId;
+    case 'compare':
+      return want.target.runIds[0];
+    case 'trajectory':
+      return undefined;
   }
 }
 
@@ -35,10 +36,15 @@ export function listRunId(want: ShareTargetInput): string | undefined {
 export function describeTarget(scope: string, target: unknown): string {
   const t = (target ?? {}) as Record<string, unknown>;
   switch (scope) {
-    case 'run': return `run ${String(t.runId)}`;
-    case 'step': return `run ${String(t.runId)}, step ${String(t.step)}`;
-    case 'trajectory': return `trajectory ${String(t.trajectoryId)}`;
-    case 'compare': return `${Array.isArray(t.runIds) ? t.runIds.length : '?'} runs: ${Array.isArray(t.runIds) ? t.runIds.join(', ') : ''}`;
-    default: return scope;
+    case 'run':
+      return `run ${String(t.runId)}`;
+    case 'step':
+      return `run ${String(t.runId)}, step ${String(t.step)}`;
+    case 'trajectory':
+      return `trajectory ${String(t.trajectoryId)}`;
+    case 'compare':
+      return `${Array.isArray(t.runIds) ? t.runIds.length : '?'} runs: ${Array.isArray(t.runIds) ? t.runIds.join(', ') : ''}`;
+    default:
+      return scope;
   }
 }

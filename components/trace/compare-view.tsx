@@ -18,16 +18,31 @@ const MATCH: Record<TurnMatch, { text: string; cls: string }> = {
 };
 
 /** Two trajectories side by side: summaries, the response diff, then turn k of each next to each other. */
-export function CompareView({ a, b, stateA, stateB }: { a: TrajectoryDetail; b: TrajectoryDetail; stateA: ReplayState; stateB: ReplayState }) {
+export function CompareView({
+  a,
+  b,
+  stateA,
+  stateB,
+}: {
+  a: TrajectoryDetail;
+  b: TrajectoryDetail;
+  stateA: ReplayState;
+  stateB: ReplayState;
+}) {
   const pairs = useMemo(() => alignTurns(a.content.turns, b.content.turns), [a, b]);
   const shownA = new Map(stateA.turns.map((v) => [v.turn, v]));
   const shownB = new Map(stateB.turns.map((v) => [v.turn, v]));
   return (
     <div>
       <div className="grid2" style={{ marginBottom: 12 }}>
-        <div><h2>A · {a.id}</h2><TraceHeader t={a} side="A" /></div>
         <div>
-          <h2>B · <Link href={`/trajectories/${encodeURIComponent(b.id)}`}>{b.id}</Link></h2>
+          <h2>A · {a.id}</h2>
+          <TraceHeader t={a} side="A" />
+        </div>
+        <div>
+          <h2>
+            B · <Link href={`/trajectories/${encodeURIComponent(b.id)}`}>{b.id}</Link>
+          </h2>
           <TraceHeader t={b} side="B" />
         </div>
       </div>
@@ -35,7 +50,8 @@ export function CompareView({ a, b, stateA, stateB }: { a: TrajectoryDetail; b: 
       <h2>Turns, aligned</h2>
       {pairs.length === 0 && <div className="panel empty">Neither trajectory has any turns.</div>}
       {pairs.map((p) => {
-        const va = shownA.get(p.index), vb = shownB.get(p.index);
+        const va = shownA.get(p.index),
+          vb = shownB.get(p.index);
         if (!va && !vb) return null;
         return (
           <section key={p.index} aria-label={`Turn ${p.index + 1}, A and B`}>
@@ -61,5 +77,9 @@ export function CompareView({ a, b, stateA, stateB }: { a: TrajectoryDetail; b: 
 }
 
 function Missing({ side, ended }: { side: string; ended: boolean }) {
-  return <div className="panel empty" style={{ marginBottom: 12 }}>{ended ? `${side} ended before this turn.` : `${side} has not reached this turn yet.`}</div>;
+  return (
+    <div className="panel empty" style={{ marginBottom: 12 }}>
+      {ended ? `${side} ended before this turn.` : `${side} has not reached this turn yet.`}
+    </div>
+  );
 }

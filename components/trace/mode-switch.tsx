@@ -9,14 +9,18 @@ export function ModeSwitch({ mode, onMode }: { mode: TraceMode; onMode(m: TraceM
   const pick = (m: TraceMode) => {
     onMode(m);
     const u = new URL(window.location.href);
-    if (m === 'tokens') u.searchParams.set('view', 'tokens'); else u.searchParams.delete('view');
+    if (m === 'tokens') u.searchParams.set('view', 'tokens');
+    else u.searchParams.delete('view');
     window.history.replaceState(window.history.state, '', u);
   };
   return (
     <div className="row" role="group" aria-label="Trace view" style={{ gap: 4 }}>
-      <button aria-pressed={mode === 'turns'} onClick={() => pick('turns')}>Turns</button>
-      <button aria-pressed={mode === 'tokens'} onClick={() => pick('tokens')}>Tokens</button>
+      <button aria-pressed={mode === 'turns'} onClick={() => pick('turns')}>
+        Turns
+      </button>
+      <button aria-pressed={mode === 'tokens'} onClick={() => pick('tokens')}>
+        Tokens
+      </button>
     </div>
   );
 }
-

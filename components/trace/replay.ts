@@ -5,7 +5,11 @@
 import type { StoredTrajectoryContent } from '../../contracts/trajectory.ts';
 
 export type EventKind = 'gen_start' | 'gen_end' | 'tool_start' | 'tool_end';
-export interface TimelineEvent { at: number; kind: EventKind; turn: number }
+export interface TimelineEvent {
+  at: number;
+  kind: EventKind;
+  turn: number;
+}
 
 /** One turn's spans, ms from the start. A turn without a tool has tool* = null. */
 export interface TurnSpan {
@@ -46,13 +50,21 @@ export function buildTimeline(content: Pick<StoredTrajectoryContent, 'turns' | '
   for (const turn of turns) {
     const genStart = after(turn.genStartedAt);
     const genEnd = after(turn.genFinishedAt);
-    events.push({ at: genStart, kind: 'gen_start', turn: turn.index }, { at: genEnd, kind: 'gen_end', turn: turn.index });
-    let toolQueued: number | null = null, toolStart: number | null = null, toolEnd: number | null = null;
+    events.push(
+      { at: genStart, kind: 'gen_start', turn: turn.index },
+      { at: genEnd, kind: 'gen_end', turn: turn.index },
+    );
+    let toolQueued: number | null = null,
+      toolStart: number | null = null,
+      toolEnd: number | null = null;
     if (turn.tool) {
       toolQueued = after(turn.tool.queuedAt);
       toolStart = after(turn.tool.startedAt);
       toolEnd = after(turn.tool.finishedAt);
-      events.push({ at: toolQueued, kind: 'tool_start', turn: turn.index }, { at: toolEnd, kind: 'tool_end', turn: turn.index });
+      events.push(
+        { at: toolQueued, kind: 'tool_start', turn: turn.index },
+        { at: toolEnd, kind: 'tool_end', turn: turn.index },
+      );
     }
     spans.push({ turn: turn.index, genStart, genEnd, toolQueued, toolStart, toolEnd, textLength: turn.text.length });
   }
@@ -61,7 +73,12 @@ export function buildTimeline(content: Pick<StoredTrajectoryContent, 'turns' | '
 }
 
 export type ToolPhase = 'none' | 'pending' | 'queued' | 'running' | 'done';
-export interface TurnView { turn: number; shownChars: number; generating: boolean; tool: ToolPhase }
+export interface TurnView {
+  turn: number;
+  shownChars: number;
+  generating: boolean;
+  tool: ToolPhase;
+}
 export interface ReplayState {
   t: number;
   /** The turns that have started by t, in order; later turns are not shown yet. */
@@ -95,7 +112,13 @@ export function stateAt(tl: Timeline, t: number): ReplayState {
     }
     turns.push({ turn: s.turn, shownChars: Math.round(s.textLength * frac), generating: frac < 1, tool });
   }
-  return { t: at, turns, current: turns.length ? turns[turns.length - 1].turn : -1, toolRunning, finished: at >= tl.duration };
+  return {
+    t: at,
+    turns,
+    current: turns.length ? turns[turns.length - 1].turn : -1,
+    toolRunning,
+    finished: at >= tl.duration,
+  };
 }
 
 /** The offsets a step lands on: the start, the moment each turn is complete (text and tool output), the end. */

@@ -23,26 +23,34 @@ export function ToolOutput({ text, label }: { text: string; label: string }) {
     let disposed = false;
     let term: Terminal | null = null;
     let observer: ResizeObserver | null = null;
-    import('@xterm/xterm').then(({ Terminal }) => {
-      const el = box.current;
-      if (disposed || !el) return;
-      term = new Terminal({
-        cols: cols(el), rows, convertEol: true, disableStdin: true, cursorBlink: false, scrollback: 5000,
-        fontSize: FONT_SIZE, theme: { background: '#000000', cursor: '#000000' },
+    import('@xterm/xterm')
+      .then(({ Terminal }) => {
+        const el = box.current;
+        if (disposed || !el) return;
+        term = new Terminal({
+          cols: cols(el),
+          rows,
+          convertEol: true,
+          disableStdin: true,
+          cursorBlink: false,
+          scrollback: 5000,
+          fontSize: FONT_SIZE,
+          theme: { background: '#000000', cursor: '#000000' },
+        });
+        term.open(el);
+        // Model-written output: only colours survive (terminal-text.ts).
+        term.write(sanitizeTerminalText(text.replace(/\n$/, '')));
+        observer = new ResizeObserver(() => {
+          const c = cols(el);
+          if (term && c !== term.cols) term.resize(c, rows);
+        });
+        observer.observe(el);
+        el.setAttribute('data-ready', 'true');
+      })
+      .catch(() => {
+        // Without xterm (chunk load failure) the output is still shown, as plain text.
+        if (!disposed) setFailed(true);
       });
-      term.open(el);
-      // Model-written output: only colours survive (terminal-text.ts).
-      term.write(sanitizeTerminalText(text.replace(/\n$/, '')));
-      observer = new ResizeObserver(() => {
-        const c = cols(el);
-        if (term && c !== term.cols) term.resize(c, rows);
-      });
-      observer.observe(el);
-      el.setAttribute('data-ready', 'true');
-    }).catch(() => {
-      // Without xterm (chunk load failure) the output is still shown, as plain text.
-      if (!disposed) setFailed(true);
-    });
     return () => {
       disposed = true;
       observer?.disconnect();
@@ -51,17 +59,46 @@ export function ToolOutput({ text, label }: { text: string; label: string }) {
   }, [text, rows]);
 
   const plain = sanitizeTerminalText(text).replace(/\u001b\[[0-9;:]*m/g, '');
-  if (failed) return <pre role="log" aria-label={label} style={{ background: '#000', borderRadius: 6, padding: 8, margin: 0, maxHeight: MAX_ROWS * LINE_PX, overflow: 'auto', whiteSpace: 'pre-wrap' }}>{plain}</pre>;
+  if (failed)
+    return (
+      <pre
+        role="log"
+        aria-label={label}
+        style={{
+          background: '#000',
+          borderRadius: 6,
+          padding: 8,
+          margin: 0,
+          maxHeight: MAX_ROWS * LINE_PX,
+          overflow: 'auto',
+          whiteSpace: 'pre-wrap',
+        }}
+      >
+        {plain}
+      </pre>
+    );
   return (
     <div role="log" aria-label={label} style={{ position: 'relative' }}>
       {/* xterm hides its rendered rows from assistive tech (they are padded, wrapped cells); this is what it reads. */}
       <pre style={SR_ONLY}>{plain}</pre>
-      <div ref={box} data-testid="tool-xterm" style={{ background: '#000', borderRadius: 6, padding: 6, height: rows * LINE_PX + 12, overflow: 'hidden' }} />
+      <div
+        ref={box}
+        data-testid="tool-xterm"
+        style={{ background: '#000', borderRadius: 6, padding: 6, height: rows * LINE_PX + 12, overflow: 'hidden' }}
+      />
     </div>
   );
 }
 
-const SR_ONLY = { position: 'absolute', width: 1, height: 1, overflow: 'hidden', clip: 'rect(0 0 0 0)', whiteSpace: 'pre', margin: 0 } as const;
+const SR_ONLY = {
+  position: 'absolute',
+  width: 1,
+  height: 1,
+  overflow: 'hidden',
+  clip: 'rect(0 0 0 0)',
+  whiteSpace: 'pre',
+  margin: 0,
+} as const;
 
 /** Columns of xterm's monospace cell that fit in the box (less padding and the scrollbar). */
 function cols(el: HTMLElement): number {

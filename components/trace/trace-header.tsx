@@ -9,12 +9,35 @@ const num = (x: number | null, digits = 3) => (x === null || x === undefined ? '
 /** The trajectory's summary: where it came from, its score, how GRPO-RoC treated it, and its budget use. */
 export function TraceHeader({ t, side }: { t: TrajectoryDetail; side?: string }) {
   const items: [string, ReactNode][] = [
-    ['Run', <Link key="run" href={`/runs/${encodeURIComponent(t.runId)}`}>{t.runId}</Link>],
+    [
+      'Run',
+      <Link key="run" href={`/runs/${encodeURIComponent(t.runId)}`}>
+        {t.runId}
+      </Link>,
+    ],
     ['Step', `${t.step} (stage ${t.stage}, ${t.split})`],
     ['Problem', t.problemId ?? '—'],
     ['Group', `${t.groupId} · sample ${t.sampleIndex}`],
-    ['Reward', <span key="r" className="row" style={{ gap: 6, display: 'inline-flex' }}>{t.reward.toFixed(2)} <CorrectBadge correct={t.correct} /></span>],
-    ['RoC', t.selected ? <span key="s"><span className="badge ok">selected</span>{t.selectReason ? ` ${t.selectReason}` : ''}</span> : <span key="s"><span className="badge cancelled">not selected</span>{t.selectReason ? ` ${t.selectReason}` : ''}</span>],
+    [
+      'Reward',
+      <span key="r" className="row" style={{ gap: 6, display: 'inline-flex' }}>
+        {t.reward.toFixed(2)} <CorrectBadge correct={t.correct} />
+      </span>,
+    ],
+    [
+      'RoC',
+      t.selected ? (
+        <span key="s">
+          <span className="badge ok">selected</span>
+          {t.selectReason ? ` ${t.selectReason}` : ''}
+        </span>
+      ) : (
+        <span key="s">
+          <span className="badge cancelled">not selected</span>
+          {t.selectReason ? ` ${t.selectReason}` : ''}
+        </span>
+      ),
+    ],
     ['p_err / p_format', `${num(t.pErr)} / ${num(t.pFormat)}`],
     ['Finish', t.finishReason],
     ['Tokens', `${t.promptTokens} prompt · ${t.responseTokens} response (${t.toolTokens} tool)`],
@@ -23,10 +46,19 @@ export function TraceHeader({ t, side }: { t: TrajectoryDetail; side?: string })
   ];
   return (
     <section className="panel" aria-label={`${side ? `${side} ` : ''}trajectory summary`}>
-      <dl style={{ display: 'grid', gridTemplateColumns: 'repeat(auto-fill, minmax(220px, 1fr))', gap: '6px 16px', margin: 0 }}>
+      <dl
+        style={{
+          display: 'grid',
+          gridTemplateColumns: 'repeat(auto-fill, minmax(220px, 1fr))',
+          gap: '6px 16px',
+          margin: 0,
+        }}
+      >
         {items.map(([k, v]) => (
           <div key={k} style={{ minWidth: 0 }}>
-            <dt className="muted" style={{ fontSize: 12 }}>{k}</dt>
+            <dt className="muted" style={{ fontSize: 12 }}>
+              {k}
+            </dt>
             <dd style={{ margin: 0, overflowWrap: 'anywhere' }}>{v}</dd>
           </div>
         ))}

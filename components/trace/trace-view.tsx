@@ -54,7 +54,13 @@ function useTokens(id: string, enabled: boolean) {
 
 const isNotFound = (e: unknown) => (e as { data?: { code?: string } } | null)?.data?.code === 'NOT_FOUND';
 
-export interface TraceViewProps { id: string; compareId: string | null; initialT: number | null; initialSpeed: Speed; initialMode?: TraceMode }
+export interface TraceViewProps {
+  id: string;
+  compareId: string | null;
+  initialT: number | null;
+  initialSpeed: Speed;
+  initialMode?: TraceMode;
+}
 
 /** The trace inspector: one trajectory turn by turn (or two side by side), with a replay of its recorded timeline. */
 export function TraceView({ id, compareId, initialT, initialSpeed, initialMode = 'turns' }: TraceViewProps) {
@@ -68,7 +74,12 @@ export function TraceView({ id, compareId, initialT, initialSpeed, initialMode =
   );
   const replay = useReplay(timelines, initialT, initialSpeed);
 
-  if (main.isPending) return <div className="panel empty" role="status">Loading trajectory {id}…</div>;
+  if (main.isPending)
+    return (
+      <div className="panel empty" role="status">
+        Loading trajectory {id}…
+      </div>
+    );
   if (main.error) return <LoadError id={id} error={main.error} retry={() => void main.refetch()} />;
   const a = main.data;
   const stateA = stateAt(timelines[0], replay.t);
@@ -85,12 +96,22 @@ export function TraceView({ id, compareId, initialT, initialSpeed, initialMode =
         </div>
       </div>
       <ReplayControls
-        t={replay.t} duration={replay.duration} playing={replay.playing} speed={replay.speed}
+        t={replay.t}
+        duration={replay.duration}
+        playing={replay.playing}
+        speed={replay.speed}
         status={describe(stateA, a.content.turns.length)}
         onPlayPause={replay.playing ? replay.pause : replay.play}
-        onStepBack={replay.back} onStepForward={replay.forward} onSeek={replay.seek} onSpeed={replay.setSpeed}
+        onStepBack={replay.back}
+        onStepForward={replay.forward}
+        onSeek={replay.seek}
+        onSpeed={replay.setSpeed}
       />
-      {compareId && other.isPending && <div className="panel empty" role="status">Loading trajectory {compareId} to compare…</div>}
+      {compareId && other.isPending && (
+        <div className="panel empty" role="status">
+          Loading trajectory {compareId} to compare…
+        </div>
+      )}
       {compareId && other.error && <LoadError id={compareId} error={other.error} retry={() => void other.refetch()} />}
       {b && stateB ? (
         <CompareView a={a} b={b} stateA={stateA} stateB={stateB} />
@@ -98,16 +119,28 @@ export function TraceView({ id, compareId, initialT, initialSpeed, initialMode =
         <>
           <TraceHeader t={a} />
           <details style={{ margin: '12px 0' }}>
-            <summary>Prompt <span className="muted">({a.promptTokens} tokens)</span></summary>
-            <pre className="panel" style={{ whiteSpace: 'pre-wrap', overflowWrap: 'anywhere', maxHeight: 360, overflow: 'auto' }} role="region" tabIndex={0} aria-label="Prompt text">{a.content.prompt}</pre>
+            <summary>
+              Prompt <span className="muted">({a.promptTokens} tokens)</span>
+            </summary>
+            <pre
+              className="panel"
+              style={{ whiteSpace: 'pre-wrap', overflowWrap: 'anywhere', maxHeight: 360, overflow: 'auto' }}
+              role="region"
+              tabIndex={0}
+              aria-label="Prompt text"
+            >
+              {a.content.prompt}
+            </pre>
           </details>
           <div className="row" style={{ justifyContent: 'space-between' }}>
             <h2>{mode === 'turns' ? 'Turns' : 'Tokens'}</h2>
             <ModeSwitch mode={mode} onMode={setMode} />
           </div>
-          {mode === 'turns'
-            ? <TraceTurns t={a} state={stateA} playing={replay.playing} />
-            : <TokenPanel turns={a.content.turns} query={tokens} />}
+          {mode === 'turns' ? (
+            <TraceTurns t={a} state={stateA} playing={replay.playing} />
+          ) : (
+            <TokenPanel turns={a.content.turns} query={tokens} />
+          )}
         </>
       )}
     </div>
@@ -130,15 +163,21 @@ function LoadError({ id, error, retry }: { id: string; error: unknown; retry(): 
   if (isNotFound(error)) {
     return (
       <div className="panel empty" role="alert">
-        <p>No trajectory with id <code>{id}</code>.</p>
+        <p>
+          No trajectory with id <code>{id}</code>.
+        </p>
         <Link href="/">Back to the dashboard</Link>
       </div>
     );
   }
   return (
     <div className="panel" role="alert">
-      <p className="error">Could not load trajectory {id}: {error instanceof Error ? error.message : String(error)}</p>
-      <button onClick={retry} aria-label={`Retry loading trajectory ${id}`}>Retry</button>
+      <p className="error">
+        Could not load trajectory {id}: {error instanceof Error ? error.message : String(error)}
+      </p>
+      <button onClick={retry} aria-label={`Retry loading trajectory ${id}`}>
+        Retry
+      </button>
     </div>
   );
 }
@@ -155,13 +194,32 @@ function CompareForm({ id, compareId }: { id: string; compareId: string | null }
   };
   return (
     <form className="row" onSubmit={submit} aria-label="Compare with another trajectory" style={{ gap: 6 }}>
-      <label htmlFor="compare-id" className="muted">Compare with</label>
+      <label htmlFor="compare-id" className="muted">
+        Compare with
+      </label>
       <input
-        id="compare-id" value={value} onChange={(e) => setValue(e.target.value)} placeholder="trajectory id"
-        style={{ background: 'var(--panel)', color: 'var(--text)', border: '1px solid var(--line)', borderRadius: 4, padding: '5px 8px', font: 'inherit', width: 200 }}
+        id="compare-id"
+        value={value}
+        onChange={(e) => setValue(e.target.value)}
+        placeholder="trajectory id"
+        style={{
+          background: 'var(--panel)',
+          color: 'var(--text)',
+          border: '1px solid var(--line)',
+          borderRadius: 4,
+          padding: '5px 8px',
+          font: 'inherit',
+          width: 200,
+        }}
       />
-      <button type="submit" disabled={!value.trim() || value.trim() === id}>Compare</button>
-      {compareId && <Link href={`/trajectories/${encodeURIComponent(id)}`} aria-label="Close the comparison">Close comparison</Link>}
+      <button type="submit" disabled={!value.trim() || value.trim() === id}>
+        Compare
+      </button>
+      {compareId && (
+        <Link href={`/trajectories/${encodeURIComponent(id)}`} aria-label="Close the comparison">
+          Close comparison
+        </Link>
+      )}
     </form>
   );
 }

@@ -44,7 +44,10 @@ export function useReplay(timelines: Timeline[], initialT: number | null, initia
   // The URL carries the position: every URL_EVERY_MS while playing, at once after a pause, step, seek or speed change.
   useEffect(() => {
     if (!active || duration === 0) return;
-    if (!playing) { writeUrl(tRef.current, speedRef.current); return; }
+    if (!playing) {
+      writeUrl(tRef.current, speedRef.current);
+      return;
+    }
     const id = setInterval(() => writeUrl(tRef.current, speedRef.current), URL_EVERY_MS);
     return () => clearInterval(id);
   }, [active, playing, duration, playing ? 0 : t, speed]);
@@ -55,7 +58,10 @@ export function useReplay(timelines: Timeline[], initialT: number | null, initia
     else setPos(tRef.current);
     setPlaying(true);
   }, [duration]);
-  const pause = useCallback(() => { setPos(tRef.current); setPlaying(false); }, []);
+  const pause = useCallback(() => {
+    setPos(tRef.current);
+    setPlaying(false);
+  }, []);
   const seek = useCallback((x: number) => setPos(Math.min(Math.max(0, x), duration)), [duration]);
   // With two traces a step stops at the nearer boundary of either, so neither trace's turn is skipped.
   const forward = useCallback(() => {
@@ -68,7 +74,10 @@ export function useReplay(timelines: Timeline[], initialT: number | null, initia
     const now = tRef.current;
     setPos(Math.max(0, ...timelines.map((tl) => stepBack(tl, now))));
   }, [timelines]);
-  const setSpeed = useCallback((s: Speed) => { setSpeedState(s); setPos(tRef.current); }, []);
+  const setSpeed = useCallback((s: Speed) => {
+    setSpeedState(s);
+    setPos(tRef.current);
+  }, []);
 
   return { t, duration, playing, speed, active, play, pause, seek, forward, back, setSpeed };
 }

@@ -15,8 +15,16 @@ export function VerdictView({ t, side }: { t: TrajectoryDetail; side?: string })
       <pre style={{ margin: 0, whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' }}>
         {v?.extracted ?? t.answer ?? <span className="muted">(no answer extracted)</span>}
       </pre>
-      {v?.reason && <p className="muted" style={{ margin: '6px 0 0' }}>{v.reason}</p>}
-      {t.content.error && <p className="error" role="alert" style={{ margin: '6px 0 0' }}>Engine error: {t.content.error}</p>}
+      {v?.reason && (
+        <p className="muted" style={{ margin: '6px 0 0' }}>
+          {v.reason}
+        </p>
+      )}
+      {t.content.error && (
+        <p className="error" role="alert" style={{ margin: '6px 0 0' }}>
+          Engine error: {t.content.error}
+        </p>
+      )}
     </section>
   );
 }

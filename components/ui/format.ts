@@ -20,7 +20,11 @@ export function formatValue(v: unknown, max = 120): string {
   if (typeof v === 'string') s = JSON.stringify(v);
   else if (v === undefined) s = '—';
   else {
-    try { s = JSON.stringify(v) ?? String(v); } catch { s = String(v); }
+    try {
+      s = JSON.stringify(v) ?? String(v);
+    } catch {
+      s = String(v);
+    }
   }
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }

@@ -9,7 +9,12 @@ export function MetricChart({ series, title = 'Metrics' }: { series: Series; tit
   const keys = Object.keys(series).sort();
   const [chosen, setChosen] = useState<string | null>(null);
   const key = chosen && keys.includes(chosen) ? chosen : keys[0];
-  if (!key) return <div className="panel empty" aria-label={title}>No metrics yet: they appear here as the run logs them.</div>;
+  if (!key)
+    return (
+      <div className="panel empty" aria-label={title}>
+        No metrics yet: they appear here as the run logs them.
+      </div>
+    );
   const data = series[key];
   return (
     <div className="panel" aria-label={title}>
@@ -17,7 +22,11 @@ export function MetricChart({ series, title = 'Metrics' }: { series: Series; tit
         <label>
           Metric{' '}
           <select aria-label="Metric" value={key} onChange={(e) => setChosen(e.target.value)}>
-            {keys.map((k) => <option key={k} value={k}>{k}</option>)}
+            {keys.map((k) => (
+              <option key={k} value={k}>
+                {k}
+              </option>
+            ))}
           </select>
         </label>
         <span className="muted">{data.length} points</span>
@@ -26,10 +35,23 @@ export function MetricChart({ series, title = 'Metrics' }: { series: Series; tit
         <ResponsiveContainer width="100%" height="100%">
           <LineChart data={data} margin={{ top: 10, right: 20, bottom: 5, left: 0 }}>
             <CartesianGrid stroke="#2a2f3a" strokeDasharray="3 3" />
-            <XAxis dataKey="step" stroke="#9aa3b2" type="number" domain={['dataMin', 'dataMax']} allowDecimals={false} />
+            <XAxis
+              dataKey="step"
+              stroke="#9aa3b2"
+              type="number"
+              domain={['dataMin', 'dataMax']}
+              allowDecimals={false}
+            />
             <YAxis stroke="#9aa3b2" width={60} />
             <Tooltip contentStyle={{ background: '#171a21', border: '1px solid #2a2f3a' }} />
-            <Line type="monotone" dataKey="value" name={key} stroke="#6aa9ff" dot={data.length < 50} isAnimationActive={false} />
+            <Line
+              type="monotone"
+              dataKey="value"
+              name={key}
+              stroke="#6aa9ff"
+              dot={data.length < 50}
+              isAnimationActive={false}
+            />
           </LineChart>
         </ResponsiveContainer>
       </div>

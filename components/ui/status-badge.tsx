@@ -1,3 +1,7 @@
 export function StatusBadge({ status }: { status: string }) {
-  return <span className={`badge ${status}`} data-status={status}>{status}</span>;
+  return (
+    <span className={`badge ${status}`} data-status={status}>
+      {status}
+    </span>
+  );
 }

@@ -3,7 +3,10 @@ import { forwardRef, useEffect, useImperativeHandle, useRef } from 'react';
 import type { Terminal } from '@xterm/xterm';
 import { sanitizeTerminalText } from './terminal-text.ts';
 
-export interface TerminalHandle { writeLine(line: string): void; clear(): void }
+export interface TerminalHandle {
+  writeLine(line: string): void;
+  clear(): void;
+}
 
 const FONT_SIZE = 12;
 
@@ -13,7 +16,10 @@ const FONT_SIZE = 12;
  * The terminal is sized to its box (columns and rows follow the box's size), so long lines wrap inside the
  * pane instead of running out of it; `rows` is the size used until the box can be measured.
  */
-export const TerminalPane = forwardRef<TerminalHandle, { label: string; rows?: number }>(function TerminalPane({ label, rows = 20 }, ref) {
+export const TerminalPane = forwardRef<TerminalHandle, { label: string; rows?: number }>(function TerminalPane(
+  { label, rows = 20 },
+  ref,
+) {
   const box = useRef<HTMLDivElement>(null);
   const term = useRef<Terminal | null>(null);
   const pending = useRef<string[]>([]);
@@ -43,7 +49,14 @@ export const TerminalPane = forwardRef<TerminalHandle, { label: string; rows?: n
       const el = box.current;
       if (disposed || !el) return;
       const size = fit(el) ?? { cols: 100, rows };
-      t = new Terminal({ ...size, convertEol: true, disableStdin: true, scrollback: 10000, fontSize: FONT_SIZE, theme: { background: '#000000' } });
+      t = new Terminal({
+        ...size,
+        convertEol: true,
+        disableStdin: true,
+        scrollback: 10000,
+        fontSize: FONT_SIZE,
+        theme: { background: '#000000' },
+      });
       t.open(el);
       for (const line of pending.current) t.writeln(line);
       pending.current = [];

@@ -35,16 +35,17 @@ function readCsi(s: string, i: number): { end: number; params: string; final: st
 
 export function sanitizeTerminalText(s: string): string {
   let out = '';
-  for (let i = 0; i < s.length;) {
+  for (let i = 0; i < s.length; ) {
     const c = s.charCodeAt(i);
     if (c === ESC || c === 0x9b || c === 0x9d || c === 0x90 || c === 0x98 || c === 0x9e || c === 0x9f) {
       // 7-bit ESC x, or its 8-bit C1 equivalent.
-      const kind = c === ESC ? s[i + 1] ?? '' : String.fromCharCode(c - 0x40);
+      const kind = c === ESC ? (s[i + 1] ?? '') : String.fromCharCode(c - 0x40);
       const next = c === ESC ? i + 2 : i + 1;
       if (kind === '[') {
         const csi = readCsi(s, next);
         // SGR only with plain numeric parameters: `ESC [ ? … m`-style private forms are something else.
-        if (csi.final === 'm' && /^[0-9;:]*$/.test(csi.params) && csi.params.length <= 64) out += `\u001b[${csi.params}m`;
+        if (csi.final === 'm' && /^[0-9;:]*$/.test(csi.params) && csi.params.length <= 64)
+          out += `\u001b[${csi.params}m`;
         i = csi.end;
       } else if (kind === ']' || kind === 'P' || kind === 'X' || kind === '^' || kind === '_') {
         i = skipString(s, next);
@@ -58,14 +59,21 @@ export function sanitizeTerminalText(s: string): string {
       }
       continue;
     }
-    if (c === 0x0a || c === 0x09) { out += s[i]; i++; continue; }
+    if (c === 0x0a || c === 0x09) {
+      out += s[i];
+      i++;
+      continue;
+    }
     if (c === 0x0d) {
       // \r\n is an ordinary line end; a lone \r (overwrite the line) becomes a new line.
       out += '\n';
       i += s.charCodeAt(i + 1) === 0x0a ? 2 : 1;
       continue;
     }
-    if (c < 0x20 || c === 0x7f || (c >= 0x80 && c <= 0x9f)) { i++; continue; }
+    if (c < 0x20 || c === 0x7f || (c >= 0x80 && c <= 0x9f)) {
+      i++;
+      continue;
+    }
     out += s[i];
     i++;
   }

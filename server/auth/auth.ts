@@ -15,6 +15,8 @@ import { prismaAdapter } from 'better-auth/adapters/prisma';
 import { genericOAuth } from 'better-auth/plugins/generic-oauth';
 import { magicLink } from 'better-auth/plugins/magic-link';
 import { config } from '../config.ts';
+import { CLIENT_ADDRESS_HEADER } from '../http/client-address.ts';
+import { oidcGate, refuseDisabledSessions } from './access-policy.ts';
 import type { Database } from '../db/client.ts';
 
 /** The provider id of the configured OIDC issuer (its callback: /api/auth/callback/oidc). */
@@ -62,17 +64,39 @@ function build(db: Database) {
     trustedOrigins: trusted(c.publicUrl),
     database: prismaAdapter(db.prisma, { provider: db.dialect === 'sqlite' ? 'sqlite' : 'postgresql' }),
     emailAndPassword: { enabled: true, disableSignUp: true, minPasswordLength: 10, maxPasswordLength: 256 },
-    user: { additionalFields: { role: { type: 'string', required: false, defaultValue: 'viewer', input: false } } },
+    // Passwords change through auth.changePassword (limited wrong tries, the other sessions ended) or an admin's reset.
+    disabledPaths: ['/change-password', '/set-password'],
+    user: {
+      additionalFields: { role: { type: 'string', required: false, defaultValue: 'viewer', input: false } },
+      // What an OIDC identity may become or attach to: allowed domains, linking by email only when the operator
+      // turned it on and never onto an admin (server/auth/access-policy.ts).
+      validateUserInfo: oidcGate(db, OIDC_PROVIDER, () => c.oidc),
+    },
+    // A new OIDC identity whose email matches an existing account is refused unless TOOLSMITH_OIDC_LINK_BY_EMAIL.
+    account: {
+      accountLinking: { enabled: Boolean(c.oidc?.linkByEmail), disableImplicitLinking: !c.oidc?.linkByEmail },
+    },
     session: { expiresIn: 7 * 24 * 3600, updateAge: 24 * 3600 },
     rateLimit: {
-      enabled: true, storage: 'database', modelName: 'rateLimit', window: 60, max: 200,
-      // Sign-in attempts per client address: a password guesser gets 5 a minute.
-      customRules: { '/sign-in/email': { window: 60, max: 5 }, '/sign-in/magic-link': { window: 60, max: 5 }, '/magic-link/verify': { window: 60, max: 10 } },
+      enabled: true,
+      storage: 'database',
+      modelName: 'rateLimit',
+      window: 60,
+      max: 200,
+      // Sign-in attempts per client address: a password guesser gets 5 a minute (and 10 wrong passwords per account
+      // per 15 minutes from all addresses together: server/http/auth-edge.ts).
+      customRules: {
+        '/sign-in/email': { window: 60, max: 5 },
+        '/sign-in/magic-link': { window: 60, max: 5 },
+        '/magic-link/verify': { window: 60, max: 10 },
+      },
     },
     advanced: {
       useSecureCookies: secure,
       defaultCookieAttributes: { httpOnly: true, sameSite: 'lax', secure },
-      ipAddress: { ipAddressHeaders: ['x-forwarded-for', 'x-real-ip'] },
+      // The address scripts/web-server.mjs recorded (the socket's peer, or a trusted proxy's X-Forwarded-For);
+      // never a header the client sets (server/http/client-address.ts).
+      ipAddress: { ipAddressHeaders: [CLIENT_ADDRESS_HEADER] },
     },
     databaseHooks: {
       user: {
@@ -82,22 +106,34 @@ function build(db: Database) {
           before: async (user) => ({ data: { ...user, role: c.oidc?.defaultRole ?? 'viewer' } }),
         },
       },
+      // A disabled or removed user gets no session, whichever way they sign in.
+      session: { create: { before: refuseDisabledSessions(db, `${c.publicUrl}/sign-in`) } },
     },
     plugins: [
       magicLink({
         expiresIn: SIGN_IN_LINK_MINUTES * 60,
         disableSignUp: true,
         storeToken: 'hashed',
-        sendMagicLink: ({ email, url }) => { pendingLinks.set(email.toLowerCase(), url); },
+        sendMagicLink: ({ email, url }) => {
+          pendingLinks.set(email.toLowerCase(), url);
+        },
       }),
-      ...(c.oidc ? [genericOAuth({
-        config: [{
-          providerId: OIDC_PROVIDER, name: c.oidc.name,
-          discoveryUrl: `${c.oidc.issuer}/.well-known/openid-configuration`,
-          clientId: c.oidc.clientId, clientSecret: c.oidc.clientSecret,
-          scopes: ['openid', 'email', 'profile'],
-        }],
-      })] : []),
+      ...(c.oidc
+        ? [
+            genericOAuth({
+              config: [
+                {
+                  providerId: OIDC_PROVIDER,
+                  name: c.oidc.name,
+                  discoveryUrl: `${c.oidc.issuer}/.well-known/openid-configuration`,
+                  clientId: c.oidc.clientId,
+                  clientSecret: c.oidc.clientSecret,
+                  scopes: ['openid', 'email', 'profile'],
+                },
+              ],
+            }),
+          ]
+        : []),
     ],
   });
 }
@@ -108,7 +144,10 @@ const instances = new WeakMap<Database, Auth>();
 
 export function getAuth(db: Database): Auth {
   let a = instances.get(db);
-  if (!a) { a = build(db); instances.set(db, a); }
+  if (!a) {
+    a = build(db);
+    instances.set(db, a);
+  }
   return a;
 }
 
@@ -119,7 +158,11 @@ export function getAuth(db: Database): Auth {
 export async function signInLink(db: Database, email: string, callbackURL = '/'): Promise<string> {
   const key = email.toLowerCase();
   pendingLinks.delete(key);
-  await getAuth(db).api.signInMagicLink({ body: { email: key, callbackURL }, headers: new Headers() });
+  // A used-up link, or one for a user disabled since, lands on the sign-in page with the reason.
+  await getAuth(db).api.signInMagicLink({
+    body: { email: key, callbackURL, errorCallbackURL: '/sign-in' },
+    headers: new Headers(),
+  });
   const url = pendingLinks.get(key);
   pendingLinks.delete(key);
   if (!url) throw new Error(`no sign-in link was made for ${email}`);

@@ -1,11 +1,16 @@
 /**
  * Who is asking: `Authorization: Bearer <token>` (an API token) or the session cookie (Better Auth). Anything else —
- * no credentials, a bad token, an expired session — is no one (null): only share and public procedures answer it.
+ * no credentials, a bad token, an expired session, a disabled or removed user — is no one (null): only share and
+ * public procedures answer it.
  */
 import type { Database } from '../db/client.ts';
-import type { Principal, Role } from '../trpc/init.ts';
+import type { Principal, Role } from '../../contracts/access.ts';
 import { getAuth } from './auth.ts';
-import { principalOfToken } from './tokens.ts';
+import { principalOfToken, tokenLive } from './tokens.ts';
+import { userActive } from './access-policy.ts';
+import { requestAddress } from '../http/client-address.ts';
+import { findSessionById, findUserAccess } from '../store/users.ts';
+import { findApiToken } from '../store/api-tokens.ts';
 
 export async function resolvePrincipal(db: Database, headers: Headers): Promise<Principal | null> {
   const authz = headers.get('authorization');
@@ -14,12 +19,40 @@ export async function resolvePrincipal(db: Database, headers: Headers): Promise<
     return m ? principalOfToken(db, m[1]!) : null;
   }
   if (!headers.get('cookie')) return null;
-  const s = await getAuth(db).api.getSession({ headers }).catch(() => null);
+  const s = await getAuth(db)
+    .api.getSession({ headers })
+    .catch(() => null);
   if (!s) return null;
-  return { userId: s.user.id, email: s.user.email, role: ((s.user as { role?: string }).role ?? 'viewer') as Role, via: 'session' };
+  // The role and the disabled mark are read from the user's row on every request (not from anything cached with the
+  // session), so a demotion or a disable counts at once even if a session were left behind.
+  const u = await findUserAccess(db, s.user.id);
+  if (!u || !userActive(u)) return null;
+  return { userId: u.id, email: u.email, role: u.role as Role, via: 'session', sessionId: s.session.id };
 }
 
-/** The client's address: the proxy's X-Forwarded-For (first hop) or X-Real-IP. */
+/**
+ * Whether a principal resolved earlier still stands (a long-lived stream asks now and then): its session or token
+ * still live, its user neither disabled nor removed. A principal with neither id is an in-process caller's (tests,
+ * the CLI): only its user's row, if any, is checked.
+ */
+export async function principalStillValid(db: Database, p: Principal, now = new Date()): Promise<boolean> {
+  if (p.sessionId) {
+    const s = await findSessionById(db, p.sessionId);
+    if (!s || s.userId !== p.userId || s.expiresAt <= now) return false;
+  }
+  if (p.tokenId) {
+    const t = await findApiToken(db, p.tokenId);
+    if (!t || t.userId !== p.userId || !tokenLive(t, now)) return false;
+  }
+  const u = await findUserAccess(db, p.userId);
+  if (!u) return !p.sessionId && !p.tokenId;
+  return userActive(u) && u.role === p.role;
+}
+
+/**
+ * The client's address as the web server recorded it (the socket's peer, or what a trusted proxy forwarded:
+ * server/http/client-address.ts), never X-Forwarded-For as the client sent it.
+ */
 export function clientIp(headers: Headers): string | null {
-  return headers.get('x-forwarded-for')?.split(',')[0]?.trim() || headers.get('x-real-ip') || null;
+  return requestAddress(headers);
 }

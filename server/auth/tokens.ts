@@ -6,23 +6,43 @@ import crypto from 'node:crypto';
 import { UserError } from '../../contracts/errors.ts';
 import type { Database } from '../db/client.ts';
 import { newId } from '../ids.ts';
-import type { Principal, Role } from '../trpc/init.ts';
+import type { Principal, Role } from '../../contracts/access.ts';
 import { mustGetUser } from './users.ts';
-import { findApiToken, findApiTokenByHash, insertApiToken, listApiTokenRows, setApiTokenRevoked, touchApiToken } from '../store/api-tokens.ts';
+import { userActive } from './access-policy.ts';
+import {
+  findApiToken,
+  findApiTokenByHash,
+  insertApiToken,
+  listApiTokenRows,
+  setApiTokenRevoked,
+  touchApiToken,
+} from '../store/api-tokens.ts';
 
 export const TOKEN_PREFIX = 'tsk_';
 const hash = (token: string) => crypto.createHash('sha256').update(token).digest('hex');
 
-export async function createToken(db: Database, input: { email: string; name?: string; expiresDays?: number }, now = new Date()) {
+export async function createToken(
+  db: Database,
+  input: { email: string; name?: string; expiresDays?: number },
+  now = new Date(),
+) {
   const user = await mustGetUser(db, input.email, 'user');
-  if (input.expiresDays !== undefined && !(Number.isFinite(input.expiresDays) && input.expiresDays > 0 && input.expiresDays <= 3650)) {
-    throw new UserError(`expires-days: a number of days between 1 and 3650, not ${input.expiresDays}`, { field: 'expires-days' });
+  if (
+    input.expiresDays !== undefined &&
+    !(Number.isFinite(input.expiresDays) && input.expiresDays > 0 && input.expiresDays <= 3650)
+  ) {
+    throw new UserError(`expires-days: a number of days between 1 and 3650, not ${input.expiresDays}`, {
+      field: 'expires-days',
+    });
   }
   const name = (input.name ?? 'cli').trim();
   if (!name || name.length > 100) throw new UserError('name: 1 to 100 characters', { field: 'name' });
   const token = TOKEN_PREFIX + crypto.randomBytes(32).toString('base64url');
   const row = await insertApiToken(db, {
-    id: newId('tok_'), userId: user.id, name, tokenHash: hash(token),
+    id: newId('tok_'),
+    userId: user.id,
+    name,
+    tokenHash: hash(token),
     expiresAt: input.expiresDays ? new Date(now.getTime() + input.expiresDays * 86_400_000) : null,
   });
   return { token, id: row.id, expiresAt: row.expiresAt };
@@ -37,14 +57,26 @@ export async function revokeToken(db: Database, id: string, now = new Date()) {
 
 export async function listTokens(db: Database) {
   const rows = await listApiTokenRows(db);
-  return rows.map((r) => ({ id: r.id, name: r.name, user: r.user.email, createdAt: r.createdAt, expiresAt: r.expiresAt, revokedAt: r.revokedAt, lastUsedAt: r.lastUsedAt }));
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    user: r.user.email,
+    createdAt: r.createdAt,
+    expiresAt: r.expiresAt,
+    revokedAt: r.revokedAt,
+    lastUsedAt: r.lastUsedAt,
+  }));
 }
 
-/** The principal a bearer token stands for, or null (unknown, revoked, expired). */
+/** The principal a bearer token stands for, or null (unknown, revoked, expired, its user disabled or removed). */
+/** Neither revoked nor expired. */
+export const tokenLive = (t: { revokedAt: Date | null; expiresAt: Date | null }, now: Date) =>
+  !t.revokedAt && !(t.expiresAt && t.expiresAt <= now);
+
 export async function principalOfToken(db: Database, token: string, now = new Date()): Promise<Principal | null> {
   if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return null;
   const row = await findApiTokenByHash(db, hash(token));
-  if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now)) return null;
+  if (!row || !tokenLive(row, now) || !userActive(row.user)) return null;
   // lastUsedAt at most once a minute: a script's every call need not write.
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > 60_000) {
     await touchApiToken(db, row.id, now).catch(() => {});

@@ -10,7 +10,11 @@ export const PROBLEM_CANDIDATES = ['problem', 'question', 'prompt'];
 export const ANSWER_CANDIDATES = ['answer', 'solution', 'ground_truth', 'reward_model.ground_truth'];
 const ID_CANDIDATES = ['id', 'uid', 'extra_info.index'];
 
-export interface Mapping { problemField: string; answerField: string; idField?: string }
+export interface Mapping {
+  problemField: string;
+  answerField: string;
+  idField?: string;
+}
 
 export interface MappedProblem {
   question: string;
@@ -37,20 +41,32 @@ function hasPath(data: Row, path: string): boolean {
 }
 
 /** Pick the fields: the ones given, else the first candidate present in the first records. */
-export function resolveMapping(rows: SourceRow[], given: { problemField?: string; answerField?: string; idField?: string } = {}): Mapping {
+export function resolveMapping(
+  rows: SourceRow[],
+  given: { problemField?: string; answerField?: string; idField?: string } = {},
+): Mapping {
   const sample = rows.slice(0, 50).map((r) => r.data);
   const keys = [...new Set(sample.flatMap((d) => Object.keys(d)))];
   const detect = (candidates: string[]) => candidates.find((c) => sample.some((d) => hasPath(d, c)));
   const pick = (given: string | undefined, candidates: string[], what: 'problem' | 'answer') => {
     if (given) {
       if (rows.length > 0 && !sample.some((d) => hasPath(d, given))) {
-        throw new UserError(`the ${what} field "${given}" is not in the file (its fields: ${keys.join(', ') || 'none'})`, { fix: `pass an existing field to --${what}-field`, field: `${what}Field` });
+        throw new UserError(
+          `the ${what} field "${given}" is not in the file (its fields: ${keys.join(', ') || 'none'})`,
+          { fix: `pass an existing field to --${what}-field`, field: `${what}Field` },
+        );
       }
       return given;
     }
     const found = detect(candidates);
     if (!found) {
-      throw new UserError(`cannot tell which field holds the ${what} (looked for ${candidates.join(', ')}; the file has ${keys.join(', ') || 'no fields'})`, { fix: `name it with --${what}-field FIELD (dotted paths such as reward_model.ground_truth work)`, field: `${what}Field` });
+      throw new UserError(
+        `cannot tell which field holds the ${what} (looked for ${candidates.join(', ')}; the file has ${keys.join(', ') || 'no fields'})`,
+        {
+          fix: `name it with --${what}-field FIELD (dotted paths such as reward_model.ground_truth work)`,
+          field: `${what}Field`,
+        },
+      );
     }
     return found;
   };
@@ -60,8 +76,12 @@ export function resolveMapping(rows: SourceRow[], given: { problemField?: string
   return { problemField, answerField, idField };
 }
 
-interface ChatMessage { role?: unknown; content?: unknown }
-const isChat = (v: unknown): v is ChatMessage[] => Array.isArray(v) && v.length > 0 && v.every((m) => m && typeof m === 'object' && 'content' in m);
+interface ChatMessage {
+  role?: unknown;
+  content?: unknown;
+}
+const isChat = (v: unknown): v is ChatMessage[] =>
+  Array.isArray(v) && v.length > 0 && v.every((m) => m && typeof m === 'object' && 'content' in m);
 
 /** Problem text: a string, a number, or (verl) a list of chat messages, of which the last user message is the problem. */
 function problemText(v: unknown): { text?: string; system?: string; reason?: string } {
@@ -83,7 +103,8 @@ function problemText(v: unknown): { text?: string; system?: string; reason?: str
 function answerText(v: unknown): { text?: string; reason?: string } {
   if (typeof v === 'string') return { text: v };
   if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return { text: String(v) };
-  if (Array.isArray(v) && v.length === 1 && (typeof v[0] === 'string' || typeof v[0] === 'number')) return { text: String(v[0]) };
+  if (Array.isArray(v) && v.length === 1 && (typeof v[0] === 'string' || typeof v[0] === 'number'))
+    return { text: String(v[0]) };
   if (v === null || v === undefined) return { reason: 'is missing' };
   return { text: JSON.stringify(v) };
 }
@@ -92,18 +113,25 @@ function answerText(v: unknown): { text?: string; reason?: string } {
 function without(data: Row, paths: string[]): Row {
   const copy = structuredClone(data) as Row;
   for (const p of paths) {
-    if (Object.hasOwn(copy, p)) { delete copy[p]; continue; }
+    if (Object.hasOwn(copy, p)) {
+      delete copy[p];
+      continue;
+    }
     const parts = p.split('.');
     const chain: Row[] = [copy];
     let ok = true;
     for (const part of parts.slice(0, -1)) {
       const next = chain[chain.length - 1][part];
-      if (!next || typeof next !== 'object' || Array.isArray(next)) { ok = false; break; }
+      if (!next || typeof next !== 'object' || Array.isArray(next)) {
+        ok = false;
+        break;
+      }
       chain.push(next as Row);
     }
     if (!ok) continue;
     delete chain[chain.length - 1][parts[parts.length - 1]];
-    for (let k = chain.length - 1; k > 0; k--) if (Object.keys(chain[k]).length === 0) delete chain[k - 1][parts[k - 1]];
+    for (let k = chain.length - 1; k > 0; k--)
+      if (Object.keys(chain[k]).length === 0) delete chain[k - 1][parts[k - 1]];
   }
   return copy;
 }
@@ -116,7 +144,10 @@ export function mapRows(rows: SourceRow[], mapping: Mapping, file: string): Mapp
   return rows.map((r) => {
     const where = r.line !== undefined ? `line ${r.line}` : `row ${r.row}`;
     const fail = (field: string, reason: string) =>
-      new UserError(`${file}, ${where}: the ${field === mapping.problemField ? 'problem' : 'answer'} field "${field}" ${reason}`, { fix: 'fix or remove that record, or choose another field with --problem-field / --answer-field', field });
+      new UserError(
+        `${file}, ${where}: the ${field === mapping.problemField ? 'problem' : 'answer'} field "${field}" ${reason}`,
+        { fix: 'fix or remove that record, or choose another field with --problem-field / --answer-field', field },
+      );
     const p = problemText(getPath(r.data, mapping.problemField));
     if (p.text === undefined) throw fail(mapping.problemField, p.reason!);
     if (p.text.trim() === '') throw fail(mapping.problemField, 'is empty');
@@ -127,7 +158,13 @@ export function mapRows(rows: SourceRow[], mapping: Mapping, file: string): Mapp
     const externalId = typeof idValue === 'string' || typeof idValue === 'number' ? String(idValue) : null;
     const rest = without(r.data, [mapping.problemField, mapping.answerField]);
     if (p.system) rest.system_prompt = p.system;
-    return { question: p.text, answer: a.text.trim(), externalId, metadata: Object.keys(rest).length ? rest : null, where };
+    return {
+      question: p.text,
+      answer: a.text.trim(),
+      externalId,
+      metadata: Object.keys(rest).length ? rest : null,
+      where,
+    };
   });
 }
 
@@ -137,7 +174,9 @@ export function normaliseProblem(text: string): string {
 }
 
 /** Keep the first record of each normalised problem; count the rest, and how many of them had a different answer. */
-export function dedupe<T extends { question: string; answer: string }>(items: T[]): { kept: T[]; duplicates: number; conflicting: number } {
+export function dedupe<T extends { question: string; answer: string }>(
+  items: T[],
+): { kept: T[]; duplicates: number; conflicting: number } {
   const seen = new Map<string, T>();
   let duplicates = 0;
   let conflicting = 0;

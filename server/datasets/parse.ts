@@ -6,7 +6,11 @@
 
 export type Row = Record<string, unknown>;
 /** One parsed record and where it came from: `line` for text formats, `row` (1-based) for Parquet. */
-export interface SourceRow { data: Row; line?: number; row: number }
+export interface SourceRow {
+  data: Row;
+  line?: number;
+  row: number;
+}
 
 export class ParseError extends Error {
   readonly line?: number;
@@ -40,7 +44,10 @@ export function parseJsonl(text: string): SourceRow[] {
       throw new ParseError(`invalid JSON (${(e as Error).message.split('\n')[0]})`, { line: i + 1 });
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new ParseError(`expected a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`, { line: i + 1 });
+      throw new ParseError(
+        `expected a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`,
+        { line: i + 1 },
+      );
     }
     out.push({ data: value as Row, line: i + 1, row: out.length + 1 });
   }
@@ -62,7 +69,11 @@ export function parseCsv(text: string): SourceRow[] {
   let field = '';
   let atFieldStart = true;
   let touched = false; // the current record has any character at all (a blank line has none)
-  const endField = () => { fields.push(field); field = ''; atFieldStart = true; };
+  const endField = () => {
+    fields.push(field);
+    field = '';
+    atFieldStart = true;
+  };
   const endRecord = () => {
     endField();
     if (touched) records.push({ fields, line: recordLine });
@@ -80,7 +91,11 @@ export function parseCsv(text: string): SourceRow[] {
       continue;
     }
     touched = true;
-    if (c === ',') { endField(); i++; continue; }
+    if (c === ',') {
+      endField();
+      i++;
+      continue;
+    }
     if (atFieldStart && c === '"') {
       // Quoted field: read to the closing quote.
       const startLine = line;
@@ -89,7 +104,11 @@ export function parseCsv(text: string): SourceRow[] {
       while (i < src.length) {
         const d = src[i];
         if (d === '"') {
-          if (src[i + 1] === '"') { field += '"'; i += 2; continue; }
+          if (src[i + 1] === '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
           i++;
           closed = true;
           break;
@@ -98,15 +117,24 @@ export function parseCsv(text: string): SourceRow[] {
         field += d;
         i++;
       }
-      if (!closed) throw new ParseError(`unterminated quoted field (the quote opened on line ${startLine} is never closed)`, { line: startLine });
+      if (!closed)
+        throw new ParseError(`unterminated quoted field (the quote opened on line ${startLine} is never closed)`, {
+          line: startLine,
+        });
       atFieldStart = false;
       const next = src[i];
       if (next !== undefined && next !== ',' && next !== '\n' && !(next === '\r' && src[i + 1] === '\n')) {
-        throw new ParseError(`unexpected character ${JSON.stringify(next)} after a closing quote (a quote inside a quoted field must be doubled: "")`, { line });
+        throw new ParseError(
+          `unexpected character ${JSON.stringify(next)} after a closing quote (a quote inside a quoted field must be doubled: "")`,
+          { line },
+        );
       }
       continue;
     }
-    if (c === '"') throw new ParseError('a quote inside an unquoted field (enclose the field in quotes and double the quote: "")', { line });
+    if (c === '"')
+      throw new ParseError('a quote inside an unquoted field (enclose the field in quotes and double the quote: "")', {
+        line,
+      });
     field += c;
     atFieldStart = false;
     i++;
@@ -116,15 +144,20 @@ export function parseCsv(text: string): SourceRow[] {
   const header = records[0].fields.map((h) => h.trim());
   header.forEach((h, k) => {
     if (h === '') throw new ParseError(`column ${k + 1} of the header has no name`, { line: records[0].line });
-    if (header.indexOf(h) !== k) throw new ParseError(`the header names column "${h}" twice`, { line: records[0].line });
+    if (header.indexOf(h) !== k)
+      throw new ParseError(`the header names column "${h}" twice`, { line: records[0].line });
   });
   const out: SourceRow[] = [];
   for (const r of records.slice(1)) {
     if (r.fields.length !== header.length) {
-      throw new ParseError(`expected ${header.length} fields (as in the header), found ${r.fields.length}`, { line: r.line });
+      throw new ParseError(`expected ${header.length} fields (as in the header), found ${r.fields.length}`, {
+        line: r.line,
+      });
     }
     const data: Row = {};
-    header.forEach((h, k) => { data[h] = r.fields[k]; });
+    header.forEach((h, k) => {
+      data[h] = r.fields[k];
+    });
     out.push({ data, line: r.line, row: out.length + 1 });
   }
   return out;
@@ -144,17 +177,23 @@ export function plainValue(v: unknown): unknown {
   return v;
 }
 
-/** Parquet via hyparquet (pure JS; reads uncompressed and snappy files; nested lists and structs come back as arrays and objects). */
+/**
+ * Parquet via hyparquet (pure JS) with hyparquet-compressors (zstd, gzip, brotli, lz4 beside snappy: ART writes zstd);
+ * nested lists and structs come back as arrays and objects.
+ */
 export async function readParquet(buffer: Uint8Array | ArrayBuffer): Promise<SourceRow[]> {
   const bytes = buffer instanceof Uint8Array ? buffer : new Uint8Array(buffer);
   const ab = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   const { parquetReadObjects } = await import('hyparquet');
+  const { compressors } = await import('hyparquet-compressors');
   let rows: Record<string, unknown>[];
   try {
-    rows = await parquetReadObjects({ file: ab });
+    rows = await parquetReadObjects({ file: ab, compressors });
   } catch (e) {
     const msg = (e as Error).message.split('\n')[0];
-    const codec = /compression|codec|unsupported/i.test(msg) ? ' (only uncompressed and snappy-compressed Parquet can be read; rewrite it with compression="snappy")' : '';
+    const codec = /compression|codec|unsupported/i.test(msg)
+      ? ' (readable codecs: snappy, zstd, gzip, brotli, lz4; rewrite it with compression="zstd")'
+      : '';
     throw new ParseError(`not a readable Parquet file: ${msg}${codec}`, { row: 0 });
   }
   return rows.map((r, k) => ({ data: plainValue(r) as Row, row: k + 1 }));

@@ -25,5 +25,16 @@ export async function insertRows(
 
 /** Run `fn` in one transaction (many inserts, one commit: the other half of batching's speed-up). */
 export async function inTransaction<T>(db: Database, fn: (tx: Sql) => Promise<T>): Promise<T> {
-  return db.prisma.$transaction((tx) => fn(tx), { timeout: 120000, maxWait: 30000 });
+  return db.prisma.$transaction(
+    async (tx) => {
+      if (db.dialect === 'sqlite') await db.execute(TAKE_WRITE_LOCK, [], tx);
+      return fn(tx);
+    },
+    { timeout: 120000, maxWait: 30000 },
+  );
 }
+
+// Prisma opens SQLite transactions with a plain (deferred) BEGIN: one that reads and then writes fails at its first
+// write, at once and without the busy timeout, when another process (the worker, the web server, the CLI) committed
+// in between (SQLITE_BUSY). A write that changes nothing, first, takes the write lock, waiting for it as any write does.
+const TAKE_WRITE_LOCK = `UPDATE "_toolsmith_migrations" SET "name" = "name" WHERE 0 = 1`;

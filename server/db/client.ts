@@ -5,6 +5,7 @@ import { UserError } from '../../contracts/errors.ts';
 import { config } from '../config.ts';
 import { parseDatabaseUrl, placeholders, redact, type Dialect } from './url.ts';
 import { pgConnectionError } from './pg-errors.ts';
+import { privateSqliteFiles } from './private-files.ts';
 
 export type { PrismaClient };
 /** What raw SQL runs on: the client itself or an interactive transaction. */
@@ -28,16 +29,20 @@ export async function openDatabase(databaseUrl = config().databaseUrl): Promise<
   let prisma: PrismaClient;
   if (parsed.dialect === 'sqlite') {
     if (parsed.file !== ':memory:' && !fs.existsSync(parsed.file)) {
-      throw new UserError(`the SQLite database ${parsed.file} does not exist yet`, { fix: 'run `npx toolsmith migrate` (npm start does it)' });
+      throw new UserError(`the SQLite database ${parsed.file} does not exist yet`, {
+        fix: 'run `npx toolsmith migrate` (npm start does it)',
+      });
     }
-    fs.mkdirSync(path.dirname(parsed.file), { recursive: true });
+    privateSqliteFiles(parsed.file); // tightens a database an older version left readable
     const { PrismaBetterSqlite3 } = await import('@prisma/adapter-better-sqlite3');
     const { PrismaClient: Client } = await import('./generated/sqlite/client.ts');
     prisma = new Client({ adapter: new PrismaBetterSqlite3({ url: parsed.file, timeout: 15000 }) });
   } else {
     const { PrismaPg } = await import('@prisma/adapter-pg');
     const { PrismaClient: Client } = await import('./generated/postgresql/client.ts');
-    prisma = new Client({ adapter: new PrismaPg({ connectionString: parsed.url, max: 10, connectionTimeoutMillis: 10000 }) }) as unknown as PrismaClient;
+    prisma = new Client({
+      adapter: new PrismaPg({ connectionString: parsed.url, max: 10, connectionTimeoutMillis: 10000 }),
+    }) as unknown as PrismaClient;
   }
   const dialect = parsed.dialect;
   const db: Database = {
@@ -56,13 +61,18 @@ export async function openDatabase(databaseUrl = config().databaseUrl): Promise<
     }
     await prisma.$queryRawUnsafe('SELECT 1');
     await db.query('SELECT "name" FROM "_toolsmith_migrations" LIMIT 1').catch(() => {
-      throw new UserError(`the database at ${redact(databaseUrl)} has no Toolsmith tables`, { fix: 'run `npx toolsmith migrate` (npm start does it)' });
+      throw new UserError(`the database at ${redact(databaseUrl)} has no Toolsmith tables`, {
+        fix: 'run `npx toolsmith migrate` (npm start does it)',
+      });
     });
   } catch (e) {
     await prisma.$disconnect().catch(() => {});
     if (e instanceof UserError) throw e;
     if (dialect === 'postgresql') throw pgConnectionError(databaseUrl, (e as { cause?: unknown }).cause ?? e);
-    throw new UserError(`cannot open the SQLite database ${redact(databaseUrl)}: ${(e as Error).message.split('\n')[0]}`, { fix: 'check that the file is a Toolsmith database and writable' });
+    throw new UserError(
+      `cannot open the SQLite database ${redact(databaseUrl)}: ${(e as Error).message.split('\n')[0]}`,
+      { fix: 'check that the file is a Toolsmith database and writable' },
+    );
   }
   return db;
 }

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { UserError } from '../../contracts/errors.ts';
 import { parseDatabaseUrl, type Dialect } from './url.ts';
 import { pgConnectionError } from './pg-errors.ts';
+import { privateSqliteFiles } from './private-files.ts';
 
 /**
  * Applies prisma/migrations/<dialect>/*.sql in name order, each once, recorded in _toolsmith_migrations.
@@ -13,8 +14,16 @@ import { pgConnectionError } from './pg-errors.ts';
  */
 export const MIGRATIONS_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../prisma/migrations');
 
-export interface Migration { name: string; sql: string; checksum: string }
-export interface MigrateResult { dialect: Dialect; applied: string[]; alreadyApplied: number }
+export interface Migration {
+  name: string;
+  sql: string;
+  checksum: string;
+}
+export interface MigrateResult {
+  dialect: Dialect;
+  applied: string[];
+  alreadyApplied: number;
+}
 
 export function listMigrations(dialect: Dialect, root = MIGRATIONS_ROOT): Migration[] {
   const dir = path.join(root, dialect);
@@ -49,7 +58,7 @@ async function migrateSqlite(file: string, migrations: Migration[]): Promise<Mig
   const { default: Sqlite } = await import('better-sqlite3');
   if (file !== ':memory:') {
     try {
-      fs.mkdirSync(path.dirname(file), { recursive: true });
+      privateSqliteFiles(file);
     } catch (e) {
       throw new UserError(`cannot create the folder for the SQLite database ${file}: ${(e as Error).message}`, {
         fix: 'point DATABASE_URL or TOOLSMITH_DATA_DIR at a writable folder',
@@ -72,13 +81,25 @@ async function migrateSqlite(file: string, migrations: Migration[]): Promise<Mig
     db.exec('BEGIN IMMEDIATE');
     try {
       const done = new Map<string, string>(
-        (db.prepare('SELECT "name", "checksum" FROM "_toolsmith_migrations"').all() as { name: string; checksum: string }[]).map((r) => [r.name, r.checksum]),
+        (
+          db.prepare('SELECT "name", "checksum" FROM "_toolsmith_migrations"').all() as {
+            name: string;
+            checksum: string;
+          }[]
+        ).map((r) => [r.name, r.checksum]),
       );
       for (const m of migrations) {
         checkUnchanged(m, done.get(m.name));
-        if (done.has(m.name)) { already++; continue; }
+        if (done.has(m.name)) {
+          already++;
+          continue;
+        }
         db.exec(m.sql);
-        db.prepare('INSERT INTO "_toolsmith_migrations" ("name", "checksum", "appliedAt") VALUES (?, ?, ?)').run(m.name, m.checksum, Date.now());
+        db.prepare('INSERT INTO "_toolsmith_migrations" ("name", "checksum", "appliedAt") VALUES (?, ?, ?)').run(
+          m.name,
+          m.checksum,
+          Date.now(),
+        );
         applied.push(m.name);
       }
       db.exec('COMMIT');
@@ -104,17 +125,26 @@ async function migratePostgres(url: string, migrations: Migration[]): Promise<Mi
     // One lock id for "toolsmith migrations": concurrent starters wait instead of racing.
     await client.query('SELECT pg_advisory_lock(725001)');
     await client.query(TABLE);
-    const rows = (await client.query('SELECT "name", "checksum" FROM "_toolsmith_migrations"')).rows as { name: string; checksum: string }[];
+    const rows = (await client.query('SELECT "name", "checksum" FROM "_toolsmith_migrations"')).rows as {
+      name: string;
+      checksum: string;
+    }[];
     const done = new Map(rows.map((r) => [r.name, r.checksum]));
     const applied: string[] = [];
     let already = 0;
     for (const m of migrations) {
       checkUnchanged(m, done.get(m.name));
-      if (done.has(m.name)) { already++; continue; }
+      if (done.has(m.name)) {
+        already++;
+        continue;
+      }
       await client.query('BEGIN');
       try {
         await client.query(m.sql);
-        await client.query('INSERT INTO "_toolsmith_migrations" ("name", "checksum", "appliedAt") VALUES ($1, $2, $3)', [m.name, m.checksum, Date.now()]);
+        await client.query(
+          'INSERT INTO "_toolsmith_migrations" ("name", "checksum", "appliedAt") VALUES ($1, $2, $3)',
+          [m.name, m.checksum, Date.now()],
+        );
         await client.query('COMMIT');
       } catch (e) {
         await client.query('ROLLBACK');

@@ -10,6 +10,8 @@
  *    Content-Length over the body cap → 413 before anything reads the body.
  */
 
+import { hostAllowed, hostOfUrl, parseHost } from '../../contracts/hosts.ts';
+
 export interface GateRequest {
   method: string;
   /** The request URL as received (path and query still percent-encoded). */
@@ -17,40 +19,23 @@ export interface GateRequest {
   headers: { get(name: string): string | null };
 }
 
-export interface GatePolicy { allowedHosts: string[]; maxBodyBytes: number }
+export interface GatePolicy {
+  allowedHosts: string[];
+  maxBodyBytes: number;
+}
 
-export interface GateRefusal { status: number; code: string; message: string }
+export interface GateRefusal {
+  status: number;
+  code: string;
+  message: string;
+}
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** The content types an HTML form or a no-cors fetch can send cross-site without a preflight. */
 const SIMPLE_BODIES = ['multipart/form-data', 'application/x-www-form-urlencoded', 'text/plain'];
 
-/** `host` or `host:port` (IPv6 in brackets), lower-cased; null when the value is not one. */
-export function parseHost(value: string): { name: string; port: string | null } | null {
-  const v = value.trim().toLowerCase();
-  const m = /^(\[[0-9a-f:.]+\]|[^:[\]/\s@]+)(?::(\d{1,5}))?$/.exec(v);
-  return m ? { name: m[1]!, port: m[2] ?? null } : null;
-}
-
-/** An allowed entry without a port admits the name on any port; with one, only that port. */
-export function hostAllowed(value: string, allowed: string[]): boolean {
-  const h = parseHost(value);
-  if (!h) return false;
-  return allowed.some((entry) => {
-    const a = parseHost(entry);
-    return a !== null && a.name === h.name && (a.port === null || a.port === h.port);
-  });
-}
-
-/** The host[:port] of an Origin or Referer value; null for `null`, opaque or unparsable origins. */
-function hostOfUrl(value: string): string | null {
-  try {
-    const u = new URL(value);
-    return u.protocol === 'http:' || u.protocol === 'https:' ? u.host : null;
-  } catch {
-    return null;
-  }
-}
+// The host checks are shared with serve-model and sandbox nodes (contracts/hosts.ts).
+export { parseHost, hostAllowed };
 
 function pathOf(url: string): string {
   const scheme = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(url);
@@ -73,7 +58,11 @@ export function wellFormedPath(path: string): boolean {
 export function checkRequest(req: GateRequest, policy: GatePolicy): GateRefusal | null {
   const host = req.headers.get('host') ?? '';
   if (!hostAllowed(host, policy.allowedHosts)) {
-    return { status: 421, code: 'MISDIRECTED_REQUEST', message: `this server does not answer to the host ${JSON.stringify(host.slice(0, 100))}; allowed hosts are set by TOOLSMITH_ALLOWED_HOSTS` };
+    return {
+      status: 421,
+      code: 'MISDIRECTED_REQUEST',
+      message: `this server does not answer to the host ${JSON.stringify(host.slice(0, 100))}; allowed hosts are set by TOOLSMITH_ALLOWED_HOSTS`,
+    };
   }
   if (!wellFormedPath(pathOf(req.url))) {
     return { status: 400, code: 'BAD_REQUEST', message: 'the URL path has a malformed percent-escape' };
@@ -83,7 +72,11 @@ export function checkRequest(req: GateRequest, policy: GatePolicy): GateRefusal 
 
   const type = (req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (SIMPLE_BODIES.includes(type)) {
-    return { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: `${method} bodies of type ${type} are not accepted; send application/json` };
+    return {
+      status: 415,
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+      message: `${method} bodies of type ${type} are not accepted; send application/json`,
+    };
   }
 
   const origin = req.headers.get('origin');
@@ -92,12 +85,20 @@ export function checkRequest(req: GateRequest, policy: GatePolicy): GateRefusal 
   if (source === null || source === '') {
     const bearer = /^bearer\s+\S/i.test(req.headers.get('authorization') ?? '');
     if (!(bearer && !req.headers.get('cookie'))) {
-      return { status: 403, code: 'FORBIDDEN', message: `a ${method} request must carry an Origin (or Referer) header naming this server, or authenticate with Authorization: Bearer and no cookie` };
+      return {
+        status: 403,
+        code: 'FORBIDDEN',
+        message: `a ${method} request must carry an Origin (or Referer) header naming this server, or authenticate with Authorization: Bearer and no cookie`,
+      };
     }
   } else {
     const from = hostOfUrl(source);
     if (from === null || !hostAllowed(from, policy.allowedHosts)) {
-      return { status: 403, code: 'FORBIDDEN', message: `cross-origin ${method} refused: ${origin !== null ? 'Origin' : 'Referer'} ${JSON.stringify(source.slice(0, 200))} is not an allowed host` };
+      return {
+        status: 403,
+        code: 'FORBIDDEN',
+        message: `cross-origin ${method} refused: ${origin !== null ? 'Origin' : 'Referer'} ${JSON.stringify(source.slice(0, 200))} is not an allowed host`,
+      };
     }
   }
 
@@ -109,7 +110,11 @@ export function checkRequest(req: GateRequest, policy: GatePolicy): GateRefusal 
 }
 
 export function tooLarge(limit: number): GateRefusal {
-  return { status: 413, code: 'PAYLOAD_TOO_LARGE', message: `the request body is over the limit of ${limit} bytes (TOOLSMITH_MAX_BODY_BYTES)` };
+  return {
+    status: 413,
+    code: 'PAYLOAD_TOO_LARGE',
+    message: `the request body is over the limit of ${limit} bytes (TOOLSMITH_MAX_BODY_BYTES)`,
+  };
 }
 
 /** The JSON body of a refusal, in the shape of a tRPC error so the tRPC client shows its message. */

@@ -5,7 +5,10 @@ import { refusalBody, tooLarge, type GateRefusal } from './gate.ts';
  * be at most `maxBodyBytes` (a declared Content-Length is refused before reading; a chunked body is read up to
  * the limit and refused there, so nothing larger is ever held), and a POST body must be JSON.
  */
-export interface Limits { maxBodyBytes: number; maxBatch: number }
+export interface Limits {
+  maxBodyBytes: number;
+  maxBatch: number;
+}
 
 type Handler = (req: Request) => Promise<Response>;
 
@@ -17,11 +20,17 @@ export function callCount(url: string, endpoint = '/api/trpc'): number {
 }
 
 function refuse(r: GateRefusal): Response {
-  return new Response(refusalBody(r), { status: r.status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
+  return new Response(refusalBody(r), {
+    status: r.status,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+  });
 }
 
 /** Read a body, giving up (null) once it passes `limit` bytes. */
-export async function readCapped(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array<ArrayBuffer> | null> {
+export async function readCapped(
+  body: ReadableStream<Uint8Array> | null,
+  limit: number,
+): Promise<Uint8Array<ArrayBuffer> | null> {
   if (!body) return new Uint8Array(0);
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
@@ -38,7 +47,10 @@ export async function readCapped(body: ReadableStream<Uint8Array> | null, limit:
   }
   const out = new Uint8Array(size);
   let at = 0;
-  for (const c of chunks) { out.set(c, at); at += c.byteLength; }
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
   return out;
 }
 
@@ -47,7 +59,11 @@ export function withLimits(handler: Handler, limits: () => Limits): Handler {
     const { maxBodyBytes, maxBatch } = limits();
     const calls = callCount(req.url);
     if (calls > maxBatch) {
-      return refuse({ status: 400, code: 'BAD_REQUEST', message: `a batch may carry at most ${maxBatch} calls (TOOLSMITH_MAX_BATCH); this one has ${calls}` });
+      return refuse({
+        status: 400,
+        code: 'BAD_REQUEST',
+        message: `a batch may carry at most ${maxBatch} calls (TOOLSMITH_MAX_BATCH); this one has ${calls}`,
+      });
     }
     if (req.method !== 'POST') return handler(req);
     const type = (req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
@@ -56,8 +72,19 @@ export function withLimits(handler: Handler, limits: () => Limits): Handler {
     const body = await readCapped(req.body, maxBodyBytes);
     if (body === null) return refuse(tooLarge(maxBodyBytes));
     if (body.byteLength > 0 && type !== 'application/json') {
-      return refuse({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: `tRPC calls take application/json bodies, not ${type || 'an untyped body'}` });
+      return refuse({
+        status: 415,
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+        message: `tRPC calls take application/json bodies, not ${type || 'an untyped body'}`,
+      });
     }
-    return handler(new Request(req.url, { method: req.method, headers: req.headers, body: body.byteLength > 0 ? body : null, signal: req.signal }));
+    return handler(
+      new Request(req.url, {
+        method: req.method,
+        headers: req.headers,
+        body: body.byteLength > 0 ? body : null,
+        signal: req.signal,
+      }),
+    );
   };
 }

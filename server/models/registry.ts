@@ -9,9 +9,11 @@
  * and the summary model_tool.py gave). New models appear atomically: they are written into a hidden staging folder
  * inside the models folder (same filesystem) and renamed into place, so a crash never leaves half a model under a name.
  */
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { UserError, errorMessage } from '../../contracts/errors.ts';
 import { ModelProvenanceSchema, type ModelInfo, type ModelProvenance } from '../../contracts/models.ts';
 import { NAME_RE, NAME_RULE } from '../../contracts/names.ts';
@@ -19,6 +21,7 @@ import { config } from '../config.ts';
 import { PathEscapeError, resolveUnderRoot } from './under-root.ts';
 
 export const PROVENANCE_FILE = 'toolsmith.json';
+const execFileP = promisify(execFile);
 /** Weights as pickles: never imported (loading one runs code); model_tool.py's inspect refuses a model with only these. */
 const PICKLE = /\.(bin|pt|pth|ckpt|pkl|pickle)$/i;
 
@@ -50,7 +53,10 @@ export function modelExists(name: string): boolean {
 export function resolveModel(name: string): string {
   const dir = modelPath(name);
   if (!fs.existsSync(path.join(dir, 'config.json'))) {
-    throw new UserError(`no model named "${name}" in ${modelsDir()}`, { field: 'name', fix: 'see `npx toolsmith model list`; add one with `npx toolsmith model init` or `model import DIR --name NAME`' });
+    throw new UserError(`no model named "${name}" in ${modelsDir()}`, {
+      field: 'name',
+      fix: 'see `npx toolsmith model list`; add one with `npx toolsmith model init` or `model import DIR --name NAME`',
+    });
   }
   return dir;
 }
@@ -88,12 +94,16 @@ async function readJson(file: string): Promise<unknown> {
 }
 
 /** The provenance of a model directory (null when it has none, or it is unreadable: then `problem` says why). */
-export async function readProvenance(dir: string): Promise<{ provenance: ModelProvenance | null; problem: string | null }> {
+export async function readProvenance(
+  dir: string,
+): Promise<{ provenance: ModelProvenance | null; problem: string | null }> {
   const file = path.join(dir, PROVENANCE_FILE);
   if (!fs.existsSync(file)) return { provenance: null, problem: null };
   try {
     const r = ModelProvenanceSchema.safeParse(await readJson(file));
-    return r.success ? { provenance: r.data, problem: null } : { provenance: null, problem: `${PROVENANCE_FILE}: ${r.error.issues[0]?.message ?? 'invalid'}` };
+    return r.success
+      ? { provenance: r.data, problem: null }
+      : { provenance: null, problem: `${PROVENANCE_FILE}: ${r.error.issues[0]?.message ?? 'invalid'}` };
   } catch (e) {
     return { provenance: null, problem: `${PROVENANCE_FILE}: ${errorMessage(e)}` };
   }
@@ -108,12 +118,15 @@ export async function readModel(name: string): Promise<ModelInfo> {
   const problems: string[] = [];
   let cfg: Record<string, unknown> = {};
   try {
-    const raw = await readJson(path.join(dir, 'config.json')) as Record<string, unknown>;
+    const raw = (await readJson(path.join(dir, 'config.json'))) as Record<string, unknown>;
     cfg = raw && typeof raw === 'object' ? raw : {};
   } catch (e) {
     problems.push(`config.json: ${errorMessage(e)}`);
   }
-  const text = (cfg.text_config && typeof cfg.text_config === 'object' ? cfg.text_config : cfg) as Record<string, unknown>;
+  const text = (cfg.text_config && typeof cfg.text_config === 'object' ? cfg.text_config : cfg) as Record<
+    string,
+    unknown
+  >;
   const { provenance, problem } = await readProvenance(dir);
   if (problem) problems.push(problem);
   const s = provenance?.summary ?? {};
@@ -131,9 +144,11 @@ export async function readModel(name: string): Promise<ModelInfo> {
   const heads = num(text.num_attention_heads);
   const archs = Array.isArray(cfg.architectures) ? cfg.architectures : [];
   let createdAt = provenance?.createdAt ?? null;
-  if (!createdAt) createdAt = (await fsp.stat(path.join(dir, 'config.json')).catch(() => null))?.mtime.toISOString() ?? null;
+  if (!createdAt)
+    createdAt = (await fsp.stat(path.join(dir, 'config.json')).catch(() => null))?.mtime.toISOString() ?? null;
   return {
-    name, dir,
+    name,
+    dir,
     architecture: str(archs[0]) ?? str(s.architecture),
     modelType: str(cfg.model_type) ?? str(s.model_type),
     parameters,
@@ -148,8 +163,26 @@ export async function readModel(name: string): Promise<ModelInfo> {
     source: provenance?.source ?? 'unknown',
     createdAt,
     importedFrom: provenance?.importedFrom ?? null,
+    license: provenance?.license ?? provenance?.gguf?.license ?? null,
+    origin: provenance ? describeOrigin(provenance) : null,
     problem: problems.length ? problems.join('; ') : null,
   };
+}
+
+/** One line on where a model's weights came from, for lists and the Models page. */
+export function describeOrigin(p: ModelProvenance): string | null {
+  const parts: string[] = [];
+  if (p.package)
+    parts.push(
+      `${p.package.member.split('/').pop()} from ${p.package.package} ${p.package.version} (${p.package.index})`,
+    );
+  else if (p.importedFrom) parts.push(`from ${p.importedFrom}`);
+  if (p.gguf)
+    parts.push(
+      `GGUF ${p.gguf.architecture} ${p.gguf.file_type ?? '?'}, dequantised to float32, sha256 ${p.gguf.sha256.slice(0, 12)}…`,
+    );
+  if (p.init) parts.push(`random weights, seed ${p.init.seed}`);
+  return parts.length ? parts.join('; ') : null;
 }
 
 /** Bytes of a model directory's files (its top level: HF directories are flat). */
@@ -162,7 +195,16 @@ async function dirBytes(dir: string): Promise<number> {
   return total;
 }
 
-const ST_DTYPES: Record<string, string> = { F32: 'float32', BF16: 'bfloat16', F16: 'float16', F64: 'float64', I8: 'int8', U8: 'uint8', F8_E4M3: 'float8_e4m3fn', F8_E5M2: 'float8_e5m2' };
+const ST_DTYPES: Record<string, string> = {
+  F32: 'float32',
+  BF16: 'bfloat16',
+  F16: 'float16',
+  F64: 'float64',
+  I8: 'int8',
+  U8: 'uint8',
+  F8_E4M3: 'float8_e4m3fn',
+  F8_E5M2: 'float8_e5m2',
+};
 
 /** Elements and main dtype over a model's safetensors files, from their JSON headers only (8-byte length + JSON). */
 export async function safetensorsTotals(dir: string): Promise<{ parameters: number | null; dtype: string | null }> {
@@ -204,15 +246,21 @@ export async function createModel(
   produce: (target: string) => Promise<Omit<ModelProvenance, 'createdAt'>>,
 ): Promise<{ dir: string; provenance: ModelProvenance }> {
   const dir = modelPath(name);
-  const taken = () => new UserError(`a model named "${name}" already exists (${dir})`, { field: 'name', fix: 'choose another --name, or remove that folder first' });
+  const taken = () =>
+    new UserError(`a model named "${name}" already exists (${dir})`, {
+      field: 'name',
+      fix: 'choose another --name, or remove that folder first',
+    });
   if (fs.existsSync(dir)) throw taken();
-  await fsp.mkdir(modelsDir(), { recursive: true });
+  await fsp.mkdir(modelsDir(), { recursive: true, mode: 0o700 });
   const staging = await fsp.mkdtemp(path.join(modelsDir(), `.staging-${name}-`));
   try {
     const target = path.join(staging, name);
     const p = await produce(target);
     const provenance = ModelProvenanceSchema.parse({ ...p, createdAt: new Date().toISOString() });
-    await fsp.writeFile(path.join(target, PROVENANCE_FILE), `${JSON.stringify(provenance, null, 2)}\n`);
+    await fsp.writeFile(path.join(target, PROVENANCE_FILE), `${JSON.stringify(provenance, null, 2)}\n`, {
+      mode: 0o600,
+    });
     if (fs.existsSync(dir)) throw taken();
     try {
       await fsp.rename(target, dir);
@@ -228,12 +276,17 @@ export async function createModel(
 }
 
 /**
- * The files of a model directory into `dest` (created): hard links when on the same filesystem (a 28 GB model costs
- * no space), else copies. Only the top level's regular files, symlinks followed (a Hugging Face cache snapshot is
- * links into its blob store); pickles, sub-folders, dotfiles and an old toolsmith.json are skipped.
+ * The files of a model directory into `dest` (created 0700), each copied (a reflink where the filesystem can: no
+ * extra space on btrfs or XFS) and made 0600: never a hard link, which its owner could rewrite after the import was
+ * checked. Only the top level's regular files, symlinks followed (a Hugging Face cache snapshot is links into its
+ * blob store); pickles, sub-folders, dotfiles and an old toolsmith.json are skipped. `linked` is always 0 now (it
+ * counted hard links in provenance written before).
  */
-export async function linkModelFiles(src: string, dest: string): Promise<{ linked: number; copied: number; skipped: string[] }> {
-  await fsp.mkdir(dest, { recursive: true });
+export async function copyModelFiles(
+  src: string,
+  dest: string,
+): Promise<{ linked: number; copied: number; skipped: string[] }> {
+  await fsp.mkdir(dest, { recursive: true, mode: 0o700 });
   const out = { linked: 0, copied: 0, skipped: [] as string[] };
   for (const name of (await fsp.readdir(src)).sort()) {
     const from = path.join(src, name);
@@ -242,17 +295,23 @@ export async function linkModelFiles(src: string, dest: string): Promise<{ linke
       out.skipped.push(name);
       continue;
     }
-    const real = await fsp.realpath(from);
     const to = path.join(dest, name);
-    try {
-      await fsp.link(real, to);
-      out.linked++;
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (!['EXDEV', 'EPERM', 'EMLINK', 'ENOTSUP', 'EACCES', 'EOPNOTSUPP'].includes(code ?? '')) throw e;
-      await fsp.copyFile(real, to);
-      out.copied++;
-    }
+    await copyOne(await fsp.realpath(from), to);
+    await fsp.chmod(to, 0o600);
+    out.copied++;
   }
   return out;
+}
+
+/**
+ * One file copied: GNU cp reflinks where it can and keeps holes (a sparse file stays sparse; Node's copyFile would
+ * write every zero of it); without cp, Node's copyFile (a reflink where it can, else a full copy).
+ */
+async function copyOne(from: string, to: string): Promise<void> {
+  try {
+    await execFileP('cp', ['--reflink=auto', '--sparse=auto', '--no-preserve=all', '--', from, to]);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e; // no cp on this host: copy here
+    await fsp.copyFile(from, to, fs.constants.COPYFILE_EXCL | fs.constants.COPYFILE_FICLONE);
+  }
 }

@@ -43,13 +43,20 @@ export interface UnderRootOptions {
  */
 export function resolveUnderRoot(root: string, name: string, opts: UnderRootOptions): string {
   if (typeof name !== 'string' || !NAME_RE.test(name)) {
-    throw new PathEscapeError(`${opts.field}: "${String(name).slice(0, 100)}" is not a name: ${NAME_RULE} (a name, never a path)`, { field: opts.field });
+    throw new PathEscapeError(
+      `${opts.field}: "${String(name).slice(0, 100)}" is not a name: ${NAME_RULE} (a name, never a path)`,
+      { field: opts.field },
+    );
   }
   const joined = path.join(root, name);
   const realRoot = real(root);
   if (realRoot === null) return joined; // no root yet: nothing under it either
   let isLink = false;
-  try { isLink = fs.lstatSync(joined).isSymbolicLink(); } catch { return joined; }
+  try {
+    isLink = fs.lstatSync(joined).isSymbolicLink();
+  } catch {
+    return joined;
+  }
   const target = real(joined);
   if (target === null || !isInside(realRoot, target)) throw escape(name, opts, isLink);
   if (opts.checkEntries && fs.statSync(target).isDirectory()) {
@@ -64,6 +71,9 @@ export function resolveUnderRoot(root: string, name: string, opts: UnderRootOpti
 function escape(what: string, opts: UnderRootOptions, link: boolean): PathEscapeError {
   return new PathEscapeError(
     `${opts.field}: "${what}" ${link ? 'is a link that leads' : 'resolves'} outside ${opts.rootLabel}; refused (only what lives inside it can be named)`,
-    { field: opts.field, fix: `put the files themselves inside ${opts.rootLabel} (e.g. npx toolsmith model import DIR --name NAME copies them in)` },
+    {
+      field: opts.field,
+      fix: `put the files themselves inside ${opts.rootLabel} (e.g. npx toolsmith model import DIR --name NAME copies them in)`,
+    },
   );
 }

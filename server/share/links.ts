@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { z } from 'zod';
 import type { Database } from '../db/client.ts';
 import { parseUserInput, UserError } from '../../contracts/errors.ts';
 import { listMetricKeys, readSeries, type SeriesPoint } from '../store/metrics.ts';
@@ -8,67 +7,39 @@ import { getRunPublicSummary, runExists } from '../store/runs.ts';
 import { getTrajectoryRun, getTrajectoryWithToolCalls, readStep, readTrajectoryTokens } from '../store/trajectories.ts';
 import { tokenRecordToWire } from '../store/token-codec.ts';
 import {
-  getShareLinkByTokenHash, getShareLinkRevocation, insertShareLink, listShareLinkRows, setShareLinkRevoked,
+  getShareLinkByTokenHash,
+  getShareLinkRevocation,
+  insertShareLink,
+  listShareLinkRows,
+  setShareLinkRevoked,
 } from '../store/share-links.ts';
-import { type RunEvent } from '../../contracts/events.ts';
+import type { RunEvent } from '../../contracts/events.ts';
+import {
+  createShareLinkInput,
+  SHARE_SCOPES,
+  type CreateShareLinkInput,
+  type SharedRunFull,
+  type SharedRunHeader,
+  type ShareLinkListItem,
+  type ShareScope,
+  type ShareTarget,
+} from '../../contracts/share.ts';
 
 /**
  * Share links: a read-only capability naming exactly one run, one step of a run, one trajectory, or a comparison
  * of 2–8 runs. The token (32 random bytes, base64url) is shown once at creation; only its SHA-256 is stored, so
  * the table (or a backup of it) cannot be turned back into working links. A link that is unknown, revoked or
  * expired, and any request for something the link does not name, fail the same way (ShareLinkNotFound), so a
- * link reveals nothing about what else exists.
+ * link reveals nothing about what else exists. The shapes (scopes, targets, the create input, the list and the views)
+ * are contracts/share.ts's.
  */
-
-export const SHARE_SCOPES = ['run', 'step', 'trajectory', 'compare'] as const;
-export type ShareScope = (typeof SHARE_SCOPES)[number];
 
 /** 32 bytes = 256 random bits; base64url without padding is always 43 characters. */
 export const TOKEN_BYTES = 32;
 const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
-const MAX_EXPIRY_SECONDS = 10 * 365 * 24 * 3600;
 
-const id = z.string().min(1).max(100);
-// Steps are 32-bit INTEGER columns on PostgreSQL.
-const stepNumber = z.number().int().min(0).max(2 ** 31 - 1);
-
-export const runTarget = z.object({ runId: id });
-export const stepTarget = z.object({ runId: id, step: stepNumber });
-export const trajectoryTarget = z.object({ trajectoryId: id });
-export const compareTarget = z.object({
-  runIds: z.array(id).min(2).max(8).refine((ids) => new Set(ids).size === ids.length, { message: 'run ids must be distinct' }),
-});
-
-const common = {
-  label: z.string().trim().min(1).max(200).optional(),
-  expiresInSeconds: z.number().int().min(1).max(MAX_EXPIRY_SECONDS).optional(),
-  expiresAt: z.union([z.date(), z.iso.datetime({ offset: true }), z.number().int().positive()]).optional(),
-};
-
-/** Input of createShareLink (and of the tRPC `share.create` mutation): the scope picks the target's shape. */
-export const createShareLinkInput = z
-  .discriminatedUnion('scope', [
-    z.object({ scope: z.literal('run'), target: runTarget, ...common }),
-    z.object({ scope: z.literal('step'), target: stepTarget, ...common }),
-    z.object({ scope: z.literal('trajectory'), target: trajectoryTarget, ...common }),
-    z.object({ scope: z.literal('compare'), target: compareTarget, ...common }),
-  ])
-  .refine((v) => v.expiresAt === undefined || v.expiresInSeconds === undefined, { message: 'give expiresAt or expiresInSeconds, not both', path: ['expiresAt'] });
-export type CreateShareLinkInput = z.input<typeof createShareLinkInput>;
-
-/** What a link names, as stored in ShareLink.target (trajectory links also record their run). */
-export type ShareTarget =
-  | { scope: 'run'; target: { runId: string } }
-  | { scope: 'step'; target: { runId: string; step: number } }
-  | { scope: 'trajectory'; target: { trajectoryId: string; runId: string } }
-  | { scope: 'compare'; target: { runIds: string[] } };
-
+/** A live link as a token opens it: what it names, its label and its expiry. */
 export type ShareLinkInfo = ShareTarget & { id: string; label: string | null; createdAt: Date; expiresAt: Date | null };
-
-export interface ShareLinkListItem {
-  id: string; scope: ShareScope; target: ShareTarget['target']; label: string | null;
-  createdAt: Date; expiresAt: Date | null; revokedAt: Date | null; state: 'active' | 'expired' | 'revoked';
-}
 
 /** A dead link, or a request outside what the link names. Deliberately says nothing more. */
 export class ShareLinkNotFound extends Error {
@@ -95,11 +66,28 @@ export async function createShareLink(db: Database, raw: CreateShareLinkInput, n
   else if (input.expiresAt !== undefined) {
     expiresAt = input.expiresAt instanceof Date ? input.expiresAt : new Date(input.expiresAt);
     if (Number.isNaN(expiresAt.getTime())) throw new UserError('expiresAt: not a valid date', { field: 'expiresAt' });
-    if (expiresAt.getTime() <= now.getTime()) throw new UserError('expiresAt: must be in the future', { field: 'expiresAt' });
+    if (expiresAt.getTime() <= now.getTime())
+      throw new UserError('expiresAt: must be in the future', { field: 'expiresAt' });
   }
   const token = randomBytes(TOKEN_BYTES).toString('base64url');
-  const row = await insertShareLink(db, { tokenHash: hashToken(token), scope: input.scope, target: stored, label: input.label ?? null, createdAt: now, expiresAt });
-  return { id: row.id, token, path: sharePath(token), scope: input.scope as ShareScope, target: stored, label: row.label, createdAt: row.createdAt, expiresAt: row.expiresAt };
+  const row = await insertShareLink(db, {
+    tokenHash: hashToken(token),
+    scope: input.scope,
+    target: stored,
+    label: input.label ?? null,
+    createdAt: now,
+    expiresAt,
+  });
+  return {
+    id: row.id,
+    token,
+    path: sharePath(token),
+    scope: input.scope as ShareScope,
+    target: stored,
+    label: row.label,
+    createdAt: row.createdAt,
+    expiresAt: row.expiresAt,
+  };
 }
 
 /** Check that what the link names exists; returns the target as stored. Errors name the field. */
@@ -116,7 +104,10 @@ async function checkTarget(db: Database, t: ShareTarget): Promise<ShareTarget['t
       return { runId: t.target.runId, step: t.target.step };
     case 'trajectory': {
       const tr = await getTrajectoryRun(db, t.target.trajectoryId);
-      if (!tr) throw new UserError(`target.trajectoryId: trajectory ${t.target.trajectoryId} not found`, { field: 'target.trajectoryId' });
+      if (!tr)
+        throw new UserError(`target.trajectoryId: trajectory ${t.target.trajectoryId} not found`, {
+          field: 'target.trajectoryId',
+        });
       return { trajectoryId: tr.id, runId: tr.runId };
     }
     case 'compare':
@@ -128,22 +119,43 @@ async function checkTarget(db: Database, t: ShareTarget): Promise<ShareTarget['t
 /** Revoke by link id (never by token). Idempotent: revoking a revoked link keeps its first revocation time. */
 export async function revokeShareLink(db: Database, linkId: string, now = new Date()) {
   const row = await getShareLinkRevocation(db, linkId);
-  if (!row) throw new UserError(`id: no share link has this id`, { field: 'id', fix: 'revoke takes the link id from the list, not its token' });
+  if (!row)
+    throw new UserError(`id: no share link has this id`, {
+      field: 'id',
+      fix: 'revoke takes the link id from the list, not its token',
+    });
   if (row.revokedAt) return { id: row.id, revokedAt: row.revokedAt };
   const updated = await setShareLinkRevoked(db, linkId, now);
   return { id: updated.id, revokedAt: updated.revokedAt! };
 }
 
 /** The owner's list (newest first), optionally only links that name `runId`. Never includes tokens or hashes. */
-export async function listShareLinks(db: Database, opts: { runId?: string; limit?: number } = {}, now = new Date()): Promise<ShareLinkListItem[]> {
+export async function listShareLinks(
+  db: Database,
+  opts: { runId?: string; limit?: number } = {},
+  now = new Date(),
+): Promise<ShareLinkListItem[]> {
   // `targetContains` narrows the scan; the parsed target decides.
   const rows = await listShareLinkRows(db, { targetContains: opts.runId });
   const items: ShareLinkListItem[] = [];
   for (const r of rows) {
     const info = { scope: r.scope, target: JSON.parse(r.target) } as ShareTarget;
     if (opts.runId && !runsOf(info).includes(opts.runId)) continue;
-    const state = r.revokedAt ? 'revoked' : r.expiresAt && r.expiresAt.getTime() <= now.getTime() ? 'expired' : 'active';
-    items.push({ id: r.id, scope: info.scope, target: info.target, label: r.label, createdAt: r.createdAt, expiresAt: r.expiresAt, revokedAt: r.revokedAt, state });
+    const state = r.revokedAt
+      ? 'revoked'
+      : r.expiresAt && r.expiresAt.getTime() <= now.getTime()
+        ? 'expired'
+        : 'active';
+    items.push({
+      id: r.id,
+      scope: info.scope,
+      target: info.target,
+      label: r.label,
+      createdAt: r.createdAt,
+      expiresAt: r.expiresAt,
+      revokedAt: r.revokedAt,
+      state,
+    });
     if (opts.limit && items.length >= opts.limit) break;
   }
   return items;
@@ -156,7 +168,14 @@ export async function resolveShareLink(db: Database, token: string, now = new Da
   if (!row || row.revokedAt) return null;
   if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return null;
   if (!(SHARE_SCOPES as readonly string[]).includes(row.scope)) return null;
-  return { id: row.id, scope: row.scope, target: JSON.parse(row.target), label: row.label, createdAt: row.createdAt, expiresAt: row.expiresAt } as ShareLinkInfo;
+  return {
+    id: row.id,
+    scope: row.scope,
+    target: JSON.parse(row.target),
+    label: row.label,
+    createdAt: row.createdAt,
+    expiresAt: row.expiresAt,
+  } as ShareLinkInfo;
 }
 
 /** The live link, or ShareLinkNotFound. */
@@ -172,14 +191,6 @@ export function runsOf(link: ShareTarget): string[] {
 }
 
 // ---- the read-only view a link opens -------------------------------------------------------------------------
-
-/** What a run, step or trajectory link shows about the run it belongs to. */
-export interface SharedRunHeader {
-  id: string; name: string; kind: string; status: string; stage: number; stageName: string | null; step: number; totalSteps: number | null;
-  createdAt: Date; startedAt: Date | null; finishedAt: Date | null;
-}
-/** A run or compare link names the whole run: it also shows the recipe, the seed, the code version and the error. */
-export interface SharedRunFull extends SharedRunHeader { seed: number; codeVersion: string; recipeSpec: unknown; error: string | null }
 
 /**
  * The run as a link shows it. A step or trajectory link names a part of the run, not the run: it gets the
@@ -219,7 +230,12 @@ export async function sharedView(db: Database, token: string, now = new Date()) 
  * Metric series of a run the link names. A run or compare link shows whole series; a step link only the points
  * of its step; a trajectory link shows no metrics.
  */
-export async function sharedMetrics(db: Database, token: string, q: { runId: string; keys?: string[] }, now = new Date()) {
+export async function sharedMetrics(
+  db: Database,
+  token: string,
+  q: { runId: string; keys?: string[] },
+  now = new Date(),
+) {
   const link = await assertReadOnlyToken(db, token, now);
   if (link.scope === 'trajectory' || !runsOf(link).includes(q.runId)) throw new ShareLinkNotFound();
   const [from, to] = link.scope === 'step' ? [link.target.step, link.target.step] : [undefined, undefined];
@@ -231,7 +247,12 @@ export async function sharedMetrics(db: Database, token: string, q: { runId: str
 }
 
 /** Trajectory rows (without content) of one step the link covers, in group order; `cursor` is an offset. */
-export async function sharedTrajectories(db: Database, token: string, q: { runId: string; step: number; limit?: number; cursor?: number }, now = new Date()) {
+export async function sharedTrajectories(
+  db: Database,
+  token: string,
+  q: { runId: string; step: number; limit?: number; cursor?: number },
+  now = new Date(),
+) {
   const link = await assertReadOnlyToken(db, token, now);
   const limit = Math.min(Math.max(q.limit ?? 50, 1), 500);
   const offset = Math.max(q.cursor ?? 0, 0);
@@ -285,7 +306,12 @@ export async function sharedTrajectoryTokens(db: Database, token: string, trajec
 }
 
 /** A run link's event log (from `afterSeq`, exclusive). Other scopes name no log. */
-export async function sharedEvents(db: Database, token: string, q: { afterSeq?: number; limit?: number } = {}, now = new Date()): Promise<{ events: RunEvent[] }> {
+export async function sharedEvents(
+  db: Database,
+  token: string,
+  q: { afterSeq?: number; limit?: number } = {},
+  now = new Date(),
+): Promise<{ events: RunEvent[] }> {
   const link = await assertReadOnlyToken(db, token, now);
   if (link.scope !== 'run') throw new ShareLinkNotFound();
   // A link outliving its run (deleted) opens nothing, the same as a dead link.

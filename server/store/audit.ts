@@ -2,8 +2,15 @@
 import type { Database } from '../db/client.ts';
 
 export interface AuditRow {
-  userId: string | null; email: string | null; via: string | null; action: string; target: string | null;
-  ok: boolean; detail: string | null; ip: string | null; userAgent: string | null;
+  userId: string | null;
+  email: string | null;
+  via: string | null;
+  action: string;
+  target: string | null;
+  ok: boolean;
+  detail: string | null;
+  ip: string | null;
+  userAgent: string | null;
 }
 
 export async function insertAudit(db: Database, row: AuditRow): Promise<void> {
@@ -11,4 +18,8 @@ export async function insertAudit(db: Database, row: AuditRow): Promise<void> {
 }
 
 export const listAuditRows = (db: Database, opts: { limit: number; before?: number }) =>
-  db.prisma.auditLog.findMany({ where: opts.before ? { id: { lt: opts.before } } : undefined, orderBy: { id: 'desc' }, take: opts.limit });
+  db.prisma.auditLog.findMany({
+    where: opts.before ? { id: { lt: opts.before } } : undefined,
+    orderBy: { id: 'desc' },
+    take: opts.limit,
+  });

@@ -3,8 +3,16 @@ import type { Database } from '../db/client.ts';
 import { newId } from '../ids.ts';
 
 export interface NewEvalResult {
-  runId: string; step: number; benchmark: string; k: number; pass1: number; passK: number;
-  meanLength: number; toolCalls: number; toolErrors: number; details: unknown;
+  runId: string;
+  step: number;
+  benchmark: string;
+  k: number;
+  pass1: number;
+  passK: number;
+  meanLength: number;
+  toolCalls: number;
+  toolErrors: number;
+  details: unknown;
 }
 
 /** A run's evaluation rows, by step then benchmark (`details` still JSON text). */
@@ -21,8 +29,44 @@ export function findEvalResult(db: Database, q: { runId: string; benchmark: stri
 export async function insertEvalResult(db: Database, r: NewEvalResult): Promise<void> {
   await db.prisma.evalResult.create({
     data: {
-      id: newId('ev_'), runId: r.runId, step: r.step, benchmark: r.benchmark, k: r.k, pass1: r.pass1, passK: r.passK,
-      meanLength: r.meanLength, toolCalls: r.toolCalls, toolErrors: r.toolErrors, details: JSON.stringify(r.details),
+      id: newId('ev_'),
+      runId: r.runId,
+      step: r.step,
+      benchmark: r.benchmark,
+      k: r.k,
+      pass1: r.pass1,
+      passK: r.passK,
+      meanLength: r.meanLength,
+      toolCalls: r.toolCalls,
+      toolErrors: r.toolErrors,
+      details: JSON.stringify(r.details),
     },
   });
+}
+
+/** Store or replace one benchmark's row at one step (an imported run's validation, recomputed as lines arrive). */
+export async function upsertEvalResult(
+  db: Database,
+  r: Omit<NewEvalResult, 'passK' | 'meanLength' | 'toolCalls' | 'toolErrors'> & {
+    passK: number | null;
+    meanLength: number | null;
+    toolCalls: number | null;
+    toolErrors: number | null;
+  },
+): Promise<void> {
+  const data = {
+    k: r.k,
+    pass1: r.pass1,
+    passK: r.passK,
+    meanLength: r.meanLength,
+    toolCalls: r.toolCalls,
+    toolErrors: r.toolErrors,
+    details: JSON.stringify(r.details),
+  };
+  const found = await findEvalResult(db, r);
+  if (found) await db.prisma.evalResult.update({ where: { id: found.id }, data });
+  else
+    await db.prisma.evalResult.create({
+      data: { id: newId('ev_'), runId: r.runId, step: r.step, benchmark: r.benchmark, ...data },
+    });
 }

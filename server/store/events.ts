@@ -10,7 +10,8 @@ const MAX_BATCH = 200;
  */
 export async function appendEvents(db: Database, runId: string, events: EventInput[], on?: Sql): Promise<number> {
   let last = 0;
-  for (let i = 0; i < events.length; i += MAX_BATCH) last = await appendChunk(db, runId, events.slice(i, i + MAX_BATCH), on);
+  for (let i = 0; i < events.length; i += MAX_BATCH)
+    last = await appendChunk(db, runId, events.slice(i, i + MAX_BATCH), on);
   return last;
 }
 
@@ -25,8 +26,18 @@ async function appendChunk(db: Database, runId: string, events: EventInput[], on
   const selects: string[] = [];
   const params: unknown[] = [];
   events.forEach((e, i) => {
-    selects.push(`SELECT CAST(? AS TEXT), ${base} + ${i + 1}, CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT)`);
-    params.push(runId, runId, now, e.level ?? 'info', e.type ?? 'log', e.message, e.data === undefined ? null : JSON.stringify(e.data));
+    selects.push(
+      `SELECT CAST(? AS TEXT), ${base} + ${i + 1}, CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT)`,
+    );
+    params.push(
+      runId,
+      runId,
+      now,
+      e.level ?? 'info',
+      e.type ?? 'log',
+      e.message,
+      e.data === undefined ? null : JSON.stringify(e.data),
+    );
   });
   const sql = `INSERT INTO "RunEvent" ("runId", "seq", "time", "level", "type", "message", "data") ${selects.join(' UNION ALL ')}`;
   for (let attempt = 0; ; attempt++) {
@@ -44,17 +55,27 @@ async function appendChunk(db: Database, runId: string, events: EventInput[], on
 
 /** The seq of a run's last event (0 when it has none): one lookup at the end of the (runId, seq) primary key. */
 export async function lastEventSeq(db: Database, runId: string, on?: Sql): Promise<number> {
-  const rows = await db.query<{ m: number | bigint | null }>(`SELECT MAX("seq") AS "m" FROM "RunEvent" WHERE "runId" = ?`, [runId], on);
+  const rows = await db.query<{ m: number | bigint | null }>(
+    `SELECT MAX("seq") AS "m" FROM "RunEvent" WHERE "runId" = ?`,
+    [runId],
+    on,
+  );
   return Number(rows[0]?.m ?? 0);
 }
 
 export function isUniqueViolation(e: unknown): boolean {
   const text = `${(e as Error)?.message ?? ''} ${JSON.stringify((e as { meta?: unknown })?.meta ?? '')}`;
-  return /UNIQUE constraint|unique constraint|duplicate key|23505|P2002|SQLITE_CONSTRAINT_(?:PRIMARYKEY|UNIQUE)/i.test(text);
+  return /UNIQUE constraint|unique constraint|duplicate key|23505|P2002|SQLITE_CONSTRAINT_(?:PRIMARYKEY|UNIQUE)/i.test(
+    text,
+  );
 }
 
 type EventRow = Omit<RunEvent, 'level' | 'data'> & { level: string; data: string | null };
-const toRunEvent = (r: EventRow): RunEvent => ({ ...r, level: r.level as EventLevel, data: r.data === null ? null : JSON.parse(r.data) });
+const toRunEvent = (r: EventRow): RunEvent => ({
+  ...r,
+  level: r.level as EventLevel,
+  data: r.data === null ? null : JSON.parse(r.data),
+});
 
 /** A run's events of some types, oldest first (e.g. its stage and evaluation milestones among thousands of metrics). */
 export async function readEventsOfTypes(db: Database, runId: string, types: string[]): Promise<RunEvent[]> {

@@ -11,33 +11,58 @@ import { newId } from '../ids.ts';
 export type JobStatus = 'queued' | 'leased' | 'succeeded' | 'failed' | 'cancelled';
 
 export interface Job {
-  id: string; kind: string; runId: string | null; payload: unknown; status: JobStatus; attempts: number; maxAttempts: number;
-  leaseOwner: string | null; leaseExpiresAt: number | null; cancelRequested: boolean;
+  id: string;
+  kind: string;
+  runId: string | null;
+  payload: unknown;
+  status: JobStatus;
+  attempts: number;
+  maxAttempts: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: number | null;
+  cancelRequested: boolean;
 }
 
-interface EnqueueOptions { runId?: string | null; priority?: number; maxAttempts?: number; delayMs?: number }
+interface EnqueueOptions {
+  runId?: string | null;
+  priority?: number;
+  maxAttempts?: number;
+  delayMs?: number;
+}
 /**
  * A known kind's payload is typed and checked by its schema (contracts/jobs.ts) before it is stored; other kinds
  * (the queue's own tests) pass through untouched.
  */
-export type EnqueueInput<K extends string = string> = EnqueueOptions & (K extends JobKind
-  ? { kind: K } & ({} extends JobPayloadInput<K> ? { payload?: JobPayloadInput<K> } : { payload: JobPayloadInput<K> })
-  : { kind: K; payload?: unknown });
+export type EnqueueInput<K extends string = string> = EnqueueOptions &
+  (K extends JobKind
+    ? { kind: K } & ({} extends JobPayloadInput<K> ? { payload?: JobPayloadInput<K> } : { payload: JobPayloadInput<K> })
+    : { kind: K; payload?: unknown });
 
 export async function enqueue<K extends string>(db: Database, input: EnqueueInput<K>): Promise<string> {
   const now = Date.now();
-  if (isJobKind(input.kind)) parseUserInput<unknown>(JOB_PAYLOADS[input.kind], input.payload ?? {}, `${input.kind} job payload`);
+  if (isJobKind(input.kind))
+    parseUserInput<unknown>(JOB_PAYLOADS[input.kind], input.payload ?? {}, `${input.kind} job payload`);
   const job = await db.prisma.job.create({
     data: {
-      id: newId('job_'), kind: input.kind, runId: input.runId ?? null, payload: JSON.stringify(input.payload ?? {}), status: 'queued',
-      priority: input.priority ?? 0, maxAttempts: input.maxAttempts ?? 3, runAfter: now + (input.delayMs ?? 0), createdAt: now,
+      id: newId('job_'),
+      kind: input.kind,
+      runId: input.runId ?? null,
+      payload: JSON.stringify(input.payload ?? {}),
+      status: 'queued',
+      priority: input.priority ?? 0,
+      maxAttempts: input.maxAttempts ?? 3,
+      runAfter: now + (input.delayMs ?? 0),
+      createdAt: now,
     },
   });
   return job.id;
 }
 
 /** Jobs whose lease ran out on their last allowed attempt: the worker died every time. They fail here. */
-export async function reapExhausted(db: Database, now = Date.now()): Promise<{ id: string; runId: string | null; attempts: number }[]> {
+export async function reapExhausted(
+  db: Database,
+  now = Date.now(),
+): Promise<{ id: string; runId: string | null; attempts: number }[]> {
   const rows = await db.query<{ id: string; runId: string | null; attempts: number }>(
     `UPDATE "Job" SET "status" = 'failed', "leaseOwner" = NULL, "finishedAt" = ?,
        "error" = 'lease expired on attempt ' || CAST("attempts" AS TEXT) || ' of ' || CAST("maxAttempts" AS TEXT) || ' (the worker stopped heartbeating)'
@@ -53,10 +78,17 @@ export async function reapExhausted(db: Database, now = Date.now()): Promise<{ i
  * FOR UPDATE SKIP LOCKED lets many workers pull at once without blocking or taking the same row; on SQLite the
  * single UPDATE is atomic under the database's write lock.
  */
-export async function lease(db: Database, owner: string, leaseMs: number, kinds?: string[], ids?: string[]): Promise<Job | null> {
+export async function lease(
+  db: Database,
+  owner: string,
+  leaseMs: number,
+  kinds?: string[],
+  ids?: string[],
+): Promise<Job | null> {
   const now = Date.now();
-  const kindFilter = (kinds && kinds.length > 0 ? `AND "kind" IN (${kinds.map(() => '?').join(', ')})` : '')
-    + (ids && ids.length > 0 ? ` AND "id" IN (${ids.map(() => '?').join(', ')})` : '');
+  const kindFilter =
+    (kinds && kinds.length > 0 ? `AND "kind" IN (${kinds.map(() => '?').join(', ')})` : '') +
+    (ids && ids.length > 0 ? ` AND "id" IN (${ids.map(() => '?').join(', ')})` : '');
   const lock = db.dialect === 'postgresql' ? 'FOR UPDATE SKIP LOCKED' : '';
   const rows = await db.query<{ id: string }>(
     `UPDATE "Job" SET "status" = 'leased', "leaseOwner" = ?, "leaseExpiresAt" = ?, "heartbeatAt" = ?, "attempts" = "attempts" + 1,
@@ -78,13 +110,26 @@ export async function getJob(db: Database, id: string): Promise<Job | null> {
   const j = await db.prisma.job.findUnique({ where: { id } });
   if (!j) return null;
   return {
-    id: j.id, kind: j.kind, runId: j.runId, payload: JSON.parse(j.payload), status: j.status as JobStatus, attempts: j.attempts,
-    maxAttempts: j.maxAttempts, leaseOwner: j.leaseOwner, leaseExpiresAt: j.leaseExpiresAt, cancelRequested: j.cancelRequested,
+    id: j.id,
+    kind: j.kind,
+    runId: j.runId,
+    payload: JSON.parse(j.payload),
+    status: j.status as JobStatus,
+    attempts: j.attempts,
+    maxAttempts: j.maxAttempts,
+    leaseOwner: j.leaseOwner,
+    leaseExpiresAt: j.leaseExpiresAt,
+    cancelRequested: j.cancelRequested,
   };
 }
 
 /** Extend the lease. Returns whether we still own it and whether someone asked to cancel. */
-export async function heartbeat(db: Database, id: string, owner: string, leaseMs: number): Promise<{ owned: boolean; cancelRequested: boolean }> {
+export async function heartbeat(
+  db: Database,
+  id: string,
+  owner: string,
+  leaseMs: number,
+): Promise<{ owned: boolean; cancelRequested: boolean }> {
   const now = Date.now();
   const n = await db.prisma.job.updateMany({
     where: { id, leaseOwner: owner, status: 'leased' },
@@ -98,7 +143,14 @@ export async function heartbeat(db: Database, id: string, owner: string, leaseMs
 export async function complete(db: Database, id: string, owner: string, result?: unknown): Promise<boolean> {
   const n = await db.prisma.job.updateMany({
     where: { id, leaseOwner: owner, status: 'leased' },
-    data: { status: 'succeeded', result: JSON.stringify(result ?? null), leaseOwner: null, leaseExpiresAt: null, finishedAt: Date.now(), error: null },
+    data: {
+      status: 'succeeded',
+      result: JSON.stringify(result ?? null),
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      finishedAt: Date.now(),
+      error: null,
+    },
   });
   return n.count === 1;
 }
@@ -107,7 +159,13 @@ export async function complete(db: Database, id: string, owner: string, result?:
  * Record a failure. With attempts left (and a retryable error) the job goes back to the queue after an
  * exponential back-off; otherwise it fails for good. Returns what happened, or null if we no longer own it.
  */
-export async function fail(db: Database, id: string, owner: string, error: string, opts: { retryable?: boolean } = {}): Promise<'retry' | 'failed' | null> {
+export async function fail(
+  db: Database,
+  id: string,
+  owner: string,
+  error: string,
+  opts: { retryable?: boolean } = {},
+): Promise<'retry' | 'failed' | null> {
   const job = await getJob(db, id);
   if (!job || job.leaseOwner !== owner || job.status !== 'leased') return null;
   const retry = (opts.retryable ?? true) && job.attempts < job.maxAttempts && !job.cancelRequested;
@@ -115,7 +173,13 @@ export async function fail(db: Database, id: string, owner: string, error: strin
   const n = await db.prisma.job.updateMany({
     where: { id, leaseOwner: owner, status: 'leased' },
     data: retry
-      ? { status: 'queued', leaseOwner: null, leaseExpiresAt: null, error, runAfter: now + Math.min(60000, 1000 * 2 ** (job.attempts - 1)) }
+      ? {
+          status: 'queued',
+          leaseOwner: null,
+          leaseExpiresAt: null,
+          error,
+          runAfter: now + Math.min(60000, 1000 * 2 ** (job.attempts - 1)),
+        }
       : { status: 'failed', leaseOwner: null, leaseExpiresAt: null, error, finishedAt: now },
   });
   if (n.count === 0) return null;
@@ -126,7 +190,13 @@ export async function fail(db: Database, id: string, owner: string, error: strin
 export async function release(db: Database, id: string, owner: string): Promise<boolean> {
   const n = await db.prisma.job.updateMany({
     where: { id, leaseOwner: owner, status: 'leased' },
-    data: { status: 'queued', leaseOwner: null, leaseExpiresAt: null, attempts: { decrement: 1 }, runAfter: Date.now() },
+    data: {
+      status: 'queued',
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      attempts: { decrement: 1 },
+      runAfter: Date.now(),
+    },
   });
   return n.count === 1;
 }
@@ -145,7 +215,10 @@ export async function markCancelled(db: Database, id: string, owner: string): Pr
  * heartbeat. Returns the job's state after the call.
  */
 export async function cancel(db: Database, id: string): Promise<'cancelled' | 'cancelling' | 'finished' | 'missing'> {
-  const queued = await db.prisma.job.updateMany({ where: { id, status: 'queued' }, data: { status: 'cancelled', finishedAt: Date.now(), cancelRequested: true } });
+  const queued = await db.prisma.job.updateMany({
+    where: { id, status: 'queued' },
+    data: { status: 'cancelled', finishedAt: Date.now(), cancelRequested: true },
+  });
   if (queued.count === 1) return 'cancelled';
   const leased = await db.prisma.job.updateMany({ where: { id, status: 'leased' }, data: { cancelRequested: true } });
   if (leased.count === 1) return 'cancelling';
@@ -154,14 +227,30 @@ export async function cancel(db: Database, id: string): Promise<'cancelled' | 'c
 }
 
 /** A run's jobs that are still queued or leased (at most one in practice), oldest first. */
-export async function unfinishedJobs(db: Database, runId: string): Promise<{ id: string; status: 'queued' | 'leased' }[]> {
-  const rows = await db.prisma.job.findMany({ where: { runId, status: { in: ['queued', 'leased'] } }, select: { id: true, status: true }, orderBy: { createdAt: 'asc' } });
+export async function unfinishedJobs(
+  db: Database,
+  runId: string,
+): Promise<{ id: string; status: 'queued' | 'leased' }[]> {
+  const rows = await db.prisma.job.findMany({
+    where: { runId, status: { in: ['queued', 'leased'] } },
+    select: { id: true, status: true },
+    orderBy: { createdAt: 'asc' },
+  });
   return rows as { id: string; status: 'queued' | 'leased' }[];
 }
 
 /** The most recent finished job of a kind (the last diagnostics report). */
 export function latestFinishedJob(db: Database, kind: string) {
-  return db.prisma.job.findFirst({ where: { kind, status: { in: ['succeeded', 'failed'] } }, orderBy: { finishedAt: 'desc' } });
+  return db.prisma.job.findFirst({
+    where: { kind, status: { in: ['succeeded', 'failed'] } },
+    orderBy: { finishedAt: 'desc' },
+  });
+}
+
+/** The payload of a run's most recent job of `kind` (what a resume of that run repeats), or null. */
+export async function lastRunPayload(db: Database, runId: string, kind: string): Promise<unknown> {
+  const j = await db.prisma.job.findFirst({ where: { runId, kind }, orderBy: { createdAt: 'desc' } });
+  return j ? JSON.parse(j.payload) : null;
 }
 
 /** Take a job off the queue, whatever its state, because its caller runs it itself: cancelled, `reason` as its error. */

@@ -35,7 +35,15 @@ export interface RecipeSummary {
   createdAt: Date;
 }
 
-type Row = { id: string; name: string; version: number; parentId: string | null; note: string | null; createdAt: Date; spec: string };
+type Row = {
+  id: string;
+  name: string;
+  version: number;
+  parentId: string | null;
+  note: string | null;
+  createdAt: Date;
+  spec: string;
+};
 
 /** The latest version's row of a name, or null when the name has none. */
 function latestRow(db: Database, name: string) {
@@ -43,17 +51,32 @@ function latestRow(db: Database, name: string) {
 }
 
 function fromRow(r: Row): StoredRecipe {
-  return { id: r.id, name: r.name, version: r.version, parentId: r.parentId, note: r.note, createdAt: r.createdAt, spec: JSON.parse(r.spec) as Recipe };
+  return {
+    id: r.id,
+    name: r.name,
+    version: r.version,
+    parentId: r.parentId,
+    note: r.note,
+    createdAt: r.createdAt,
+    spec: JSON.parse(r.spec) as Recipe,
+  };
 }
 
 /** JSON with object keys sorted, so two equal recipes compare equal whatever their key order. */
 export function canonicalJson(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x)
-    ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-    : x));
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(
+          Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : x,
+  );
 }
 
-export interface CreateRecipeResult { status: 'created' | 'unchanged'; recipe: StoredRecipe }
+export interface CreateRecipeResult {
+  status: 'created' | 'unchanged';
+  recipe: StoredRecipe;
+}
 
 /**
  * Validate `spec` and store it as the next version of `name` (version 1 for a new name). The spec's own `name`
@@ -61,15 +84,22 @@ export interface CreateRecipeResult { status: 'created' | 'unchanged'; recipe: S
  * nothing is written and that version is returned (status 'unchanged'). parentId defaults to the latest version.
  */
 export async function createRecipeVersion(
-  db: Database, name: string, spec: unknown, opts: { note?: string | null; parentId?: string | null; createdBy?: string | null } = {},
+  db: Database,
+  name: string,
+  spec: unknown,
+  opts: { note?: string | null; parentId?: string | null; createdBy?: string | null } = {},
 ): Promise<CreateRecipeResult> {
   if (!NAME_RE.test(name)) {
     throw new UserError(`recipe name "${name}" is not allowed`, { fix: NAME_RULE, field: 'name' });
   }
-  if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) throw new UserError('recipe: (input): expected a JSON object');
+  if (spec === null || typeof spec !== 'object' || Array.isArray(spec))
+    throw new UserError('recipe: (input): expected a JSON object');
   const given = (spec as { name?: unknown }).name;
   if (given !== undefined && given !== name) {
-    throw new UserError(`recipe: name: the spec says "${String(given)}" but it is being saved as "${name}"`, { fix: 'make them match or leave the spec\'s name out', field: 'name' });
+    throw new UserError(`recipe: name: the spec says "${String(given)}" but it is being saved as "${name}"`, {
+      fix: "make them match or leave the spec's name out",
+      field: 'name',
+    });
   }
   const recipe = parseRecipe({ ...spec, name });
   const json = canonicalJson(recipe);
@@ -77,7 +107,8 @@ export async function createRecipeVersion(
   // Two saves of one name at once: the loser of the (name, version) race retries with the next version.
   for (let attempt = 0; ; attempt++) {
     const latest = await latestRow(db, name);
-    if (latest && canonicalJson(JSON.parse(latest.spec)) === json) return { status: 'unchanged', recipe: fromRow(latest) };
+    if (latest && canonicalJson(JSON.parse(latest.spec)) === json)
+      return { status: 'unchanged', recipe: fromRow(latest) };
     if (opts.parentId) {
       const parent = await db.prisma.recipe.findUnique({ where: { id: opts.parentId }, select: { id: true } });
       if (!parent) throw new UserError(`recipe: parentId: no recipe version ${opts.parentId}`, { field: 'parentId' });
@@ -103,12 +134,16 @@ export async function createRecipeVersion(
 }
 
 /** One version by id, or by name (the latest version, or `version`); null if there is none. */
-export async function getRecipe(db: Database, by: { id: string } | { name: string; version?: number }): Promise<StoredRecipe | null> {
-  const row = 'id' in by
-    ? await db.prisma.recipe.findUnique({ where: { id: by.id } })
-    : by.version != null
-      ? await db.prisma.recipe.findUnique({ where: { name_version: { name: by.name, version: by.version } } })
-      : await latestRow(db, by.name);
+export async function getRecipe(
+  db: Database,
+  by: { id: string } | { name: string; version?: number },
+): Promise<StoredRecipe | null> {
+  const row =
+    'id' in by
+      ? await db.prisma.recipe.findUnique({ where: { id: by.id } })
+      : by.version != null
+        ? await db.prisma.recipe.findUnique({ where: { name_version: { name: by.name, version: by.version } } })
+        : await latestRow(db, by.name);
   return row ? fromRow(row) : null;
 }
 
@@ -120,9 +155,16 @@ export async function listRecipeVersions(db: Database, name: string): Promise<St
 
 /** The latest version of each name with its number of versions, by name. */
 export async function listRecipes(db: Database): Promise<RecipeSummary[]> {
-  const groups = await db.prisma.recipe.groupBy({ by: ['name'], _max: { version: true }, _count: { _all: true }, orderBy: { name: 'asc' } });
+  const groups = await db.prisma.recipe.groupBy({
+    by: ['name'],
+    _max: { version: true },
+    _count: { _all: true },
+    orderBy: { name: 'asc' },
+  });
   if (groups.length === 0) return [];
-  const rows = await db.prisma.recipe.findMany({ where: { OR: groups.map((g) => ({ name: g.name, version: g._max.version ?? 0 })) } });
+  const rows = await db.prisma.recipe.findMany({
+    where: { OR: groups.map((g) => ({ name: g.name, version: g._max.version ?? 0 })) },
+  });
   const byName = new Map(rows.map((r) => [r.name, r]));
   const out: RecipeSummary[] = [];
   for (const g of groups) {
@@ -130,9 +172,17 @@ export async function listRecipes(db: Database): Promise<RecipeSummary[]> {
     if (!r) continue;
     const spec = JSON.parse(r.spec) as Recipe;
     let steps = 0;
-    try { steps = totalSteps(spec); } catch { /* a spec from an older schema: no step count */ }
+    try {
+      steps = totalSteps(spec);
+    } catch {
+      /* a spec from an older schema: no step count */
+    }
     out.push({
-      id: r.id, name: r.name, version: r.version, versions: g._count._all, createdAt: r.createdAt,
+      id: r.id,
+      name: r.name,
+      version: r.version,
+      versions: g._count._all,
+      createdAt: r.createdAt,
       description: spec.description ?? '',
       stages: (spec.stages ?? []).map((s) => ({ type: s.type, name: s.name })),
       totalSteps: Number.isFinite(steps) ? steps : 0,
@@ -153,7 +203,11 @@ export async function seedDefaultRecipes(db: Database): Promise<StoredRecipe[]> 
   const created: StoredRecipe[] = [];
   for (const input of BUILTIN_RECIPES) {
     const name = input.name;
-    const latest = await db.prisma.recipe.findFirst({ where: { name }, orderBy: { version: 'desc' }, select: { note: true } });
+    const latest = await db.prisma.recipe.findFirst({
+      where: { name },
+      orderBy: { version: 'desc' },
+      select: { note: true },
+    });
     if (latest && !latest.note?.startsWith(BUILTIN_NOTE)) continue;
     const r = await createRecipeVersion(db, name, input, { note: latest ? `${BUILTIN_NOTE} (updated)` : BUILTIN_NOTE });
     if (r.status === 'created' && r.recipe.version === 1) created.push(r.recipe);
@@ -163,6 +217,10 @@ export async function seedDefaultRecipes(db: Database): Promise<StoredRecipe[]> 
 
 /** The author of a recipe name's first version (null: a built-in); undefined when the name is new. */
 export async function recipeNameOwner(db: Database, name: string): Promise<string | null | undefined> {
-  const first = await db.prisma.recipe.findFirst({ where: { name }, orderBy: { version: 'asc' }, select: { createdBy: true } });
+  const first = await db.prisma.recipe.findFirst({
+    where: { name },
+    orderBy: { version: 'asc' },
+    select: { createdBy: true },
+  });
   return first ? first.createdBy : undefined;
 }

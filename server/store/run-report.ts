@@ -13,10 +13,16 @@ import { readEventsOfTypes } from './events.ts';
 import { listEvalResults } from './evals.ts';
 import { getRunOrThrow } from './runs.ts';
 
-export interface StageEval extends BenchmarkSummary { benchmark: string; step: number }
+export interface StageEval extends BenchmarkSummary {
+  benchmark: string;
+  step: number;
+}
 export interface StageReport {
-  stage: number; name: string; type: string;
-  startStep: number; endStep: number | null;
+  stage: number;
+  name: string;
+  type: string;
+  startStep: number;
+  endStep: number | null;
   /** From the stage's first start to the end of the evaluation after it (null while it has not ended). */
   wallS: number | null;
   /** Times the stage was started (more than 1: it was resumed after a crash or pause, and wallS spans the gaps). */
@@ -24,7 +30,11 @@ export interface StageReport {
   evals: StageEval[];
 }
 export interface RunReport {
-  runId: string; name: string; status: string; seed: number; codeVersion: string;
+  runId: string;
+  name: string;
+  status: string;
+  seed: number;
+  codeVersion: string;
   /** Worker start to the last stage's end (null while running). */
   wallS: number | null;
   /** Worker start to the first stage (trainer start-up, data, model). */
@@ -32,12 +42,16 @@ export interface RunReport {
   stages: StageReport[];
   /** Last evaluation minus the first, per benchmark, on the problems both scored. */
   paired: BenchmarkComparison[];
-  firstEvalStep: number | null; lastEvalStep: number | null;
+  firstEvalStep: number | null;
+  lastEvalStep: number | null;
 }
 
-
 /** The stages and their timings from a run's stage/eval/status events, its EvalResult rows and its current step. Pure. */
-export function stageReports(events: RunEvent[], evals: Pick<EvalRowLike, 'step' | 'benchmark' | 'details'>[], runStep: number): { stages: StageReport[]; setupS: number | null; wallS: number | null } {
+export function stageReports(
+  events: RunEvent[],
+  evals: Pick<EvalRowLike, 'step' | 'benchmark' | 'details'>[],
+  runStep: number,
+): { stages: StageReport[]; setupS: number | null; wallS: number | null } {
   const stages = new Map<number, StageReport & { t0: number }>();
   let started: number | null = null;
   let lastEnd: number | null = null;
@@ -46,11 +60,25 @@ export function stageReports(events: RunEvent[], evals: Pick<EvalRowLike, 'step'
     const status = e.type === 'status' ? (e.data as { status?: string } | null)?.status : undefined;
     if (status === 'running' && started === null) started = e.time;
     // A stage without an evaluation after it ends where the next one starts, or where the run succeeds.
-    const closes = (e.type === 'stage' && (e.data as StageEventData).stage !== current?.stage) || status === 'succeeded';
-    if (closes && current && current.wallS === null) { current.wallS = (e.time - current.t0) / 1000; lastEnd = e.time; }
+    const closes =
+      (e.type === 'stage' && (e.data as StageEventData).stage !== current?.stage) || status === 'succeeded';
+    if (closes && current && current.wallS === null) {
+      current.wallS = (e.time - current.t0) / 1000;
+      lastEnd = e.time;
+    }
     if (e.type === 'stage') {
       const d = e.data as StageEventData;
-      const s = stages.get(d.stage) ?? { stage: d.stage, name: d.name, type: d.type, startStep: d.startStep, endStep: null, wallS: null, starts: 0, evals: [], t0: e.time };
+      const s = stages.get(d.stage) ?? {
+        stage: d.stage,
+        name: d.name,
+        type: d.type,
+        startStep: d.startStep,
+        endStep: null,
+        wallS: null,
+        starts: 0,
+        evals: [],
+        t0: e.time,
+      };
       s.starts++;
       stages.set(d.stage, s);
       current = s;
@@ -70,26 +98,46 @@ export function stageReports(events: RunEvent[], evals: Pick<EvalRowLike, 'step'
   list.forEach((s, i) => {
     const next = list[i + 1];
     const end = next ? next.startStep : runStep;
-    if (s.wallS !== null) { s.endStep = end; s.evals = byStep.get(end) ?? []; }
+    if (s.wallS !== null) {
+      s.endStep = end;
+      s.evals = byStep.get(end) ?? [];
+    }
   });
   const first = list[0];
   return {
     stages: list.map(({ t0: _t0, ...s }) => s),
     setupS: started !== null && first ? (first.t0 - started) / 1000 : null,
-    wallS: started !== null && lastEnd !== null && list.every((s) => s.wallS !== null) ? (lastEnd - started) / 1000 : null,
+    wallS:
+      started !== null && lastEnd !== null && list.every((s) => s.wallS !== null) ? (lastEnd - started) / 1000 : null,
   };
 }
 
 export async function runReport(db: Database, runId: string): Promise<RunReport> {
   const run = await getRunOrThrow(db, runId);
-  const [events, evals] = await Promise.all([readEventsOfTypes(db, runId, ['stage', 'eval', 'status']), listEvalResults(db, runId)]);
+  const [events, evals] = await Promise.all([
+    readEventsOfTypes(db, runId, ['stage', 'eval', 'status']),
+    listEvalResults(db, runId),
+  ]);
   const { stages, setupS, wallS } = stageReports(events, evals, run.step);
   const steps = [...new Set(evals.map((r) => r.step))].sort((a, b) => a - b);
   const firstEvalStep = steps[0] ?? null;
   const lastEvalStep = steps[steps.length - 1] ?? null;
   // The rows are read once: the comparison pairs the first evaluated step's with the last one's.
-  const paired = firstEvalStep !== null && lastEvalStep !== null && firstEvalStep !== lastEvalStep
-    ? compareEvalRows(rowsAtStep(evals, firstEvalStep).at, rowsAtStep(evals, lastEvalStep).at)
-    : [];
-  return { runId, name: run.name, status: run.status, seed: run.seed, codeVersion: run.codeVersion, wallS, setupS, stages, paired, firstEvalStep, lastEvalStep };
+  const paired =
+    firstEvalStep !== null && lastEvalStep !== null && firstEvalStep !== lastEvalStep
+      ? compareEvalRows(rowsAtStep(evals, firstEvalStep).at, rowsAtStep(evals, lastEvalStep).at)
+      : [];
+  return {
+    runId,
+    name: run.name,
+    status: run.status,
+    seed: run.seed,
+    codeVersion: run.codeVersion,
+    wallS,
+    setupS,
+    stages,
+    paired,
+    firstEvalStep,
+    lastEvalStep,
+  };
 }

@@ -5,8 +5,15 @@ import { newId } from '../ids.ts';
 import { appendEvent } from './events.ts';
 import { codeVersion } from '../version.ts';
 
-
-export interface NewRun { name: string; kind: RunKind; recipeId?: string | null; recipeSpec?: unknown; seed?: number; totalSteps?: number | null; createdBy?: string | null }
+export interface NewRun {
+  name: string;
+  kind: RunKind;
+  recipeId?: string | null;
+  recipeSpec?: unknown;
+  seed?: number;
+  totalSteps?: number | null;
+  createdBy?: string | null;
+}
 
 export async function createRun(db: Database, input: NewRun) {
   return db.prisma.run.create({
@@ -26,7 +33,12 @@ export async function createRun(db: Database, input: NewRun) {
 }
 
 /** Move a run to a new status and write the change to its event stream. */
-export async function setRunStatus(db: Database, runId: string, status: RunStatus, opts: { error?: string | null; message?: string } = {}) {
+export async function setRunStatus(
+  db: Database,
+  runId: string,
+  status: RunStatus,
+  opts: { error?: string | null; message?: string } = {},
+) {
   const now = new Date();
   await db.prisma.run.update({
     where: { id: runId },
@@ -46,8 +58,17 @@ export async function setRunStatus(db: Database, runId: string, status: RunStatu
   });
 }
 
-export async function setRunProgress(db: Database, runId: string, progress: { stage?: number; stageName?: string; step?: number; totalSteps?: number }) {
+export async function setRunProgress(
+  db: Database,
+  runId: string,
+  progress: { stage?: number; stageName?: string; step?: number; totalSteps?: number },
+) {
   await db.prisma.run.update({ where: { id: runId }, data: { ...progress, updatedAt: new Date() } });
+}
+
+/** A run's step (null when there is no such run). */
+export function getRunProgress(db: Database, runId: string) {
+  return db.prisma.run.findUnique({ where: { id: runId }, select: { step: true } });
 }
 
 /** A run by id (null when there is none). */
@@ -98,8 +119,21 @@ export function getRunPublicSummary(db: Database, runId: string) {
   return db.prisma.run.findUnique({
     where: { id: runId },
     select: {
-      id: true, name: true, kind: true, status: true, stage: true, stageName: true, step: true, totalSteps: true,
-      seed: true, codeVersion: true, recipeSpec: true, error: true, createdAt: true, startedAt: true, finishedAt: true,
+      id: true,
+      name: true,
+      kind: true,
+      status: true,
+      stage: true,
+      stageName: true,
+      step: true,
+      totalSteps: true,
+      seed: true,
+      codeVersion: true,
+      recipeSpec: true,
+      error: true,
+      createdAt: true,
+      startedAt: true,
+      finishedAt: true,
     },
   });
 }

@@ -1,11 +1,18 @@
 /**
  * ShareLink rows. A row holds the SHA-256 of its token, never the token; `target` is the JSON of what the link names.
- * Token hashing, scopes and what a link may see are server/share/links.ts's.
+ * Token hashing and what a link may see are server/share/links.ts's; its scopes and shapes are contracts/share.ts's.
  */
 import type { Database } from '../db/client.ts';
 import { newId } from '../ids.ts';
 
-export interface NewShareLink { tokenHash: string; scope: string; target: unknown; label: string | null; createdAt: Date; expiresAt: Date | null }
+export interface NewShareLink {
+  tokenHash: string;
+  scope: string;
+  target: unknown;
+  label: string | null;
+  createdAt: Date;
+  expiresAt: Date | null;
+}
 
 /** Store a new link (`target` as JSON). */
 export function insertShareLink(db: Database, l: NewShareLink) {
@@ -34,7 +41,11 @@ export function getShareLinkRevocation(db: Database, linkId: string) {
 
 /** Set a link's revocation time; returns its id and that time. */
 export function setShareLinkRevoked(db: Database, linkId: string, revokedAt: Date) {
-  return db.prisma.shareLink.update({ where: { id: linkId }, data: { revokedAt }, select: { id: true, revokedAt: true } });
+  return db.prisma.shareLink.update({
+    where: { id: linkId },
+    data: { revokedAt },
+    select: { id: true, revokedAt: true },
+  });
 }
 
 /**
@@ -61,5 +72,7 @@ export async function deleteShareLink(db: Database, id: string): Promise<void> {
   await db.prisma.shareLink.delete({ where: { id } });
 }
 export async function shareLinkIdsBy(db: Database, userId: string): Promise<Set<string>> {
-  return new Set((await db.prisma.shareLink.findMany({ where: { createdBy: userId }, select: { id: true } })).map((l) => l.id));
+  return new Set(
+    (await db.prisma.shareLink.findMany({ where: { createdBy: userId }, select: { id: true } })).map((l) => l.id),
+  );
 }

@@ -24,7 +24,11 @@ export interface TokenColumns {
 
 type Kind = 'i32' | 'u8' | 'u16' | 'f32';
 const WIDTH: Record<Kind, number> = { i32: 4, u8: 1, u16: 2, f32: 4 };
-const RANGE: Record<Exclude<Kind, 'f32'>, [number, number]> = { i32: [-(2 ** 31), 2 ** 31 - 1], u8: [0, 255], u16: [0, 65535] };
+const RANGE: Record<Exclude<Kind, 'f32'>, [number, number]> = {
+  i32: [-(2 ** 31), 2 ** 31 - 1],
+  u8: [0, 255],
+  u16: [0, 65535],
+};
 const TYPED = { i32: Int32Array, u8: Uint8Array, u16: Uint16Array, f32: Float32Array } as const;
 // Typed arrays use the host's byte order: on a little-endian host (every platform Node ships for) they are the
 // stored format and pack/unpack is a bulk copy, ~5× faster than DataView per element; elsewhere DataView it is.
@@ -36,7 +40,8 @@ function pack(name: string, xs: readonly number[], kind: Kind, n: number): Uint8
     const [lo, hi] = RANGE[kind];
     for (let i = 0; i < n; i++) {
       const x = xs[i]!;
-      if (!Number.isInteger(x) || x < lo || x > hi) throw new Error(`token record: ${name}[${i}] = ${x} is not an integer in ${lo}..${hi}`);
+      if (!Number.isInteger(x) || x < lo || x > hi)
+        throw new Error(`token record: ${name}[${i}] = ${x} is not an integer in ${lo}..${hi}`);
     }
   }
   if (LE) {
@@ -56,7 +61,10 @@ function pack(name: string, xs: readonly number[], kind: Kind, n: number): Uint8
 }
 
 function unpack(name: string, b: Uint8Array, kind: Kind, n: number): number[] {
-  if (b.byteLength !== n * WIDTH[kind]) throw new Error(`stored token record: ${name} has ${b.byteLength} bytes, expected ${n * WIDTH[kind]} for ${n} tokens`);
+  if (b.byteLength !== n * WIDTH[kind])
+    throw new Error(
+      `stored token record: ${name} has ${b.byteLength} bytes, expected ${n * WIDTH[kind]} for ${n} tokens`,
+    );
   if (LE) {
     // A typed view needs an aligned offset; drivers hand back views into shared buffers, so copy when it is not.
     const w = WIDTH[kind];
@@ -70,7 +78,14 @@ function unpack(name: string, b: Uint8Array, kind: Kind, n: number): number[] {
   const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const out = new Array<number>(n);
   for (let i = 0; i < n; i++) {
-    out[i] = kind === 'f32' ? v.getFloat32(i * 4, true) : kind === 'i32' ? v.getInt32(i * 4, true) : kind === 'u16' ? v.getUint16(i * 2, true) : v.getUint8(i);
+    out[i] =
+      kind === 'f32'
+        ? v.getFloat32(i * 4, true)
+        : kind === 'i32'
+          ? v.getInt32(i * 4, true)
+          : kind === 'u16'
+            ? v.getUint16(i * 2, true)
+            : v.getUint8(i);
   }
   return out;
 }
@@ -114,8 +129,14 @@ export function decodeTokenRecord(c: TokenColumns): TokenRecord {
 
 /** Bytes the row's arrays take (what bench:db reports per trajectory). */
 export function tokenColumnBytes(c: TokenColumns): number {
-  return [c.ids, c.mask, c.turn, c.chars, c.rolloutLogprobs, c.entropy, c.trainerLogprobs, c.weights, c.clip]
-    .reduce((a, b) => a + (b?.byteLength ?? 0), 0) + 8 /* n */ + (c.advantage === null ? 0 : 8);
+  return (
+    [c.ids, c.mask, c.turn, c.chars, c.rolloutLogprobs, c.entropy, c.trainerLogprobs, c.weights, c.clip].reduce(
+      (a, b) => a + (b?.byteLength ?? 0),
+      0,
+    ) +
+    8 /* n */ +
+    (c.advantage === null ? 0 : 8)
+  );
 }
 
 /**
@@ -126,8 +147,10 @@ export function tokenRecordToWire(r: TokenRecord): TokenRecordWire {
   const f = (xs: number[]) => xs.map((x) => (Number.isNaN(x) ? null : x));
   return {
     ...r,
-    rolloutLogprobs: f(r.rolloutLogprobs), entropy: f(r.entropy),
-    trainerLogprobs: r.trainerLogprobs ? f(r.trainerLogprobs) : null, weights: r.weights ? f(r.weights) : null,
+    rolloutLogprobs: f(r.rolloutLogprobs),
+    entropy: f(r.entropy),
+    trainerLogprobs: r.trainerLogprobs ? f(r.trainerLogprobs) : null,
+    weights: r.weights ? f(r.weights) : null,
     advantage: r.advantage !== null && Number.isNaN(r.advantage) ? null : r.advantage,
   };
 }

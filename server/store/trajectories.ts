@@ -5,41 +5,178 @@ import type { StoredTrajectoryContent, TokenRecord } from '../../contracts/traje
 import { decodeTokenRecord, encodeTokenRecord, type TokenColumns } from './token-codec.ts';
 
 export interface ToolCallInput {
-  turn: number; code: string; stdin?: string; stdout?: string; stderr?: string; status: string;
-  exitCode?: number | null; errorType?: string | null;
-  queuedAt?: number | null; startedAt?: number | null; finishedAt?: number | null; durationMs?: number | null; queueMs?: number | null;
+  turn: number;
+  code: string;
+  stdin?: string;
+  stdout?: string;
+  stderr?: string;
+  status: string;
+  exitCode?: number | null;
+  errorType?: string | null;
+  queuedAt?: number | null;
+  startedAt?: number | null;
+  finishedAt?: number | null;
+  durationMs?: number | null;
+  queueMs?: number | null;
 }
 
 export interface TrajectoryInput {
-  id?: string; runId: string; step: number; stage: number; split?: string; problemId?: string | null; groupId: string; sampleIndex: number;
-  reward: number; correct?: boolean | null; selected?: boolean; selectReason?: string | null; pErr?: number | null; pFormat?: number | null;
-  promptTokens?: number; responseTokens?: number; toolTokens?: number; turns?: number; toolErrors?: number;
-  finishReason: string; answer?: string | null; content: unknown; toolCalls: ToolCallInput[];
+  id?: string;
+  runId: string;
+  step: number;
+  stage: number;
+  split?: string;
+  problemId?: string | null;
+  groupId: string;
+  sampleIndex: number;
+  reward: number;
+  correct?: boolean | null;
+  selected?: boolean;
+  selectReason?: string | null;
+  pErr?: number | null;
+  pFormat?: number | null;
+  promptTokens?: number;
+  responseTokens?: number;
+  toolTokens?: number;
+  turns?: number;
+  toolErrors?: number;
+  finishReason: string;
+  answer?: string | null;
+  content: unknown;
+  toolCalls: ToolCallInput[];
   /** The token-level record (a TrajectoryTokens row, written in the same transaction); absent: none stored. */
   tokens?: TokenRecord | null;
 }
 
-const T_COLS = ['id', 'runId', 'step', 'stage', 'split', 'problemId', 'groupId', 'sampleIndex', 'reward', 'correct', 'selected', 'selectReason',
-  'pErr', 'pFormat', 'promptTokens', 'responseTokens', 'toolTokens', 'turns', 'toolCalls', 'toolErrors', 'finishReason', 'answer', 'content', 'createdAt'];
-const C_COLS = ['id', 'trajectoryId', 'runId', 'step', 'turn', 'code', 'stdin', 'stdout', 'stderr', 'status', 'exitCode', 'errorType',
-  'queuedAt', 'startedAt', 'finishedAt', 'durationMs', 'queueMs'];
-const K_COLS = ['trajectoryId', 'n', 'ids', 'mask', 'turn', 'chars', 'rolloutLogprobs', 'entropy', 'trainerLogprobs', 'weights', 'clip', 'advantage'];
+const T_COLS = [
+  'id',
+  'runId',
+  'step',
+  'stage',
+  'split',
+  'problemId',
+  'groupId',
+  'sampleIndex',
+  'reward',
+  'correct',
+  'selected',
+  'selectReason',
+  'pErr',
+  'pFormat',
+  'promptTokens',
+  'responseTokens',
+  'toolTokens',
+  'turns',
+  'toolCalls',
+  'toolErrors',
+  'finishReason',
+  'answer',
+  'content',
+  'createdAt',
+];
+const C_COLS = [
+  'id',
+  'trajectoryId',
+  'runId',
+  'step',
+  'turn',
+  'code',
+  'stdin',
+  'stdout',
+  'stderr',
+  'status',
+  'exitCode',
+  'errorType',
+  'queuedAt',
+  'startedAt',
+  'finishedAt',
+  'durationMs',
+  'queueMs',
+];
+const K_COLS = [
+  'trajectoryId',
+  'n',
+  'ids',
+  'mask',
+  'turn',
+  'chars',
+  'rolloutLogprobs',
+  'entropy',
+  'trainerLogprobs',
+  'weights',
+  'clip',
+  'advantage',
+];
 
 function rowsOf(db: Database, t: TrajectoryInput): { traj: unknown[]; calls: unknown[][]; tokens: unknown[] | null } {
   const id = t.id ?? newId('tr_');
   // Raw SQL needs a dialect's boolean and timestamp: 0/1 and ISO text on SQLite (what Prisma's adapter writes).
-  const bool = (b: boolean | null | undefined) => (b === null || b === undefined ? null : db.dialect === 'sqlite' ? (b ? 1 : 0) : b);
+  const bool = (b: boolean | null | undefined) =>
+    b === null || b === undefined ? null : db.dialect === 'sqlite' ? (b ? 1 : 0) : b;
   const created = db.dialect === 'sqlite' ? new Date().toISOString() : new Date();
   const toolErrors = t.toolErrors ?? t.toolCalls.filter((c) => c.status !== 'ok').length;
-  const traj = [id, t.runId, t.step, t.stage, t.split ?? 'train', t.problemId ?? null, t.groupId, t.sampleIndex, t.reward, bool(t.correct),
-    bool(t.selected ?? false), t.selectReason ?? null, t.pErr ?? null, t.pFormat ?? null, t.promptTokens ?? 0, t.responseTokens ?? 0,
-    t.toolTokens ?? 0, t.turns ?? 0, t.toolCalls.length, toolErrors, t.finishReason, t.answer ?? null, JSON.stringify(t.content), created];
-  const calls = t.toolCalls.map((c) => [newId('tc_'), id, t.runId, t.step, c.turn, c.code, c.stdin ?? '', c.stdout ?? '', c.stderr ?? '', c.status,
-    c.exitCode ?? null, c.errorType ?? null, c.queuedAt ?? null, c.startedAt ?? null, c.finishedAt ?? null, c.durationMs ?? null, c.queueMs ?? null]);
+  const traj = [
+    id,
+    t.runId,
+    t.step,
+    t.stage,
+    t.split ?? 'train',
+    t.problemId ?? null,
+    t.groupId,
+    t.sampleIndex,
+    t.reward,
+    bool(t.correct),
+    bool(t.selected ?? false),
+    t.selectReason ?? null,
+    t.pErr ?? null,
+    t.pFormat ?? null,
+    t.promptTokens ?? 0,
+    t.responseTokens ?? 0,
+    t.toolTokens ?? 0,
+    t.turns ?? 0,
+    t.toolCalls.length,
+    toolErrors,
+    t.finishReason,
+    t.answer ?? null,
+    JSON.stringify(t.content),
+    created,
+  ];
+  const calls = t.toolCalls.map((c) => [
+    newId('tc_'),
+    id,
+    t.runId,
+    t.step,
+    c.turn,
+    c.code,
+    c.stdin ?? '',
+    c.stdout ?? '',
+    c.stderr ?? '',
+    c.status,
+    c.exitCode ?? null,
+    c.errorType ?? null,
+    c.queuedAt ?? null,
+    c.startedAt ?? null,
+    c.finishedAt ?? null,
+    c.durationMs ?? null,
+    c.queueMs ?? null,
+  ]);
   let tokens: unknown[] | null = null;
   if (t.tokens) {
     const k = encodeTokenRecord(t.tokens);
-    tokens = [id, k.n, k.ids, k.mask, k.turn, k.chars, k.rolloutLogprobs, k.entropy, k.trainerLogprobs, k.weights, k.clip, k.advantage];
+    tokens = [
+      id,
+      k.n,
+      k.ids,
+      k.mask,
+      k.turn,
+      k.chars,
+      k.rolloutLogprobs,
+      k.entropy,
+      k.trainerLogprobs,
+      k.weights,
+      k.clip,
+      k.advantage,
+    ];
   }
   return { traj, calls, tokens };
 }
@@ -49,8 +186,20 @@ export async function insertTrajectories(db: Database, items: TrajectoryInput[])
   const rows = items.map((t) => rowsOf(db, t));
   const tokens = rows.flatMap((r) => (r.tokens ? [r.tokens] : []));
   await inTransaction(db, async (tx) => {
-    await insertRows(db, 'Trajectory', T_COLS, rows.map((r) => r.traj), { on: tx });
-    await insertRows(db, 'ToolCall', C_COLS, rows.flatMap((r) => r.calls), { on: tx });
+    await insertRows(
+      db,
+      'Trajectory',
+      T_COLS,
+      rows.map((r) => r.traj),
+      { on: tx },
+    );
+    await insertRows(
+      db,
+      'ToolCall',
+      C_COLS,
+      rows.flatMap((r) => r.calls),
+      { on: tx },
+    );
     // Few rows per statement: each carries ~30 KB of blobs, and one statement's parameters are held at once.
     await insertRows(db, 'TrajectoryTokens', K_COLS, tokens, { on: tx, maxParams: 64 * K_COLS.length });
   });
@@ -80,7 +229,9 @@ export async function readTokensOf(db: Database, trajectoryIds: string[]): Promi
   for (let i = 0; i < trajectoryIds.length; i += 1000) {
     const ids = trajectoryIds.slice(i, i + 1000);
     const rows = await db.query<TokenColumns & { trajectoryId: string }>(
-      `SELECT ${K_COLS.map((c) => `"${c}"`).join(', ')} FROM "TrajectoryTokens" WHERE "trajectoryId" IN (${ids.map(() => '?').join(', ')})`, ids);
+      `SELECT ${K_COLS.map((c) => `"${c}"`).join(', ')} FROM "TrajectoryTokens" WHERE "trajectoryId" IN (${ids.map(() => '?').join(', ')})`,
+      ids,
+    );
     for (const r of rows) out.set(r.trajectoryId, decodeTokenRecord({ ...r, n: Number(r.n) }));
   }
   return out;
@@ -91,22 +242,34 @@ export async function readTokensOf(db: Database, trajectoryIds: string[]): Promi
  * index. `trajectoryId` keeps only that trajectory; `offset` and `limit` page through the step.
  */
 export function readStep(
-  db: Database, runId: string, step: number, opts: { withContent?: boolean; trajectoryId?: string; offset?: number; limit?: number } = {},
+  db: Database,
+  runId: string,
+  step: number,
+  opts: { withContent?: boolean; trajectoryId?: string; offset?: number; limit?: number } = {},
 ) {
   return readStepRows(db, runId, step, opts);
 }
 
 /** readStep plus each trajectory's decoded token record (null where none was stored). */
 export async function readStepWithTokens(
-  db: Database, runId: string, step: number, opts: { withContent?: boolean; offset?: number; limit?: number } = {},
+  db: Database,
+  runId: string,
+  step: number,
+  opts: { withContent?: boolean; offset?: number; limit?: number } = {},
 ) {
   const rows = await readStepRows(db, runId, step, opts);
-  const tokens = await readTokensOf(db, rows.map((r) => r.id));
+  const tokens = await readTokensOf(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.map((r) => ({ ...r, tokens: tokens.get(r.id) ?? null }));
 }
 
 function readStepRows(
-  db: Database, runId: string, step: number, opts: { withContent?: boolean; trajectoryId?: string; offset?: number; limit?: number },
+  db: Database,
+  runId: string,
+  step: number,
+  opts: { withContent?: boolean; trajectoryId?: string; offset?: number; limit?: number },
 ) {
   return db.prisma.trajectory.findMany({
     where: { runId, step, ...(opts.trajectoryId !== undefined ? { id: opts.trajectoryId } : {}) },
@@ -121,14 +284,20 @@ function readStepRows(
 export async function getTrajectoryWithToolCalls(db: Database, trajectoryId: string) {
   const row = await db.prisma.trajectory.findUnique({ where: { id: trajectoryId } });
   if (!row) return null;
-  const toolCalls = await db.prisma.toolCall.findMany({ where: { trajectoryId }, orderBy: [{ turn: 'asc' }, { id: 'asc' }] });
+  const toolCalls = await db.prisma.toolCall.findMany({
+    where: { trajectoryId },
+    orderBy: [{ turn: 'asc' }, { id: 'asc' }],
+  });
   const { content, ...rest } = row;
   return { ...rest, content: JSON.parse(content) as StoredTrajectoryContent, toolCalls };
 }
 
 /** The run and step a trajectory belongs to ({ id, runId, step }), or null when there is no such trajectory. */
 export function getTrajectoryRun(db: Database, trajectoryId: string) {
-  return db.prisma.trajectory.findUnique({ where: { id: trajectoryId }, select: { id: true, runId: true, step: true } });
+  return db.prisma.trajectory.findUnique({
+    where: { id: trajectoryId },
+    select: { id: true, runId: true, step: true },
+  });
 }
 
 export type TrajectorySplitFilter = 'train' | 'eval' | 'all';
@@ -137,15 +306,34 @@ export type TrajectorySplitFilter = 'train' | 'eval' | 'all';
 export async function listStepStats(db: Database, runId: string, split: 'train' | 'eval') {
   const where = { runId, split };
   const [all, sel] = await Promise.all([
-    db.prisma.trajectory.groupBy({ by: ['step'], where, _count: { _all: true }, _avg: { reward: true }, orderBy: { step: 'asc' } }),
-    db.prisma.trajectory.groupBy({ by: ['step'], where: { ...where, selected: true }, _count: { _all: true }, orderBy: { step: 'asc' } }),
+    db.prisma.trajectory.groupBy({
+      by: ['step'],
+      where,
+      _count: { _all: true },
+      _avg: { reward: true },
+      orderBy: { step: 'asc' },
+    }),
+    db.prisma.trajectory.groupBy({
+      by: ['step'],
+      where: { ...where, selected: true },
+      _count: { _all: true },
+      orderBy: { step: 'asc' },
+    }),
   ]);
   const selected = new Map(sel.map((g) => [g.step, g._count._all]));
-  return all.map((g) => ({ step: g.step, count: g._count._all, accuracy: g._avg.reward ?? 0, selected: selected.get(g.step) ?? 0 }));
+  return all.map((g) => ({
+    step: g.step,
+    count: g._count._all,
+    accuracy: g._avg.reward ?? 0,
+    selected: selected.get(g.step) ?? 0,
+  }));
 }
 
 /** Every trajectory of one problem in a run (no content), by step then sample. */
-export function listTrajectoriesOfProblem(db: Database, q: { runId: string; problemId: string; split: TrajectorySplitFilter; limit: number }) {
+export function listTrajectoriesOfProblem(
+  db: Database,
+  q: { runId: string; problemId: string; split: TrajectorySplitFilter; limit: number },
+) {
   return db.prisma.trajectory.findMany({
     where: { runId: q.runId, problemId: q.problemId, ...(q.split !== 'all' ? { split: q.split } : {}) },
     orderBy: [{ step: 'asc' }, { sampleIndex: 'asc' }, { groupId: 'asc' }, { id: 'asc' }],
@@ -158,7 +346,14 @@ export function listTrajectoriesOfProblem(db: Database, q: { runId: string; prob
 export function listEvalSampleOutcomes(db: Database, q: { runId: string; step: number; benchmark: string }) {
   return db.prisma.trajectory.findMany({
     where: { runId: q.runId, split: 'eval', step: q.step, groupId: { startsWith: `${q.benchmark}:` } },
-    select: { groupId: true, correct: true, responseTokens: true, toolCalls: true, toolErrors: true, finishReason: true },
+    select: {
+      groupId: true,
+      correct: true,
+      responseTokens: true,
+      toolCalls: true,
+      toolErrors: true,
+      finishReason: true,
+    },
   });
 }
 
@@ -194,11 +389,18 @@ export interface TrajectoryPageQuery {
  * search holding `%` or `_` (Python's `%`, names with `_`) goes through pageLiteralSqlite instead. SQLite's LIKE
  * already ignores ASCII case; PostgreSQL gets mode 'insensitive' (ILIKE).
  */
-function whereOf(db: Database, q: { runId: string; step?: number; split: TrajectorySplitFilter; filter?: TrajectoryFilter }) {
+function whereOf(
+  db: Database,
+  q: { runId: string; step?: number; split: TrajectorySplitFilter; filter?: TrajectoryFilter },
+) {
   const f = q.filter ?? {};
-  const reward = f.minReward !== undefined || f.maxReward !== undefined
-    ? { ...(f.minReward !== undefined ? { gte: f.minReward } : {}), ...(f.maxReward !== undefined ? { lte: f.maxReward } : {}) }
-    : undefined;
+  const reward =
+    f.minReward !== undefined || f.maxReward !== undefined
+      ? {
+          ...(f.minReward !== undefined ? { gte: f.minReward } : {}),
+          ...(f.maxReward !== undefined ? { lte: f.maxReward } : {}),
+        }
+      : undefined;
   const base = {
     runId: q.runId,
     ...(q.step !== undefined ? { step: q.step } : {}),
@@ -207,7 +409,11 @@ function whereOf(db: Database, q: { runId: string; step?: number; split: Traject
   let search: { content?: { contains: string } } = {};
   if (f.search !== undefined) {
     if (db.dialect === 'postgresql') {
-      search = { content: { contains: f.search.replace(/[\\%_]/g, (c) => `\\${c}`), mode: 'insensitive' } as { contains: string } };
+      search = {
+        content: { contains: f.search.replace(/[\\%_]/g, (c) => `\\${c}`), mode: 'insensitive' } as {
+          contains: string;
+        },
+      };
     } else {
       search = { content: { contains: f.search } };
     }
@@ -230,7 +436,10 @@ async function pageLiteralSqlite(db: Database, input: TrajectoryPageQuery) {
   const f = input.filter ?? {};
   const conds: string[] = ['"runId" = ?'];
   const params: unknown[] = [input.runId];
-  const add = (sql: string, ...p: unknown[]) => { conds.push(sql); params.push(...p); };
+  const add = (sql: string, ...p: unknown[]) => {
+    conds.push(sql);
+    params.push(...p);
+  };
   if (input.step !== undefined) add('"step" = ?', input.step);
   if (input.split !== 'all') add('"split" = ?', input.split);
   if (f.minReward !== undefined) add('"reward" >= ?', f.minReward);
@@ -240,12 +449,21 @@ async function pageLiteralSqlite(db: Database, input: TrajectoryPageQuery) {
   if (f.finishReason !== undefined) add('"finishReason" = ?', f.finishReason);
   add('instr(lower("content"), lower(?)) > 0', f.search);
   const where = conds.join(' AND ');
-  const order = orderOf(input.sort).map((o) => Object.entries(o).map(([k, d]) => `"${k}" ${d === 'desc' ? 'DESC' : 'ASC'}`)[0]).join(', ');
+  const order = orderOf(input.sort)
+    .map((o) => Object.entries(o).map(([k, d]) => `"${k}" ${d === 'desc' ? 'DESC' : 'ASC'}`)[0])
+    .join(', ');
   const [ids, count] = await Promise.all([
-    db.query<{ id: string }>(`SELECT "id" FROM "Trajectory" WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`, [...params, input.limit, input.offset]),
+    db.query<{ id: string }>(`SELECT "id" FROM "Trajectory" WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`, [
+      ...params,
+      input.limit,
+      input.offset,
+    ]),
     db.query<{ n: number | bigint }>(`SELECT COUNT(*) AS "n" FROM "Trajectory" WHERE ${where}`, params),
   ]);
-  const rows = await db.prisma.trajectory.findMany({ where: { id: { in: ids.map((r) => r.id) } }, omit: { content: true } });
+  const rows = await db.prisma.trajectory.findMany({
+    where: { id: { in: ids.map((r) => r.id) } },
+    omit: { content: true },
+  });
   const byId = new Map(rows.map((r) => [r.id, r]));
   return { items: ids.map((r) => byId.get(r.id)!).filter(Boolean), total: Number(count[0]?.n ?? 0) };
 }
@@ -256,21 +474,43 @@ type Order = { [k in 'step' | 'groupId' | 'sampleIndex' | 'reward' | 'responseTo
 function orderOf(sort: TrajectorySort): Order[] {
   const index: Order[] = [{ step: 'asc' }, { groupId: 'asc' }, { sampleIndex: 'asc' }, { id: 'asc' }];
   switch (sort) {
-    case 'index': return index;
-    case 'reward_desc': return [{ reward: 'desc' }, ...index];
-    case 'reward_asc': return [{ reward: 'asc' }, ...index];
-    case 'length_desc': return [{ responseTokens: 'desc' }, ...index];
-    case 'length_asc': return [{ responseTokens: 'asc' }, ...index];
+    case 'index':
+      return index;
+    case 'reward_desc':
+      return [{ reward: 'desc' }, ...index];
+    case 'reward_asc':
+      return [{ reward: 'asc' }, ...index];
+    case 'length_desc':
+      return [{ responseTokens: 'desc' }, ...index];
+    case 'length_asc':
+      return [{ responseTokens: 'asc' }, ...index];
   }
 }
 
 /** A page of a run's trajectories (no content) matching the filter, in the sort's order, with the total that match. */
 export async function listTrajectoryPage(db: Database, input: TrajectoryPageQuery) {
-  if (db.dialect === 'sqlite' && input.filter?.search !== undefined && /[%_]/.test(input.filter.search)) return pageLiteralSqlite(db, input);
+  if (db.dialect === 'sqlite' && input.filter?.search !== undefined && /[%_]/.test(input.filter.search))
+    return pageLiteralSqlite(db, input);
   const where = whereOf(db, input);
   const [items, total] = await Promise.all([
-    db.prisma.trajectory.findMany({ where, orderBy: orderOf(input.sort), skip: input.offset, take: input.limit, omit: { content: true } }),
+    db.prisma.trajectory.findMany({
+      where,
+      orderBy: orderOf(input.sort),
+      skip: input.offset,
+      take: input.limit,
+      omit: { content: true },
+    }),
     db.prisma.trajectory.count({ where }),
   ]);
   return { items, total };
+}
+
+/** A page of a run's trajectories with their content, in id order after `afterId` (an export pages through a run). */
+export function listRunTrajectoryContents(db: Database, runId: string, afterId: string | null, limit: number) {
+  return db.prisma.trajectory.findMany({
+    where: { runId, ...(afterId ? { id: { gt: afterId } } : {}) },
+    orderBy: { id: 'asc' },
+    take: limit,
+    select: { id: true, step: true, split: true, groupId: true, reward: true, answer: true, content: true },
+  });
 }

@@ -2,15 +2,9 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import { ZodError } from 'zod';
 import type { Database } from '../db/client.ts';
 import { UserError, zodIssuesText } from '../../contracts/errors.ts';
+import { roleRank, type Principal, type Role } from '../../contracts/access.ts';
 import { audit, auditTarget } from '../auth/audit.ts';
-
-/** Who may do what (README "Deploying for a team"): each role includes the ones before it. */
-export const ROLES = ['viewer', 'researcher', 'admin'] as const;
-export type Role = (typeof ROLES)[number];
-export const roleRank = (r: Role): number => ROLES.indexOf(r);
-
-/** The signed-in user behind a request: through a session cookie or an API token (acting with its user's role). */
-export interface Principal { userId: string; email: string; role: Role; via: 'session' | 'token'; tokenId?: string }
+import { refusals } from '../http/refusals.ts';
 
 export interface Context {
   db: Database;
@@ -26,23 +20,31 @@ export interface Context {
  * (no session: authorised by the share token in its own input, per call, batches included) or `public`.
  */
 export type Access = Role | 'share' | 'public';
-export interface Meta { access: Access }
+export interface Meta {
+  access: Access;
+}
 
-const t = initTRPC.context<Context>().meta<Meta>().create({
-  sse: {
-    // Pings keep proxies from closing idle streams; the client reconnects (with lastEventId) after silence.
-    ping: { enabled: true, intervalMs: 5000 },
-    client: { reconnectAfterInactivityMs: 12000 },
-  },
-  errorFormatter({ shape, error }) {
-    const zod = error.cause instanceof ZodError ? error.cause : null;
-    return {
-      ...shape,
-      message: zod ? zodIssuesText(zod.issues) : shape.message,
-      data: { ...shape.data, fields: zod ? zod.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) : undefined },
-    };
-  },
-});
+const t = initTRPC
+  .context<Context>()
+  .meta<Meta>()
+  .create({
+    sse: {
+      // Pings keep proxies from closing idle streams; the client reconnects (with lastEventId) after silence.
+      ping: { enabled: true, intervalMs: 5000 },
+      client: { reconnectAfterInactivityMs: 12000 },
+    },
+    errorFormatter({ shape, error }) {
+      const zod = error.cause instanceof ZodError ? error.cause : null;
+      return {
+        ...shape,
+        message: zod ? zodIssuesText(zod.issues) : shape.message,
+        data: {
+          ...shape.data,
+          fields: zod ? zod.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) : undefined,
+        },
+      };
+    },
+  });
 
 /** Turns a UserError thrown by the store into a 400 with its message; anything else stays a 500. */
 const userErrors = t.middleware(async ({ next }) => {
@@ -53,14 +55,27 @@ const userErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
-/** Every mutation, allowed or not, goes into the audit log (who, what, when, from where). */
+/**
+ * Every mutation, allowed or not, goes into the audit log (who, what, when, from where), except the refused calls of
+ * no one: those are counted (server/http/refusals.ts: totals and a summary line a minute), so anonymous traffic
+ * cannot grow the table.
+ */
 const auditMutations = t.middleware(async ({ ctx, type, path, getRawInput, next }) => {
   const result = await next();
-  if (type === 'mutation') {
+  if (type === 'mutation' && !ctx.principal && !result.ok) {
+    refusals.count(`trpc: ${result.error.code}`);
+  } else if (type === 'mutation') {
     const input = await getRawInput().catch(() => undefined);
     await audit(ctx.db, {
-      userId: ctx.principal?.userId, email: ctx.principal?.email, via: ctx.principal?.via, action: path, target: auditTarget(input),
-      ok: result.ok, detail: result.ok ? null : result.error.message, ip: ctx.ip, userAgent: ctx.userAgent,
+      userId: ctx.principal?.userId,
+      email: ctx.principal?.email,
+      via: ctx.principal?.via,
+      action: path,
+      target: auditTarget(input),
+      ok: result.ok,
+      detail: result.ok ? null : result.error.message,
+      ip: ctx.ip,
+      userAgent: ctx.userAgent,
     }).catch(() => {}); // the log never decides whether a mutation happens
   }
   return result;
@@ -69,8 +84,10 @@ const auditMutations = t.middleware(async ({ ctx, type, path, getRawInput, next 
 /** UNAUTHORIZED (401) without a principal, FORBIDDEN (403) below the role. */
 function requireRole(role: Role) {
   return t.middleware(({ ctx, next }) => {
-    if (!ctx.principal) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'sign in, or send Authorization: Bearer <token>' });
-    if (roleRank(ctx.principal.role) < roleRank(role)) throw new TRPCError({ code: 'FORBIDDEN', message: `this needs the ${role} role; you are ${ctx.principal.role}` });
+    if (!ctx.principal)
+      throw new TRPCError({ code: 'UNAUTHORIZED', message: 'sign in, or send Authorization: Bearer <token>' });
+    if (roleRank(ctx.principal.role) < roleRank(role))
+      throw new TRPCError({ code: 'FORBIDDEN', message: `this needs the ${role} role; you are ${ctx.principal.role}` });
     return next({ ctx: { ...ctx, principal: ctx.principal } });
   });
 }

@@ -18,7 +18,10 @@ export async function emptyDatabaseUrl(): Promise<{ url: string; drop: () => Pro
   const name = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   if (dialect === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolsmith-test-'));
-    return { url: `file:${path.join(dir, `${name}.db`)}`, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+    return {
+      url: `file:${path.join(dir, `${name}.db`)}`,
+      drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
+    };
   }
   const admin = process.env.TOOLSMITH_TEST_PG_ADMIN_URL;
   if (!admin) throw new Error('TOOLSMITH_TEST_PG_ADMIN_URL is not set: run the suite through `npm test`');
@@ -43,5 +46,12 @@ export async function freshDatabase(): Promise<{ url: string; db: Database; clos
   const { url, drop } = await emptyDatabaseUrl();
   await migrate(url);
   const db = await openDatabase(url);
-  return { url, db, close: async () => { await db.close(); await drop(); } };
+  return {
+    url,
+    db,
+    close: async () => {
+      await db.close();
+      await drop();
+    },
+  };
 }

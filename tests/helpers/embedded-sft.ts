@@ -21,7 +21,14 @@ import { trainerPython } from '../../workers/trainer/python.ts';
 import { runSft, sftSteps } from '../../workers/train/sft.ts';
 
 export interface EmbeddedSftConfig {
-  model: { arch?: 'qwen3' | 'qwen2' | 'llama'; n_layer: number; n_head: number; n_kv_head?: number; n_embd: number; block_size: number };
+  model: {
+    arch?: 'qwen3' | 'qwen2' | 'llama';
+    n_layer: number;
+    n_head: number;
+    n_kv_head?: number;
+    n_embd: number;
+    block_size: number;
+  };
   demos: number;
   epochs: number;
   batch: number;
@@ -34,13 +41,21 @@ export const DEFAULT_EMBEDDED_SFT: EmbeddedSftConfig = {
   // Qwen2 (q/k/v biases) learns to call the tool within 2,000 steps; embedded-arith's Qwen3 needs 4,000 (twice the
   // build time, for a fixture that only needs a policy that calls the tool).
   model: { arch: 'qwen2', n_layer: 4, n_head: 4, n_embd: 64, block_size: 512 },
-  demos: 16000, epochs: 1, batch: 8, lr: 3e-3, seed: 1,
+  demos: 16000,
+  epochs: 1,
+  batch: 8,
+  lr: 3e-3,
+  seed: 1,
 };
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const SOURCES = [
-  'workers/tasks/arith.ts', 'workers/tasks/demos.ts', 'workers/rollout/template.ts', 'workers/engines/tokenizer.ts',
-  'workers/train/sft.ts', 'workers/trainer/requirements.txt',
+  'workers/tasks/arith.ts',
+  'workers/tasks/demos.ts',
+  'workers/rollout/template.ts',
+  'workers/engines/tokenizer.ts',
+  'workers/train/sft.ts',
+  'workers/trainer/requirements.txt',
 ];
 
 /** Python files that never run in the trainer process: a benchmark, the GPU check and `model init|import|check`'s tool. */
@@ -51,7 +66,11 @@ const EXPORTER = ['export_onnx.py'];
 /** Every Python module of the trainer, so that editing any of them retrains. */
 function trainerSources(): string[] {
   const dir = 'workers/trainer';
-  return fs.readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith('.py') && !BENCH_ONLY.includes(f) && !EXPORTER.includes(f)).sort().map((f) => `${dir}/${f}`);
+  return fs
+    .readdirSync(path.join(ROOT, dir))
+    .filter((f) => f.endsWith('.py') && !BENCH_ONLY.includes(f) && !EXPORTER.includes(f))
+    .sort()
+    .map((f) => `${dir}/${f}`);
 }
 
 export function sftCacheKey(cfg: EmbeddedSftConfig): string {
@@ -66,7 +85,8 @@ export function sftCacheKey(cfg: EmbeddedSftConfig): string {
 /** Key of the export made from a cached checkpoint: the exporter and the model code it runs. */
 export function exportKey(): string {
   const h = crypto.createHash('sha256');
-  for (const f of [...EXPORTER, 'hf_model.py', 'char_tokenizer.py']) h.update(f).update(fs.readFileSync(path.join(ROOT, 'workers/trainer', f)));
+  for (const f of [...EXPORTER, 'hf_model.py', 'char_tokenizer.py'])
+    h.update(f).update(fs.readFileSync(path.join(ROOT, 'workers/trainer', f)));
   return h.digest('hex').slice(0, 12);
 }
 
@@ -82,8 +102,18 @@ async function lock(dir: string, timeoutMs: number): Promise<() => void> {
       // A lock left by a dead process is stale.
       const pid = Number(fs.readFileSync(path.join(l, 'pid'), 'utf8').trim() || 0);
       let alive = false;
-      try { if (pid) { process.kill(pid, 0); alive = true; } } catch { /* dead */ }
-      if (!alive) { fs.rmSync(l, { recursive: true, force: true }); continue; }
+      try {
+        if (pid) {
+          process.kill(pid, 0);
+          alive = true;
+        }
+      } catch {
+        /* dead */
+      }
+      if (!alive) {
+        fs.rmSync(l, { recursive: true, force: true });
+        continue;
+      }
       if (Date.now() > until) throw new Error(`timed out waiting for ${l}`);
       await new Promise((r) => setTimeout(r, 500));
     }
@@ -92,7 +122,9 @@ async function lock(dir: string, timeoutMs: number): Promise<() => void> {
 
 /** The export dir (model.onnx, tokenizer.json, config.json) of an SFT'd embedded model; trains it if not cached.
  *  Beside it, `model/` is the same model as a trainer checkpoint (HF format). */
-export async function ensureEmbeddedSftModel(opts: { cacheDir?: string; config?: EmbeddedSftConfig; log?: (m: string) => void } = {}): Promise<string> {
+export async function ensureEmbeddedSftModel(
+  opts: { cacheDir?: string; config?: EmbeddedSftConfig; log?: (m: string) => void } = {},
+): Promise<string> {
   const cfg = opts.config ?? DEFAULT_EMBEDDED_SFT;
   // Under the data folder's cache/, not models/: the models folder holds only models registered by name.
   const base = path.join(opts.cacheDir ?? config().cacheDir, `sft-${sftCacheKey(cfg)}`);
@@ -110,13 +142,31 @@ export async function ensureEmbeddedSftModel(opts: { cacheDir?: string; config?:
         await trainer.init({ model: cfg.model, vocab: EMBEDDED_VOCAB, seed: cfg.seed });
         const tok = HfTokenizer.fromFiles(await trainer.tokenizerFiles());
         // Demonstrations longer than the context are dropped, as the SFT stage of a recipe does (maxLength).
-        const data = sftDataset({ n: cfg.demos, seed: cfg.seed }).map((d) => tokenizeDemo(d, tok)).filter((d) => d.ids.length <= cfg.model.block_size);
+        const data = sftDataset({ n: cfg.demos, seed: cfg.seed })
+          .map((d) => tokenizeDemo(d, tok))
+          .filter((d) => d.ids.length <= cfg.model.block_size);
         const total = sftSteps(data.length, cfg);
-        await trainer.setOptim({ lr: cfg.lr, warmup_steps: Math.ceil(total * 0.04), total_steps: total, schedule: 'cosine', weight_decay: 0.01, grad_clip: 1 }, true);
+        await trainer.setOptim(
+          {
+            lr: cfg.lr,
+            warmup_steps: Math.ceil(total * 0.04),
+            total_steps: total,
+            schedule: 'cosine',
+            weight_decay: 0.01,
+            grad_clip: 1,
+          },
+          true,
+        );
         const t0 = Date.now();
         await runSft(trainer, data, {
-          epochs: cfg.epochs, batch: cfg.batch, seed: cfg.seed, maxSteps: cfg.maxSteps,
-          onStep: (m) => { if (m.step % 50 === 0 || m.step === total) log(`sft step ${m.step}/${total} loss ${m.loss.toFixed(3)} (${((Date.now() - t0) / 1000).toFixed(0)} s)`); },
+          epochs: cfg.epochs,
+          batch: cfg.batch,
+          seed: cfg.seed,
+          maxSteps: cfg.maxSteps,
+          onStep: (m) => {
+            if (m.step % 50 === 0 || m.step === total)
+              log(`sft step ${m.step}/${total} loss ${m.loss.toFixed(3)} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+          },
         });
         fs.mkdirSync(base, { recursive: true });
         await trainer.save(path.join(base, 'model'));
@@ -135,8 +185,11 @@ export async function ensureEmbeddedSftModel(opts: { cacheDir?: string; config?:
 export function exportCheckpoint(model: string, out: string, graph: 'static' | 'legacy' = 'static'): void {
   const tmp = `${out}.tmp-${process.pid}`;
   fs.rmSync(tmp, { recursive: true, force: true });
-  execFileSync(trainerPython(), [path.join(ROOT, 'workers/trainer/export_onnx.py'), '--model', model, '--out', tmp, '--graph', graph],
-    { stdio: 'pipe', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
+  execFileSync(
+    trainerPython(),
+    [path.join(ROOT, 'workers/trainer/export_onnx.py'), '--model', model, '--out', tmp, '--graph', graph],
+    { stdio: 'pipe', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } },
+  );
   fs.rmSync(out, { recursive: true, force: true });
   fs.renameSync(tmp, out);
 }

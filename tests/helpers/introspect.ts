@@ -6,10 +6,26 @@ import { openDatabase } from '../../server/db/client.ts';
  * index_list, index_xinfo and foreign_key_list pragmas; PostgreSQL: pg_attribute, pg_index, pg_constraint).
  * Defaults come back in one spelling (see normalizeDefault) so that they compare across dialects.
  */
-export interface DbColumn { type: string; notNull: boolean; default: string | null }
+export interface DbColumn {
+  type: string;
+  notNull: boolean;
+  default: string | null;
+}
 /** Column names in key order, `"col DESC"` for a descending one. */
-export interface DbIndex { unique: boolean; columns: string[]; method: string | null; predicate: string | null }
-export interface DbForeignKey { name: string | null; columns: string[]; refTable: string; refColumns: string[]; onDelete: string; onUpdate: string }
+export interface DbIndex {
+  unique: boolean;
+  columns: string[];
+  method: string | null;
+  predicate: string | null;
+}
+export interface DbForeignKey {
+  name: string | null;
+  columns: string[];
+  refTable: string;
+  refColumns: string[];
+  onDelete: string;
+  onUpdate: string;
+}
 export interface DbTable {
   columns: Map<string, DbColumn>;
   /** SQLite primary keys have no name. */
@@ -20,7 +36,13 @@ export interface DbTable {
 }
 export type DbSchema = Map<string, DbTable>;
 
-const PG_ACTIONS: Record<string, string> = { a: 'NO ACTION', r: 'RESTRICT', c: 'CASCADE', n: 'SET NULL', d: 'SET DEFAULT' };
+const PG_ACTIONS: Record<string, string> = {
+  a: 'NO ACTION',
+  r: 'RESTRICT',
+  c: 'CASCADE',
+  n: 'SET NULL',
+  d: 'SET DEFAULT',
+};
 const NUMERIC_CAST = /^(smallint|integer|bigint|int[248]?|real|double precision|float[48]|numeric|decimal)\b/i;
 
 /**
@@ -87,14 +109,20 @@ const SQLITE_TABLES = `SELECT "name" FROM sqlite_master WHERE "type" = 'table' A
 
 async function introspectSqlite(q: <T>(sql: string) => Promise<T[]>): Promise<DbSchema> {
   const schema: DbSchema = new Map();
-  const tables = await q<{ name: string; sql: string }>(`SELECT "name", "sql" FROM sqlite_master WHERE "type" = 'table' AND "name" NOT LIKE 'sqlite_%' ORDER BY "name"`);
+  const tables = await q<{ name: string; sql: string }>(
+    `SELECT "name", "sql" FROM sqlite_master WHERE "type" = 'table' AND "name" NOT LIKE 'sqlite_%' ORDER BY "name"`,
+  );
   for (const t of tables) table(schema, t.name);
   const cols = await q<{ t: string; name: string; type: string; notnull: unknown; dflt: string | null; pk: unknown }>(
     `SELECT m."name" AS "t", p."name", p."type", p."notnull", p."dflt_value" AS "dflt", p."pk" FROM (${SQLITE_TABLES}) m, pragma_table_info(m."name") p ORDER BY m."name", p."cid"`,
   );
   const pk = new Map<string, { column: string; pos: number }[]>();
   for (const c of cols) {
-    table(schema, c.t).columns.set(c.name, { type: c.type.toUpperCase(), notNull: Number(c.notnull) === 1, default: normalizeDefault(c.dflt) });
+    table(schema, c.t).columns.set(c.name, {
+      type: c.type.toUpperCase(),
+      notNull: Number(c.notnull) === 1,
+      default: normalizeDefault(c.dflt),
+    });
     if (Number(c.pk) > 0) pk.set(c.t, [...(pk.get(c.t) ?? []), { column: c.name, pos: Number(c.pk) }]);
   }
   for (const [name, parts] of pk) {
@@ -105,14 +133,24 @@ async function introspectSqlite(q: <T>(sql: string) => Promise<T[]>): Promise<Db
     const col = table(schema, name).columns.get(columns[0]!);
     if (columns.length === 1 && col && /\bAUTOINCREMENT\b/i.test(sql)) col.default = 'autoincrement()';
   }
-  const idx = await q<{ t: string; name: string; unique: unknown; origin: string; partial: unknown; col: string | null; desc: unknown }>(
+  const idx = await q<{
+    t: string;
+    name: string;
+    unique: unknown;
+    origin: string;
+    partial: unknown;
+    col: string | null;
+    desc: unknown;
+  }>(
     `SELECT m."name" AS "t", il."name", il."unique", il."origin", il."partial", ix."name" AS "col", ix."desc"
      FROM (${SQLITE_TABLES}) m, pragma_index_list(m."name") il, pragma_index_xinfo(il."name") ix
      WHERE ix."key" = 1 ORDER BY m."name", il."name", ix."seqno"`,
   );
   const partial = new Map<string, string>();
   if (idx.some((i) => Number(i.partial) === 1)) {
-    for (const r of await q<{ name: string; sql: string }>(`SELECT "name", "sql" FROM sqlite_master WHERE "type" = 'index' AND "sql" IS NOT NULL`)) {
+    for (const r of await q<{ name: string; sql: string }>(
+      `SELECT "name", "sql" FROM sqlite_master WHERE "type" = 'index' AND "sql" IS NOT NULL`,
+    )) {
       const where = /\bWHERE\b([\s\S]*)$/i.exec(r.sql);
       if (where) partial.set(r.name, where[1]!.trim());
     }
@@ -120,11 +158,24 @@ async function introspectSqlite(q: <T>(sql: string) => Promise<T[]>): Promise<Db
   for (const i of idx) {
     if (i.origin === 'pk') continue;
     const indexes = table(schema, i.t).indexes;
-    const entry = indexes.get(i.name) ?? { unique: Number(i.unique) === 1, columns: [], method: null, predicate: partial.get(i.name) ?? null };
+    const entry = indexes.get(i.name) ?? {
+      unique: Number(i.unique) === 1,
+      columns: [],
+      method: null,
+      predicate: partial.get(i.name) ?? null,
+    };
     entry.columns.push(`${i.col ?? '(expression)'}${Number(i.desc) === 1 ? ' DESC' : ''}`);
     indexes.set(i.name, entry);
   }
-  const fks = await q<{ t: string; id: unknown; ref: string; from: string; to: string | null; onUpdate: string; onDelete: string }>(
+  const fks = await q<{
+    t: string;
+    id: unknown;
+    ref: string;
+    from: string;
+    to: string | null;
+    onUpdate: string;
+    onDelete: string;
+  }>(
     `SELECT m."name" AS "t", fk."id", fk."table" AS "ref", fk."from", fk."to", fk."on_update" AS "onUpdate", fk."on_delete" AS "onDelete"
      FROM (${SQLITE_TABLES}) m, pragma_foreign_key_list(m."name") fk ORDER BY m."name", fk."id", fk."seq"`,
   );
@@ -133,7 +184,17 @@ async function introspectSqlite(q: <T>(sql: string) => Promise<T[]>): Promise<Db
     const key = `${f.t}\0${Number(f.id)}`;
     let fk = byId.get(key);
     if (!fk) {
-      byId.set(key, (fk = { name: null, columns: [], refTable: f.ref, refColumns: [], onDelete: f.onDelete.toUpperCase(), onUpdate: f.onUpdate.toUpperCase() }));
+      byId.set(
+        key,
+        (fk = {
+          name: null,
+          columns: [],
+          refTable: f.ref,
+          refColumns: [],
+          onDelete: f.onDelete.toUpperCase(),
+          onUpdate: f.onUpdate.toUpperCase(),
+        }),
+      );
       table(schema, f.t).foreignKeys.push(fk);
     }
     fk.columns.push(f.from);
@@ -148,8 +209,16 @@ async function introspectPostgres(q: <T>(sql: string) => Promise<T[]>): Promise<
   const inSchema = `n."nspname" = current_schema()`;
   for (const t of await q<{ name: string }>(
     `SELECT c."relname"::text AS "name" FROM pg_class c JOIN pg_namespace n ON n."oid" = c."relnamespace" WHERE ${inSchema} AND c."relkind" IN ('r', 'p') ORDER BY 1`,
-  )) table(schema, t.name);
-  const cols = await q<{ t: string; name: string; type: string; notNull: boolean; dflt: string | null; identity: string }>(
+  ))
+    table(schema, t.name);
+  const cols = await q<{
+    t: string;
+    name: string;
+    type: string;
+    notNull: boolean;
+    dflt: string | null;
+    identity: string;
+  }>(
     `SELECT c."relname"::text AS "t", a."attname"::text AS "name", format_type(a."atttypid", a."atttypmod") AS "type", a."attnotnull" AS "notNull",
             pg_get_expr(d."adbin", d."adrelid") AS "dflt", a."attidentity"::text AS "identity"
      FROM pg_attribute a JOIN pg_class c ON c."oid" = a."attrelid" JOIN pg_namespace n ON n."oid" = c."relnamespace"
@@ -157,10 +226,28 @@ async function introspectPostgres(q: <T>(sql: string) => Promise<T[]>): Promise<
      WHERE ${inSchema} AND c."relkind" IN ('r', 'p') AND a."attnum" > 0 AND NOT a."attisdropped" ORDER BY 1, a."attnum"`,
   );
   for (const c of cols) {
-    const identity = c.identity === 'a' ? 'GENERATED ALWAYS AS IDENTITY' : c.identity === 'd' ? 'GENERATED BY DEFAULT AS IDENTITY' : null;
-    table(schema, c.t).columns.set(c.name, { type: c.type, notNull: c.notNull, default: identity ?? normalizeDefault(c.dflt) });
+    const identity =
+      c.identity === 'a'
+        ? 'GENERATED ALWAYS AS IDENTITY'
+        : c.identity === 'd'
+          ? 'GENERATED BY DEFAULT AS IDENTITY'
+          : null;
+    table(schema, c.t).columns.set(c.name, {
+      type: c.type,
+      notNull: c.notNull,
+      default: identity ?? normalizeDefault(c.dflt),
+    });
   }
-  const idx = await q<{ t: string; name: string; unique: boolean; primary: boolean; method: string; predicate: string | null; col: string | null; desc: boolean }>(
+  const idx = await q<{
+    t: string;
+    name: string;
+    unique: boolean;
+    primary: boolean;
+    method: string;
+    predicate: string | null;
+    col: string | null;
+    desc: boolean;
+  }>(
     `SELECT t."relname"::text AS "t", i."relname"::text AS "name", x."indisunique" AS "unique", x."indisprimary" AS "primary", am."amname"::text AS "method",
             pg_get_expr(x."indpred", x."indrelid") AS "predicate", a."attname"::text AS "col", (x."indoption"[(k."ord" - 1)::int] & 1) = 1 AS "desc"
      FROM pg_index x JOIN pg_class t ON t."oid" = x."indrelid" JOIN pg_class i ON i."oid" = x."indexrelid"
@@ -184,15 +271,27 @@ async function introspectPostgres(q: <T>(sql: string) => Promise<T[]>): Promise<
   const names = (key: string, rel: string) =>
     `(SELECT to_json(array_agg(a."attname"::text ORDER BY k."ord"))::text FROM unnest(c."${key}") WITH ORDINALITY AS k("attnum", "ord")
       JOIN pg_attribute a ON a."attrelid" = c."${rel}" AND a."attnum" = k."attnum")`;
-  for (const f of await q<{ t: string; name: string; ref: string; del: string; upd: string; cols: string; refCols: string }>(
+  for (const f of await q<{
+    t: string;
+    name: string;
+    ref: string;
+    del: string;
+    upd: string;
+    cols: string;
+    refCols: string;
+  }>(
     `SELECT t."relname"::text AS "t", c."conname"::text AS "name", r."relname"::text AS "ref", c."confdeltype"::text AS "del", c."confupdtype"::text AS "upd",
             ${names('conkey', 'conrelid')} AS "cols", ${names('confkey', 'confrelid')} AS "refCols"
      FROM pg_constraint c JOIN pg_class t ON t."oid" = c."conrelid" JOIN pg_class r ON r."oid" = c."confrelid" JOIN pg_namespace n ON n."oid" = t."relnamespace"
      WHERE ${inSchema} AND c."contype" = 'f' ORDER BY 1, 2`,
   )) {
     table(schema, f.t).foreignKeys.push({
-      name: f.name, columns: JSON.parse(f.cols), refTable: f.ref, refColumns: JSON.parse(f.refCols),
-      onDelete: PG_ACTIONS[f.del] ?? f.del, onUpdate: PG_ACTIONS[f.upd] ?? f.upd,
+      name: f.name,
+      columns: JSON.parse(f.cols),
+      refTable: f.ref,
+      refColumns: JSON.parse(f.refCols),
+      onDelete: PG_ACTIONS[f.del] ?? f.del,
+      onUpdate: PG_ACTIONS[f.upd] ?? f.upd,
     });
   }
   return schema;

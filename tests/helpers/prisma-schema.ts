@@ -12,9 +12,15 @@ export type PrismaValue =
   | { kind: 'ident'; value: string }
   | { kind: 'call'; name: string; args: PrismaArg[] }
   | { kind: 'array'; items: PrismaValue[] };
-export interface PrismaArg { name: string | null; value: PrismaValue }
+export interface PrismaArg {
+  name: string | null;
+  value: PrismaValue;
+}
 /** `@default(0)` is { name: 'default', … }; `@db.VarChar(255)` is { name: 'db.VarChar', … }. */
-export interface PrismaAttribute { name: string; args: PrismaArg[] }
+export interface PrismaAttribute {
+  name: string;
+  args: PrismaArg[];
+}
 
 export interface PrismaField {
   name: string;
@@ -32,9 +38,17 @@ export interface PrismaField {
   default: PrismaValue | null;
   updatedAt: boolean;
 }
-export interface PrismaKeyPart { field: string; column: string; sort: 'Asc' | 'Desc' }
+export interface PrismaKeyPart {
+  field: string;
+  column: string;
+  sort: 'Asc' | 'Desc';
+}
 /** A primary key, unique constraint or index. `map` is the database name given in the schema, if any. */
-export interface PrismaKey { map: string | null; columns: PrismaKeyPart[]; type: string | null }
+export interface PrismaKey {
+  map: string | null;
+  columns: PrismaKeyPart[];
+  type: string | null;
+}
 export interface PrismaRelation {
   field: string;
   /** The model and table the foreign key points at. */
@@ -61,7 +75,11 @@ export interface PrismaModel {
   /** Relations whose foreign key is on this model's table. */
   relations: PrismaRelation[];
 }
-export interface PrismaEnum { name: string; dbName: string; values: { name: string; dbName: string }[] }
+export interface PrismaEnum {
+  name: string;
+  dbName: string;
+  values: { name: string; dbName: string }[];
+}
 export interface PrismaSchema {
   provider: string;
   /** 'foreignKeys' (the default: the database enforces relations) or 'prisma'. */
@@ -70,7 +88,17 @@ export interface PrismaSchema {
   enums: PrismaEnum[];
 }
 
-export const SCALAR_TYPES = ['String', 'Boolean', 'Int', 'BigInt', 'Float', 'Decimal', 'DateTime', 'Json', 'Bytes'] as const;
+export const SCALAR_TYPES = [
+  'String',
+  'Boolean',
+  'Int',
+  'BigInt',
+  'Float',
+  'Decimal',
+  'DateTime',
+  'Json',
+  'Bytes',
+] as const;
 
 // ---- tokens -----------------------------------------------------------------------------------------------------
 
@@ -123,8 +151,13 @@ function tokenize(text: string): Token[] {
 class Reader {
   i = 0;
   constructor(private readonly tokens: Token[]) {}
-  peek(k = 0): Token | undefined { return this.tokens[this.i + k]; }
-  at(v: string, k = 0): boolean { const t = this.peek(k); return !!t && t.t !== 'string' && t.v === v; }
+  peek(k = 0): Token | undefined {
+    return this.tokens[this.i + k];
+  }
+  at(v: string, k = 0): boolean {
+    const t = this.peek(k);
+    return !!t && t.t !== 'string' && t.v === v;
+  }
   next(): Token {
     const t = this.tokens[this.i++];
     if (!t) throw new Error('schema.prisma: unexpected end of file');
@@ -140,7 +173,9 @@ class Reader {
     if (t.t !== 'ident') throw new Error(`schema.prisma line ${t.line}: expected a name, found "${t.v}"`);
     return t.v;
   }
-  skipNewlines() { while (this.peek()?.t === 'nl') this.i++; }
+  skipNewlines() {
+    while (this.peek()?.t === 'nl') this.i++;
+  }
   endOfLine() {
     const t = this.peek();
     if (t && t.t !== 'nl' && !this.at('}')) throw new Error(`schema.prisma line ${t.line}: unexpected "${t.v}"`);
@@ -183,15 +218,30 @@ class Reader {
   /** After "@" or "@@": a name, maybe dotted (db.VarChar), and maybe arguments. */
   attribute(): PrismaAttribute {
     let name = this.ident();
-    while (this.at('.')) { this.next(); name += `.${this.ident()}`; }
+    while (this.at('.')) {
+      this.next();
+      name += `.${this.ident()}`;
+    }
     return { name, args: this.at('(') ? this.args() : [] };
   }
 }
 
 // ---- blocks -----------------------------------------------------------------------------------------------------
 
-interface RawField { name: string; type: string; optional: boolean; list: boolean; attributes: PrismaAttribute[] }
-interface RawBlock { keyword: string; name: string; fields: RawField[]; blockAttributes: PrismaAttribute[]; settings: Map<string, PrismaValue> }
+interface RawField {
+  name: string;
+  type: string;
+  optional: boolean;
+  list: boolean;
+  attributes: PrismaAttribute[];
+}
+interface RawBlock {
+  keyword: string;
+  name: string;
+  fields: RawField[];
+  blockAttributes: PrismaAttribute[];
+  settings: Map<string, PrismaValue>;
+}
 
 function readBlocks(text: string): RawBlock[] {
   const r = new Reader(tokenize(text));
@@ -217,13 +267,24 @@ function readBlocks(text: string): RawBlock[] {
         if (keyword !== 'enum') {
           const t = r.value();
           if (t.kind === 'ident') type = t.value;
-          else if (t.kind === 'call' && t.name === 'Unsupported') type = `Unsupported(${JSON.stringify(argString(t.args[0]?.value))})`;
+          else if (t.kind === 'call' && t.name === 'Unsupported')
+            type = `Unsupported(${JSON.stringify(argString(t.args[0]?.value))})`;
           else throw new Error(`schema.prisma: field ${name}.${fieldName} has a type this reader does not know`);
-          if (r.at('[')) { r.next(); r.expect(']'); list = true; }
-          if (r.at('?')) { r.next(); optional = true; }
+          if (r.at('[')) {
+            r.next();
+            r.expect(']');
+            list = true;
+          }
+          if (r.at('?')) {
+            r.next();
+            optional = true;
+          }
         }
         const attributes: PrismaAttribute[] = [];
-        while (r.at('@')) { r.next(); attributes.push(r.attribute()); }
+        while (r.at('@')) {
+          r.next();
+          attributes.push(r.attribute());
+        }
         block.fields.push({ name: fieldName, type, optional, list, attributes });
       }
       r.endOfLine();
@@ -265,13 +326,19 @@ export function parsePrismaSchema(text: string): PrismaSchema {
     return v ? argString(v) : null;
   };
   for (const b of blocks) {
-    if (b.keyword === 'type') throw new Error(`schema.prisma: composite type ${b.name} is not supported by this reader`);
+    if (b.keyword === 'type')
+      throw new Error(`schema.prisma: composite type ${b.name} is not supported by this reader`);
   }
-  const enums: PrismaEnum[] = blocks.filter((b) => b.keyword === 'enum').map((b) => ({
-    name: b.name,
-    dbName: stringArg(attr(b.blockAttributes, 'map'), 'name', 0) ?? b.name,
-    values: b.fields.map((f) => ({ name: f.name, dbName: stringArg(attr(f.attributes, 'map'), 'name', 0) ?? f.name })),
-  }));
+  const enums: PrismaEnum[] = blocks
+    .filter((b) => b.keyword === 'enum')
+    .map((b) => ({
+      name: b.name,
+      dbName: stringArg(attr(b.blockAttributes, 'map'), 'name', 0) ?? b.name,
+      values: b.fields.map((f) => ({
+        name: f.name,
+        dbName: stringArg(attr(f.attributes, 'map'), 'name', 0) ?? f.name,
+      })),
+    }));
   const modelBlocks = blocks.filter((b) => b.keyword === 'model' || b.keyword === 'view');
   const enumNames = new Set(enums.map((e) => e.name));
   const modelNames = new Set(modelBlocks.map((b) => b.name));
@@ -281,7 +348,11 @@ export function parsePrismaSchema(text: string): PrismaSchema {
       const db = f.attributes.find((a) => a.name.startsWith('db.'));
       const kind: PrismaField['kind'] = f.type.startsWith('Unsupported(')
         ? 'unsupported'
-        : enumNames.has(f.type) ? 'enum' : modelNames.has(f.type) ? 'relation' : 'scalar';
+        : enumNames.has(f.type)
+          ? 'enum'
+          : modelNames.has(f.type)
+            ? 'relation'
+            : 'scalar';
       if (kind === 'scalar' && !(SCALAR_TYPES as readonly string[]).includes(f.type)) {
         throw new Error(`schema.prisma: field ${b.name}.${f.name} has unknown type ${f.type}`);
       }
@@ -311,7 +382,11 @@ export function parsePrismaSchema(text: string): PrismaSchema {
         if (item.kind === 'ident') return { field: item.value, column: columnOf(item.value), sort: 'Asc' as const };
         if (item.kind === 'call') {
           const sort = item.args.find((x) => x.name === 'sort');
-          return { field: item.name, column: columnOf(item.name), sort: sort && argString(sort.value) === 'Desc' ? 'Desc' as const : 'Asc' as const };
+          return {
+            field: item.name,
+            column: columnOf(item.name),
+            sort: sort && argString(sort.value) === 'Desc' ? ('Desc' as const) : ('Asc' as const),
+          };
         }
         throw new Error(`schema.prisma: ${b.name} ${where}: unexpected ${JSON.stringify(item)}`);
       });
@@ -367,18 +442,28 @@ export function parsePrismaSchema(text: string): PrismaSchema {
       const target = byModel.get(f.type)!;
       if (!fieldsArg) {
         const relName = stringArg(rel, 'name', 0);
-        const other = target.fields.find((x) => x.kind === 'relation' && x.type === m.name && x !== f
-          && stringArg(attr(x.attributes, 'relation'), 'name', 0) === relName);
-        if (f.list && other?.list) throw new Error(`schema.prisma: implicit many-to-many relation ${m.name}.${f.name} is not supported by this reader`);
+        const other = target.fields.find(
+          (x) =>
+            x.kind === 'relation' &&
+            x.type === m.name &&
+            x !== f &&
+            stringArg(attr(x.attributes, 'relation'), 'name', 0) === relName,
+        );
+        if (f.list && other?.list)
+          throw new Error(
+            `schema.prisma: implicit many-to-many relation ${m.name}.${f.name} is not supported by this reader`,
+          );
         continue;
       }
       const names = (v: PrismaValue | undefined) => {
-        if (!v || v.kind !== 'array') throw new Error(`schema.prisma: ${m.name}.${f.name} @relation needs fields: [...] and references: [...]`);
+        if (!v || v.kind !== 'array')
+          throw new Error(`schema.prisma: ${m.name}.${f.name} @relation needs fields: [...] and references: [...]`);
         return v.items.map((x) => argString(x));
       };
       const local = names(fieldsArg).map((n) => m.fields.find((x) => x.name === n));
       const remote = names(arg(rel, 'references')).map((n) => target.fields.find((x) => x.name === n));
-      if (local.some((x) => !x) || remote.some((x) => !x)) throw new Error(`schema.prisma: ${m.name}.${f.name} @relation names a field that does not exist`);
+      if (local.some((x) => !x) || remote.some((x) => !x))
+        throw new Error(`schema.prisma: ${m.name}.${f.name} @relation names a field that does not exist`);
       m.relations.push({
         field: f.name,
         model: target.name,

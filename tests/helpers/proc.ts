@@ -18,7 +18,9 @@ export async function waitFor<T>(
     const v = await fn();
     if (v) return v as T;
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${opts.timeoutMs ?? 20000} ms waiting for ${what}${opts.detail ? `\n${opts.detail()}` : ''}`);
+      throw new Error(
+        `timed out after ${opts.timeoutMs ?? 20000} ms waiting for ${what}${opts.detail ? `\n${opts.detail()}` : ''}`,
+      );
     }
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 50));
   }
@@ -27,7 +29,8 @@ export async function waitFor<T>(
 /** The environment for a child: ours minus anything Toolsmith reads, plus `env`. */
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TOOLSMITH_') && k !== 'DATABASE_URL') base[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!k.startsWith('TOOLSMITH_') && k !== 'DATABASE_URL') base[k] = v;
   return { ...base, ...env } as NodeJS.ProcessEnv;
 }
 
@@ -63,7 +66,11 @@ function track(name: string, child: ChildProcess): Proc {
 /** Run `npx toolsmith <args> | cat` to completion: its output through a real pipe into another program. */
 export async function runCliPiped(args: string[], env: Record<string, string>, timeoutMs = 60000) {
   const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  const child = spawn('bash', ['-o', 'pipefail', '-c', `${quoted} | cat`], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('bash', ['-o', 'pipefail', '-c', `${quoted} | cat`], {
+    cwd: ROOT,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -77,7 +84,11 @@ export async function runCliPiped(args: string[], env: Record<string, string>, t
 
 /** Run `npx toolsmith <args>` to completion. */
 export async function runCli(args: string[], env: Record<string, string>, timeoutMs = 60000) {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -91,13 +102,23 @@ export async function runCli(args: string[], env: Record<string, string>, timeou
 
 /** Start a long-running `npx toolsmith <args>` (e.g. serve-model); killAll() stops it. */
 export function startCli(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return track(`toolsmith ${args.join(' ')}`, child);
 }
 
 let dataDir: string | undefined;
 
-export interface WorkerSettings { leaseSeconds?: number; heartbeatSeconds?: number; pollMs?: number; graceSeconds?: number; env?: Record<string, string> }
+export interface WorkerSettings {
+  leaseSeconds?: number;
+  heartbeatSeconds?: number;
+  pollMs?: number;
+  graceSeconds?: number;
+  env?: Record<string, string>;
+}
 
 /** Start a real worker process (`toolsmith worker`) with the test-only job kinds and a short lease. */
 export function spawnWorker(databaseUrl: string, id: string, s: WorkerSettings = {}): Proc {
@@ -113,16 +134,24 @@ export function spawnWorker(databaseUrl: string, id: string, s: WorkerSettings =
     TOOLSMITH_DATA_DIR: dataDir,
     ...s.env,
   };
-  const child = spawn(process.execPath, [BIN, 'worker'], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'worker'], {
+    cwd: ROOT,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return track(`worker ${id}`, child);
 }
 
 /** Wait for a worker's "ready" line. */
 export function waitReady(p: Proc, timeoutMs = 30000) {
-  return waitFor(`${p.name} to be ready`, () => {
-    if (!p.alive()) throw new Error(`${p.name} exited before it was ready:\n${p.output()}`);
-    return /\] ready \(/.test(p.output());
-  }, { timeoutMs, intervalMs: 50 });
+  return waitFor(
+    `${p.name} to be ready`,
+    () => {
+      if (!p.alive()) throw new Error(`${p.name} exited before it was ready:\n${p.output()}`);
+      return /\] ready \(/.test(p.output());
+    },
+    { timeoutMs, intervalMs: 50 },
+  );
 }
 
 /** SIGKILL every process these helpers started that is still running, and wait for them to go. */
@@ -136,25 +165,41 @@ export async function killAll(): Promise<void> {
 
 /** Every live worker's output, for failure messages. */
 export function outputs(procs: Proc[]): string {
-  return procs.map((p) => `--- ${p.name} (${p.alive() ? 'running' : 'exited'}) ---\n${p.output().split('\n').slice(-40).join('\n')}`).join('\n');
+  return procs
+    .map(
+      (p) => `--- ${p.name} (${p.alive() ? 'running' : 'exited'}) ---\n${p.output().split('\n').slice(-40).join('\n')}`,
+    )
+    .join('\n');
 }
 
-export interface HostProcess { uid: number; pid: number; ppid: number; args: string }
+export interface HostProcess {
+  uid: number;
+  pid: number;
+  ppid: number;
+  args: string;
+}
 
 /** Every process on the host, from ps. */
 export function ps(): HostProcess[] {
-  return execFileSync('ps', ['-eo', 'uid=,pid=,ppid=,args='], { encoding: 'utf8' }).trim().split('\n').map((l) => {
-    const m = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(.*)$/.exec(l)!;
-    return { uid: Number(m[1]), pid: Number(m[2]), ppid: Number(m[3]), args: m[4] };
-  });
+  return execFileSync('ps', ['-eo', 'uid=,pid=,ppid=,args='], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((l) => {
+      const m = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(.*)$/.exec(l)!;
+      return { uid: Number(m[1]), pid: Number(m[2]), ppid: Number(m[3]), args: m[4] };
+    });
 }
 
 /** Processes below `root` (children, grandchildren, ...), not `root` itself: so a test sees only its own pool. */
 export function descendants(root = process.pid, all = ps()): HostProcess[] {
   const out = new Set([root]);
-  for (let grew = true; grew;) {
+  for (let grew = true; grew; ) {
     grew = false;
-    for (const p of all) if (out.has(p.ppid) && !out.has(p.pid)) { out.add(p.pid); grew = true; }
+    for (const p of all)
+      if (out.has(p.ppid) && !out.has(p.pid)) {
+        out.add(p.pid);
+        grew = true;
+      }
   }
   return all.filter((p) => p.pid !== root && out.has(p.pid));
 }

@@ -9,27 +9,74 @@ import { TRPCError } from '@trpc/server';
 import { freshDatabase } from '../helpers/db.ts';
 import type { Database } from '../../server/db/client.ts';
 import { appRouter } from '../../server/trpc/root.ts';
-import { createCallerFactory, roleRank, ROLES, type Access, type Principal, type Role } from '../../server/trpc/init.ts';
+import { createCallerFactory, type Access } from '../../server/trpc/init.ts';
+import { roleRank, ROLES, type Principal, type Role } from '../../contracts/access.ts';
 import { principal } from '../helpers/principals.ts';
 import { createUser } from '../../server/auth/users.ts';
 import { EMBEDDED_ARITH_INPUT, MICRO_INPUT } from '../../server/recipes/defaults.ts';
 import { seedDefaultRecipes } from '../../server/store/recipes.ts';
 
 const EXPECTED: Record<string, Access> = {
-  'system.health': 'public', 'auth.me': 'public',
-  'system.latestDiagnostics': 'admin', 'system.runDiagnostics': 'admin', 'system.supervisor': 'admin',
-  'admin.users': 'admin', 'admin.addUser': 'admin', 'admin.setRole': 'admin', 'admin.signInLink': 'admin', 'admin.tokens': 'admin',
-  'admin.createToken': 'admin', 'admin.revokeToken': 'admin', 'admin.audit': 'admin',
-  'runs.list': 'viewer', 'runs.get': 'viewer', 'runs.snapshot': 'viewer', 'runs.series': 'viewer', 'runs.events': 'viewer', 'runs.compare': 'viewer',
-  'runs.cancel': 'researcher', 'runs.pause': 'researcher', 'runs.resume': 'researcher',
-  'recipes.list': 'viewer', 'recipes.get': 'viewer', 'recipes.versions': 'viewer', 'recipes.validate': 'viewer', 'recipes.diff': 'viewer', 'recipes.defaults': 'viewer',
-  'recipes.save': 'researcher', 'recipes.launch': 'researcher',
-  'datasets.list': 'viewer', 'datasets.get': 'viewer', 'datasets.problems': 'viewer',
-  'trajectories.steps': 'viewer', 'trajectories.list': 'viewer', 'trajectories.topK': 'viewer', 'trajectories.get': 'viewer', 'trajectories.tokens': 'viewer', 'trajectories.samePrompt': 'viewer',
-  'evals.list': 'viewer', 'evals.reference': 'viewer', 'evals.compare': 'viewer', 'models.list': 'viewer',
-  'share.create': 'researcher', 'share.revoke': 'researcher', 'share.list': 'researcher',
-  'share.view.summary': 'share', 'share.view.metrics': 'share', 'share.view.trajectories': 'share', 'share.view.trajectory': 'share',
-  'share.view.trajectoryTokens': 'share', 'share.view.events': 'share',
+  'system.health': 'public',
+  'auth.me': 'public',
+  'system.latestDiagnostics': 'admin',
+  'system.runDiagnostics': 'admin',
+  'system.supervisor': 'admin',
+  'admin.users': 'admin',
+  'admin.addUser': 'admin',
+  'admin.setRole': 'admin',
+  'admin.signInLink': 'admin',
+  'admin.tokens': 'admin',
+  'admin.disableUser': 'admin',
+  'admin.enableUser': 'admin',
+  'admin.removeUser': 'admin',
+  'auth.changePassword': 'viewer',
+  'admin.createToken': 'admin',
+  'admin.revokeToken': 'admin',
+  'admin.audit': 'admin',
+  'runs.list': 'viewer',
+  'runs.get': 'viewer',
+  'runs.snapshot': 'viewer',
+  'runs.series': 'viewer',
+  'runs.events': 'viewer',
+  'runs.compare': 'viewer',
+  'runs.importRoots': 'viewer',
+  'runs.importFolder': 'researcher',
+  'runs.followImport': 'researcher',
+  'runs.cancel': 'researcher',
+  'runs.pause': 'researcher',
+  'runs.resume': 'researcher',
+  'recipes.list': 'viewer',
+  'recipes.get': 'viewer',
+  'recipes.versions': 'viewer',
+  'recipes.validate': 'viewer',
+  'recipes.diff': 'viewer',
+  'recipes.defaults': 'viewer',
+  'recipes.placements': 'viewer',
+  'recipes.save': 'researcher',
+  'recipes.launch': 'researcher',
+  'datasets.list': 'viewer',
+  'datasets.get': 'viewer',
+  'datasets.problems': 'viewer',
+  'trajectories.steps': 'viewer',
+  'trajectories.list': 'viewer',
+  'trajectories.topK': 'viewer',
+  'trajectories.get': 'viewer',
+  'trajectories.tokens': 'viewer',
+  'trajectories.samePrompt': 'viewer',
+  'evals.list': 'viewer',
+  'evals.reference': 'viewer',
+  'evals.compare': 'viewer',
+  'models.list': 'viewer',
+  'share.create': 'researcher',
+  'share.revoke': 'researcher',
+  'share.list': 'researcher',
+  'share.view.summary': 'share',
+  'share.view.metrics': 'share',
+  'share.view.trajectories': 'share',
+  'share.view.trajectory': 'share',
+  'share.view.trajectoryTokens': 'share',
+  'share.view.events': 'share',
 };
 
 type Proc = { _def: { meta?: { access?: Access }; type: string } };
@@ -38,8 +85,13 @@ const procedures = appRouter._def.procedures as unknown as Record<string, Proc>;
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;
 const makeCaller = createCallerFactory(appRouter);
-beforeEach(async () => { fresh = await freshDatabase(); db = fresh.db; });
-afterEach(async () => { await fresh.close(); });
+beforeEach(async () => {
+  fresh = await freshDatabase();
+  db = fresh.db;
+});
+afterEach(async () => {
+  await fresh.close();
+});
 
 /** Call a procedure by its dotted path with some input; the error code, or 'ok'. */
 async function callAs(p: Principal | null, path: string, input: unknown = {}): Promise<string> {
@@ -84,25 +136,41 @@ test('the role matrix: below the role → 403, at or above it → past the check
   }
 });
 
-test('ownership: a researcher controls their own runs, links and recipe names; not others\' nor the built-ins', async () => {
+test("ownership: a researcher controls their own runs, links and recipe names; not others' nor the built-ins", async () => {
   const alice = await createUser(db, { email: 'alice@example.com', role: 'researcher' });
   const bob = await createUser(db, { email: 'bob@example.com', role: 'researcher' });
   const pa: Principal = { userId: alice.id, email: alice.email, role: 'researcher', via: 'session' };
   const pb: Principal = { userId: bob.id, email: bob.email, role: 'researcher', via: 'session' };
-  const A = makeCaller({ db, principal: pa }), B = makeCaller({ db, principal: pb });
+  const A = makeCaller({ db, principal: pa }),
+    B = makeCaller({ db, principal: pb });
   const spec = { ...MICRO_INPUT, name: 'alice-micro' };
   const { runId } = await A.recipes.launch({ spec });
   assert.equal((await db.prisma.run.findUnique({ where: { id: runId } }))!.createdBy, alice.id);
-  await assert.rejects(B.runs.cancel({ runId }), (e: TRPCError) => e.code === 'FORBIDDEN' && /someone else/.test(e.message));
+  await assert.rejects(
+    B.runs.cancel({ runId }),
+    (e: TRPCError) => e.code === 'FORBIDDEN' && /someone else/.test(e.message),
+  );
   await assert.rejects(B.share.create({ scope: 'run', target: { runId } }), (e: TRPCError) => e.code === 'FORBIDDEN');
   assert.equal(await db.prisma.shareLink.count(), 0, 'a refused link is not kept');
   const link = await A.share.create({ scope: 'run', target: { runId } });
-  assert.deepEqual((await B.share.list()).map((l) => l.id), []);
-  assert.deepEqual((await A.share.list()).map((l) => l.id), [link.id]);
+  assert.deepEqual(
+    (await B.share.list()).map((l) => l.id),
+    [],
+  );
+  assert.deepEqual(
+    (await A.share.list()).map((l) => l.id),
+    [link.id],
+  );
   await assert.rejects(B.share.revoke({ id: link.id }), (e: TRPCError) => e.code === 'FORBIDDEN');
-  await assert.rejects(B.recipes.save({ spec: { ...spec, note: undefined, seed: 5 } }), (e: TRPCError) => e.code === 'FORBIDDEN' && /new name/.test(e.message));
+  await assert.rejects(
+    B.recipes.save({ spec: { ...spec, note: undefined, seed: 5 } }),
+    (e: TRPCError) => e.code === 'FORBIDDEN' && /new name/.test(e.message),
+  );
   await seedDefaultRecipes(db);
-  await assert.rejects(B.recipes.save({ spec: { ...EMBEDDED_ARITH_INPUT, seed: 9 } }), (e: TRPCError) => e.code === 'FORBIDDEN' && /built-ins/.test(e.message));
+  await assert.rejects(
+    B.recipes.save({ spec: { ...EMBEDDED_ARITH_INPUT, seed: 9 } }),
+    (e: TRPCError) => e.code === 'FORBIDDEN' && /built-ins/.test(e.message),
+  );
   await B.recipes.save({ spec: { ...spec, name: 'bob-micro' } }); // a copy under a new name is fine
   await A.runs.cancel({ runId });
   const admin = makeCaller({ db, principal: principal('admin') });
@@ -113,9 +181,16 @@ test('ownership: a researcher controls their own runs, links and recipe names; n
   const rows = await db.prisma.auditLog.findMany({ orderBy: { id: 'asc' } });
   const line = (r: (typeof rows)[number]) => `${r.email ?? '-'} ${r.action} ${r.ok ? 'ok' : 'refused'}`;
   assert.deepEqual(rows.map(line), [
-    'alice@example.com recipes.launch ok', 'bob@example.com runs.cancel refused', 'bob@example.com share.create refused',
-    'alice@example.com share.create ok', 'bob@example.com share.revoke refused', 'bob@example.com recipes.save refused',
-    'bob@example.com recipes.save refused', 'bob@example.com recipes.save ok', 'alice@example.com runs.cancel ok', 'admin@test.invalid share.revoke ok',
+    'alice@example.com recipes.launch ok',
+    'bob@example.com runs.cancel refused',
+    'bob@example.com share.create refused',
+    'alice@example.com share.create ok',
+    'bob@example.com share.revoke refused',
+    'bob@example.com recipes.save refused',
+    'bob@example.com recipes.save refused',
+    'bob@example.com recipes.save ok',
+    'alice@example.com runs.cancel ok',
+    'admin@test.invalid share.revoke ok',
   ]);
   assert.equal(rows[1]!.target, `runId=${runId}`);
 });

@@ -3,37 +3,55 @@
 // against a real OpenID Provider (panva's oidc-provider, certified) that this test starts on a local port.
 import { after, afterEach, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { freshDatabase } from '../helpers/db.ts';
+import { startIssuer, walkProvider, type TestIssuer } from '../helpers/oidc-flow.ts';
 import type { Database } from '../../server/db/client.ts';
 import { getAuth, signInLink } from '../../server/auth/auth.ts';
 import { resolvePrincipal } from '../../server/auth/principal.ts';
 import { createUser } from '../../server/auth/users.ts';
 import { createToken, principalOfToken, revokeToken } from '../../server/auth/tokens.ts';
+import { CLIENT_ADDRESS_HEADER } from '../../server/http/client-address.ts';
 
 const BASE = 'http://localhost:3000';
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;
-beforeEach(async () => { fresh = await freshDatabase(); db = fresh.db; });
-afterEach(async () => { await fresh.close(); });
+beforeEach(async () => {
+  fresh = await freshDatabase();
+  db = fresh.db;
+});
+afterEach(async () => {
+  await fresh.close();
+});
 
-/** A request to /api/auth/* as a browser on the app's origin sends it. */
+/** A request to /api/auth/* as a browser on the app's origin sends it, with the address the web server records. */
 function req(path: string, init: { method?: string; body?: unknown; cookie?: string; ip?: string } = {}) {
-  const headers = new Headers({ origin: BASE, 'x-forwarded-for': init.ip ?? '203.0.113.7' });
+  const headers = new Headers({ origin: BASE, [CLIENT_ADDRESS_HEADER]: init.ip ?? '203.0.113.7' });
   if (init.body !== undefined) headers.set('content-type', 'application/json');
   if (init.cookie) headers.set('cookie', init.cookie);
-  return new Request(`${BASE}/api/auth${path}`, { method: init.method ?? (init.body !== undefined ? 'POST' : 'GET'), headers, body: init.body !== undefined ? JSON.stringify(init.body) : undefined, redirect: 'manual' });
+  return new Request(`${BASE}/api/auth${path}`, {
+    method: init.method ?? (init.body !== undefined ? 'POST' : 'GET'),
+    headers,
+    body: init.body !== undefined ? JSON.stringify(init.body) : undefined,
+    redirect: 'manual',
+  });
 }
-const cookiesOf = (r: Response) => r.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+const cookiesOf = (r: Response) =>
+  r.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
 const withCookie = (cookie: string) => new Headers({ cookie });
 
 test('email + password: a session in the database, the role in the principal; wrong password refused; sign-out ends it', async () => {
   await createUser(db, { email: 'Ada@Example.com', role: 'researcher', password: 'correct horse battery' });
   const auth = getAuth(db);
-  const bad = await auth.handler(req('/sign-in/email', { body: { email: 'ada@example.com', password: 'wrong password!' } }));
+  const bad = await auth.handler(
+    req('/sign-in/email', { body: { email: 'ada@example.com', password: 'wrong password!' } }),
+  );
   assert.equal(bad.status, 401);
-  const ok = await auth.handler(req('/sign-in/email', { body: { email: 'ada@example.com', password: 'correct horse battery' } }));
+  const ok = await auth.handler(
+    req('/sign-in/email', { body: { email: 'ada@example.com', password: 'correct horse battery' } }),
+  );
   assert.equal(ok.status, 200);
   const setCookie = ok.headers.getSetCookie().join('\n');
   assert.match(setCookie, /HttpOnly/i);
@@ -41,7 +59,11 @@ test('email + password: a session in the database, the role in the principal; wr
   const cookie = cookiesOf(ok);
   assert.equal(await db.prisma.session.count(), 1);
   const p = await resolvePrincipal(db, withCookie(cookie));
-  assert.deepEqual(p && { email: p.email, role: p.role, via: p.via }, { email: 'ada@example.com', role: 'researcher', via: 'session' });
+  assert.deepEqual(p && { email: p.email, role: p.role, via: p.via }, {
+    email: 'ada@example.com',
+    role: 'researcher',
+    via: 'session',
+  });
   const account = await db.prisma.account.findFirst({ where: { providerId: 'credential' } });
   assert.ok(account!.password && !account!.password.includes('correct horse'), 'only a hash is stored');
   const out = await auth.handler(req('/sign-out', { body: {}, cookie }));
@@ -55,11 +77,47 @@ test('sign-in attempts are rate-limited per client address', async () => {
   await createUser(db, { email: 'bo@example.com', role: 'viewer', password: 'a good long password' });
   const auth = getAuth(db);
   const codes: number[] = [];
-  for (let i = 0; i < 7; i++) codes.push((await auth.handler(req('/sign-in/email', { body: { email: 'bo@example.com', password: `guess number ${i}` }, ip: '198.51.100.9' }))).status);
+  for (let i = 0; i < 7; i++)
+    codes.push(
+      (
+        await auth.handler(
+          req('/sign-in/email', {
+            body: { email: 'bo@example.com', password: `guess number ${i}` },
+            ip: '198.51.100.9',
+          }),
+        )
+      ).status,
+    );
   assert.deepEqual(codes.slice(0, 5), [401, 401, 401, 401, 401]);
-  assert.ok(codes.slice(5).every((c) => c === 429), codes.join(','));
+  assert.ok(
+    codes.slice(5).every((c) => c === 429),
+    codes.join(','),
+  );
   // Another address is not blocked by the first one's attempts.
-  assert.equal((await auth.handler(req('/sign-in/email', { body: { email: 'bo@example.com', password: 'a good long password' }, ip: '198.51.100.10' }))).status, 200);
+  assert.equal(
+    (
+      await auth.handler(
+        req('/sign-in/email', {
+          body: { email: 'bo@example.com', password: 'a good long password' },
+          ip: '198.51.100.10',
+        }),
+      )
+    ).status,
+    200,
+  );
+});
+
+test('the rate limit reads only the address the web server recorded: X-Forwarded-For and X-Real-IP choose no bucket', async () => {
+  await createUser(db, { email: 'cy@example.com', role: 'viewer', password: 'a good long password' });
+  const auth = getAuth(db);
+  const codes: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    const r = req('/sign-in/email', { body: { email: 'cy@example.com', password: `guess ${i}` }, ip: '198.51.100.20' });
+    r.headers.set('x-forwarded-for', `192.0.2.${i}`);
+    r.headers.set('x-real-ip', `192.0.2.${i}`);
+    codes.push((await auth.handler(r)).status);
+  }
+  assert.deepEqual(codes, [401, 401, 401, 401, 401, 429, 429]);
 });
 
 test('a one-time sign-in link opens a session once', async () => {
@@ -67,22 +125,30 @@ test('a one-time sign-in link opens a session once', async () => {
   const url = await signInLink(db, 'root@example.com');
   assert.match(url, /^http:\/\/localhost:3000\/api\/auth\/magic-link\/verify\?token=/);
   const auth = getAuth(db);
-  const first = await auth.handler(new Request(url, { redirect: 'manual', headers: { 'x-forwarded-for': '203.0.113.8' } }));
+  const first = await auth.handler(
+    new Request(url, { redirect: 'manual', headers: { [CLIENT_ADDRESS_HEADER]: '203.0.113.8' } }),
+  );
   assert.equal(first.status, 302);
   const p = await resolvePrincipal(db, withCookie(cookiesOf(first)));
   assert.equal(p?.role, 'admin');
-  const again = await auth.handler(new Request(url, { redirect: 'manual', headers: { 'x-forwarded-for': '203.0.113.8' } }));
+  const again = await auth.handler(
+    new Request(url, { redirect: 'manual', headers: { [CLIENT_ADDRESS_HEADER]: '203.0.113.8' } }),
+  );
   assert.equal(await resolvePrincipal(db, withCookie(cookiesOf(again))), null, 'the link is single-use');
 });
 
-test('API tokens: act with the user\'s role, stored hashed; revoked or expired → no one', async () => {
+test("API tokens: act with the user's role, stored hashed; revoked or expired → no one", async () => {
   const u = await createUser(db, { email: 'ci@example.com', role: 'researcher' });
   const t = await createToken(db, { email: 'ci@example.com', name: 'ci', expiresDays: 2 });
   assert.match(t.token, /^tsk_[A-Za-z0-9_-]{43}$/);
   const row = await db.prisma.apiToken.findUnique({ where: { id: t.id } });
   assert.ok(row && row.tokenHash !== t.token && !row.tokenHash.includes(t.token.slice(4)));
   const p = await resolvePrincipal(db, new Headers({ authorization: `Bearer ${t.token}` }));
-  assert.deepEqual(p && { userId: p.userId, role: p.role, via: p.via }, { userId: u.id, role: 'researcher', via: 'token' });
+  assert.deepEqual(p && { userId: p.userId, role: p.role, via: p.via }, {
+    userId: u.id,
+    role: 'researcher',
+    via: 'token',
+  });
   assert.equal(await resolvePrincipal(db, new Headers({ authorization: `Bearer ${t.token}x` })), null);
   assert.equal(await principalOfToken(db, t.token, new Date(Date.now() + 3 * 86_400_000)), null, 'expired');
   await revokeToken(db, t.id);
@@ -93,68 +159,46 @@ test('API tokens: act with the user\'s role, stored hashed; revoked or expired �
 
 // ——— single sign-on against a real OpenID Provider ———
 
-let issuer = '';
-let provider: http.Server | null = null;
+let issuer: TestIssuer;
 const SAVED = { ...process.env };
 
 before(async () => {
-  const { default: Provider } = await import('oidc-provider');
-  const srv = http.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  issuer = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
-  const oidc = new Provider(issuer, {
-    clients: [{ client_id: 'toolsmith', client_secret: 'oidc-test-secret', redirect_uris: [`${BASE}/api/auth/callback/oidc`], grant_types: ['authorization_code'], response_types: ['code'] }],
-    findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub, email: `${sub}@corp.example`, email_verified: true, name: `User ${sub}` }) }),
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-    pkce: { required: () => false },
+  issuer = await startIssuer(BASE, (login) => `${login}@corp.example`);
+  Object.assign(process.env, {
+    TOOLSMITH_OIDC_ISSUER: issuer.url,
+    TOOLSMITH_OIDC_CLIENT_ID: 'toolsmith',
+    TOOLSMITH_OIDC_CLIENT_SECRET: 'oidc-test-secret',
+    TOOLSMITH_OIDC_DEFAULT_ROLE: 'researcher',
   });
-  srv.on('request', oidc.callback());
-  provider = srv;
-  Object.assign(process.env, { TOOLSMITH_OIDC_ISSUER: issuer, TOOLSMITH_OIDC_CLIENT_ID: 'toolsmith', TOOLSMITH_OIDC_CLIENT_SECRET: 'oidc-test-secret', TOOLSMITH_OIDC_DEFAULT_ROLE: 'researcher' });
 });
 after(async () => {
-  for (const k of ['TOOLSMITH_OIDC_ISSUER', 'TOOLSMITH_OIDC_CLIENT_ID', 'TOOLSMITH_OIDC_CLIENT_SECRET', 'TOOLSMITH_OIDC_DEFAULT_ROLE']) { if (SAVED[k] === undefined) delete process.env[k]; else process.env[k] = SAVED[k]; }
-  await new Promise((r) => provider?.close(r));
+  for (const k of [
+    'TOOLSMITH_OIDC_ISSUER',
+    'TOOLSMITH_OIDC_CLIENT_ID',
+    'TOOLSMITH_OIDC_CLIENT_SECRET',
+    'TOOLSMITH_OIDC_DEFAULT_ROLE',
+  ]) {
+    if (SAVED[k] === undefined) delete process.env[k];
+    else process.env[k] = SAVED[k];
+  }
+  await issuer.close();
 });
 
-/** A tiny cookie jar for the provider's side of the browser. */
-class Jar {
-  private c = new Map<string, string>();
-  take(r: Response) { for (const s of r.headers.getSetCookie()) { const [kv] = s.split(';'); const i = kv!.indexOf('='); this.c.set(kv!.slice(0, i), kv!.slice(i + 1)); } }
-  get header() { return [...this.c].map(([k, v]) => `${k}=${v}`).join('; '); }
-}
-
-test('single sign-on: the provider\'s login and consent, then a session for a new user with the default role', async () => {
+test("single sign-on: the provider's login and consent, then a session for a new user with the default role", async () => {
   const auth = getAuth(db);
   const start = await auth.handler(req('/sign-in/social', { body: { provider: 'oidc', callbackURL: '/' } }));
   assert.equal(start.status, 200, await start.clone().text());
   const appCookies = cookiesOf(start);
-  let url = ((await start.json()) as { url: string }).url;
-  assert.ok(url.startsWith(`${issuer}/`), url);
-  const jar = new Jar();
+  const url = ((await start.json()) as { url: string }).url;
+  assert.ok(url.startsWith(`${issuer.url}/`), url);
   // Follow the provider's redirects; fill its (development) login and consent forms as a person would.
-  let callback: string | null = null;
-  for (let hop = 0; hop < 12 && !callback; hop++) {
-    const r = await fetch(url, { redirect: 'manual', headers: { cookie: jar.header } });
-    jar.take(r);
-    if (r.status >= 300 && r.status < 400) {
-      const loc = new URL(r.headers.get('location')!, url).toString();
-      if (loc.startsWith(`${BASE}/api/auth/callback/oidc`)) callback = loc;
-      else url = loc;
-      continue;
-    }
-    const html = await r.text();
-    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
-    assert.ok(action, `a form on ${url}: ${html.slice(0, 300)}`);
-    const isLogin = /name="login"/.test(html);
-    const body = new URLSearchParams(isLogin ? { prompt: 'login', login: 'grace', password: 'any' } : { prompt: 'consent' });
-    const p = await fetch(new URL(action!, url), { method: 'POST', redirect: 'manual', body, headers: { cookie: jar.header, 'content-type': 'application/x-www-form-urlencoded' } });
-    jar.take(p);
-    url = new URL(p.headers.get('location')!, url).toString();
-    if (url.startsWith(`${BASE}/api/auth/callback/oidc`)) callback = url;
-  }
-  assert.ok(callback, 'the provider redirected back to the callback');
-  const done = await auth.handler(new Request(callback!, { redirect: 'manual', headers: { cookie: appCookies, 'x-forwarded-for': '203.0.113.9' } }));
+  const callback = await walkProvider(url, BASE, 'grace');
+  const done = await auth.handler(
+    new Request(callback, {
+      redirect: 'manual',
+      headers: { cookie: appCookies, [CLIENT_ADDRESS_HEADER]: '203.0.113.9' },
+    }),
+  );
   assert.equal(done.status, 302, await done.clone().text());
   const p = await resolvePrincipal(db, withCookie(cookiesOf(done)));
   assert.deepEqual(p && { email: p.email, role: p.role }, { email: 'grace@corp.example', role: 'researcher' });

@@ -10,7 +10,12 @@ import path from 'node:path';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(ROOT, 'bin/toolsmith.mjs');
 const piped = (args: string, input: string) =>
-  spawnSync('sh', ['-c', `"${process.execPath}" "${BIN}" ${args} | cat`], { cwd: ROOT, input, encoding: 'utf8', maxBuffer: 64 << 20 });
+  spawnSync('sh', ['-c', `"${process.execPath}" "${BIN}" ${args} | cat`], {
+    cwd: ROOT,
+    input,
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
 
 test('sandbox run: a 1 MiB result piped into another program is whole, valid JSON', () => {
   for (let i = 0; i < 3; i++) {
@@ -22,11 +27,17 @@ test('sandbox run: a 1 MiB result piped into another program is whole, valid JSO
 });
 
 test('verify --jsonl: 60,000 verdicts (several MiB) through a pipe, one line each', () => {
-  const input = Array.from({ length: 60_000 }, (_, i) => JSON.stringify({ gold: String(i), pred: String(i % 3 ? i : i + 1) })).join('\n') + '\n';
+  const input =
+    Array.from({ length: 60_000 }, (_, i) => JSON.stringify({ gold: String(i), pred: String(i % 3 ? i : i + 1) })).join(
+      '\n',
+    ) + '\n';
   const r = piped('verify --jsonl -', input);
   assert.equal(r.status, 0, r.stderr);
   assert.ok(r.stdout.length > 3_000_000, `${r.stdout.length} bytes`);
-  const lines = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { correct: boolean });
+  const lines = r.stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { correct: boolean });
   assert.equal(lines.length, 60_000);
   assert.equal(lines.filter((l) => !l.correct).length, 20_000);
 });

@@ -19,24 +19,54 @@ const TRAINER = path.join(import.meta.dirname, '../../workers/trainer');
 const hasTorch = spawnSync(PY, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
 const skip = hasTorch ? false : `needs ${PY} with torch (node scripts/setup.mjs builds it)`;
 // init_std 0.3 makes random-init logits peaked, so greedy decoding is far from ties and outputs vary by prompt.
-const CONFIG = JSON.stringify({ arch: 'qwen3', n_layer: 2, n_head: 4, n_kv_head: 2, n_embd: 64, block_size: 96, init_std: 0.3 });
+const CONFIG = JSON.stringify({
+  arch: 'qwen3',
+  n_layer: 2,
+  n_head: 4,
+  n_kv_head: 2,
+  n_embd: 64,
+  block_size: 96,
+  init_std: 0.3,
+});
 
 let tmp = '';
-let dirA = '', dirB = '';
+let dirA = '',
+  dirB = '';
 let engine: OnnxEngine;
 
 /** The ONNX export in dir and, in dir + '-hf', the same model in HF format (what transformers loads). */
 function exportModel(dir: string, seed: number) {
-  execFileSync(PY, [path.join(TRAINER, 'export_onnx.py'), '--out', dir, '--seed', String(seed), '--config', CONFIG, '--save-hf', `${dir}-hf`], { stdio: 'pipe', env });
+  execFileSync(
+    PY,
+    [
+      path.join(TRAINER, 'export_onnx.py'),
+      '--out',
+      dir,
+      '--seed',
+      String(seed),
+      '--config',
+      CONFIG,
+      '--save-hf',
+      `${dir}-hf`,
+    ],
+    { stdio: 'pipe', env },
+  );
 }
 
-const req = (prompt: string, o: Partial<GenerateRequest> = {}): GenerateRequest =>
-  ({ prompt, maxTokens: 20, temperature: 0, topP: 1, stop: [], ...o });
+const req = (prompt: string, o: Partial<GenerateRequest> = {}): GenerateRequest => ({
+  prompt,
+  maxTokens: 20,
+  temperature: 0,
+  topP: 1,
+  stop: [],
+  ...o,
+});
 
 before(async () => {
   if (!hasTorch) return;
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'onnx-engine-'));
-  dirA = path.join(tmp, 'a'); dirB = path.join(tmp, 'b');
+  dirA = path.join(tmp, 'a');
+  dirB = path.join(tmp, 'b');
   exportModel(dirA, 1);
   exportModel(dirB, 2);
   engine = await OnnxEngine.load(dirA, { maxBatch: 8 });
@@ -46,8 +76,11 @@ after(async () => {
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-test('export writes model.onnx, config.json and the HF tokenizer files; the char tokenizer round-trips, unknown → <unk>', { skip }, () => {
-  for (const f of ['model.onnx', 'tokenizer.json', 'tokenizer_config.json', 'config.json']) assert.ok(fs.existsSync(path.join(dirA, f)), f);
+test('export writes model.onnx, config.json and the HF tokenizer files; the char tokenizer round-trips, unknown → <unk>', {
+  skip,
+}, () => {
+  for (const f of ['model.onnx', 'tokenizer.json', 'tokenizer_config.json', 'config.json'])
+    assert.ok(fs.existsSync(path.join(dirA, f)), f);
   const cfg = JSON.parse(fs.readFileSync(path.join(dirA, 'config.json'), 'utf8'));
   assert.deepEqual([cfg.model_type, cfg.n_head, cfg.n_kv_head, cfg.eos_token_id], ['qwen3', 4, 2, 1]);
   const tok = HfTokenizer.fromDir(dirA);
@@ -60,7 +93,9 @@ test('export writes model.onnx, config.json and the HF tokenizer files; the char
   assert.equal(engine.countTokens('hello'), 5);
 });
 
-test('greedy through the KV cache equals transformers\' own greedy generate() on the same weights', { skip }, async () => {
+test("greedy through the KV cache equals transformers' own greedy generate() on the same weights", {
+  skip,
+}, async () => {
   const tok = HfTokenizer.fromDir(dirA);
   for (const prompt of ['Q: 12+30=', '<|im_start|>user\n7*6<|im_end|>\n']) {
     const r = await engine.generate(req(prompt, { maxTokens: 24 }));
@@ -78,7 +113,9 @@ print(json.dumps(out[0, ids.shape[1]:].tolist()))`;
   }
 });
 
-test('continuous batching: greedy alone equals greedy in a batch of 4 joining at different times', { skip }, async () => {
+test('continuous batching: greedy alone equals greedy in a batch of 4 joining at different times', {
+  skip,
+}, async () => {
   const prompts = ['Hello', 'Q: 4831*297+1234', 'x', '<tool_call>{"code":"print(1)"}'];
   const alone = [];
   for (const p of prompts) alone.push((await engine.generate(req(p, { maxTokens: 30 }))).tokenIds);
@@ -97,13 +134,19 @@ test('continuous batching: greedy alone equals greedy in a batch of 4 joining at
 test('seeded sampling: same seed → same output (alone or batched), different seeds differ', { skip }, async () => {
   const s = (seed: number) => req('Once upon a time', { temperature: 1, topP: 0.95, seed, maxTokens: 40 });
   const a = await engine.generate(s(7));
-  const [b, , c] = await Promise.all([engine.generate(s(7)), engine.generate(req('noise', { temperature: 1, maxTokens: 33 })), engine.generate(s(8))]);
+  const [b, , c] = await Promise.all([
+    engine.generate(s(7)),
+    engine.generate(req('noise', { temperature: 1, maxTokens: 33 })),
+    engine.generate(s(8)),
+  ]);
   assert.deepEqual(b.tokenIds, a.tokenIds);
   assert.equal(b.text, a.text);
   assert.notDeepEqual(c.tokenIds, a.tokenIds);
 });
 
-test('stop string honoured (kept in text, reported); max tokens honoured; logprobs finite and ≤ 0; chunks stream', { skip }, async () => {
+test('stop string honoured (kept in text, reported); max tokens honoured; logprobs finite and ≤ 0; chunks stream', {
+  skip,
+}, async () => {
   const free = await engine.generate(req('Q: 7*6=', { maxTokens: 30 }));
   assert.equal(free.finishReason, 'length');
   assert.equal(free.tokenIds.length, 30);
@@ -112,7 +155,9 @@ test('stop string honoured (kept in text, reported); max tokens honoured; logpro
   // Use a piece of the greedy continuation as the stop string.
   const stop = free.text.slice(5, 7);
   const chunks: string[] = [];
-  const r = await engine.generate(req('Q: 7*6=', { maxTokens: 30, stop: ['\u0000never', stop] }), (c) => chunks.push(c.text));
+  const r = await engine.generate(req('Q: 7*6=', { maxTokens: 30, stop: ['\u0000never', stop] }), (c) =>
+    chunks.push(c.text),
+  );
   assert.equal(r.finishReason, 'stop');
   assert.equal(r.stopString, stop);
   assert.ok(r.text.endsWith(stop));
@@ -133,7 +178,9 @@ test('context limit, empty prompt, abort', { skip }, async () => {
   assert.equal((await engine.generate(req(''))).finishReason, 'error');
   const ac = new AbortController();
   let n = 0;
-  const r = await engine.generate(req('abort me', { maxTokens: 80, signal: ac.signal }), () => { if (++n === 5) ac.abort(); });
+  const r = await engine.generate(req('abort me', { maxTokens: 80, signal: ac.signal }), () => {
+    if (++n === 5) ac.abort();
+  });
   assert.equal(r.finishReason, 'aborted');
   assert.ok(r.tokenIds.length >= 5 && r.tokenIds.length < 80);
 });
@@ -165,7 +212,9 @@ test('reload swaps weights between steps: output changes, in-flight requests fin
   assert.deepEqual((await engine.generate(req('Hello', { maxTokens: 20 }))).tokenIds, before.tokenIds);
 });
 
-test('prefix reuse: a session\'s next turn starts from its parked cache and decodes exactly what a full prefill gives', { skip }, async () => {
+test("prefix reuse: a session's next turn starts from its parked cache and decodes exactly what a full prefill gives", {
+  skip,
+}, async () => {
   const fresh = await OnnxEngine.load(dirA, { maxBatch: 8, prefixCacheTokens: 0 });
   try {
     const turn1 = await engine.generate(req('Turn one of a session', { maxTokens: 15, sessionId: 's1' }));
@@ -176,7 +225,8 @@ test('prefix reuse: a session\'s next turn starts from its parked cache and deco
     const full = await fresh.generate(req(next, { maxTokens: 25 }));
     assert.equal(fresh.reusedTokens, 0);
     assert.deepEqual(turn2.tokenIds, full.tokenIds);
-    for (let i = 0; i < full.logprobs!.length; i++) assert.ok(Math.abs(turn2.logprobs![i]! - full.logprobs![i]!) < 1e-4);
+    for (let i = 0; i < full.logprobs!.length; i++)
+      assert.ok(Math.abs(turn2.logprobs![i]! - full.logprobs![i]!) < 1e-4);
     // Another session never starts from s1's cache.
     const other = engine.reusedTokens;
     await engine.generate(req(next, { maxTokens: 5, sessionId: 's2' }));
@@ -186,8 +236,12 @@ test('prefix reuse: a session\'s next turn starts from its parked cache and deco
   }
 });
 
-test('entropies: one per token, within [0, ln V]; stats report the running batch, KV blocks and the weight version', { skip }, async () => {
-  const p = Array.from({ length: 3 }, (_, i) => engine.generate(req(`stats ${i}`, { maxTokens: 30, temperature: 1, seed: i })));
+test('entropies: one per token, within [0, ln V]; stats report the running batch, KV blocks and the weight version', {
+  skip,
+}, async () => {
+  const p = Array.from({ length: 3 }, (_, i) =>
+    engine.generate(req(`stats ${i}`, { maxTokens: 30, temperature: 1, seed: i })),
+  );
   await new Promise((r) => setTimeout(r, 5));
   const [s] = engine.stats();
   assert.equal(s!.running + s!.waiting, 3);
@@ -201,7 +255,9 @@ test('entropies: one per token, within [0, ln V]; stats report the running batch
   assert.ok(engine.stats()[0]!.tokensPerS > 0);
 });
 
-test('reload while requests generate: in-flight ones finish on the old weights (version recorded), later ones on the new; a stale version is refused', { skip }, async () => {
+test('reload while requests generate: in-flight ones finish on the old weights (version recorded), later ones on the new; a stale version is refused', {
+  skip,
+}, async () => {
   const other = await OnnxEngine.load(dirB, { maxBatch: 8 });
   const solo = await OnnxEngine.load(dirA, { maxBatch: 8 });
   try {
@@ -212,12 +268,20 @@ test('reload while requests generate: in-flight ones finish on the old weights (
     let chunks = 0;
     let reloading: Promise<void> | null = null;
     let late: Promise<import('../../workers/engines/types.ts').GenerateResult> | null = null;
-    const inflight = prompts.map((x) => engine.generate(req(x, { maxTokens: 40 }), () => {
-      if (++chunks === 6) { reloading = engine.reload(dirB); late = engine.generate(req('after the reload', { maxTokens: 20 })); }
-    }));
+    const inflight = prompts.map((x) =>
+      engine.generate(req(x, { maxTokens: 40 }), () => {
+        if (++chunks === 6) {
+          reloading = engine.reload(dirB);
+          late = engine.generate(req('after the reload', { maxTokens: 20 }));
+        }
+      }),
+    );
     const rs = await Promise.all(inflight);
     await reloading;
-    rs.forEach((r, i) => { assert.equal(r.weightVersion, v); assert.deepEqual(r.tokenIds, onA[i]!.tokenIds); });
+    rs.forEach((r, i) => {
+      assert.equal(r.weightVersion, v);
+      assert.deepEqual(r.tokenIds, onA[i]!.tokenIds);
+    });
     const after = await late!;
     assert.equal(after.weightVersion, v + 1);
     assert.deepEqual(after.tokenIds, onB.tokenIds);
@@ -225,7 +289,10 @@ test('reload while requests generate: in-flight ones finish on the old weights (
     assert.equal(stale.finishReason, 'error');
     assert.equal(stale.stale, true);
     assert.match(stale.error!, /weight version/);
-    assert.equal((await engine.generate(req('current version', { weightVersion: v + 1, maxTokens: 3 }))).finishReason, 'length');
+    assert.equal(
+      (await engine.generate(req('current version', { weightVersion: v + 1, maxTokens: 3 }))).finishReason,
+      'length',
+    );
     await engine.reload(dirA);
   } finally {
     await other.close();

@@ -29,17 +29,31 @@ let direct: OnnxEngine;
 let server: { child: ChildProcess; exited: Promise<number | null>; out: () => string } | null = null;
 let base = ''; // http://127.0.0.1:PORT
 
-const req = (prompt: string, o: Partial<GenerateRequest> = {}): GenerateRequest =>
-  ({ prompt, maxTokens: 20, temperature: 0, topP: 1, stop: [], ...o });
+const req = (prompt: string, o: Partial<GenerateRequest> = {}): GenerateRequest => ({
+  prompt,
+  maxTokens: 20,
+  temperature: 0,
+  topP: 1,
+  stop: [],
+  ...o,
+});
 
 /** The real CLI once serve-model is registered in commands.ts; until then the same command run through tsx. */
 function startServer(args: string[]) {
   const registered = fs.readFileSync(path.join(ROOT, 'cli/commands.ts'), 'utf8').includes('serveModelCommand');
   const argv = registered
     ? [path.join(ROOT, 'bin/toolsmith.mjs'), 'serve-model', ...args]
-    : ['--import', 'tsx', '--input-type=module', '-e', "const { serveModelCommand } = await import('./cli/serve-model.ts'); process.exit((await serveModelCommand.run(process.argv.slice(1))) ?? 0);", '--', ...args];
-  const env = { ...process.env };
-  delete env.TOOLSMITH_SERVE_API_KEY;
+    : [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        "const { serveModelCommand } = await import('./cli/serve-model.ts'); process.exit((await serveModelCommand.run(process.argv.slice(1))) ?? 0);",
+        '--',
+        ...args,
+      ];
+  // The key travels in the environment: serve-model refuses secrets on its command line.
+  const env = { ...process.env, TOOLSMITH_SERVE_API_KEY: KEY };
   const child = spawn(process.execPath, argv, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
@@ -67,24 +81,46 @@ function post(body: unknown, key: string | null = KEY) {
 /** Parse an SSE body into its `data:` payloads. */
 async function sse(res: Response): Promise<string[]> {
   const text = await res.text();
-  return text.split('\n\n').filter(Boolean).map((e) => { assert.ok(e.startsWith('data: '), e); return e.slice(6); });
+  return text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((e) => {
+      assert.ok(e.startsWith('data: '), e);
+      return e.slice(6);
+    });
 }
 
 const engine = (o: Partial<ConstructorParameters<typeof OpenAIEngine>[0]> = {}) =>
-  new OpenAIEngine({ baseUrls: [base], model: MODEL, apiKey: KEY, timeoutMs: 20000, retries: 2, totalTokens: 8 * 96, backoffMs: 10, ...o });
+  new OpenAIEngine({
+    baseUrls: [base],
+    model: MODEL,
+    apiKey: KEY,
+    timeoutMs: 20000,
+    retries: 2,
+    totalTokens: 8 * 96,
+    backoffMs: 10,
+    ...o,
+  });
 
 before(async () => {
   if (!hasTorch) return;
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'openai-engine-'));
   dir = path.join(tmp, 'model');
-  execFileSync(PY, [path.join(TRAINER, 'export_onnx.py'), '--out', dir, '--seed', '1', '--config', CONFIG], { stdio: 'pipe', env: pyEnv });
+  execFileSync(PY, [path.join(TRAINER, 'export_onnx.py'), '--out', dir, '--seed', '1', '--config', CONFIG], {
+    stdio: 'pipe',
+    env: pyEnv,
+  });
   direct = await OnnxEngine.load(dir);
-  server = startServer(['--checkpoint', dir, '--port', '0', '--api-key', KEY, '--model-name', MODEL]);
+  server = startServer(['--checkpoint', dir, '--port', '0', '--model-name', MODEL]);
   const s = server;
-  base = await waitFor('serve-model to listen', () => {
-    if (s.child.exitCode !== null) throw new Error(`serve-model exited with ${s.child.exitCode}:\n${s.out()}`);
-    return /on (http:\/\/\S+)\/v1/.exec(s.out())?.[1];
-  }, { timeoutMs: 60000, detail: s.out });
+  base = await waitFor(
+    'serve-model to listen',
+    () => {
+      if (s.child.exitCode !== null) throw new Error(`serve-model exited with ${s.child.exitCode}:\n${s.out()}`);
+      return /on (http:\/\/\S+)\/v1/.exec(s.out())?.[1];
+    },
+    { timeoutMs: 60000, detail: s.out },
+  );
 });
 
 after(async () => {
@@ -93,12 +129,17 @@ after(async () => {
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-test('/v1/models lists the served model; a wrong or missing API key → 401 in OpenAI error shape', { skip }, async () => {
+test('/v1/models lists the served model; a wrong or missing API key → 401 in OpenAI error shape', {
+  skip,
+}, async () => {
   const r = await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } });
   assert.equal(r.status, 200);
   const j = await r.json();
   assert.equal(j.object, 'list');
-  assert.deepEqual(j.data.map((m: { id: string }) => m.id), [MODEL]);
+  assert.deepEqual(
+    j.data.map((m: { id: string }) => m.id),
+    [MODEL],
+  );
   for (const key of ['wrong', null]) {
     const bad = await fetch(`${base}/v1/models`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
     assert.equal(bad.status, 401);
@@ -109,7 +150,9 @@ test('/v1/models lists the served model; a wrong or missing API key → 401 in O
   assert.equal((await post({ model: MODEL, prompt: 'x' }, 'wrong')).status, 401);
 });
 
-test('non-streaming completion equals the OnnxEngine greedy output (text, token ids, logprobs, usage)', { skip }, async () => {
+test('non-streaming completion equals the OnnxEngine greedy output (text, token ids, logprobs, usage)', {
+  skip,
+}, async () => {
   const prompt = 'Q: 12+30=';
   const ref = await direct.generate(req(prompt, { maxTokens: 24 }));
   const r = await post({ model: MODEL, prompt, max_tokens: 24, temperature: 0, logprobs: 0, return_token_ids: true });
@@ -124,7 +167,9 @@ test('non-streaming completion equals the OnnxEngine greedy output (text, token 
   assert.deepEqual(c.prompt_token_ids, direct.tokenizer.encode(prompt));
   assert.equal(c.logprobs.tokens.join(''), ref.text);
   assert.equal(c.logprobs.token_logprobs.length, 24);
-  c.logprobs.token_logprobs.forEach((x: number, i: number) => assert.ok(Math.abs(x - ref.logprobs![i]) < 1e-3, `${x} vs ${ref.logprobs![i]}`));
+  c.logprobs.token_logprobs.forEach((x: number, i: number) =>
+    assert.ok(Math.abs(x - ref.logprobs![i]) < 1e-3, `${x} vs ${ref.logprobs![i]}`),
+  );
   assert.deepEqual(j.usage, { prompt_tokens: prompt.length, completion_tokens: 24, total_tokens: prompt.length + 24 });
   // No logprobs asked → null; no return_token_ids → no token_ids.
   const plain = (await (await post({ model: MODEL, prompt, max_tokens: 24, temperature: 0 })).json()).choices[0];
@@ -133,10 +178,21 @@ test('non-streaming completion equals the OnnxEngine greedy output (text, token 
   assert.equal(plain.token_ids, undefined);
 });
 
-test('streaming completion: SSE chunks then [DONE]; joined text and token ids equal the OnnxEngine greedy output', { skip }, async () => {
+test('streaming completion: SSE chunks then [DONE]; joined text and token ids equal the OnnxEngine greedy output', {
+  skip,
+}, async () => {
   const prompt = 'Hello';
   const ref = await direct.generate(req(prompt, { maxTokens: 30 }));
-  const r = await post({ model: MODEL, prompt, max_tokens: 30, temperature: 0, stream: true, logprobs: 1, return_token_ids: true, stream_options: { include_usage: true } });
+  const r = await post({
+    model: MODEL,
+    prompt,
+    max_tokens: 30,
+    temperature: 0,
+    stream: true,
+    logprobs: 1,
+    return_token_ids: true,
+    stream_options: { include_usage: true },
+  });
   assert.equal(r.status, 200);
   assert.match(r.headers.get('content-type') ?? '', /text\/event-stream/);
   const events = await sse(r);
@@ -147,13 +203,18 @@ test('streaming completion: SSE chunks then [DONE]; joined text and token ids eq
   assert.equal(usage.usage.completion_tokens, 30);
   assert.ok(chunks.length > 1);
   assert.equal(chunks.map((c) => c.choices[0].text).join(''), ref.text);
-  assert.deepEqual(chunks.flatMap((c) => c.choices[0].token_ids), ref.tokenIds);
+  assert.deepEqual(
+    chunks.flatMap((c) => c.choices[0].token_ids),
+    ref.tokenIds,
+  );
   assert.equal(chunks.flatMap((c) => c.choices[0].logprobs?.token_logprobs ?? []).length, 30);
   assert.equal(chunks.at(-1).choices[0].finish_reason, 'length');
   assert.ok(chunks.slice(0, -1).every((c) => c.choices[0].finish_reason === null));
 });
 
-test('OpenAIEngine against serve-model: same greedy text, token ids and logprobs as the OnnxEngine; capacity bookkeeping', { skip }, async () => {
+test('OpenAIEngine against serve-model: same greedy text, token ids and logprobs as the OnnxEngine; capacity bookkeeping', {
+  skip,
+}, async () => {
   const e = engine({ tokenizer: direct.tokenizer });
   for (const prompt of ['Q: 4831*297+1234', '<tool_call>{"code":"print(1)"}']) {
     const ref = await direct.generate(req(prompt, { maxTokens: 25 }));
@@ -175,7 +236,9 @@ test('OpenAIEngine against serve-model: same greedy text, token ids and logprobs
   assert.equal(engine().countTokens('hello world!'), 3); // chars/4 estimate without a tokenizer
 });
 
-test('stop string: the server strips it (stop_reason names it); OpenAIEngine adds it back like the OnnxEngine keeps it', { skip }, async () => {
+test('stop string: the server strips it (stop_reason names it); OpenAIEngine adds it back like the OnnxEngine keeps it', {
+  skip,
+}, async () => {
   const prompt = 'Q: 7*6=';
   const free = await direct.generate(req(prompt, { maxTokens: 30 }));
   const stop = free.text.slice(5, 7);
@@ -183,7 +246,9 @@ test('stop string: the server strips it (stop_reason names it); OpenAIEngine add
   assert.equal(ref.stopString, stop);
   const stripped = ref.text.slice(0, -stop.length);
 
-  const j = await (await post({ model: MODEL, prompt, max_tokens: 30, temperature: 0, stop: ['\u0000never', stop] })).json();
+  const j = await (
+    await post({ model: MODEL, prompt, max_tokens: 30, temperature: 0, stop: ['\u0000never', stop] })
+  ).json();
   assert.equal(j.choices[0].text, stripped);
   assert.equal(j.choices[0].finish_reason, 'stop');
   assert.equal(j.choices[0].stop_reason, stop);
@@ -194,7 +259,9 @@ test('stop string: the server strips it (stop_reason names it); OpenAIEngine add
   assert.equal(chunks.at(-1).stop_reason, stop);
 
   const texts: string[] = [];
-  const r = await engine().generate(req(prompt, { maxTokens: 30, stop: ['\u0000never', stop] }), (c) => texts.push(c.text));
+  const r = await engine().generate(req(prompt, { maxTokens: 30, stop: ['\u0000never', stop] }), (c) =>
+    texts.push(c.text),
+  );
   assert.equal(r.finishReason, 'stop');
   assert.equal(r.stopString, stop);
   assert.equal(r.text, ref.text);
@@ -202,11 +269,14 @@ test('stop string: the server strips it (stop_reason names it); OpenAIEngine add
   assert.equal(texts.join(''), r.text);
 });
 
-test('two base URLs, the first a closed port: the request succeeds via the second; all closed → error', { skip }, async () => {
+test('two base URLs, the first a closed port: the request succeeds via the second; all closed → error', {
+  skip,
+}, async () => {
   const dead = `http://127.0.0.1:${await closedPort()}`;
   const ref = await direct.generate(req('x', { maxTokens: 10 }));
   const e = engine({ baseUrls: [dead, `${base}/v1`], retries: 1 });
-  for (let i = 0; i < 2; i++) { // whichever the round-robin starts with
+  for (let i = 0; i < 2; i++) {
+    // whichever the round-robin starts with
     const r = await e.generate(req('x', { maxTokens: 10 }));
     assert.equal(r.finishReason, 'length', r.error);
     assert.equal(r.text, ref.text);
@@ -247,15 +317,21 @@ test('bad bodies → 400 with the field named (OpenAI error shape); unknown mode
   assert.equal(long.status, 400);
 });
 
-test('SGLang weight routes: the API key guards them, every completion names its weight_version, reloads only from under the weights root', { skip }, async () => {
-  const get = (route: string, key: string | null = KEY) => fetch(`${base}${route}`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
+test('SGLang weight routes: the API key guards them, every completion names its weight_version, reloads only from under the weights root', {
+  skip,
+}, async () => {
+  const get = (route: string, key: string | null = KEY) =>
+    fetch(`${base}${route}`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
   assert.equal((await get('/get_weight_version', null)).status, 401);
   assert.deepEqual(await (await get('/get_weight_version')).json(), { weight_version: '0' });
   const j = await (await post({ model: MODEL, prompt: 'Hi', max_tokens: 3, temperature: 0 })).json();
   assert.equal(j.weight_version, '0');
-  const update = (body: unknown, key: string | null = KEY) => fetch(`${base}/update_weights_from_disk`, {
-    method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body),
-  });
+  const update = (body: unknown, key: string | null = KEY) =>
+    fetch(`${base}/update_weights_from_disk`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      body: JSON.stringify(body),
+    });
   assert.equal((await update({ model_path: dir }, null)).status, 401);
   // This server runs with the default root (data/weight-sync); the test's model lies elsewhere.
   const r = await update({ model_path: dir, weight_version: '1' });

@@ -13,18 +13,30 @@ import { trainerPython } from '../../workers/trainer/python.ts';
 
 const PY = trainerPython();
 const TRAINER = path.join(import.meta.dirname, '../../workers/trainer');
-const skip = spawnSync(PY, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0 ? false : `needs ${PY} with torch (node scripts/setup.mjs builds it)`;
+const skip =
+  spawnSync(PY, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0
+    ? false
+    : `needs ${PY} with torch (node scripts/setup.mjs builds it)`;
 const CONFIG = JSON.stringify({ n_layer: 2, n_head: 4, n_embd: 64, block_size: 96, init_std: 0.3 });
 
 let tmp = '';
 let small: OnnxEngine, large: OnnxEngine, single: OnnxEngine;
 
-const req = (prompt: string, maxTokens = 30): GenerateRequest => ({ prompt, maxTokens, temperature: 0, topP: 1, stop: [] });
+const req = (prompt: string, maxTokens = 30): GenerateRequest => ({
+  prompt,
+  maxTokens,
+  temperature: 0,
+  topP: 1,
+  stop: [],
+});
 
 before(async () => {
   if (skip) return;
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-scheduler-'));
-  execFileSync(PY, [path.join(TRAINER, 'export_onnx.py'), '--out', tmp, '--seed', '3', '--config', CONFIG], { stdio: 'pipe', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
+  execFileSync(PY, [path.join(TRAINER, 'export_onnx.py'), '--out', tmp, '--seed', '3', '--config', CONFIG], {
+    stdio: 'pipe',
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+  });
   // Two engines with the same weights and different KV budgets (in tokens), and one to compare outputs with.
   small = await OnnxEngine.load(tmp, { id: 'small', maxBatch: 4, totalTokens: 100 });
   large = await OnnxEngine.load(tmp, { id: 'large', maxBatch: 8, totalTokens: 400 });
@@ -36,10 +48,13 @@ after(async () => {
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-test('requests are spread by free budget, never past it, and give the same outputs as one engine', { skip }, async () => {
+test('requests are spread by free budget, never past it, and give the same outputs as one engine', {
+  skip,
+}, async () => {
   const scheduler = new EngineScheduler([small, large]);
   const prompts = Array.from({ length: 12 }, (_, i) => `Q${i}: ${'abc'.repeat(i % 4)}?`);
-  let peakSmall = 0, peakLarge = 0;
+  let peakSmall = 0,
+    peakLarge = 0;
   const watch = setInterval(() => {
     peakSmall = Math.max(peakSmall, small.capacity().totalTokens - small.capacity().freeTokens);
     peakLarge = Math.max(peakLarge, large.capacity().totalTokens - large.capacity().freeTokens);
@@ -48,7 +63,11 @@ test('requests are spread by free budget, never past it, and give the same outpu
   clearInterval(watch);
   const expected = [];
   for (const p of prompts) expected.push(await single.generate(req(p)));
-  assert.deepEqual(results.map((r) => r.tokenIds), expected.map((r) => r.tokenIds), 'same greedy outputs as a single engine');
+  assert.deepEqual(
+    results.map((r) => r.tokenIds),
+    expected.map((r) => r.tokenIds),
+    'same greedy outputs as a single engine',
+  );
   assert.ok(results.every((r) => r.finishReason !== 'error'));
   // Each engine's own reservations never exceeded its budget, and both engines took work.
   assert.ok(peakSmall <= 100 && peakLarge <= 400, `peaks ${peakSmall}/100, ${peakLarge}/400`);
@@ -59,7 +78,9 @@ test('requests are spread by free budget, never past it, and give the same outpu
   assert.equal(scheduler.waiting(), 0);
 });
 
-test('a request that can never fit is answered with an error naming the sizes, not queued forever', { skip }, async () => {
+test('a request that can never fit is answered with an error naming the sizes, not queued forever', {
+  skip,
+}, async () => {
   const scheduler = new EngineScheduler([small]);
   const r = await scheduler.generate(req('x'.repeat(60), 80));
   assert.equal(r.finishReason, 'error');

@@ -34,7 +34,12 @@ before(async () => {
   db = fresh.db;
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'eval-'));
   const file = path.join(tmp, 'arith-test.jsonl');
-  fs.writeFileSync(file, generate({ split: 'test', n: N, seed: 5 }).map((p) => JSON.stringify({ problem: p.problem, answer: p.answer })).join('\n'));
+  fs.writeFileSync(
+    file,
+    generate({ split: 'test', n: N, seed: 5 })
+      .map((p) => JSON.stringify({ problem: p.problem, answer: p.answer }))
+      .join('\n'),
+  );
   await importDatasetFile(db, file, { name: 'arith-test' });
 });
 after(async () => {
@@ -44,10 +49,24 @@ after(async () => {
 });
 
 const env = () => ({ DATABASE_URL: fresh.url });
-const common = ['--dataset', 'arith-test', '--k', String(K), '--max-tokens', '400', '--max-turns', '5', '--temperature', '0'];
+const common = [
+  '--dataset',
+  'arith-test',
+  '--k',
+  String(K),
+  '--max-tokens',
+  '400',
+  '--max-turns',
+  '5',
+  '--temperature',
+  '0',
+];
 
 async function evalRun(runId: string) {
-  const rows = await db.prisma.trajectory.findMany({ where: { runId }, orderBy: [{ groupId: 'asc' }, { sampleIndex: 'asc' }] });
+  const rows = await db.prisma.trajectory.findMany({
+    where: { runId },
+    orderBy: [{ groupId: 'asc' }, { sampleIndex: 'asc' }],
+  });
   const results = await db.prisma.evalResult.findMany({ where: { runId } });
   return { rows, results };
 }
@@ -56,14 +75,20 @@ test('npx toolsmith eval piped into another program: the whole output arrives, t
   const r = await runCliPiped(['eval', '--checkpoint', model, ...common], env(), 180_000);
   assert.equal(r.code, 0, r.stderr + r.stdout);
   assert.match(r.stdout, /^eval run \S+\n/);
-  assert.match(r.stdout, /benchmark\s+problems\s+k\s+pass@1 \[95% CI\]\s+pass@k \[95% CI\]\s+length\s+calls\/traj\s+no call\s+tool err\s+in correct/);
-  assert.match(r.stdout, /arith-test\s+4\s+2\s+\d+\.\d%[^\n]*\n$/, 'ends with the table\'s last row');
+  assert.match(
+    r.stdout,
+    /benchmark\s+problems\s+k\s+pass@1 \[95% CI\]\s+pass@k \[95% CI\]\s+length\s+calls\/traj\s+no call\s+tool err\s+in correct/,
+  );
+  assert.match(r.stdout, /arith-test\s+4\s+2\s+\d+\.\d%[^\n]*\n$/, "ends with the table's last row");
 });
 
 test('npx toolsmith eval: prints the table, stores every trajectory and tool call, and one result per benchmark', async () => {
   const r = await runCli(['eval', '--checkpoint', model, ...common], env(), 180_000);
   assert.equal(r.code, 0, r.stderr + r.stdout);
-  assert.match(r.stdout, /benchmark\s+problems\s+k\s+pass@1 \[95% CI\]\s+pass@k \[95% CI\]\s+length\s+calls\/traj\s+no call\s+tool err\s+in correct/);
+  assert.match(
+    r.stdout,
+    /benchmark\s+problems\s+k\s+pass@1 \[95% CI\]\s+pass@k \[95% CI\]\s+length\s+calls\/traj\s+no call\s+tool err\s+in correct/,
+  );
   assert.match(r.stdout, /arith-test\s+4\s+2\s+\d+\.\d% \[\d+\.\d–\d+\.\d\]/);
   const run = await db.prisma.run.findFirstOrThrow({ where: { kind: 'eval' }, orderBy: { createdAt: 'desc' } });
   assert.equal(run.status, 'succeeded');
@@ -75,15 +100,22 @@ test('npx toolsmith eval: prints the table, stores every trajectory and tool cal
   assert.equal(res.k, K);
   const perProblem = new Map<string, number[]>();
   for (const t of rows) perProblem.set(t.groupId, [...(perProblem.get(t.groupId) ?? []), t.correct ? 1 : 0]);
-  const pass1 = [...perProblem.values()].reduce((s, xs) => s + xs.reduce((a, b) => a + b, 0) / xs.length, 0) / perProblem.size;
+  const pass1 =
+    [...perProblem.values()].reduce((s, xs) => s + xs.reduce((a, b) => a + b, 0) / xs.length, 0) / perProblem.size;
   assert.ok(Math.abs(res.pass1 - pass1) < 1e-12, 'pass@1 = mean over problems of the mean over samples');
   const calls = await db.prisma.toolCall.count({ where: { runId: run.id } });
-  assert.equal(calls, rows.reduce((s, t) => s + t.toolCalls, 0));
+  assert.equal(
+    calls,
+    rows.reduce((s, t) => s + t.toolCalls, 0),
+  );
   assert.ok(calls > 0, 'the SFT policy used the tool');
   const metrics = await db.prisma.metricPoint.findMany({ where: { runId: run.id } });
   assert.ok(metrics.some((m) => m.key === 'eval/arith-test/pass1'));
   // Intervals (bootstrap over problems) and each problem's score are kept with the result (issue 16, requirement 3).
-  const details = JSON.parse(res.details!) as { pass1Ci: { lo: number; hi: number }; perProblem: { id: string; correct: number; samples: number }[] };
+  const details = JSON.parse(res.details!) as {
+    pass1Ci: { lo: number; hi: number };
+    perProblem: { id: string; correct: number; samples: number }[];
+  };
   assert.ok(details.pass1Ci.lo <= res.pass1 && res.pass1 <= details.pass1Ci.hi);
   assert.equal(details.perProblem.length, N);
   assert.ok(details.perProblem.every((p) => p.samples === K));
@@ -91,7 +123,10 @@ test('npx toolsmith eval: prints the table, stores every trajectory and tool cal
   const c = await runCli(['eval', '--compare', `${run.id}@0,${run.id}`], env());
   assert.equal(c.code, 0, c.stderr + c.stdout);
   assert.match(c.stdout, /B − A \[95% CI\]/);
-  assert.match(c.stdout, new RegExp(`arith-test\\s+${N}\\s+.*\\+0\\.0 pts \\[\\+0\\.0, \\+0\\.0\\]\\s+interval includes 0`));
+  assert.match(
+    c.stdout,
+    new RegExp(`arith-test\\s+${N}\\s+.*\\+0\\.0 pts \\[\\+0\\.0, \\+0\\.0\\]\\s+interval includes 0`),
+  );
   const bad = await runCli(['eval', '--compare', `${run.id}`], env());
   assert.notEqual(bad.code, 0);
   assert.match(bad.stderr, /--compare needs two evaluations/);
@@ -100,7 +135,10 @@ test('npx toolsmith eval: prints the table, stores every trajectory and tool cal
 });
 
 test('bad input names the field: k 0, an unknown dataset, no engine', async () => {
-  await assert.rejects(launchEval(db, { engine: { kind: 'embedded', checkpoint: model }, datasets: ['arith-test'], k: 0 }), /eval spec: k: /);
+  await assert.rejects(
+    launchEval(db, { engine: { kind: 'embedded', checkpoint: model }, datasets: ['arith-test'], k: 0 }),
+    /eval spec: k: /,
+  );
   const r = await runCli(['eval', '--checkpoint', model, '--dataset', 'nope'], env());
   assert.notEqual(r.code, 0);
   assert.match(r.stderr, /datasets: no dataset named "nope"/);
@@ -109,7 +147,14 @@ test('bad input names the field: k 0, an unknown dataset, no engine', async () =
 });
 
 test('an interrupted evaluation resumes: stored groups are kept, none is duplicated', async () => {
-  const spec = EvalSpecSchema.parse({ engine: { kind: 'embedded', checkpoint: model }, datasets: ['arith-test'], k: K, maxTokens: 400, maxTurns: 5, temperature: 0 });
+  const spec = EvalSpecSchema.parse({
+    engine: { kind: 'embedded', checkpoint: model },
+    datasets: ['arith-test'],
+    k: K,
+    maxTokens: 400,
+    maxTurns: 5,
+    temperature: 0,
+  });
   const run = await createRun(db, { name: 'resume', kind: 'eval', recipeSpec: spec, seed: 0 });
   const engine = await OnnxEngine.load(model);
   const sandbox = await SandboxPool.start({ size: 2, log: () => {} });
@@ -117,10 +162,30 @@ test('an interrupted evaluation resumes: stored groups are kept, none is duplica
   try {
     const stop = new AbortController();
     const deps = { db, engine, sandbox, verifier, runId: run.id, chunkTrajectories: K };
-    await assert.rejects(runEvaluation({ ...deps, signal: stop.signal, log: (m: string) => { if (/1\/4 problems/.test(m)) stop.abort(); } }, spec), /evaluation stopped/);
+    await assert.rejects(
+      runEvaluation(
+        {
+          ...deps,
+          signal: stop.signal,
+          log: (m: string) => {
+            if (/1\/4 problems/.test(m)) stop.abort();
+          },
+        },
+        spec,
+      ),
+      /evaluation stopped/,
+    );
     assert.equal((await evalRun(run.id)).rows.length, K, 'one chunk (one problem × k) was stored before the stop');
     const logs: string[] = [];
-    const rows = await runEvaluation({ ...deps, log: (m: string) => { logs.push(m); } }, spec);
+    const rows = await runEvaluation(
+      {
+        ...deps,
+        log: (m: string) => {
+          logs.push(m);
+        },
+      },
+      spec,
+    );
     assert.ok(logs.some((m) => /resuming, 1 of 4 problems already done/.test(m)));
     const stored = await evalRun(run.id);
     assert.equal(stored.rows.length, N * K);
@@ -138,12 +203,23 @@ test('an interrupted evaluation resumes: stored groups are kept, none is duplica
 });
 
 test('a worker runs an "eval" job: live rollout events, then the table; an OpenAI-compatible server gives the same greedy results', async () => {
-  const { runId } = await launchEval(db, { engine: { kind: 'embedded', checkpoint: model }, datasets: ['arith-test'], k: 1, maxTokens: 400, maxTurns: 5, temperature: 0 });
+  const { runId } = await launchEval(db, {
+    engine: { kind: 'embedded', checkpoint: model },
+    datasets: ['arith-test'],
+    k: 1,
+    maxTokens: 400,
+    maxTurns: 5,
+    temperature: 0,
+  });
   const worker: Proc = spawnWorker(fresh.url, 'eval-worker');
-  const run = await waitFor('the eval run to finish', async () => {
-    const r = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
-    return ['succeeded', 'failed'].includes(r.status) ? r : null;
-  }, { timeoutMs: 120_000, detail: () => worker.output() });
+  const run = await waitFor(
+    'the eval run to finish',
+    async () => {
+      const r = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
+      return ['succeeded', 'failed'].includes(r.status) ? r : null;
+    },
+    { timeoutMs: 120_000, detail: () => worker.output() },
+  );
   assert.equal(run.status, 'succeeded', run.error ?? '');
   const events = await readEvents(db, runId, 0, 10_000);
   const live = events.filter((e) => e.type === 'rollouts');
@@ -157,14 +233,45 @@ test('a worker runs an "eval" job: live rollout events, then the table; an OpenA
   const port = 18000 + Math.floor(Math.random() * 1000);
   const server = startCli(['serve-model', '--checkpoint', model, '--port', String(port)], env());
   try {
-    await waitFor('serve-model to answer', async () => (await fetch(`http://127.0.0.1:${port}/v1/models`).catch(() => null))?.ok, { timeoutMs: 30_000, detail: () => server.output() });
-    const served = ((await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json()) as { data: { id: string }[] }).data[0]!.id;
-    const r = await runCli(['eval', '--url', `http://127.0.0.1:${port}`, '--model', served, '--tokenizer', path.join(model, 'tokenizer.json'),
-      '--template', 'minimal', '--dataset', 'arith-test', '--k', '1', '--max-tokens', '400', '--max-turns', '5', '--temperature', '0'], env(), 180_000);
+    await waitFor(
+      'serve-model to answer',
+      async () => (await fetch(`http://127.0.0.1:${port}/v1/models`).catch(() => null))?.ok,
+      { timeoutMs: 30_000, detail: () => server.output() },
+    );
+    const served = ((await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json()) as { data: { id: string }[] })
+      .data[0]!.id;
+    const r = await runCli(
+      [
+        'eval',
+        '--url',
+        `http://127.0.0.1:${port}`,
+        '--model',
+        served,
+        '--tokenizer',
+        path.join(model, 'tokenizer.json'),
+        '--template',
+        'minimal',
+        '--dataset',
+        'arith-test',
+        '--k',
+        '1',
+        '--max-tokens',
+        '400',
+        '--max-turns',
+        '5',
+        '--temperature',
+        '0',
+      ],
+      env(),
+      180_000,
+    );
     assert.equal(r.code, 0, r.stderr + r.stdout);
     const viaServer = await db.prisma.run.findFirstOrThrow({ where: { kind: 'eval' }, orderBy: { createdAt: 'desc' } });
     const rows = (await evalRun(viaServer.id)).rows;
-    assert.deepEqual(rows.map((t) => [t.problemId, t.answer, t.correct, t.toolCalls]), embedded.map((t) => [t.problemId, t.answer, t.correct, t.toolCalls]));
+    assert.deepEqual(
+      rows.map((t) => [t.problemId, t.answer, t.correct, t.toolCalls]),
+      embedded.map((t) => [t.problemId, t.answer, t.correct, t.toolCalls]),
+    );
   } finally {
     server.child.kill('SIGTERM');
   }

@@ -12,8 +12,13 @@ import { freshDatabase } from '../helpers/db.ts';
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;
-beforeEach(async () => { fresh = await freshDatabase(); db = fresh.db; });
-afterEach(async () => { await fresh.close(); });
+beforeEach(async () => {
+  fresh = await freshDatabase();
+  db = fresh.db;
+});
+afterEach(async () => {
+  await fresh.close();
+});
 
 const SPEC = { name: 'lifecycle', stages: [{ type: 'sft', name: 'sft', data: { kind: 'generated', n: 8 } }] };
 const refused = (re: RegExp) => (e: unknown) => e instanceof UserError && re.test(e.message) && e.field === 'runId';
@@ -25,7 +30,10 @@ test('a paused run resumes with a new job; a second resume is refused', async ()
   const r = await resumeTraining(db, runId);
   assert.equal(r.attached, false);
   assert.equal((await db.prisma.run.findUniqueOrThrow({ where: { id: runId } })).status, 'queued');
-  assert.deepEqual((await jobsOf(runId)).map((j) => j.status), ['cancelled', 'queued']);
+  assert.deepEqual(
+    (await jobsOf(runId)).map((j) => j.status),
+    ['cancelled', 'queued'],
+  );
   await assert.rejects(resumeTraining(db, runId), refused(/only a paused run resumes/));
   assert.equal((await jobsOf(runId)).length, 2, 'no second job');
 });
@@ -52,7 +60,10 @@ test('an interrupted run (its job still queued or leased) is attached to, never 
   const r = await resumeTraining(db, runId, { attach: true });
   assert.deepEqual(r, { status: 'queued', jobId, attached: true });
   // A worker that died holding the lease: the CLI attaches to that job and takes it over once the lease runs out.
-  await db.prisma.job.update({ where: { id: jobId }, data: { status: 'leased', leaseOwner: 'dead-worker', leaseExpiresAt: Date.now() - 1 } });
+  await db.prisma.job.update({
+    where: { id: jobId },
+    data: { status: 'leased', leaseOwner: 'dead-worker', leaseExpiresAt: Date.now() - 1 },
+  });
   await setRunStatus(db, runId, 'running');
   assert.equal((await resumeTraining(db, runId, { attach: true })).jobId, jobId);
   assert.equal((await jobsOf(runId)).length, 1);
@@ -60,7 +71,10 @@ test('an interrupted run (its job still queued or leased) is attached to, never 
 
 test('a paused run whose worker has not stopped yet is "still stopping"', async () => {
   const { runId, jobId } = await launchTraining(db, { spec: SPEC });
-  await db.prisma.job.update({ where: { id: jobId }, data: { status: 'leased', leaseOwner: 'w', leaseExpiresAt: Date.now() + 60_000 } });
+  await db.prisma.job.update({
+    where: { id: jobId },
+    data: { status: 'leased', leaseOwner: 'w', leaseExpiresAt: Date.now() + 60_000 },
+  });
   await pauseTraining(db, runId);
   await assert.rejects(resumeTraining(db, runId, { attach: true }), refused(/still stopping/));
 });

@@ -16,7 +16,9 @@ import { UserError } from '../../contracts/errors.ts';
 after(killAll);
 
 const drops: (() => Promise<void>)[] = [];
-after(async () => { for (const d of drops) await d().catch(() => {}); });
+after(async () => {
+  for (const d of drops) await d().catch(() => {});
+});
 
 async function empty() {
   const e = await emptyDatabaseUrl();
@@ -30,7 +32,13 @@ async function tables(url: string): Promise<string[]> {
   if (parsed.dialect === 'sqlite') {
     const db = new Sqlite(parsed.file, { readonly: true });
     try {
-      return (db.prepare(`SELECT "name" FROM sqlite_master WHERE "type" = 'table' AND "name" NOT LIKE 'sqlite_%'`).all() as { name: string }[]).map((r) => r.name).sort();
+      return (
+        db.prepare(`SELECT "name" FROM sqlite_master WHERE "type" = 'table' AND "name" NOT LIKE 'sqlite_%'`).all() as {
+          name: string;
+        }[]
+      )
+        .map((r) => r.name)
+        .sort();
     } finally {
       db.close();
     }
@@ -38,7 +46,11 @@ async function tables(url: string): Promise<string[]> {
   const c = new pg.Client({ connectionString: parsed.url });
   await c.connect();
   try {
-    return (await c.query(`SELECT table_name AS "name" FROM information_schema.tables WHERE table_schema = 'public'`)).rows.map((r) => r.name as string).sort();
+    return (
+      await c.query(`SELECT table_name AS "name" FROM information_schema.tables WHERE table_schema = 'public'`)
+    ).rows
+      .map((r) => r.name as string)
+      .sort();
   } finally {
     await c.end();
   }
@@ -47,7 +59,9 @@ async function tables(url: string): Promise<string[]> {
 async function recorded(url: string): Promise<string[]> {
   const db = await openDatabase(url);
   try {
-    return (await db.query<{ name: string }>('SELECT "name" FROM "_toolsmith_migrations" ORDER BY "name"')).map((r) => r.name);
+    return (await db.query<{ name: string }>('SELECT "name" FROM "_toolsmith_migrations" ORDER BY "name"')).map(
+      (r) => r.name,
+    );
   } finally {
     await db.close();
   }
@@ -86,7 +100,10 @@ test('both dialects ship the same migration files creating the same tables', () 
   const sqlite = listMigrations('sqlite');
   const postgres = listMigrations('postgresql');
   assert.ok(sqlite.length > 0);
-  assert.deepEqual(sqlite.map((m) => m.name), postgres.map((m) => m.name));
+  assert.deepEqual(
+    sqlite.map((m) => m.name),
+    postgres.map((m) => m.name),
+  );
   const t = (ms: typeof sqlite) => ms.flatMap((m) => createdTables(m.sql)).sort();
   assert.deepEqual(t(sqlite), t(postgres));
   assert.ok(t(sqlite).includes('Job') && t(sqlite).includes('RunEvent') && t(sqlite).includes('MetricPoint'));
@@ -97,26 +114,48 @@ test('migrate applies every file to an empty database and creates the tables; a 
   const files = listMigrations(dialect);
   const r1 = await migrate(url);
   assert.equal(r1.dialect, dialect);
-  assert.deepEqual(r1.applied, files.map((m) => m.name));
+  assert.deepEqual(
+    r1.applied,
+    files.map((m) => m.name),
+  );
   assert.equal(r1.alreadyApplied, 0);
   const expected = [...files.flatMap((m) => createdTables(m.sql)), '_toolsmith_migrations'].sort();
   assert.deepEqual(await tables(url), expected);
-  assert.deepEqual(await recorded(url), files.map((m) => m.name));
+  assert.deepEqual(
+    await recorded(url),
+    files.map((m) => m.name),
+  );
 
   const r2 = await migrate(url);
   assert.deepEqual(r2.applied, []);
   assert.equal(r2.alreadyApplied, files.length);
-  assert.deepEqual(await recorded(url), files.map((m) => m.name));
+  assert.deepEqual(
+    await recorded(url),
+    files.map((m) => m.name),
+  );
 
   // Every Prisma model maps onto a table the migrations made.
   const db = await openDatabase(url);
   try {
     const p = db.prisma;
     const counts = await Promise.all([
-      p.recipe.count(), p.run.count(), p.job.count(), p.metricPoint.count(), p.runEvent.count(), p.trajectory.count(),
-      p.toolCall.count(), p.checkpoint.count(), p.dataset.count(), p.problem.count(), p.evalResult.count(), p.shareLink.count(),
+      p.recipe.count(),
+      p.run.count(),
+      p.job.count(),
+      p.metricPoint.count(),
+      p.runEvent.count(),
+      p.trajectory.count(),
+      p.toolCall.count(),
+      p.checkpoint.count(),
+      p.dataset.count(),
+      p.problem.count(),
+      p.evalResult.count(),
+      p.shareLink.count(),
     ]);
-    assert.deepEqual(counts, counts.map(() => 0));
+    assert.deepEqual(
+      counts,
+      counts.map(() => 0),
+    );
   } finally {
     await db.close();
   }
@@ -232,16 +271,25 @@ test('a bad DATABASE_URL is a one-line UserError from migrate, openDatabase and 
   const r = await runCli(['migrate'], { DATABASE_URL: 'mysql://root:hunter2@localhost/db' });
   assert.equal(r.code, 2);
   assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
-  assert.match(r.stderr, /^toolsmith migrate: DATABASE_URL .* is neither a file: nor a postgres:\/\/ URL — set DATABASE_URL/);
+  assert.match(
+    r.stderr,
+    /^toolsmith migrate: DATABASE_URL .* is neither a file: nor a postgres:\/\/ URL — set DATABASE_URL/,
+  );
   assert.ok(!r.stderr.includes('hunter2'));
 });
 
 test('an unreachable PostgreSQL is a one-line UserError that hides the password', async () => {
   const url = `postgres://toolsmith:hunter2@127.0.0.1:${await closedPort()}/toolsmith`;
-  for (const [name, f] of [['migrate', () => migrate(url)], ['openDatabase', () => openDatabase(url)]] as const) {
+  for (const [name, f] of [
+    ['migrate', () => migrate(url)],
+    ['openDatabase', () => openDatabase(url)],
+  ] as const) {
     let caught: unknown;
     await (f as () => Promise<unknown>)().catch((e) => (caught = e));
-    assertOneLineUserError(caught, /cannot reach PostgreSQL at postgres:\/\/toolsmith:\*\*\*@127\.0\.0\.1:\d+\/toolsmith/);
+    assertOneLineUserError(
+      caught,
+      /cannot reach PostgreSQL at postgres:\/\/toolsmith:\*\*\*@127\.0\.0\.1:\d+\/toolsmith/,
+    );
     assert.match((caught as Error).message, /start PostgreSQL or correct the host\/port in DATABASE_URL/, name);
     assert.ok(!(caught as Error).message.includes('hunter2'), name);
   }
@@ -251,7 +299,9 @@ test('an unreachable PostgreSQL is a one-line UserError that hides the password'
   assert.match(r.stderr, /^toolsmith migrate: cannot reach PostgreSQL/);
 });
 
-test('a PostgreSQL database that does not exist is named in a one-line UserError', { skip: dialect !== 'postgresql' && 'needs the PostgreSQL server' }, async () => {
+test('a PostgreSQL database that does not exist is named in a one-line UserError', {
+  skip: dialect !== 'postgresql' && 'needs the PostgreSQL server',
+}, async () => {
   const admin = process.env.TOOLSMITH_TEST_PG_ADMIN_URL!;
   const url = admin.replace(/\/[^/?]+(\?|$)/, '/no_such_database_here$1');
   for (const f of [() => migrate(url), () => openDatabase(url)]) {

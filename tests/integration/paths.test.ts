@@ -42,19 +42,31 @@ after(() => {
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;
-beforeEach(async () => { fresh = await freshDatabase(); db = fresh.db; });
-afterEach(async () => { await fresh.close(); });
+beforeEach(async () => {
+  fresh = await freshDatabase();
+  db = fresh.db;
+});
+afterEach(async () => {
+  await fresh.close();
+});
 
 const opts = { field: 'model.name', rootLabel: 'the models folder' };
-const noSecret = (e: unknown) => { assert.ok(!(e as Error).message.includes(SECRET), (e as Error).message); return true; };
+const noSecret = (e: unknown) => {
+  assert.ok(!(e as Error).message.includes(SECRET), (e as Error).message);
+  return true;
+};
 
 test('names with "../", "/" or an absolute path are refused naming the field; nothing outside is read', () => {
   for (const name of ['../outside', '..', `${outside}`, 'a/b', '/etc/passwd', '.hidden', '']) {
-    assert.throws(() => resolveUnderRoot(models, name, opts), (e: unknown) => {
-      assert.ok(e instanceof PathEscapeError);
-      assert.match((e as Error).message, /^model\.name: .* is not a name: .*never a path/);
-      return noSecret(e);
-    }, name);
+    assert.throws(
+      () => resolveUnderRoot(models, name, opts),
+      (e: unknown) => {
+        assert.ok(e instanceof PathEscapeError);
+        assert.match((e as Error).message, /^model\.name: .* is not a name: .*never a path/);
+        return noSecret(e);
+      },
+      name,
+    );
   }
 });
 
@@ -69,22 +81,37 @@ test('a symlink inside the root that leads outside is refused; one that stays in
   fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(models, 'leaky', 'tokenizer.json'));
   try {
     for (const name of ['evil', 'dangling']) {
-      assert.throws(() => resolveUnderRoot(models, name, opts), (e: unknown) => {
-        assert.ok(e instanceof PathEscapeError);
-        assert.match((e as Error).message, new RegExp(`^model\\.name: "${name}" is a link that leads outside the models folder; refused`));
-        assert.ok(!(e as Error).message.includes(outside), 'the error says where the link leads');
-        return noSecret(e);
-      });
+      assert.throws(
+        () => resolveUnderRoot(models, name, opts),
+        (e: unknown) => {
+          assert.ok(e instanceof PathEscapeError);
+          assert.match(
+            (e as Error).message,
+            new RegExp(`^model\\.name: "${name}" is a link that leads outside the models folder; refused`),
+          );
+          assert.ok(!(e as Error).message.includes(outside), 'the error says where the link leads');
+          return noSecret(e);
+        },
+      );
     }
     assert.equal(resolveUnderRoot(models, 'alias', opts), path.join(models, 'real'));
     assert.equal(resolveUnderRoot(models, 'leaky', opts), path.join(models, 'leaky'));
-    assert.throws(() => resolveUnderRoot(models, 'leaky', { ...opts, checkEntries: true }), /"leaky\/tokenizer\.json" is a link that leads outside/);
+    assert.throws(
+      () => resolveUnderRoot(models, 'leaky', { ...opts, checkEntries: true }),
+      /"leaky\/tokenizer\.json" is a link that leads outside/,
+    );
     assert.equal(resolveUnderRoot(models, 'not-there', opts), path.join(models, 'not-there'));
 
     // The registry: the escaping models are neither resolved nor listed (their config.json is never read).
     for (const name of ['evil', 'leaky']) {
-      assert.throws(() => modelPath(name), (e: unknown) => e instanceof PathEscapeError && noSecret(e));
-      assert.throws(() => resolveModel(name), (e: unknown) => e instanceof PathEscapeError && noSecret(e));
+      assert.throws(
+        () => modelPath(name),
+        (e: unknown) => e instanceof PathEscapeError && noSecret(e),
+      );
+      assert.throws(
+        () => resolveModel(name),
+        (e: unknown) => e instanceof PathEscapeError && noSecret(e),
+      );
     }
   } finally {
     for (const n of ['evil', 'dangling', 'alias']) fs.rmSync(path.join(models, n), { force: true });
@@ -96,7 +123,10 @@ test('models.list skips a planted link out of the models folder and never shows 
   fs.symlinkSync(outside, path.join(models, 'evil'));
   try {
     const list = await listModels();
-    assert.deepEqual(list.map((m) => m.name), []);
+    assert.deepEqual(
+      list.map((m) => m.name),
+      [],
+    );
     const api = await createCallerFactory(appRouter)({ db, principal: principal('viewer') }).models.list();
     assert.ok(!JSON.stringify(api).includes(SECRET));
   } finally {
@@ -111,12 +141,42 @@ test('the pickle path: a recipe naming a checkpoint or a tokenizer file is refus
   fs.writeFileSync(evil, `cos\nsystem\n(S'touch ${marker}'\ntR.`);
   const caller = createCallerFactory(appRouter)({ db, principal: principal('researcher') });
   const cases = [
-    { field: 'model.kind', spec: { ...EMBEDDED_ARITH_INPUT, name: 'attack-model', model: { kind: 'checkpoint', path: evil } } },
-    { field: 'model.kind', spec: { ...EMBEDDED_ARITH_INPUT, name: 'attack-model-missing', model: { kind: 'checkpoint', path: path.join(tmp, 'no-such.pt') } } },
-    { field: 'tokenizer.kind', spec: { ...EMBEDDED_ARITH_INPUT, name: 'attack-tok', tokenizer: { kind: 'file', path: path.join(outside, 'secret.txt') } } },
-    { field: 'tokenizer.kind', spec: { ...EMBEDDED_ARITH_INPUT, name: 'attack-tok-missing', tokenizer: { kind: 'file', path: path.join(outside, 'no-such.json') } } },
-    { field: 'model.name', spec: { ...EMBEDDED_ARITH_INPUT, name: 'attack-name', model: { kind: 'model', name: '../outside' } } },
-    { field: 'model.name', spec: { ...EMBEDDED_ARITH_INPUT, name: 'attack-abs', model: { kind: 'model', name: outside } } },
+    {
+      field: 'model.kind',
+      spec: { ...EMBEDDED_ARITH_INPUT, name: 'attack-model', model: { kind: 'checkpoint', path: evil } },
+    },
+    {
+      field: 'model.kind',
+      spec: {
+        ...EMBEDDED_ARITH_INPUT,
+        name: 'attack-model-missing',
+        model: { kind: 'checkpoint', path: path.join(tmp, 'no-such.pt') },
+      },
+    },
+    {
+      field: 'tokenizer.kind',
+      spec: {
+        ...EMBEDDED_ARITH_INPUT,
+        name: 'attack-tok',
+        tokenizer: { kind: 'file', path: path.join(outside, 'secret.txt') },
+      },
+    },
+    {
+      field: 'tokenizer.kind',
+      spec: {
+        ...EMBEDDED_ARITH_INPUT,
+        name: 'attack-tok-missing',
+        tokenizer: { kind: 'file', path: path.join(outside, 'no-such.json') },
+      },
+    },
+    {
+      field: 'model.name',
+      spec: { ...EMBEDDED_ARITH_INPUT, name: 'attack-name', model: { kind: 'model', name: '../outside' } },
+    },
+    {
+      field: 'model.name',
+      spec: { ...EMBEDDED_ARITH_INPUT, name: 'attack-abs', model: { kind: 'model', name: outside } },
+    },
   ];
   const messages: Record<string, string[]> = {};
   for (const c of cases) {
@@ -128,14 +188,19 @@ test('the pickle path: a recipe naming a checkpoint or a tokenizer file is refus
         assert.ok(e instanceof TRPCError);
         assert.equal(e.code, 'BAD_REQUEST');
         assert.ok(e.message.includes(`${c.field}: `), e.message);
-        for (const bad of [SECRET, evil, outside]) assert.ok(!e.message.includes(bad) || (c.field === 'model.name' && bad === outside), `the error quotes ${bad}: ${e.message}`);
+        for (const bad of [SECRET, evil, outside])
+          assert.ok(
+            !e.message.includes(bad) || (c.field === 'model.name' && bad === outside),
+            `the error quotes ${bad}: ${e.message}`,
+          );
         (messages[c.field] ??= []).push(e.message.replace(/attack-[a-z-]+/g, 'NAME'));
         return true;
       });
     }
   }
   // Whether the path exists changes nothing in the answer.
-  for (const f of ['model.kind', 'tokenizer.kind']) assert.equal(new Set(messages[f]).size, 1, JSON.stringify(messages[f]));
+  for (const f of ['model.kind', 'tokenizer.kind'])
+    assert.equal(new Set(messages[f]).size, 1, JSON.stringify(messages[f]));
   assert.equal(await db.prisma.run.count(), 0);
   assert.equal(await db.prisma.job.count(), 0);
   assert.equal(await db.prisma.recipe.count({ where: { name: { startsWith: 'attack-' } } }), 0);

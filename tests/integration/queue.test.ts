@@ -37,8 +37,24 @@ test('enqueue, lease, heartbeat, complete', async () => {
   const id = await queue.enqueue(db, { kind: 'k', payload: { a: [1, 2], b: 'x' } });
   const queued = await queue.getJob(db, id);
   assert.deepEqual(
-    { status: queued!.status, attempts: queued!.attempts, maxAttempts: queued!.maxAttempts, payload: queued!.payload, runId: queued!.runId, leaseOwner: queued!.leaseOwner, cancelRequested: queued!.cancelRequested },
-    { status: 'queued', attempts: 0, maxAttempts: 3, payload: { a: [1, 2], b: 'x' }, runId: null, leaseOwner: null, cancelRequested: false },
+    {
+      status: queued!.status,
+      attempts: queued!.attempts,
+      maxAttempts: queued!.maxAttempts,
+      payload: queued!.payload,
+      runId: queued!.runId,
+      leaseOwner: queued!.leaseOwner,
+      cancelRequested: queued!.cancelRequested,
+    },
+    {
+      status: 'queued',
+      attempts: 0,
+      maxAttempts: 3,
+      payload: { a: [1, 2], b: 'x' },
+      runId: null,
+      leaseOwner: null,
+      cancelRequested: false,
+    },
   );
 
   const before = Date.now();
@@ -98,7 +114,10 @@ test('fail with retries: back to the queue with a growing back-off, then failed 
   assert.equal(r.error, 'first error');
   assert.equal(r.leaseOwner, null);
   assert.equal(r.finishedAt, null);
-  assert.ok(r.runAfter >= t0 + 1000 && r.runAfter <= Date.now() + 1000, `back-off after attempt 1: ${r.runAfter - t0} ms`);
+  assert.ok(
+    r.runAfter >= t0 + 1000 && r.runAfter <= Date.now() + 1000,
+    `back-off after attempt 1: ${r.runAfter - t0} ms`,
+  );
   assert.equal(await queue.lease(db, 'w1', 10000), null, 'not due yet');
 
   await makeDue(id);
@@ -108,7 +127,10 @@ test('fail with retries: back to the queue with a growing back-off, then failed 
   assert.equal(await queue.fail(db, id, 'w2', 'second error'), 'retry');
   r = await row(id);
   assert.equal(r.attempts, 2);
-  assert.ok(r.runAfter >= t0 + 2000 && r.runAfter <= Date.now() + 2000, `back-off after attempt 2: ${r.runAfter - t0} ms`);
+  assert.ok(
+    r.runAfter >= t0 + 2000 && r.runAfter <= Date.now() + 2000,
+    `back-off after attempt 2: ${r.runAfter - t0} ms`,
+  );
 
   await makeDue(id);
   job = await queue.lease(db, 'w3', 10000);
@@ -280,23 +302,32 @@ test('8 concurrent leasers on separate handles lease each of 200 jobs exactly on
   // Enqueued in bulk (one insert) to keep the set-up short.
   const now = Date.now();
   const rows = Array.from({ length: N }, (_, i) => ({
-    id: `job_bulk_${String(i).padStart(4, '0')}`, kind: 'k', payload: JSON.stringify({ i }), status: 'queued', priority: i % 3, maxAttempts: 3, runAfter: now, createdAt: now,
+    id: `job_bulk_${String(i).padStart(4, '0')}`,
+    kind: 'k',
+    payload: JSON.stringify({ i }),
+    status: 'queued',
+    priority: i % 3,
+    maxAttempts: 3,
+    runAfter: now,
+    createdAt: now,
   }));
   await db.prisma.job.createMany({ data: rows });
   for (const r of rows) ids.add(r.id);
 
   const handles = await Promise.all(Array.from({ length: 8 }, () => openDatabase(fresh.url)));
   extra.push(...handles);
-  const got = await Promise.all(handles.map(async (h, w) => {
-    const mine: string[] = [];
-    for (;;) {
-      const j = await queue.lease(h, `w${w}`, 60000);
-      if (!j) break;
-      assert.equal(j.leaseOwner, `w${w}`);
-      mine.push(j.id);
-    }
-    return mine;
-  }));
+  const got = await Promise.all(
+    handles.map(async (h, w) => {
+      const mine: string[] = [];
+      for (;;) {
+        const j = await queue.lease(h, `w${w}`, 60000);
+        if (!j) break;
+        assert.equal(j.leaseOwner, `w${w}`);
+        mine.push(j.id);
+      }
+      return mine;
+    }),
+  );
   const all = got.flat();
   assert.equal(all.length, N, `leased ${all.length} times for ${N} jobs`);
   assert.equal(new Set(all).size, N, 'no job was leased twice');
@@ -317,7 +348,11 @@ test('cancelRun: queued run cancelled at once; running run flagged; finished run
   assert.deepEqual(await cancelRun(db, queuedRun.id), { status: 'cancelled' });
   assert.equal((await db.prisma.run.findUniqueOrThrow({ where: { id: queuedRun.id } })).status, 'cancelled');
   assert.equal((await row(qj)).status, 'cancelled');
-  assert.ok((await readEvents(db, queuedRun.id)).some((e) => e.type === 'status' && (e.data as { status: string }).status === 'cancelled'));
+  assert.ok(
+    (await readEvents(db, queuedRun.id)).some(
+      (e) => e.type === 'status' && (e.data as { status: string }).status === 'cancelled',
+    ),
+  );
 
   const running = await createRun(db, { name: 'r', kind: 'k' });
   const rj = await queue.enqueue(db, { kind: 'k', runId: running.id });
@@ -330,7 +365,10 @@ test('cancelRun: queued run cancelled at once; running run flagged; finished run
   const done = await createRun(db, { name: 'd', kind: 'k' });
   await db.prisma.run.update({ where: { id: done.id }, data: { status: 'succeeded' } });
   assert.deepEqual(await cancelRun(db, done.id), { status: 'succeeded' });
-  await assert.rejects(cancelRun(db, 'run_nope'), (e) => e instanceof UserError && /run run_nope not found/.test(e.message));
+  await assert.rejects(
+    cancelRun(db, 'run_nope'),
+    (e) => e instanceof UserError && /run run_nope not found/.test(e.message),
+  );
 });
 
 test('events: concurrent appends from several handles get gapless seqs 1..N', async () => {
@@ -338,27 +376,42 @@ test('events: concurrent appends from several handles get gapless seqs 1..N', as
   const handles = await Promise.all(Array.from({ length: 6 }, () => openDatabase(fresh.url)));
   extra.push(...handles);
   const PER = 20;
-  await Promise.all(handles.map(async (h, w) => {
-    for (let i = 0; i < PER; i++) {
-      // Mix single events with small batches.
-      if (i % 5 === 4) await appendEvents(h, run.id, [{ message: `w${w} e${i}a` }, { message: `w${w} e${i}b` }, { message: `w${w} e${i}c` }]);
-      else await appendEvent(h, run.id, { message: `w${w} e${i}`, data: { w, i } });
-    }
-  }));
+  await Promise.all(
+    handles.map(async (h, w) => {
+      for (let i = 0; i < PER; i++) {
+        // Mix single events with small batches.
+        if (i % 5 === 4)
+          await appendEvents(h, run.id, [
+            { message: `w${w} e${i}a` },
+            { message: `w${w} e${i}b` },
+            { message: `w${w} e${i}c` },
+          ]);
+        else await appendEvent(h, run.id, { message: `w${w} e${i}`, data: { w, i } });
+      }
+    }),
+  );
   const events = await readEvents(db, run.id, 0, 10000);
   const total = 6 * (PER + (PER / 5) * 2);
   assert.equal(events.length, total);
-  assert.deepEqual(events.map((e) => e.seq), Array.from({ length: total }, (_, i) => i + 1));
+  assert.deepEqual(
+    events.map((e) => e.seq),
+    Array.from({ length: total }, (_, i) => i + 1),
+  );
   assert.equal(new Set(events.map((e) => e.message)).size, total, 'no event lost or doubled');
   for (let w = 0; w < 6; w++) {
     // Each writer's events keep its order, and a batch stays contiguous.
     const mine = events.filter((e) => e.message.startsWith(`w${w} `));
     const order = mine.map((e) => e.message);
-    const expected = Array.from({ length: PER }, (_, i) => (i % 5 === 4 ? [`w${w} e${i}a`, `w${w} e${i}b`, `w${w} e${i}c`] : [`w${w} e${i}`])).flat();
+    const expected = Array.from({ length: PER }, (_, i) =>
+      i % 5 === 4 ? [`w${w} e${i}a`, `w${w} e${i}b`, `w${w} e${i}c`] : [`w${w} e${i}`],
+    ).flat();
     assert.deepEqual(order, expected);
     for (const e of mine.filter((x) => x.message.endsWith('a'))) {
       const i = events.indexOf(e);
-      assert.deepEqual([events[i + 1].message, events[i + 2].message], [e.message.replace(/a$/, 'b'), e.message.replace(/a$/, 'c')]);
+      assert.deepEqual(
+        [events[i + 1].message, events[i + 2].message],
+        [e.message.replace(/a$/, 'b'), e.message.replace(/a$/, 'c')],
+      );
     }
   }
 });
@@ -367,8 +420,20 @@ test('events: appendEvents returns the last seq, batches beyond the chunk size, 
   const run = await createRun(db, { name: 'paging', kind: 'k' });
   const other = await createRun(db, { name: 'other', kind: 'k' });
   assert.equal(await appendEvent(db, other.id, { message: 'elsewhere' }), 1);
-  assert.equal(await appendEvent(db, run.id, { message: 'first', level: 'warn', type: 'custom', data: { nested: { x: [1, null, 'y'] } } }), 1);
-  const last = await appendEvents(db, run.id, Array.from({ length: 449 }, (_, i) => ({ message: `m${i + 2}` })));
+  assert.equal(
+    await appendEvent(db, run.id, {
+      message: 'first',
+      level: 'warn',
+      type: 'custom',
+      data: { nested: { x: [1, null, 'y'] } },
+    }),
+    1,
+  );
+  const last = await appendEvents(
+    db,
+    run.id,
+    Array.from({ length: 449 }, (_, i) => ({ message: `m${i + 2}` })),
+  );
   assert.equal(last, 450);
 
   const first = await readEvents(db, run.id, 0, 1);
@@ -392,15 +457,28 @@ test('events: appendEvents returns the last seq, batches beyond the chunk size, 
     cursor = page[page.length - 1].seq;
   }
   assert.equal(pages, 5);
-  assert.deepEqual(seen, Array.from({ length: 450 }, (_, i) => i + 1));
+  assert.deepEqual(
+    seen,
+    Array.from({ length: 450 }, (_, i) => i + 1),
+  );
   const mid = await readEvents(db, run.id, 200, 3);
-  assert.deepEqual(mid.map((e) => [e.seq, e.message, e.level, e.type, e.data]), [[201, 'm201', 'info', 'log', null], [202, 'm202', 'info', 'log', null], [203, 'm203', 'info', 'log', null]]);
+  assert.deepEqual(
+    mid.map((e) => [e.seq, e.message, e.level, e.type, e.data]),
+    [
+      [201, 'm201', 'info', 'log', null],
+      [202, 'm202', 'info', 'log', null],
+      [203, 'm203', 'info', 'log', null],
+    ],
+  );
   assert.deepEqual(await readEvents(db, run.id, 450), []);
-  assert.deepEqual((await readEvents(db, other.id)).map((e) => e.message), ['elsewhere']);
+  assert.deepEqual(
+    (await readEvents(db, other.id)).map((e) => e.message),
+    ['elsewhere'],
+  );
   assert.deepEqual(await readEvents(db, 'run_nope'), []);
 });
 
-test('events: appends inside a caller\'s transaction continue the sequence', async () => {
+test("events: appends inside a caller's transaction continue the sequence", async () => {
   const run = await createRun(db, { name: 'tx', kind: 'k' });
   await appendEvent(db, run.id, { message: 'before' });
   const last = await inTransaction(db, async (tx) => {
@@ -408,18 +486,35 @@ test('events: appends inside a caller\'s transaction continue the sequence', asy
     return appendEvents(db, run.id, [{ message: 'in tx 2' }, { message: 'in tx 3' }], tx);
   });
   assert.equal(last, 4);
-  assert.deepEqual((await readEvents(db, run.id)).map((e) => [e.seq, e.message]), [[1, 'before'], [2, 'in tx 1'], [3, 'in tx 2'], [4, 'in tx 3']]);
+  assert.deepEqual(
+    (await readEvents(db, run.id)).map((e) => [e.seq, e.message]),
+    [
+      [1, 'before'],
+      [2, 'in tx 1'],
+      [3, 'in tx 2'],
+      [4, 'in tx 3'],
+    ],
+  );
 });
 
-test('isUniqueViolation recognises the database\'s own duplicate-key error', async () => {
+test("isUniqueViolation recognises the database's own duplicate-key error", async () => {
   const run = await createRun(db, { name: 'dup', kind: 'k' });
   await appendEvent(db, run.id, { message: 'one' });
   let caught: unknown;
-  await db.execute(`INSERT INTO "RunEvent" ("runId", "seq", "time", "level", "type", "message") VALUES (?, 1, 0, 'info', 'log', 'dup')`, [run.id]).catch((e) => (caught = e));
+  await db
+    .execute(
+      `INSERT INTO "RunEvent" ("runId", "seq", "time", "level", "type", "message") VALUES (?, 1, 0, 'info', 'log', 'dup')`,
+      [run.id],
+    )
+    .catch((e) => (caught = e));
   assert.ok(caught, 'the duplicate insert failed');
   assert.equal(isUniqueViolation(caught), true, String((caught as Error).message));
   caught = undefined;
-  await db.execute(`INSERT INTO "RunEvent" ("runId", "seq", "time", "level", "type") VALUES (?, 2, 0, 'info', 'log')`, [run.id]).catch((e) => (caught = e));
+  await db
+    .execute(`INSERT INTO "RunEvent" ("runId", "seq", "time", "level", "type") VALUES (?, 2, 0, 'info', 'log')`, [
+      run.id,
+    ])
+    .catch((e) => (caught = e));
   assert.ok(caught, 'a NOT NULL violation failed');
   assert.equal(isUniqueViolation(caught), false, String((caught as Error).message));
 });
@@ -429,24 +524,46 @@ test('metrics: logMetrics stores finite values, upserts a re-logged step, and wa
   await logMetrics(db, run.id, 0, { loss: 1.5, acc: 0 });
   await logMetrics(db, run.id, 1, { loss: Number.NaN, acc: 0.5 });
   await logMetrics(db, run.id, 0, { loss: 1.25 });
-  assert.deepEqual((await readSeries(db, run.id, 'loss')).map((p) => [p.step, p.value]), [[0, 1.25]]);
-  assert.deepEqual((await readSeries(db, run.id, 'acc')).map((p) => [p.step, p.value]), [[0, 0], [1, 0.5]]);
+  assert.deepEqual(
+    (await readSeries(db, run.id, 'loss')).map((p) => [p.step, p.value]),
+    [[0, 1.25]],
+  );
+  assert.deepEqual(
+    (await readSeries(db, run.id, 'acc')).map((p) => [p.step, p.value]),
+    [
+      [0, 0],
+      [1, 0.5],
+    ],
+  );
   const events = await readEvents(db, run.id);
   assert.ok(events.some((e) => e.level === 'warn' && /non-finite metric values not stored: loss=NaN/.test(e.message)));
   assert.equal(events.filter((e) => e.type === 'metric').length, 3);
   // Step ranges, open on either side.
   await logMetrics(db, run.id, 2, { acc: 0.75 });
-  assert.deepEqual((await readSeries(db, run.id, 'acc', 1)).map((p) => p.step), [1, 2]);
-  assert.deepEqual((await readSeries(db, run.id, 'acc', undefined, 1)).map((p) => p.step), [0, 1]);
-  assert.deepEqual((await readSeries(db, run.id, 'acc', 1, 1)).map((p) => p.step), [1]);
+  assert.deepEqual(
+    (await readSeries(db, run.id, 'acc', 1)).map((p) => p.step),
+    [1, 2],
+  );
+  assert.deepEqual(
+    (await readSeries(db, run.id, 'acc', undefined, 1)).map((p) => p.step),
+    [0, 1],
+  );
+  assert.deepEqual(
+    (await readSeries(db, run.id, 'acc', 1, 1)).map((p) => p.step),
+    [1],
+  );
   assert.deepEqual(await readSeries(db, run.id, 'nope'), []);
 });
 
 test("a known job kind's payload is checked by its schema before it is stored, naming the field", async () => {
-  await assert.rejects(queue.enqueue(db, { kind: 'test.count', payload: { steps: -1 } }),
-    (e) => e instanceof UserError && /test\.count job payload: steps: /.test(e.message));
-  await assert.rejects(queue.enqueue(db, { kind: 'train', payload: { recipe: { name: 'r' } } as never }),
-    (e) => e instanceof UserError && /train job payload: recipe\.stages: /.test(e.message));
+  await assert.rejects(
+    queue.enqueue(db, { kind: 'test.count', payload: { steps: -1 } }),
+    (e) => e instanceof UserError && /test\.count job payload: steps: /.test(e.message),
+  );
+  await assert.rejects(
+    queue.enqueue(db, { kind: 'train', payload: { recipe: { name: 'r' } } as never }),
+    (e) => e instanceof UserError && /train job payload: recipe\.stages: /.test(e.message),
+  );
   assert.equal(await db.prisma.job.count(), 0, 'nothing was stored');
   const id = await queue.enqueue(db, { kind: 'test.count', payload: { steps: 2 } });
   assert.deepEqual((await queue.getJob(db, id))!.payload, { steps: 2 });

@@ -16,7 +16,10 @@ before(async () => {
   mv = MathVerify.owning(await SandboxPool.start({ ...MATH_VERIFY_POOL, size: 2 }));
   v = new Verifier({ workers: 1, mathVerify: 'fallback', mathVerifier: mv, explain: true });
 });
-after(async () => { await v.close(); await mv.close(); });
+after(async () => {
+  await v.close();
+  await mv.close();
+});
 
 test('what the fast path cannot settle, Math-Verify decides, and the verdict says so', async () => {
   const before = mv.stats.checks;
@@ -32,12 +35,33 @@ test('what the fast path cannot settle, Math-Verify decides, and the verdict say
 
 test('what the fast path settles never reaches Math-Verify', async () => {
   const before = mv.stats.checks;
-  for (const [gold, pred, correct] of [['1000000007', '1000000008', false], ['\\frac{1}{2}', '0.5', true], ['B', '(C)', false], ['18446744073709551617', '18446744073709551616', false], ['(3,2)', '(p,q)=(3,2)', true], ['\\text{east}', 'West', false]] as const) {
+  for (const [gold, pred, correct] of [
+    ['1000000007', '1000000008', false],
+    ['\\frac{1}{2}', '0.5', true],
+    ['B', '(C)', false],
+    ['18446744073709551617', '18446744073709551616', false],
+    ['(3,2)', '(p,q)=(3,2)', true],
+    ['\\text{east}', 'West', false],
+  ] as const) {
     const r = await v.verify(gold, pred);
     assert.equal(r.correct, correct, `${gold} vs ${pred}: ${r.reason}`);
     assert.notEqual(r.method, 'math-verify');
   }
   assert.equal(mv.stats.checks, before);
+});
+
+test('a wrong answer Math-Verify alone calls right (a primed letter) is settled before it can be asked', async () => {
+  for (const [gold, pred] of [
+    ['B', "B'"],
+    ['P', "P''"],
+  ] as const) {
+    assert.equal((await mv.check(gold, pred, 5)).equal, true, `Math-Verify alone drops the prime: ${gold} vs ${pred}`);
+    const before = mv.stats.checks;
+    const r = await v.verify(gold, pred);
+    assert.equal(r.correct, false, `${gold} vs ${pred}: ${r.reason}`);
+    assert.equal(r.method, 'exact');
+    assert.equal(mv.stats.checks, before, 'Math-Verify was not asked');
+  }
 });
 
 test("mode 'always': Math-Verify decides every pair, even one the fast path finds equal", async () => {
@@ -47,7 +71,9 @@ test("mode 'always': Math-Verify decides every pair, even one the fast path find
     assert.deepEqual([r.correct, r.method], [true, 'math-verify'], r.reason);
     const n = await always.verify('12', '13');
     assert.deepEqual([n.correct, n.method], [false, 'math-verify'], n.reason);
-  } finally { await always.close(); }
+  } finally {
+    await always.close();
+  }
 });
 
 test('a slow check ends at its time limit without stalling the others or the event loop', async () => {
@@ -58,7 +84,9 @@ test('a slow check ends at its time limit without stalling the others or the eve
     const t0 = Date.now();
     // (x+y+1)^60 - x^60 takes sympy seconds to simplify; the label forces the fast path to defer.
     const slow = limited.verify('f(x,y)=(x+y+1)^{60}', 'f(x,y)=x^{60}+y^{60}');
-    const quick = Promise.all(Array.from({ length: 6 }, (_, i) => limited.verify(`[${i},${i + 1}]\\cup[${i + 1},${i + 2}]`, `[${i},${i + 2}]`)));
+    const quick = Promise.all(
+      Array.from({ length: 6 }, (_, i) => limited.verify(`[${i},${i + 1}]\\cup[${i + 1},${i + 2}]`, `[${i},${i + 2}]`)),
+    );
     const [s, q] = await Promise.all([slow, quick]);
     clearInterval(timer);
     assert.equal(s.correct, false);
@@ -67,7 +95,9 @@ test('a slow check ends at its time limit without stalling the others or the eve
     for (const r of q) assert.deepEqual([r.correct, r.method], [true, 'math-verify'], r.reason);
     assert.ok(Date.now() - t0 < 20_000);
     assert.ok(ticks >= 5, `the event loop ran ${ticks} timer ticks while the checks ran`);
-  } finally { await limited.close(); }
+  } finally {
+    await limited.close();
+  }
 });
 
 test('a hostile answer is data: it reaches Math-Verify on stdin and never runs', async () => {
@@ -82,23 +112,37 @@ test('without Math-Verify the fast path verdict stands, and the reason says the 
     const r = await none.verify('[1,2]\\cup[2,3]', '[1,3]');
     assert.equal(r.correct, false);
     assert.match(r.reason, /Math-Verify unavailable/);
-  } finally { await none.close(); }
+  } finally {
+    await none.close();
+  }
 });
 
 test("a recipe's settings: Math-Verify's own pool starts once, on the first pair the fast path leaves, and closes with the verifier", async () => {
   let starts = 0;
-  const w = new Verifier({ workers: 1, mathVerify: 'fallback', mathVerifier: async () => { starts++; return MathVerify.owning(await SandboxPool.start(MATH_VERIFY_POOL)); } });
+  const w = new Verifier({
+    workers: 1,
+    mathVerify: 'fallback',
+    mathVerifier: async () => {
+      starts++;
+      return MathVerify.owning(await SandboxPool.start(MATH_VERIFY_POOL));
+    },
+  });
   try {
     assert.equal((await w.verify('12', '13')).correct, false);
     assert.equal(starts, 0);
     const [a, b] = await Promise.all([w.verify('[1,2]\\cup[2,3]', '[1,3]'), w.verify('[1,2]\\cup[3,4]', '[1,4]')]);
     assert.deepEqual([a.correct, a.method, b.correct, b.method], [true, 'math-verify', false, 'math-verify']);
     assert.equal(starts, 1);
-  } finally { await w.close(); }
+  } finally {
+    await w.close();
+  }
   const defaults = verifierFromSettings(VerifierSettingsSchema.parse({}));
   const off = verifierFromSettings(VerifierSettingsSchema.parse({ mathVerify: 'off' }));
   try {
     assert.equal((await defaults.verify('[1,2]\\cup[2,3]', '[1,3]')).method, 'math-verify');
     assert.match((await off.verify('[1,2]\\cup[2,3]', '[1,3]')).reason, /different shapes/);
-  } finally { await defaults.close(); await off.close(); }
+  } finally {
+    await defaults.close();
+    await off.close();
+  }
 });

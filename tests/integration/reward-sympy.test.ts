@@ -6,8 +6,14 @@ import { Verifier } from '../../workers/reward/verifier.ts';
 /** The sympy last resort through the real sandbox: answers go in on stdin, never into the code. */
 let pool: SandboxPool;
 let v: Verifier;
-before(async () => { pool = await SandboxPool.start({ size: 1, log: () => {} }); v = new Verifier({ sandbox: pool, steps: ['sympy'] }); });
-after(async () => { await v.close(); await pool.close(); });
+before(async () => {
+  pool = await SandboxPool.start({ size: 1, log: () => {} });
+  v = new Verifier({ sandbox: pool, steps: ['sympy'] });
+});
+after(async () => {
+  await v.close();
+  await pool.close();
+});
 
 test('sympy decides equal and not-equal expressions', async () => {
   const a = await v.verify('x^2-1', '(x-1)(x+1)');
@@ -30,7 +36,9 @@ test('without a sandbox the last resort reports itself unavailable', async () =>
     const r = await w.verify('x^2-1', '(x-1)(x+1)');
     assert.equal(r.correct, false);
     assert.match(r.reason, /sympy last resort unavailable/);
-  } finally { await w.close(); }
+  } finally {
+    await w.close();
+  }
 });
 
 test('integers past double precision: the full cascade leaves them to sympy, which compares them exactly', async () => {
@@ -40,5 +48,7 @@ test('integers past double precision: the full cascade leaves them to sympy, whi
     assert.deepEqual([yes.correct, yes.method], [true, 'sympy'], yes.reason);
     const no = await w.verify('18446744073709551617', '2^{64}');
     assert.deepEqual([no.correct, no.method], [false, 'sympy'], no.reason);
-  } finally { await w.close(); }
+  } finally {
+    await w.close();
+  }
 });

@@ -9,7 +9,9 @@ import { ROOT, waitFor } from '../helpers/proc.ts';
 // `npx toolsmith sandbox run|serve` as real processes.
 const BIN = path.join(ROOT, 'bin/toolsmith.mjs');
 const live = new Set<ChildProcess>();
-after(() => { for (const c of live) c.kill('SIGKILL'); });
+after(() => {
+  for (const c of live) c.kill('SIGKILL');
+});
 
 function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const e: NodeJS.ProcessEnv = { ...process.env, ...extra };
@@ -19,13 +21,22 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 function start(args: string[], extraEnv: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: env(extraEnv), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: env(extraEnv),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   live.add(child);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));
   child.stderr!.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => { live.delete(child); resolve(code); }));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      live.delete(child);
+      resolve(code);
+    }),
+  );
   return { child, exited, out: () => stdout, err: () => stderr };
 }
 
@@ -90,10 +101,14 @@ describe('toolsmith sandbox serve', () => {
   test('serves a RemoteSandbox call with its token, then exits 0 on SIGTERM', async () => {
     const token = 'cli-test-token-42';
     const p = start(['sandbox', 'serve', '--port', '0', '--size', '1'], { TOOLSMITH_SANDBOX_TOKEN: token });
-    const url = await waitFor('the node to listen', () => {
-      if (p.child.exitCode !== null) throw new Error(`serve exited early:\n${p.out()}\n${p.err()}`);
-      return /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(p.out())?.[1];
-    }, { timeoutMs: 30000 });
+    const url = await waitFor(
+      'the node to listen',
+      () => {
+        if (p.child.exitCode !== null) throw new Error(`serve exited early:\n${p.out()}\n${p.err()}`);
+        return /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(p.out())?.[1];
+      },
+      { timeoutMs: 30000 },
+    );
     const remote = new RemoteSandbox({ urls: [url], token, log: () => {} });
     try {
       const r = await remote.run({ code: 'print("from the node")' });

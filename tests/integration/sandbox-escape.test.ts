@@ -22,12 +22,34 @@ let poolUids: number[] = [];
 function poolProcesses() {
   return ps().filter((p) => poolUids.includes(p.uid));
 }
+/** zygote_reserve.py's OOM_SCORES. */
+const RESERVE_SCORES = [900, 800];
+function oomScore(pid: number): number {
+  try {
+    return Number(fs.readFileSync(`/proc/${pid}/oom_score_adj`, 'utf8'));
+  } catch {
+    return Number.NaN; // gone
+  }
+}
 function assertOnlyZygotes() {
   const procs = poolProcesses();
-  const bad = procs.filter((p) => !(/^bwrap /.test(p.args) || /^\S*python3? -I -c .*\/run\/toolsmith\/zygote\.py/.test(p.args)));
+  const bad = procs.filter(
+    (p) => !(/^bwrap /.test(p.args) || /^\S*python3? -I -c .*\/run\/toolsmith\/zygote\.py/.test(p.args)),
+  );
   assert.deepEqual(bad, [], 'only bwrap and zygotes run as the pool uids');
-  // bwrap, the process the zygote left as bwrap's pid 1 (zygote.py enter_base_pid_namespace), the zygote.
-  for (const uid of poolUids) assert.ok(procs.filter((p) => p.uid === uid).length <= 3, `uid ${uid}: ${JSON.stringify(procs)}`);
+  // bwrap, the process the zygote left as bwrap's pid 1 (zygote_namespaces.py enter_base_pid_namespace), the zygote,
+  // and its OOM reserves (zygote_reserve.py): the zygote's children with the reserves' OOM scores, none other.
+  for (const uid of poolUids) {
+    const own = procs.filter((p) => p.uid === uid);
+    const reserves = own.filter((p) => RESERVE_SCORES.includes(oomScore(p.pid)));
+    assert.ok(reserves.length <= RESERVE_SCORES.length, `uid ${uid}: ${JSON.stringify(own)}`);
+    assert.ok(own.length - reserves.length <= 3, `uid ${uid}: ${JSON.stringify(own)}`);
+    for (const r of reserves)
+      assert.ok(
+        own.some((z) => z.pid === r.ppid && /zygote\.py/.test(z.args)),
+        `a reserve is a zygote's child: ${JSON.stringify(r)}`,
+      );
+  }
 }
 
 async function ok100() {
@@ -35,7 +57,11 @@ async function ok100() {
   const bad = rs.map((r, i) => [i, r] as const).filter(([i, r]) => r.status !== 'ok' || r.stdout !== `${i * 3}\n`);
   assert.deepEqual(bad, [], 'the next 100 calls succeed');
   // Nothing is left inside the sandbox either.
-  const r = await pool.runBatch([0, 1, 2, 3].map(() => ({ code: "import os\nprint([p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())], os.listdir('/tmp'), os.listdir('/dev/shm'))" })));
+  const r = await pool.runBatch(
+    [0, 1, 2, 3].map(() => ({
+      code: "import os\nprint([p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())], os.listdir('/tmp'), os.listdir('/dev/shm'))",
+    })),
+  );
   for (const x of r) assert.equal(x.stdout, "[] ['work'] []\n");
   await waitFor('all interpreters up', () => pool.status().alive === pool.status().interpreters, { timeoutMs: 60000 });
   assertOnlyZygotes();
@@ -43,7 +69,11 @@ async function ok100() {
 
 async function attack(call: SandboxCall, check: (r: SandboxResult) => void) {
   const r = await pool.run(call);
-  try { check(r); } catch (e) { throw new Error(`${(e as Error).message}\nresult: ${JSON.stringify(r).slice(0, 2000)}`); }
+  try {
+    check(r);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}\nresult: ${JSON.stringify(r).slice(0, 2000)}`);
+  }
   await ok100();
   return r;
 }
@@ -53,7 +83,13 @@ before(async () => {
   process.env.TOOLSMITH_TEST_SECRET = SECRET;
   process.env.DATABASE_URL = `file:${dbFile}`;
   pool = await SandboxPool.start({ size: 2, healthIntervalMs: 1000, log: () => {} });
-  poolUids = [...new Set(descendants(process.pid).filter((p) => p.args.includes('/run/toolsmith/zygote.py') && p.uid !== 0).map((p) => p.uid))];
+  poolUids = [
+    ...new Set(
+      descendants(process.pid)
+        .filter((p) => p.args.includes('/run/toolsmith/zygote.py') && p.uid !== 0)
+        .map((p) => p.uid),
+    ),
+  ];
   assert.equal(poolUids.length, 4, 'one uid per interpreter: 2 heavy + 2 light');
   assert.ok(poolUids.every((u) => u >= 100000));
 });
@@ -61,8 +97,10 @@ before(async () => {
 after(async () => {
   await pool?.close();
   fs.rmSync(dbDir, { recursive: true, force: true });
-  if (savedEnv.secret === undefined) delete process.env.TOOLSMITH_TEST_SECRET; else process.env.TOOLSMITH_TEST_SECRET = savedEnv.secret;
-  if (savedEnv.db === undefined) delete process.env.DATABASE_URL; else process.env.DATABASE_URL = savedEnv.db;
+  if (savedEnv.secret === undefined) delete process.env.TOOLSMITH_TEST_SECRET;
+  else process.env.TOOLSMITH_TEST_SECRET = savedEnv.secret;
+  if (savedEnv.db === undefined) delete process.env.DATABASE_URL;
+  else process.env.DATABASE_URL = savedEnv.db;
 });
 
 test('result shape: __main__, stdin, echo of the last expression, errors with type and line, session history', async () => {
@@ -74,14 +112,22 @@ test('result shape: __main__, stdin, echo of the last expression, errors with ty
     { code: 'y + 1', history: ['y = 41', 'print("not echoed")'] },
     { code: 'import sys\nsys.exit(3)' },
   ]);
-  assert.equal(a.status, 'ok'); assert.equal(a.stdout, '__main__ ABC\n'); assert.equal(a.exitCode, 0);
+  assert.equal(a.status, 'ok');
+  assert.equal(a.stdout, '__main__ ABC\n');
+  assert.equal(a.exitCode, 0);
   assert.equal(b.stdout, '42\n');
   assert.equal(c.stdout, 'hi\n');
-  assert.equal(d.status, 'error'); assert.equal(d.errorType, 'ZeroDivisionError'); assert.equal(d.errorLine, 3); assert.match(d.stderr, /ZeroDivisionError/);
+  assert.equal(d.status, 'error');
+  assert.equal(d.errorType, 'ZeroDivisionError');
+  assert.equal(d.errorLine, 3);
+  assert.match(d.stderr, /ZeroDivisionError/);
   assert.doesNotMatch(d.stderr, /zygote/);
-  assert.equal(e.status, 'ok'); assert.equal(e.stdout, '42\n');
-  assert.equal(f.status, 'error'); assert.equal(f.exitCode, 3);
-  for (const r of [a, b, c, d, e, f]) assert.ok(r.durationMs >= 0 && r.queueMs >= 0 && r.stdoutTruncated === false && r.stderrTruncated === false);
+  assert.equal(e.status, 'ok');
+  assert.equal(e.stdout, '42\n');
+  assert.equal(f.status, 'error');
+  assert.equal(f.exitCode, 3);
+  for (const r of [a, b, c, d, e, f])
+    assert.ok(r.durationMs >= 0 && r.queueMs >= 0 && r.stdoutTruncated === false && r.stderrTruncated === false);
   // Calls share nothing.
   const [g] = await pool.runBatch([{ code: 'x' }]);
   assert.equal(g.errorType, 'NameError');
@@ -89,16 +135,24 @@ test('result shape: __main__, stdin, echo of the last expression, errors with ty
 
 test('TCP connect to a listener on the host loopback fails', async () => {
   let connections = 0;
-  const server = net.createServer((s) => { connections++; s.destroy(); });
+  const server = net.createServer((s) => {
+    connections++;
+    s.destroy();
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as net.AddressInfo).port;
   try {
-    await attack({ code: `import socket\ns = socket.create_connection(('127.0.0.1', ${port}), timeout=1)\nprint('connected')` }, (r) => {
-      assert.equal(r.status, 'error');
-      assert.match(r.errorType!, /ConnectionRefusedError|OSError|TimeoutError/);
-      assert.doesNotMatch(r.stdout, /connected/);
-    });
-  } finally { server.close(); }
+    await attack(
+      { code: `import socket\ns = socket.create_connection(('127.0.0.1', ${port}), timeout=1)\nprint('connected')` },
+      (r) => {
+        assert.equal(r.status, 'error');
+        assert.match(r.errorType!, /ConnectionRefusedError|OSError|TimeoutError/);
+        assert.doesNotMatch(r.stdout, /connected/);
+      },
+    );
+  } finally {
+    server.close();
+  }
   assert.equal(connections, 0);
 });
 
@@ -112,7 +166,9 @@ test('DNS lookup fails', async () => {
 test('host files: /etc/shadow, the project, the database, the home folder', async () => {
   // The root is made of the interpreter's folders only: none of these exists in it.
   await attack({ code: "print(open('/etc/shadow').read())" }, (r) => {
-    assert.equal(r.status, 'error'); assert.equal(r.errorType, 'FileNotFoundError'); assert.equal(r.stdout, '');
+    assert.equal(r.status, 'error');
+    assert.equal(r.errorType, 'FileNotFoundError');
+    assert.equal(r.stdout, '');
   });
   const code = `import os
 ls = lambda p: os.listdir(p) if os.path.isdir(p) else None
@@ -129,34 +185,62 @@ print(ls(${JSON.stringify(os.homedir())}), ls('/home'))`;
 });
 
 test('a secret in the worker environment is not visible', async () => {
-  await attack({ code: `import os, glob
+  await attack(
+    {
+      code: `import os, glob
 hits = [k for k, v in os.environ.items() if ${JSON.stringify(SECRET)} in v]
 for e in glob.glob('/proc/*/environ'):
     try:
         if ${JSON.stringify(SECRET)}.encode() in open(e, 'rb').read(): hits.append(e)
     except OSError: pass
-print(hits, sorted(os.environ))` }, (r) => {
-    assert.equal(r.status, 'ok');
-    assert.match(r.stdout, /^\[\] /);
-    assert.doesNotMatch(r.stdout, /DATABASE_URL|TOOLSMITH_TEST_SECRET/);
-  });
+print(hits, sorted(os.environ))`,
+    },
+    (r) => {
+      assert.equal(r.status, 'ok');
+      assert.match(r.stdout, /^\[\] /);
+      assert.doesNotMatch(r.stdout, /DATABASE_URL|TOOLSMITH_TEST_SECRET/);
+    },
+  );
 });
 
 test("other processes' /proc entries: the call is pid 1 of its own pid namespace and sees no other process", async () => {
-  await attack({ code: `import os, ctypes
+  await attack(
+    {
+      code: `import os, ctypes
 print(os.getpid(), os.getppid(), sorted(int(p) for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()))
 libc = ctypes.CDLL(None, use_errno=True)
-print(libc.ptrace(16, 1, 0, 0))` }, (r) => {
-    assert.equal(r.status, 'ok');
-    assert.equal(r.stdout, '1 0 []\n-1\n');
-  });
+print(libc.ptrace(16, 1, 0, 0))`,
+    },
+    (r) => {
+      assert.equal(r.status, 'ok');
+      assert.equal(r.stdout, '1 0 []\n-1\n');
+    },
+  );
 });
 
 test('writing outside /tmp fails, and nothing written survives the call', async () => {
-  const dirs = ['/etc', '/usr', '/var/tmp', '/run', '/run/toolsmith', '/root', '/home', '/dev', ROOT, path.join(ROOT, 'data'), dbDir];
-  await attack({ code: `import os\nw = []\nfor d in ${JSON.stringify(dirs)}:\n    try:\n        open(os.path.join(d, 'pwned'), 'w').write('x'); w.append(d)\n    except OSError: pass\nprint(w)\nopen('/tmp/left', 'w').write('x')\nopen('/dev/shm/left', 'w').write('x')` }, (r) => {
-    assert.equal(r.status, 'ok'); assert.equal(r.stdout, '[]\n');
-  });
+  const dirs = [
+    '/etc',
+    '/usr',
+    '/var/tmp',
+    '/run',
+    '/run/toolsmith',
+    '/root',
+    '/home',
+    '/dev',
+    ROOT,
+    path.join(ROOT, 'data'),
+    dbDir,
+  ];
+  await attack(
+    {
+      code: `import os\nw = []\nfor d in ${JSON.stringify(dirs)}:\n    try:\n        open(os.path.join(d, 'pwned'), 'w').write('x'); w.append(d)\n    except OSError: pass\nprint(w)\nopen('/tmp/left', 'w').write('x')\nopen('/dev/shm/left', 'w').write('x')`,
+    },
+    (r) => {
+      assert.equal(r.status, 'ok');
+      assert.equal(r.stdout, '[]\n');
+    },
+  );
   for (const d of dirs) assert.ok(!fs.existsSync(path.join(d, 'pwned')), d);
 });
 
@@ -167,45 +251,103 @@ test('fork bomb', async () => {
 });
 
 test('memory bomb, in one process and spread over many', async () => {
-  await attack({ code: 'x = bytearray(4 << 30)' }, (r) => { assert.equal(r.status, 'memory'); assert.equal(r.errorType, 'MemoryError'); });
-  await attack({ code: 'x = []\nwhile True: x.append(bytearray(50 << 20))' }, (r) => { assert.equal(r.status, 'memory'); });
-  await attack({ code: `import os, time
+  await attack({ code: 'x = bytearray(4 << 30)' }, (r) => {
+    assert.equal(r.status, 'memory');
+    assert.equal(r.errorType, 'MemoryError');
+  });
+  await attack({ code: 'x = []\nwhile True: x.append(bytearray(50 << 20))' }, (r) => {
+    assert.equal(r.status, 'memory');
+  });
+  await attack(
+    {
+      code: `import os, time
 for i in range(8):
     if os.fork() == 0:
         b = bytearray(150 << 20)
         for j in range(0, len(b), 4096): b[j] = 1
         time.sleep(60)
-time.sleep(60)`, memoryMb: 512, timeoutS: 8 }, (r) => { assert.equal(r.status, 'memory'); assert.equal(r.errorType, 'MemoryError'); });
+time.sleep(60)`,
+      memoryMb: 512,
+      timeoutS: 8,
+    },
+    (r) => {
+      assert.equal(r.status, 'memory');
+      assert.equal(r.errorType, 'MemoryError');
+    },
+  );
 });
 
 test('CPU loop and SIGTERM ignored: the wall-clock timeout kills them', async () => {
-  await attack({ code: 'while True: pass', timeoutS: 1 }, (r) => { assert.equal(r.status, 'timeout'); });
-  await attack({ code: 'import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint("armored", flush=True)\nwhile True: time.sleep(0.01)', timeoutS: 1 }, (r) => {
-    assert.equal(r.status, 'timeout'); assert.equal(r.stdout, 'armored\n');
+  await attack({ code: 'while True: pass', timeoutS: 1 }, (r) => {
+    assert.equal(r.status, 'timeout');
   });
-  await attack({ code: 'import os, time\nos.close(1)\nos.close(2)\nwhile True: time.sleep(0.01)', timeoutS: 1 }, (r) => { assert.equal(r.status, 'timeout'); });
+  await attack(
+    {
+      code: 'import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint("armored", flush=True)\nwhile True: time.sleep(0.01)',
+      timeoutS: 1,
+    },
+    (r) => {
+      assert.equal(r.status, 'timeout');
+      assert.equal(r.stdout, 'armored\n');
+    },
+  );
+  await attack(
+    { code: 'import os, time\nos.close(1)\nos.close(2)\nwhile True: time.sleep(0.01)', timeoutS: 1 },
+    (r) => {
+      assert.equal(r.status, 'timeout');
+    },
+  );
 });
 
 test('1 GB of output is cut at the cap', async () => {
-  await attack({ code: "import sys\nc = 'x' * 65536\nfor _ in range(16384): sys.stdout.write(c)\nfor _ in range(16384): sys.stderr.write(c)" }, (r) => {
-    assert.equal(r.status, 'output_limit'); assert.equal(r.stdoutTruncated, true); assert.equal(r.stdout.length, 1 << 20);
-  });
-  await attack({ code: "import sys\nc = 'y' * 65536\nfor _ in range(16384): sys.stderr.write(c)", maxOutputBytes: 1000 }, (r) => {
-    assert.equal(r.status, 'output_limit'); assert.equal(r.stderrTruncated, true); assert.equal(r.stderr.length, 1000);
-  });
+  await attack(
+    {
+      code: "import sys\nc = 'x' * 65536\nfor _ in range(16384): sys.stdout.write(c)\nfor _ in range(16384): sys.stderr.write(c)",
+    },
+    (r) => {
+      assert.equal(r.status, 'output_limit');
+      assert.equal(r.stdoutTruncated, true);
+      assert.equal(r.stdout.length, 1 << 20);
+    },
+  );
+  await attack(
+    { code: "import sys\nc = 'y' * 65536\nfor _ in range(16384): sys.stderr.write(c)", maxOutputBytes: 1000 },
+    (r) => {
+      assert.equal(r.status, 'output_limit');
+      assert.equal(r.stderrTruncated, true);
+      assert.equal(r.stderr.length, 1000);
+    },
+  );
 });
 
 test('a 2 GB file in /tmp', async () => {
-  await attack({ code: "f = open('/tmp/big', 'wb')\nc = b'z' * (1 << 20)\nfor _ in range(2048): f.write(c)\nf.close()", timeoutS: 10 }, (r) => {
-    assert.equal(r.status, 'error'); assert.match(r.errorType!, /FileSizeLimit|OSError/);
-  });
-  await attack({ code: "c = b'z' * (1 << 20)\nfor i in range(64):\n    with open('/tmp/f%d' % i, 'wb') as f:\n        for _ in range(32): f.write(c)", timeoutS: 10 }, (r) => {
-    assert.equal(r.status, 'error'); assert.equal(r.errorType, 'OSError'); assert.match(r.stderr, /No space left/);
-  });
+  await attack(
+    {
+      code: "f = open('/tmp/big', 'wb')\nc = b'z' * (1 << 20)\nfor _ in range(2048): f.write(c)\nf.close()",
+      timeoutS: 10,
+    },
+    (r) => {
+      assert.equal(r.status, 'error');
+      assert.match(r.errorType!, /FileSizeLimit|OSError/);
+    },
+  );
+  await attack(
+    {
+      code: "c = b'z' * (1 << 20)\nfor i in range(64):\n    with open('/tmp/f%d' % i, 'wb') as f:\n        for _ in range(32): f.write(c)",
+      timeoutS: 10,
+    },
+    (r) => {
+      assert.equal(r.status, 'error');
+      assert.equal(r.errorType, 'OSError');
+      assert.match(r.stderr, /No space left/);
+    },
+  );
 });
 
 test('children left running after the call (fork, subprocess, setsid daemon) are killed', async () => {
-  await attack({ code: `import os, subprocess, time
+  await attack(
+    {
+      code: `import os, subprocess, time
 if os.fork() == 0:
     time.sleep(100); os._exit(0)
 subprocess.Popen(['sleep', '100'])
@@ -218,9 +360,13 @@ if os.fork() == 0:
         time.sleep(100)
     os._exit(0)
 time.sleep(0.2)
-print(len([p for p in os.listdir('/proc') if p.isdigit()]))` }, (r) => {
-    assert.equal(r.status, 'ok'); assert.ok(Number(r.stdout) >= 5);
-  });
+print(len([p for p in os.listdir('/proc') if p.isdigit()]))`,
+    },
+    (r) => {
+      assert.equal(r.status, 'ok');
+      assert.ok(Number(r.stdout) >= 5);
+    },
+  );
 });
 
 test('os.kill(os.getppid(), 9) cannot kill the zygote; a zygote killed from outside is replaced and the call retried', async () => {
@@ -238,25 +384,38 @@ test('os.kill(os.getppid(), 9) cannot kill the zygote; a zygote killed from outs
   assert.equal(zygotes.length, 2);
   process.kill(zygotes[0].pid, 'SIGKILL');
   const [a, b] = await Promise.all([p, p2]);
-  assert.equal(a.status, 'ok'); assert.equal(b.status, 'ok');
-  assert.equal(a.stdout, 'done\n'); assert.equal(b.stdout, 'done\n');
+  assert.equal(a.status, 'ok');
+  assert.equal(b.status, 'ok');
+  assert.equal(a.stdout, 'done\n');
+  assert.equal(b.stdout, 'done\n');
   assert.ok(pool.status().restarts > restarts);
   assert.ok(pool.status().retries >= 1);
   await ok100();
 });
 
-test('ctypes: a segfault is the call\'s own error', async () => {
+test("ctypes: a segfault is the call's own error", async () => {
   await attack({ code: 'import ctypes\nctypes.string_at(0)' }, (r) => {
-    assert.equal(r.status, 'error'); assert.equal(r.errorType, 'Signal'); assert.match(r.errorMessage!, /SIGSEGV/);
+    assert.equal(r.status, 'error');
+    assert.equal(r.errorType, 'Signal');
+    assert.match(r.errorMessage!, /SIGSEGV/);
   });
-  await attack({ code: 'import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint(libc.setuid(0), libc.unshare(0x10000000), libc.mount(b"none", b"/mnt", b"tmpfs", 0, None))' }, (r) => {
-    assert.equal(r.status, 'ok'); assert.equal(r.stdout, '-1 -1 -1\n');
-  });
+  await attack(
+    {
+      code: 'import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint(libc.setuid(0), libc.unshare(0x10000000), libc.mount(b"none", b"/mnt", b"tmpfs", 0, None))',
+    },
+    (r) => {
+      assert.equal(r.status, 'ok');
+      assert.equal(r.stdout, '-1 -1 -1\n');
+    },
+  );
 });
 
 test('after close, no process of the pool is left', async () => {
   await pool.close();
-  await waitFor('no pool processes', () => poolProcesses().length === 0, { timeoutMs: 10000, detail: () => JSON.stringify(poolProcesses()) });
+  await waitFor('no pool processes', () => poolProcesses().length === 0, {
+    timeoutMs: 10000,
+    detail: () => JSON.stringify(poolProcesses()),
+  });
   const r = await pool.run({ code: 'print(1)' });
   assert.equal(r.status, 'internal');
 });
@@ -267,9 +426,16 @@ test('without bubblewrap the pool refuses to start and says how to fix it', asyn
   const saved = process.env.PATH;
   process.env.PATH = dir;
   try {
-    await assert.rejects(SandboxPool.start({ size: 1, unsafe: false, log: () => {} }), (e: Error & { fix?: string }) => {
-      assert.match(e.message, /bubblewrap/); assert.match(String(e.fix ?? e.message), /apt-get install -y bubblewrap|UNSAFE/);
-      return true;
-    });
-  } finally { process.env.PATH = saved; fs.rmSync(dir, { recursive: true, force: true }); }
+    await assert.rejects(
+      SandboxPool.start({ size: 1, unsafe: false, log: () => {} }),
+      (e: Error & { fix?: string }) => {
+        assert.match(e.message, /bubblewrap/);
+        assert.match(String(e.fix ?? e.message), /apt-get install -y bubblewrap|UNSAFE/);
+        return true;
+      },
+    );
+  } finally {
+    process.env.PATH = saved;
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

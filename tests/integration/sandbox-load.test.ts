@@ -17,17 +17,27 @@ function kind(i: number): 'ok' | 'crash' | 'timeout' | 'memory' {
 function callFor(i: number): SandboxCall {
   const tok = `tok-${i}`;
   switch (kind(i)) {
-    case 'ok': return { code: `print(${JSON.stringify(tok)})` };
-    case 'crash': return { code: `print(${JSON.stringify(tok)}, flush=True)\nimport ctypes\nctypes.string_at(0)` };
-    case 'timeout': return { code: `print(${JSON.stringify(tok)}, flush=True)\nwhile True: pass`, timeoutS: 0.3 };
-    case 'memory': return { code: `print(${JSON.stringify(tok)}, flush=True)\nx = bytearray(2 << 30)`, memoryMb: 256 };
+    case 'ok':
+      return { code: `print(${JSON.stringify(tok)})` };
+    case 'crash':
+      return { code: `print(${JSON.stringify(tok)}, flush=True)\nimport ctypes\nctypes.string_at(0)` };
+    case 'timeout':
+      return { code: `print(${JSON.stringify(tok)}, flush=True)\nwhile True: pass`, timeoutS: 0.3 };
+    case 'memory':
+      return { code: `print(${JSON.stringify(tok)}, flush=True)\nx = bytearray(2 << 30)`, memoryMb: 256 };
   }
 }
 
-test('10,000 calls at concurrency 256 with 5% crashing, timing out or exhausting memory', { timeout: 600_000 }, async () => {
+test('10,000 calls at concurrency 256 with 5% crashing, timing out or exhausting memory', {
+  timeout: 600_000,
+}, async () => {
   const pool = await SandboxPool.start({ size: 2, log: () => {} });
   // This pool's uids: those of the zygotes under this process (other pools may run on the machine meanwhile).
-  const uids = new Set(descendants().filter((p) => p.args.includes('/run/toolsmith/zygote.py') && p.uid >= 100000).map((p) => p.uid));
+  const uids = new Set(
+    descendants()
+      .filter((p) => p.args.includes('/run/toolsmith/zygote.py') && p.uid >= 100000)
+      .map((p) => p.uid),
+  );
   assert.equal(uids.size, pool.status().interpreters, 'found every interpreter of this pool');
   const results: (SandboxResult | undefined)[] = new Array(N);
   let resolvedTwice = 0;
@@ -50,14 +60,21 @@ test('10,000 calls at concurrency 256 with 5% crashing, timing out or exhausting
   const wrong: string[] = [];
   for (let i = 0; i < N; i++) {
     const r = results[i];
-    if (!r) { wrong.push(`${i}: no result`); continue; }
+    if (!r) {
+      wrong.push(`${i}: no result`);
+      continue;
+    }
     const expect = { ok: 'ok', crash: 'error', timeout: 'timeout', memory: 'memory' }[kind(i)];
-    if (r.status !== expect || r.stdout !== `tok-${i}\n`) wrong.push(`${i}: ${kind(i)} -> ${r.status} ${JSON.stringify(r.stdout)}`);
+    if (r.status !== expect || r.stdout !== `tok-${i}\n`)
+      wrong.push(`${i}: ${kind(i)} -> ${r.status} ${JSON.stringify(r.stdout)}`);
   }
   assert.deepEqual(wrong.slice(0, 20), [], `${wrong.length} calls with a wrong result`);
   await pool.close();
   // Zombies (<defunct>) run nothing; reaping them is the job of whatever they were reparented to on the host.
-  const left = () => ps().filter((p) => uids.has(p.uid) && !p.args.includes('<defunct>')).map((p) => `${p.uid} ${p.pid} ${p.args}`);
+  const left = () =>
+    ps()
+      .filter((p) => uids.has(p.uid) && !p.args.includes('<defunct>'))
+      .map((p) => `${p.uid} ${p.pid} ${p.args}`);
   for (let i = 0; i < 100 && left().length; i++) await new Promise((r) => setTimeout(r, 50));
   assert.deepEqual(left(), [], 'no process of the pool left');
 });

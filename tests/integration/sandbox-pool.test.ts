@@ -9,8 +9,12 @@ import { descendants } from '../helpers/proc.ts';
  * and deadlines that cover all waiting. A pool of size 1: one heavy and one light zygote, one busy at a time.
  */
 let pool: SandboxPool;
-before(async () => { pool = await SandboxPool.start({ size: 1, log: () => {} }); });
-after(async () => { await pool.close(); });
+before(async () => {
+  pool = await SandboxPool.start({ size: 1, log: () => {} });
+});
+after(async () => {
+  await pool.close();
+});
 
 test('light and heavy calls both run, each with its modules', async () => {
   assert.equal(pool.status().interpreters, 2);
@@ -52,11 +56,30 @@ test('a zygote killed with two calls in it: both are retried on its replacement 
   await new Promise((r) => setTimeout(r, 200));
   // Kill the light zygote from outside (it is busy with the first call; the second waits inside it).
   // This pool's light zygote: a descendant of this process running zygote.py without numpy preloaded.
-  const pids = descendants().filter((p) => p.args.startsWith('/usr/bin/python3 -I -c ') && p.args.includes('/run/toolsmith/zygote.py') && !p.args.includes('numpy')).map((p) => p.pid);
+  const pids = descendants()
+    .filter(
+      (p) =>
+        p.args.startsWith('/usr/bin/python3 -I -c ') &&
+        p.args.includes('/run/toolsmith/zygote.py') &&
+        !p.args.includes('numpy'),
+    )
+    .map((p) => p.pid);
   assert.ok(pids.length >= 1, 'found the light zygote');
-  for (const pid of pids) { try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ } }
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
   const results = await Promise.all(calls);
-  assert.deepEqual(results.map((r) => [r.status, r.stdout]), [['ok', '0\n'], ['ok', '1\n']]);
+  assert.deepEqual(
+    results.map((r) => [r.status, r.stdout]),
+    [
+      ['ok', '0\n'],
+      ['ok', '1\n'],
+    ],
+  );
   const now = pool.status();
   assert.ok(now.retries >= before.retries + 1, 'retried');
   assert.ok(now.restarts > before.restarts, 'replaced');

@@ -22,7 +22,15 @@ let portB: number;
 const clients: RemoteSandbox[] = [];
 
 function client(urls: string[], extra: Partial<ConstructorParameters<typeof RemoteSandbox>[0]> = {}) {
-  const c = new RemoteSandbox({ urls, token: TOKEN, probeIntervalMs: 100, backoffBaseMs: 20, backoffMaxMs: 200, log: quiet, ...extra });
+  const c = new RemoteSandbox({
+    urls,
+    token: TOKEN,
+    probeIntervalMs: 100,
+    backoffBaseMs: 20,
+    backoffMaxMs: 200,
+    log: quiet,
+    ...extra,
+  });
   clients.push(c);
   return c;
 }
@@ -31,7 +39,10 @@ function client(urls: string[], extra: Partial<ConstructorParameters<typeof Remo
 const stable = (r: SandboxResult) => ({ ...r, durationMs: 0, queueMs: 0 });
 
 before(async () => {
-  [poolA, poolB] = await Promise.all([SandboxPool.start({ size: 1, log: quiet }), SandboxPool.start({ size: 1, log: quiet })]);
+  [poolA, poolB] = await Promise.all([
+    SandboxPool.start({ size: 1, log: quiet }),
+    SandboxPool.start({ size: 1, log: quiet }),
+  ]);
   nodeA = new SandboxNode({ sandbox: poolA, token: TOKEN, port: 0, log: quiet });
   nodeB = new SandboxNode({ sandbox: poolB, token: TOKEN, port: 0, log: quiet });
   urlA = (await nodeA.listen()).url;
@@ -59,7 +70,10 @@ describe('RemoteSandbox over real nodes', () => {
     const remote = client([urlA, urlB]);
     const local: SandboxResult[] = [];
     for (const c of calls) local.push(await poolA.run(c));
-    assert.deepEqual(local.map((r) => r.status), ['ok', 'ok', 'error', 'ok', 'timeout']);
+    assert.deepEqual(
+      local.map((r) => r.status),
+      ['ok', 'ok', 'error', 'ok', 'timeout'],
+    );
     const one = await remote.run(calls[0]);
     assert.deepEqual(stable(one), stable(local[0]));
     const batch = await remote.runBatch(calls);
@@ -68,12 +82,24 @@ describe('RemoteSandbox over real nodes', () => {
   });
 
   test('every route needs the bearer token: missing or wrong → 401', async () => {
-    for (const [path, method] of [['/run', 'POST'], ['/run/batch', 'POST'], ['/health', 'GET'], ['/metrics', 'GET']] as const) {
-      const body = method === 'POST' ? JSON.stringify(path === '/run' ? { code: 'print(1)' } : { calls: [{ code: 'print(1)' }] }) : undefined;
+    for (const [path, method] of [
+      ['/run', 'POST'],
+      ['/run/batch', 'POST'],
+      ['/health', 'GET'],
+      ['/metrics', 'GET'],
+    ] as const) {
+      const body =
+        method === 'POST'
+          ? JSON.stringify(path === '/run' ? { code: 'print(1)' } : { calls: [{ code: 'print(1)' }] })
+          : undefined;
       const none = await fetch(`${urlA}${path}`, { method, body, headers: { 'content-type': 'application/json' } });
       assert.equal(none.status, 401, `${path} without a token`);
       assert.match((await none.json()).error, /token/);
-      const wrong = await fetch(`${urlA}${path}`, { method, body, headers: { authorization: 'Bearer nope', 'content-type': 'application/json' } });
+      const wrong = await fetch(`${urlA}${path}`, {
+        method,
+        body,
+        headers: { authorization: 'Bearer nope', 'content-type': 'application/json' },
+      });
       assert.equal(wrong.status, 401, `${path} with a wrong token`);
       await wrong.arrayBuffer();
       const longer = await fetch(`${urlA}${path}`, { method, body, headers: { authorization: `Bearer ${TOKEN}x` } });
@@ -90,8 +116,12 @@ describe('RemoteSandbox over real nodes', () => {
 
   test('a bad body is 400 naming the field and the reason', async () => {
     const post = async (path: string, body: string) => {
-      const res = await fetch(`${urlA}${path}`, { method: 'POST', body, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' } });
-      return { status: res.status, body: await res.json() as { error: string; field?: string } };
+      const res = await fetch(`${urlA}${path}`, {
+        method: 'POST',
+        body,
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      });
+      return { status: res.status, body: (await res.json()) as { error: string; field?: string } };
     };
     let r = await post('/run/batch', JSON.stringify({ calls: [{ code: 'print(1)' }, { code: 5 }] }));
     assert.equal(r.status, 400);
@@ -111,7 +141,11 @@ describe('RemoteSandbox over real nodes', () => {
     r = await post('/run', '{not json');
     assert.equal(r.status, 400);
     assert.match(r.body.error, /JSON/);
-    const big = await fetch(`${urlA}/run`, { method: 'POST', body: JSON.stringify({ code: 'x'.repeat(17 * 1024 * 1024) }), headers: { authorization: `Bearer ${TOKEN}` } });
+    const big = await fetch(`${urlA}/run`, {
+      method: 'POST',
+      body: JSON.stringify({ code: 'x'.repeat(17 * 1024 * 1024) }),
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     assert.equal(big.status, 413);
     await big.arrayBuffer();
   });
@@ -141,10 +175,25 @@ describe('RemoteSandbox over real nodes', () => {
     const remote = client([urlA]);
     await remote.runBatch([{ code: 'print(1)' }, { code: 'print(2)' }, { code: 'raise ValueError("x")' }]);
     const afterM = await read();
-    assert.equal(afterM.value('toolsmith_sandbox_calls_total{status="ok"}') - before.value('toolsmith_sandbox_calls_total{status="ok"}'), 2);
-    assert.equal(afterM.value('toolsmith_sandbox_calls_total{status="error"}') - before.value('toolsmith_sandbox_calls_total{status="error"}'), 1);
-    assert.equal(afterM.value('toolsmith_sandbox_call_latency_seconds_count') - before.value('toolsmith_sandbox_call_latency_seconds_count'), 3);
-    assert.ok(afterM.value('toolsmith_sandbox_call_latency_seconds_sum') > before.value('toolsmith_sandbox_call_latency_seconds_sum'));
+    assert.equal(
+      afterM.value('toolsmith_sandbox_calls_total{status="ok"}') -
+        before.value('toolsmith_sandbox_calls_total{status="ok"}'),
+      2,
+    );
+    assert.equal(
+      afterM.value('toolsmith_sandbox_calls_total{status="error"}') -
+        before.value('toolsmith_sandbox_calls_total{status="error"}'),
+      1,
+    );
+    assert.equal(
+      afterM.value('toolsmith_sandbox_call_latency_seconds_count') -
+        before.value('toolsmith_sandbox_call_latency_seconds_count'),
+      3,
+    );
+    assert.ok(
+      afterM.value('toolsmith_sandbox_call_latency_seconds_sum') >
+        before.value('toolsmith_sandbox_call_latency_seconds_sum'),
+    );
     assert.equal(afterM.value('toolsmith_sandbox_queue_depth'), 0);
     assert.equal(afterM.value('toolsmith_sandbox_busy'), 0);
     assert.ok(afterM.value('toolsmith_sandbox_restarts_total') >= 0);
@@ -158,14 +207,18 @@ describe('RemoteSandbox over real nodes', () => {
     const results: Promise<void>[] = [];
     let stopped = false;
     for (let i = 0; i < N; i++) {
-      results.push(remote.run({ code: `print(${i})` }).then((r) => {
-        answers.set(i, (answers.get(i) ?? 0) + 1);
-        assert.equal(r.status, 'ok', JSON.stringify(r));
-        assert.equal(r.stdout, `${i}\n`);
-      }));
+      results.push(
+        remote.run({ code: `print(${i})` }).then((r) => {
+          answers.set(i, (answers.get(i) ?? 0) + 1);
+          assert.equal(r.status, 'ok', JSON.stringify(r));
+          assert.equal(r.stdout, `${i}\n`);
+        }),
+      );
       if (i === 12) {
         // Stop B hard (open connections dropped) while calls are in flight on both nodes.
-        await waitFor('B to have served calls', () => remote.nodes[1].served > 0 || remote.nodes[1].inFlight > 0, { timeoutMs: 20000 });
+        await waitFor('B to have served calls', () => remote.nodes[1].served > 0 || remote.nodes[1].inFlight > 0, {
+          timeoutMs: 20000,
+        });
         await nodeB.close(0);
         stopped = true;
       }
@@ -182,7 +235,10 @@ describe('RemoteSandbox over real nodes', () => {
     // While B is down, calls keep working through A.
     const servedA = remote.nodes[0].served;
     const more = await remote.runBatch(Array.from({ length: 6 }, (_, i) => ({ code: `print(${i} * 2)` })));
-    assert.deepEqual(more.map((r) => r.stdout), [0, 2, 4, 6, 8, 10].map((v) => `${v}\n`));
+    assert.deepEqual(
+      more.map((r) => r.stdout),
+      [0, 2, 4, 6, 8, 10].map((v) => `${v}\n`),
+    );
     assert.equal(remote.nodes[0].served - servedA, 6);
 
     // B comes back on the same port: the /health probe marks it healthy, and it gets calls again.
@@ -207,15 +263,24 @@ describe('RemoteSandbox over real nodes', () => {
   });
 
   test('createSandbox picks a RemoteSandbox from TOOLSMITH_SANDBOX_URLS', async () => {
-    const s = await createSandbox({ env: { TOOLSMITH_SANDBOX_URLS: ` ${urlA}/ , ${urlB}`, TOOLSMITH_SANDBOX_TOKEN: TOKEN }, remote: { log: quiet } });
+    const s = await createSandbox({
+      env: { TOOLSMITH_SANDBOX_URLS: ` ${urlA}/ , ${urlB}`, TOOLSMITH_SANDBOX_TOKEN: TOKEN },
+      remote: { log: quiet },
+    });
     try {
       assert.ok(s instanceof RemoteSandbox);
-      assert.deepEqual((s as RemoteSandbox).nodes.map((n) => n.url), [urlA, urlB]);
+      assert.deepEqual(
+        (s as RemoteSandbox).nodes.map((n) => n.url),
+        [urlA, urlB],
+      );
       assert.equal((await s.run({ code: 'print("via env")' })).stdout, 'via env\n');
     } finally {
       await s.close();
     }
     await assert.rejects(createSandbox({ env: { TOOLSMITH_SANDBOX_URLS: urlA } }), /TOOLSMITH_SANDBOX_TOKEN/);
-    await assert.rejects(createSandbox({ env: { TOOLSMITH_SANDBOX_URLS: 'ftp://x', TOOLSMITH_SANDBOX_TOKEN: 't' } }), /http/);
+    await assert.rejects(
+      createSandbox({ env: { TOOLSMITH_SANDBOX_URLS: 'ftp://x', TOOLSMITH_SANDBOX_TOKEN: 't' } }),
+      /http/,
+    );
   });
 });

@@ -44,15 +44,22 @@ before(async () => {
   assert.equal(r.status, 'ok', JSON.stringify(r));
   answers = JSON.parse(r.stdout);
   // The control: the same probes with no filter, as an unprivileged user (nobody, when we are root).
-  const asNobody = process.getuid?.() === 0 ? ['setpriv', '--reuid', '65534', '--regid', '65534', '--clear-groups', '--'] : [];
-  const c = spawnSync(asNobody[0] ?? pool.opts.python, [...asNobody.slice(1), ...(asNobody.length ? [pool.opts.python] : []), '-I', '-c', PROBE], { encoding: 'utf8', cwd: '/', stdio: ['ignore', 'pipe', 'pipe'], timeout: 20000 });
+  const asNobody =
+    process.getuid?.() === 0 ? ['setpriv', '--reuid', '65534', '--regid', '65534', '--clear-groups', '--'] : [];
+  const c = spawnSync(
+    asNobody[0] ?? pool.opts.python,
+    [...asNobody.slice(1), ...(asNobody.length ? [pool.opts.python] : []), '-I', '-c', PROBE],
+    { encoding: 'utf8', cwd: '/', stdio: ['ignore', 'pipe', 'pipe'], timeout: 20000 },
+  );
   assert.equal(c.status, 0, c.stderr);
   control = JSON.parse(c.stdout);
 });
 
-after(async () => { await pool?.close(); });
+after(async () => {
+  await pool?.close();
+});
 
-test('the code runs under seccomp filters (mode 2: the zygote\'s, inherited, and its own)', () => {
+test("the code runs under seccomp filters (mode 2: the zygote's, inherited, and its own)", () => {
   assert.deepEqual(answers._seccomp, [2, '2']);
 });
 
@@ -61,13 +68,15 @@ for (const call of REFUSED_SYSCALLS) {
     const expected = call.errno ?? 'ENOSYS';
     assert.deepEqual(answers[call.name], [-1, expected]);
     const [, without] = control[call.name];
-    if (without === 'ENOSYS' && expected === 'ENOSYS') t.diagnostic(`this kernel has no ${call.name}: it answers ENOSYS without the filter too`);
+    if (without === 'ENOSYS' && expected === 'ENOSYS')
+      t.diagnostic(`this kernel has no ${call.name}: it answers ENOSYS without the filter too`);
     else assert.notEqual(without, expected, 'without the filter the kernel answers otherwise');
   });
 }
 
 test('what a math tool uses still works: threads, processes, multiprocessing with shared semaphores, subprocess, memfd, its own rlimits, sockets of its own', async () => {
-  const r = await pool.run({ code: String.raw`
+  const r = await pool.run({
+    code: String.raw`
 import multiprocessing as mp, os, resource, socket, subprocess, threading
 t = threading.Thread(target=lambda: None); t.start(); t.join()
 with mp.Pool(2) as pool:
@@ -78,7 +87,9 @@ fd = os.memfd_create('m'); os.write(fd, b'x')
 resource.prlimit(0, resource.RLIMIT_CORE, (0, 0))
 a, b = socket.socketpair(); a.send(b'p'); got = b.recv(1).decode()
 import numpy, sympy
-print(squares, out, got, int(numpy.arange(4).sum()), sympy.factorint(360))`, timeoutS: 20 });
+print(squares, out, got, int(numpy.arange(4).sum()), sympy.factorint(360))`,
+    timeoutS: 20,
+  });
   assert.equal(r.status, 'ok', JSON.stringify(r));
-  assert.equal(r.stdout, "[1, 2, 3] sub p 6 {2: 3, 3: 2, 5: 1}\n");
+  assert.equal(r.stdout, '[1, 2, 3] sub p 6 {2: 3, 3: 2, 5: 1}\n');
 });

@@ -11,7 +11,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { dialect, emptyDatabaseUrl } from '../helpers/db.ts';
-import { introspect, normalizeDefault, type DbColumn, type DbForeignKey, type DbIndex, type DbSchema } from '../helpers/introspect.ts';
+import {
+  introspect,
+  normalizeDefault,
+  type DbColumn,
+  type DbForeignKey,
+  type DbIndex,
+  type DbSchema,
+} from '../helpers/introspect.ts';
 import { parsePrismaSchema, type PrismaField, type PrismaKey, type PrismaSchema } from '../helpers/prisma-schema.ts';
 import { migrate, MIGRATIONS_ROOT } from '../../server/db/migrate.ts';
 import type { Dialect } from '../../server/db/url.ts';
@@ -29,12 +36,26 @@ const RUNNER_TABLE = '_toolsmith_migrations';
  */
 const SCALAR_TYPE: Record<Dialect, Record<string, string>> = {
   sqlite: {
-    String: 'TEXT', Int: 'INTEGER', BigInt: 'BIGINT', Float: 'REAL', Decimal: 'DECIMAL', Boolean: 'BOOLEAN',
-    DateTime: 'DATETIME', Json: 'JSONB', Bytes: 'BLOB',
+    String: 'TEXT',
+    Int: 'INTEGER',
+    BigInt: 'BIGINT',
+    Float: 'REAL',
+    Decimal: 'DECIMAL',
+    Boolean: 'BOOLEAN',
+    DateTime: 'DATETIME',
+    Json: 'JSONB',
+    Bytes: 'BLOB',
   },
   postgresql: {
-    String: 'text', Int: 'integer', BigInt: 'bigint', Float: 'double precision', Decimal: 'numeric(65,30)', Boolean: 'boolean',
-    DateTime: 'timestamp(3) without time zone', Json: 'jsonb', Bytes: 'bytea',
+    String: 'text',
+    Int: 'integer',
+    BigInt: 'bigint',
+    Float: 'double precision',
+    Decimal: 'numeric(65,30)',
+    Boolean: 'boolean',
+    DateTime: 'timestamp(3) without time zone',
+    Json: 'jsonb',
+    Bytes: 'bytea',
   },
 };
 
@@ -60,7 +81,13 @@ const PG_NATIVE_TYPE: Record<string, (args: string[]) => string> = {
 };
 
 /** Prisma's referential actions; its defaults are onDelete Restrict (SetNull for an optional relation), onUpdate Cascade. */
-const ACTION: Record<string, string> = { Cascade: 'CASCADE', Restrict: 'RESTRICT', NoAction: 'NO ACTION', SetNull: 'SET NULL', SetDefault: 'SET DEFAULT' };
+const ACTION: Record<string, string> = {
+  Cascade: 'CASCADE',
+  Restrict: 'RESTRICT',
+  NoAction: 'NO ACTION',
+  SetNull: 'SET NULL',
+  SetDefault: 'SET DEFAULT',
+};
 
 /** PostgreSQL keeps the first 63 bytes of a name. */
 const dbName = (d: Dialect, name: string) => (d === 'postgresql' ? name.slice(0, 63) : name);
@@ -75,7 +102,8 @@ function columnType(schema: PrismaSchema, f: PrismaField, d: Dialect): string {
     type = d === 'sqlite' ? 'TEXT' : pgIdent(schema.enums.find((e) => e.name === f.type)!.dbName);
   } else if (f.nativeType) {
     const native = d === 'postgresql' ? PG_NATIVE_TYPE[f.nativeType.name] : undefined;
-    if (!native) throw new Error(`${f.name} @db.${f.nativeType.name}: add it to PG_NATIVE_TYPE in schema-drift.test.ts`);
+    if (!native)
+      throw new Error(`${f.name} @db.${f.nativeType.name}: add it to PG_NATIVE_TYPE in schema-drift.test.ts`);
     type = native(f.nativeType.args);
   } else {
     type = SCALAR_TYPE[d][f.type]!;
@@ -92,8 +120,10 @@ function columnDefault(schema: PrismaSchema, f: PrismaField): string | null {
   const v = f.default;
   if (!v) return null;
   switch (v.kind) {
-    case 'string': return JSON.stringify(v.value);
-    case 'number': return String(Number(v.value));
+    case 'string':
+      return JSON.stringify(v.value);
+    case 'number':
+      return String(Number(v.value));
     case 'ident': {
       if (v.value === 'true' || v.value === 'false') return v.value;
       const value = schema.enums.find((e) => e.name === f.type)?.values.find((x) => x.name === v.value);
@@ -102,7 +132,8 @@ function columnDefault(schema: PrismaSchema, f: PrismaField): string | null {
     case 'call':
       if (v.name === 'now') return 'now()';
       if (v.name === 'autoincrement') return 'autoincrement()';
-      if (v.name === 'dbgenerated') return v.args[0]?.value.kind === 'string' ? normalizeDefault(v.args[0].value.value) : null;
+      if (v.name === 'dbgenerated')
+        return v.args[0]?.value.kind === 'string' ? normalizeDefault(v.args[0].value.value) : null;
       if (['cuid', 'uuid', 'nanoid', 'ulid'].includes(v.name)) return null;
       throw new Error(`${f.name} @default(${v.name}()): not known to the drift test`);
     case 'array':
@@ -116,30 +147,48 @@ function expectedSchema(schema: PrismaSchema, d: Dialect): { tables: DbSchema; o
   const origin = new Map<string, string>();
   const method = (k: PrismaKey) => (d === 'postgresql' ? (k.type ?? 'BTree').toLowerCase() : null);
   const parts = (k: PrismaKey) => k.columns.map((c) => `${c.column}${c.sort === 'Desc' ? ' DESC' : ''}`);
-  const keyName = (table: string, k: PrismaKey, suffix: string) => dbName(d, k.map ?? `${table}_${k.columns.map((c) => c.column).join('_')}_${suffix}`);
+  const keyName = (table: string, k: PrismaKey, suffix: string) =>
+    dbName(d, k.map ?? `${table}_${k.columns.map((c) => c.column).join('_')}_${suffix}`);
   for (const m of schema.models.filter((x) => !x.view)) {
     origin.set(m.table, `model ${m.name}`);
     const columns = new Map<string, DbColumn>();
     for (const f of m.columns) {
-      origin.set(`${m.table}.${f.column}`, `${m.name}.${f.name} ${f.type}${f.list ? '[]' : ''}${f.optional ? '?' : ''}`);
+      origin.set(
+        `${m.table}.${f.column}`,
+        `${m.name}.${f.name} ${f.type}${f.list ? '[]' : ''}${f.optional ? '?' : ''}`,
+      );
       // Prisma writes scalar lists without NOT NULL.
-      columns.set(f.column, { type: columnType(schema, f, d), notNull: !f.optional && !f.list, default: columnDefault(schema, f) });
+      columns.set(f.column, {
+        type: columnType(schema, f, d),
+        notNull: !f.optional && !f.list,
+        default: columnDefault(schema, f),
+      });
     }
     const indexes = new Map<string, DbIndex>();
-    for (const u of m.uniques) indexes.set(keyName(m.table, u, 'key'), { unique: true, columns: parts(u), method: method(u), predicate: null });
-    for (const i of m.indexes) indexes.set(keyName(m.table, i, 'idx'), { unique: false, columns: parts(i), method: method(i), predicate: null });
-    const foreignKeys: DbForeignKey[] = schema.relationMode === 'prisma' ? [] : m.relations.map((r) => ({
-      name: d === 'postgresql' ? dbName(d, r.map ?? `${m.table}_${r.columns.join('_')}_fkey`) : null,
-      columns: r.columns,
-      refTable: r.table,
-      refColumns: r.references,
-      onDelete: ACTION[r.onDelete ?? (r.optional ? 'SetNull' : 'Restrict')]!,
-      onUpdate: ACTION[r.onUpdate ?? 'Cascade']!,
-    }));
+    for (const u of m.uniques)
+      indexes.set(keyName(m.table, u, 'key'), { unique: true, columns: parts(u), method: method(u), predicate: null });
+    for (const i of m.indexes)
+      indexes.set(keyName(m.table, i, 'idx'), { unique: false, columns: parts(i), method: method(i), predicate: null });
+    const foreignKeys: DbForeignKey[] =
+      schema.relationMode === 'prisma'
+        ? []
+        : m.relations.map((r) => ({
+            name: d === 'postgresql' ? dbName(d, r.map ?? `${m.table}_${r.columns.join('_')}_fkey`) : null,
+            columns: r.columns,
+            refTable: r.table,
+            refColumns: r.references,
+            onDelete: ACTION[r.onDelete ?? (r.optional ? 'SetNull' : 'Restrict')]!,
+            onUpdate: ACTION[r.onUpdate ?? 'Cascade']!,
+          }));
     const pk = m.primaryKey;
     tables.set(m.table, {
       columns,
-      primaryKey: pk ? { name: d === 'postgresql' ? dbName(d, pk.map ?? `${m.table}_pkey`) : null, columns: pk.columns.map((c) => c.column) } : null,
+      primaryKey: pk
+        ? {
+            name: d === 'postgresql' ? dbName(d, pk.map ?? `${m.table}_pkey`) : null,
+            columns: pk.columns.map((c) => c.column),
+          }
+        : null,
       indexes,
       foreignKeys,
     });
@@ -154,7 +203,8 @@ const describeIndex = (i: DbIndex) =>
   `${i.unique ? 'UNIQUE' : 'INDEX'} ${list(i.columns)}${i.method && i.method !== 'btree' ? ` USING ${i.method}` : ''}${i.predicate ? ` WHERE ${i.predicate}` : ''}`;
 const describeFk = (f: DbForeignKey) =>
   `${f.name ? `"${f.name}" ` : ''}${list(f.columns)} REFERENCES "${f.refTable}"${list(f.refColumns)} ON DELETE ${f.onDelete} ON UPDATE ${f.onUpdate}`;
-const describeColumn = (c: DbColumn) => `${c.type}${c.notNull ? ' NOT NULL' : ''}${c.default === null ? '' : ` DEFAULT ${c.default}`}`;
+const describeColumn = (c: DbColumn) =>
+  `${c.type}${c.notNull ? ' NOT NULL' : ''}${c.default === null ? '' : ` DEFAULT ${c.default}`}`;
 const sorted = (...keys: Iterable<string>[]) => [...new Set(keys.flatMap((k) => [...k]))].sort();
 
 /** Every difference between what schema.prisma describes and what the database has, one line each, naming where. */
@@ -164,23 +214,40 @@ function schemaDiff(expected: DbSchema, actual: DbSchema, origin: Map<string, st
   for (const name of sorted(expected.keys(), actual.keys())) {
     const e = expected.get(name);
     const a = actual.get(name);
-    if (!a) { out.push(`table "${name}": missing, schema.prisma has ${from(name)}`); continue; }
-    if (!e) { out.push(`table "${name}": created by the migrations, no model in schema.prisma`); continue; }
+    if (!a) {
+      out.push(`table "${name}": missing, schema.prisma has ${from(name)}`);
+      continue;
+    }
+    if (!e) {
+      out.push(`table "${name}": created by the migrations, no model in schema.prisma`);
+      continue;
+    }
 
     for (const col of sorted(e.columns.keys(), a.columns.keys())) {
       const ec = e.columns.get(col);
       const ac = a.columns.get(col);
       const where = `column "${name}"."${col}"`;
-      if (!ac) { out.push(`${where}: missing, schema.prisma (${from(`${name}.${col}`)}) expects ${describeColumn(ec!)}`); continue; }
-      if (!ec) { out.push(`${where}: ${describeColumn(ac)} created by the migrations, not in schema.prisma`); continue; }
+      if (!ac) {
+        out.push(`${where}: missing, schema.prisma (${from(`${name}.${col}`)}) expects ${describeColumn(ec!)}`);
+        continue;
+      }
+      if (!ec) {
+        out.push(`${where}: ${describeColumn(ac)} created by the migrations, not in schema.prisma`);
+        continue;
+      }
       const field = `schema.prisma (${from(`${name}.${col}`)})`;
       if (ac.type !== ec.type) out.push(`${where}: type ${ac.type}, ${field} expects ${ec.type}`);
-      if (ac.notNull !== ec.notNull) out.push(`${where}: ${ac.notNull ? 'NOT NULL' : 'NULL-able'}, ${field} expects ${ec.notNull ? 'NOT NULL' : 'NULL-able'}`);
-      if (ac.default !== ec.default) out.push(`${where}: default ${ac.default ?? 'none'}, ${field} expects ${ec.default ?? 'none'}`);
+      if (ac.notNull !== ec.notNull)
+        out.push(
+          `${where}: ${ac.notNull ? 'NOT NULL' : 'NULL-able'}, ${field} expects ${ec.notNull ? 'NOT NULL' : 'NULL-able'}`,
+        );
+      if (ac.default !== ec.default)
+        out.push(`${where}: default ${ac.default ?? 'none'}, ${field} expects ${ec.default ?? 'none'}`);
     }
 
     const pk = (p: typeof e.primaryKey) => (p ? `${p.name ? `"${p.name}" ` : ''}${list(p.columns)}` : 'none');
-    if (pk(a.primaryKey) !== pk(e.primaryKey)) out.push(`table "${name}": primary key ${pk(a.primaryKey)}, schema.prisma expects ${pk(e.primaryKey)}`);
+    if (pk(a.primaryKey) !== pk(e.primaryKey))
+      out.push(`table "${name}": primary key ${pk(a.primaryKey)}, schema.prisma expects ${pk(e.primaryKey)}`);
 
     for (const idx of sorted(e.indexes.keys(), a.indexes.keys())) {
       const ei = e.indexes.get(idx);
@@ -188,7 +255,9 @@ function schemaDiff(expected: DbSchema, actual: DbSchema, origin: Map<string, st
       const where = `index "${idx}" on "${name}"`;
       if (!ai) {
         const same = [...a.indexes].find(([n, x]) => !e.indexes.has(n) && describeIndex(x) === describeIndex(ei!));
-        out.push(`${where}: missing, schema.prisma expects ${describeIndex(ei!)}${same ? `; "${same[0]}" has that shape` : ''}`);
+        out.push(
+          `${where}: missing, schema.prisma expects ${describeIndex(ei!)}${same ? `; "${same[0]}" has that shape` : ''}`,
+        );
       } else if (!ei) {
         out.push(`${where}: ${describeIndex(ai)} created by the migrations, not in schema.prisma`);
       } else if (describeIndex(ai) !== describeIndex(ei)) {
@@ -204,7 +273,8 @@ function schemaDiff(expected: DbSchema, actual: DbSchema, origin: Map<string, st
       const where = `foreign key on "${name}"${cols}`;
       if (!af) out.push(`${where}: missing, schema.prisma expects ${describeFk(ef!)}`);
       else if (!ef) out.push(`${where}: ${describeFk(af)} created by the migrations, not in schema.prisma`);
-      else if (describeFk(af) !== describeFk(ef)) out.push(`${where}: ${describeFk(af)}, schema.prisma expects ${describeFk(ef)}`);
+      else if (describeFk(af) !== describeFk(ef))
+        out.push(`${where}: ${describeFk(af)}, schema.prisma expects ${describeFk(ef)}`);
     }
   }
   return out;
@@ -213,7 +283,9 @@ function schemaDiff(expected: DbSchema, actual: DbSchema, origin: Map<string, st
 // ---- tests ------------------------------------------------------------------------------------------------------
 
 const drops: (() => Promise<void>)[] = [];
-after(async () => { for (const d of drops) await d().catch(() => {}); });
+after(async () => {
+  for (const d of drops) await d().catch(() => {});
+});
 
 /** Apply the migrations (and any extra folder of them) to an empty database and read back its tables. */
 async function migratedSchema(extraRoot?: string): Promise<DbSchema> {
@@ -228,12 +300,16 @@ async function migratedSchema(extraRoot?: string): Promise<DbSchema> {
 
 const schemaText = fs.readFileSync(SCHEMA_FILE, 'utf8');
 let migrated: DbSchema;
-before(async () => { migrated = await migratedSchema(); });
+before(async () => {
+  migrated = await migratedSchema();
+});
 
 function assertNoDrift(diffs: string[]) {
   if (diffs.length) {
-    assert.fail(`prisma/schema.prisma and prisma/migrations/${dialect} disagree (${diffs.length}):\n  ${diffs.join('\n  ')}\n`
-      + 'add a new migration file for both dialects (never edit an applied one), or correct schema.prisma');
+    assert.fail(
+      `prisma/schema.prisma and prisma/migrations/${dialect} disagree (${diffs.length}):\n  ${diffs.join('\n  ')}\n` +
+        'add a new migration file for both dialects (never edit an applied one), or correct schema.prisma',
+    );
   }
 }
 
@@ -261,7 +337,9 @@ test('a migration that drifts from schema.prisma is reported by table, column, k
   try {
     fs.mkdirSync(path.join(root, dialect));
     // Plain SQL both databases accept: a stray column and table, a table made again wrongly, indexes changed.
-    fs.writeFileSync(path.join(root, dialect, '9000_drift.sql'), `
+    fs.writeFileSync(
+      path.join(root, dialect, '9000_drift.sql'),
+      `
       ALTER TABLE "ShareLink" ADD COLUMN "extra" TEXT;
       CREATE TABLE "Stray" ("id" TEXT NOT NULL PRIMARY KEY);
       DROP TABLE "MetricPoint";
@@ -272,7 +350,8 @@ test('a migration that drifts from schema.prisma is reported by table, column, k
       CREATE INDEX "ShareLink_tokenHash_key" ON "ShareLink"("tokenHash");
       DROP INDEX "Job_runId_idx";
       CREATE INDEX "Job_run" ON "Job"("runId");
-    `);
+    `,
+    );
     const { tables, origin } = expectedSchema(parsePrismaSchema(schemaText), dialect);
     const pkName = dialect === 'postgresql' ? '"MetricPoint_pkey" ' : '';
     assert.deepEqual(schemaDiff(tables, await migratedSchema(root), origin), [
@@ -302,7 +381,10 @@ test('a schema.prisma that drifts from the migrations is reported by model, fiel
   edit('  note      String?\n', '  note      String\n');
   edit('  stage       Int       @default(0)\n', '  stage       Int       @default(1)\n');
   edit('  @@index([status])\n', '  @@index([status(sort: Desc)])\n');
-  edit('  id        String    @id\n  tokenHash String    @unique\n', '  id        String    @id\n  tokenHash String    @unique @map("token_hash")\n');
+  edit(
+    '  id        String    @id\n  tokenHash String    @unique\n',
+    '  id        String    @id\n  tokenHash String    @unique @map("token_hash")\n',
+  );
   text += '\nmodel Ghost {\n  id String @id\n}\n';
   const { tables, origin } = expectedSchema(parsePrismaSchema(text), dialect);
   assert.deepEqual(schemaDiff(tables, migrated, origin), [
@@ -323,14 +405,17 @@ test('relations become foreign keys; @map and @@map name the columns, tables and
   try {
     fs.mkdirSync(path.join(root, dialect));
     // What `prisma migrate` writes for the two models below (PostgreSQL names an inline primary key "<table>_pkey" too).
-    fs.writeFileSync(path.join(root, dialect, '9000_pets.sql'), `
+    fs.writeFileSync(
+      path.join(root, dialect, '9000_pets.sql'),
+      `
       CREATE TABLE "owners" ("id" TEXT NOT NULL PRIMARY KEY);
       CREATE TABLE "pets" (
         "pet_id" TEXT NOT NULL PRIMARY KEY, "owner_id" TEXT, "name" TEXT NOT NULL DEFAULT 'it''s rex',
         CONSTRAINT "pets_owner_id_fkey" FOREIGN KEY ("owner_id") REFERENCES "owners" ("id") ON DELETE SET NULL ON UPDATE CASCADE
       );
       CREATE UNIQUE INDEX "pet_owner_name" ON "pets"("owner_id", "name" DESC);
-    `);
+    `,
+    );
     const pets = `
 model Owner {
   id   String @id
@@ -357,8 +442,8 @@ model Pet {
     assert.deepEqual(diff(schemaText + pets), []);
     const fkName = dialect === 'postgresql' ? '"pets_owner_id_fkey" ' : '';
     assert.deepEqual(diff(schemaText + pets.replace('references: [id])', 'references: [id], onDelete: Cascade)')), [
-      `foreign key on "pets"(owner_id): ${fkName}(owner_id) REFERENCES "owners"(id) ON DELETE SET NULL ON UPDATE CASCADE, `
-        + `schema.prisma expects ${fkName}(owner_id) REFERENCES "owners"(id) ON DELETE CASCADE ON UPDATE CASCADE`,
+      `foreign key on "pets"(owner_id): ${fkName}(owner_id) REFERENCES "owners"(id) ON DELETE SET NULL ON UPDATE CASCADE, ` +
+        `schema.prisma expects ${fkName}(owner_id) REFERENCES "owners"(id) ON DELETE CASCADE ON UPDATE CASCADE`,
     ]);
   } finally {
     fs.rmSync(root, { recursive: true, force: true });

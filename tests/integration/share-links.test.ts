@@ -29,8 +29,17 @@ const traj: Record<string, string> = {};
 
 function trajectory(runId: string, step: number, sampleIndex: number, id: string): TrajectoryInput {
   return {
-    id, runId, step, stage: 0, groupId: `g${step}`, sampleIndex, reward: sampleIndex, correct: sampleIndex === 0, finishReason: 'stop',
-    answer: String(sampleIndex), content: { turns: [{ role: 'assistant', text: `run ${runId} step ${step} sample ${sampleIndex}` }] },
+    id,
+    runId,
+    step,
+    stage: 0,
+    groupId: `g${step}`,
+    sampleIndex,
+    reward: sampleIndex,
+    correct: sampleIndex === 0,
+    finishReason: 'stop',
+    answer: String(sampleIndex),
+    content: { turns: [{ role: 'assistant', text: `run ${runId} step ${step} sample ${sampleIndex}` }] },
     toolCalls: [{ turn: 0, code: `print(${step})`, stdout: `${step}\n`, status: 'ok', exitCode: 0 }],
   };
 }
@@ -43,7 +52,10 @@ beforeEach(async () => {
   runB = (await createRun(db, { name: 'beta', kind: 'train', recipeSpec: { lr: 2e-5 } })).id;
   runC = (await createRun(db, { name: 'gamma', kind: 'eval' })).id;
   const items: TrajectoryInput[] = [];
-  for (const [name, runId] of [['A', runA], ['B', runB]] as const) {
+  for (const [name, runId] of [
+    ['A', runA],
+    ['B', runB],
+  ] as const) {
     for (const step of [1, 2]) {
       for (const s of [0, 1]) {
         const id = `tr_${name}${step}${s}`;
@@ -56,7 +68,9 @@ beforeEach(async () => {
   await insertTrajectories(db, items);
   await appendEvent(db, runA, { message: 'hello from run A' });
 });
-afterEach(async () => { await fresh.close(); });
+afterEach(async () => {
+  await fresh.close();
+});
 
 function isNotFound(e: unknown): boolean {
   assert.ok(e instanceof TRPCError, `expected a TRPCError, got ${String(e)}`);
@@ -108,20 +122,33 @@ test('run link: shows its run (summary, metrics, any step, trajectories, log) an
   const s = await v.summary({ token });
   assert.equal(s.scope, 'run');
   assert.equal(s.label, 'alpha run');
-  assert.deepEqual(s.runs.map((r) => [r.id, r.name, r.status, r.kind]), [[runA, 'alpha', 'queued', 'train']]);
+  assert.deepEqual(
+    s.runs.map((r) => [r.id, r.name, r.status, r.kind]),
+    [[runA, 'alpha', 'queued', 'train']],
+  );
   assert.deepEqual('recipeSpec' in s.runs[0] ? s.runs[0].recipeSpec : null, { lr: 1e-5 });
   assert.ok(s.runs[0].createdAt instanceof Date);
   assert.equal(s.step, null);
 
   const m = await v.metrics({ token, runId: runA });
   assert.deepEqual(Object.keys(m.series).sort(), ['loss', 'reward']);
-  assert.deepEqual(m.series.reward.map((p) => [p.step, p.value]), [[1, 0.1], [2, 0.2], [3, 0.3]]);
+  assert.deepEqual(
+    m.series.reward.map((p) => [p.step, p.value]),
+    [
+      [1, 0.1],
+      [2, 0.2],
+      [3, 0.3],
+    ],
+  );
   assert.deepEqual(Object.keys((await v.metrics({ token, runId: runA, keys: ['loss'] })).series), ['loss']);
   await notFound(v.metrics({ token, runId: runB }));
 
   for (const step of [1, 2]) {
     const page = await v.trajectories({ token, runId: runA, step });
-    assert.deepEqual(page.items.map((t) => t.id), [traj[`A${step}0`], traj[`A${step}1`]]);
+    assert.deepEqual(
+      page.items.map((t) => t.id),
+      [traj[`A${step}0`], traj[`A${step}1`]],
+    );
     assert.ok(!('content' in page.items[0]));
   }
   const p1 = await v.trajectories({ token, runId: runA, step: 1, limit: 1 });
@@ -132,7 +159,10 @@ test('run link: shows its run (summary, metrics, any step, trajectories, log) an
 
   const t = await v.trajectory({ token, trajectoryId: traj.A21 });
   assert.deepEqual(t.content, { turns: [{ role: 'assistant', text: `run ${runA} step 2 sample 1` }] });
-  assert.deepEqual(t.toolCalls.map((c) => [c.code, c.stdout, c.status]), [['print(2)', '2\n', 'ok']]);
+  assert.deepEqual(
+    t.toolCalls.map((c) => [c.code, c.stdout, c.status]),
+    [['print(2)', '2\n', 'ok']],
+  );
   await notFound(v.trajectory({ token, trajectoryId: traj.B10 }));
   await notFound(v.trajectory({ token, trajectoryId: 'tr_nope' }));
 
@@ -148,7 +178,10 @@ test('step link: only its step (trajectories, metrics at that step); another ste
   assert.deepEqual([s.scope, s.step, s.runs.map((r) => r.id)], ['step', 2, [runA]]);
 
   const page = await v.trajectories({ token, runId: runA, step: 2 });
-  assert.deepEqual(page.items.map((t) => t.id), [traj.A20, traj.A21]);
+  assert.deepEqual(
+    page.items.map((t) => t.id),
+    [traj.A20, traj.A21],
+  );
   await notFound(v.trajectories({ token, runId: runA, step: 1 }));
   await notFound(v.trajectories({ token, runId: runB, step: 2 }));
 
@@ -157,7 +190,10 @@ test('step link: only its step (trajectories, metrics at that step); another ste
   await notFound(v.trajectory({ token, trajectoryId: traj.B20 }));
 
   const m = await v.metrics({ token, runId: runA });
-  assert.deepEqual(m.series.reward.map((p) => p.step), [2]);
+  assert.deepEqual(
+    m.series.reward.map((p) => p.step),
+    [2],
+  );
   await notFound(v.metrics({ token, runId: runB }));
   await notFound(v.events({ token }));
 });
@@ -176,7 +212,10 @@ test('trajectory link: only that trajectory; its siblings, metrics and log are n
   await notFound(v.trajectory({ token, trajectoryId: traj.B10 }));
   await notFound(v.trajectory({ token, trajectoryId: traj.A11 }));
 
-  assert.deepEqual((await v.trajectories({ token, runId: runB, step: 1 })).items.map((x) => x.id), [traj.B11]);
+  assert.deepEqual(
+    (await v.trajectories({ token, runId: runB, step: 1 })).items.map((x) => x.id),
+    [traj.B11],
+  );
   await notFound(v.trajectories({ token, runId: runB, step: 2 }));
   await notFound(v.trajectories({ token, runId: runA, step: 1 }));
   await notFound(v.metrics({ token, runId: runB }));
@@ -184,7 +223,11 @@ test('trajectory link: only that trajectory; its siblings, metrics and log are n
 });
 
 test('compare link: the named runs and their metrics; a third run and trajectories are not found', async () => {
-  const { token } = await caller.share.create({ scope: 'compare', target: { runIds: [runB, runA] }, label: 'lr sweep' });
+  const { token } = await caller.share.create({
+    scope: 'compare',
+    target: { runIds: [runB, runA] },
+    label: 'lr sweep',
+  });
   const v = caller.share.view;
   const s = await v.summary({ token });
   assert.deepEqual([s.scope, s.label, s.runs.map((r) => r.name)], ['compare', 'lr sweep', ['beta', 'alpha']]);
@@ -218,7 +261,14 @@ test('revoked, expired, unknown and malformed tokens all answer the same not-fou
 
   // Unknown and malformed.
   const unknown = Buffer.alloc(32, 7).toString('base64url');
-  for (const token of [unknown, '', 'x', `${live.token}x`, '../../etc/passwd', createHash('sha256').update(live.token).digest('hex')]) {
+  for (const token of [
+    unknown,
+    '',
+    'x',
+    `${live.token}x`,
+    '../../etc/passwd',
+    createHash('sha256').update(live.token).digest('hex'),
+  ]) {
     await notFound(caller.share.view.summary({ token }));
   }
 
@@ -231,18 +281,41 @@ test('create: validation errors name the field; the target must exist', async ()
   await badRequest(caller.share.create({ scope: 'run', target: { runId: 'run_missing' } }), 'target.runId');
   await badRequest(caller.share.create({ scope: 'step', target: { runId: runA } } as never), 'target.step');
   await badRequest(caller.share.create({ scope: 'step', target: { runId: runA, step: -1 } }), 'target.step');
-  await badRequest(caller.share.create({ scope: 'trajectory', target: { trajectoryId: 'tr_missing' } }), 'target.trajectoryId');
+  await badRequest(
+    caller.share.create({ scope: 'trajectory', target: { trajectoryId: 'tr_missing' } }),
+    'target.trajectoryId',
+  );
   await badRequest(caller.share.create({ scope: 'compare', target: { runIds: [runA] } }), 'target.runIds');
   await badRequest(caller.share.create({ scope: 'compare', target: { runIds: [runA, runA] } }), 'target.runIds');
-  await badRequest(caller.share.create({ scope: 'compare', target: { runIds: [runA, 'run_missing'] } }), 'target.runIds.1');
+  await badRequest(
+    caller.share.create({ scope: 'compare', target: { runIds: [runA, 'run_missing'] } }),
+    'target.runIds.1',
+  );
   await badRequest(caller.share.create({ scope: 'everything', target: {} } as never), 'scope');
-  await badRequest(caller.share.create({ scope: 'run', target: { runId: runA }, expiresInSeconds: 0 }), 'expiresInSeconds');
-  await badRequest(caller.share.create({ scope: 'run', target: { runId: runA }, expiresAt: new Date(Date.now() - 1000) }), 'expiresAt');
-  await badRequest(caller.share.create({ scope: 'run', target: { runId: runA }, expiresAt: new Date(Date.now() + 1e6), expiresInSeconds: 60 }), 'expiresAt');
+  await badRequest(
+    caller.share.create({ scope: 'run', target: { runId: runA }, expiresInSeconds: 0 }),
+    'expiresInSeconds',
+  );
+  await badRequest(
+    caller.share.create({ scope: 'run', target: { runId: runA }, expiresAt: new Date(Date.now() - 1000) }),
+    'expiresAt',
+  );
+  await badRequest(
+    caller.share.create({
+      scope: 'run',
+      target: { runId: runA },
+      expiresAt: new Date(Date.now() + 1e6),
+      expiresInSeconds: 60,
+    }),
+    'expiresAt',
+  );
   assert.equal(await db.prisma.shareLink.count(), 0);
 
   // The store on its own (CLI use) says the same as a UserError.
-  await assert.rejects(createShareLink(db, { scope: 'run', target: { runId: 'run_missing' } }), (e) => e instanceof UserError && /^target\.runId: /.test(e.message));
+  await assert.rejects(
+    createShareLink(db, { scope: 'run', target: { runId: 'run_missing' } }),
+    (e) => e instanceof UserError && /^target\.runId: /.test(e.message),
+  );
   const at = new Date(Date.now() + 60_000);
   const ok = await createShareLink(db, { scope: 'run', target: { runId: runA }, expiresAt: at.toISOString() });
   assert.equal(ok.expiresAt?.getTime(), at.getTime());
@@ -258,7 +331,16 @@ test('list: never returns a token or its hash; filters by run', async () => {
   const rows = await db.prisma.shareLink.findMany();
   for (const secret of [a.token, b.token, c.token, ...rows.map((r) => r.tokenHash)]) assert.ok(!text.includes(secret));
   for (const l of all) {
-    assert.deepEqual(Object.keys(l).sort(), ['createdAt', 'expiresAt', 'id', 'label', 'revokedAt', 'scope', 'state', 'target']);
+    assert.deepEqual(Object.keys(l).sort(), [
+      'createdAt',
+      'expiresAt',
+      'id',
+      'label',
+      'revokedAt',
+      'scope',
+      'state',
+      'target',
+    ]);
     assert.equal(l.state, 'active');
   }
   assert.deepEqual((await caller.share.list({ runId: runA })).map((l) => l.id).sort(), [a.id, c.id].sort());
@@ -268,17 +350,30 @@ test('list: never returns a token or its hash; filters by run', async () => {
 
 test('a token cannot act as the owner: revoke needs the link id; the view API has no mutations', async () => {
   const link = await caller.share.create({ scope: 'run', target: { runId: runA } });
-  await assert.rejects(caller.share.revoke({ id: link.token }), (e) => e instanceof TRPCError && e.code === 'BAD_REQUEST' && /^id: /.test(e.message));
+  await assert.rejects(
+    caller.share.revoke({ id: link.token }),
+    (e) => e instanceof TRPCError && e.code === 'BAD_REQUEST' && /^id: /.test(e.message),
+  );
   const hash = (await db.prisma.shareLink.findUniqueOrThrow({ where: { id: link.id } })).tokenHash;
   await assert.rejects(caller.share.revoke({ id: hash }), (e) => e instanceof TRPCError && e.code === 'BAD_REQUEST');
   assert.equal((await db.prisma.shareLink.findUniqueOrThrow({ where: { id: link.id } })).revokedAt, null);
   assert.equal((await caller.share.view.summary({ token: link.token })).runs[0].id, runA);
 
   const procedures = Object.entries(shareViewRouter._def.procedures as Record<string, { _def: { type: string } }>);
-  assert.deepEqual(procedures.map(([name]) => name).sort(), ['events', 'metrics', 'summary', 'trajectories', 'trajectory', 'trajectoryTokens']);
+  assert.deepEqual(procedures.map(([name]) => name).sort(), [
+    'events',
+    'metrics',
+    'summary',
+    'trajectories',
+    'trajectory',
+    'trajectoryTokens',
+  ]);
   for (const [name, p] of procedures) assert.equal(p._def.type, 'query', `view.${name} must be a query`);
   // Every view procedure needs a token: without one it does nothing.
-  await assert.rejects(caller.share.view.summary({} as never), (e) => e instanceof TRPCError && e.code === 'BAD_REQUEST');
+  await assert.rejects(
+    caller.share.view.summary({} as never),
+    (e) => e instanceof TRPCError && e.code === 'BAD_REQUEST',
+  );
   // A link token is not a run id either: the view is keyed by the token, nothing else opens data.
   await notFound(caller.share.view.metrics({ token: link.token, runId: link.token }));
 });

@@ -8,7 +8,8 @@ import { freshDatabase } from '../helpers/db.ts';
 import type { Database } from '../../server/db/client.ts';
 import { createRun, setRunStatus } from '../../server/store/runs.ts';
 import { insertTrajectories } from '../../server/store/trajectories.ts';
-import { createShareLink, type SharedRunFull } from '../../server/share/links.ts';
+import { createShareLink } from '../../server/share/links.ts';
+import type { SharedRunFull } from '../../contracts/share.ts';
 import { appRouter } from '../../server/trpc/root.ts';
 import { createCallerFactory } from '../../server/trpc/init.ts';
 
@@ -21,15 +22,31 @@ const SECRET_ERR = 'Traceback: secret-path /home/alice/keys';
 beforeEach(async () => {
   fresh = await freshDatabase();
   db = fresh.db;
-  runId = (await createRun(db, { name: 'alpha', kind: 'train', seed: 1234, recipeSpec: { secretPrompt: 'system prompt X' } })).id;
+  runId = (
+    await createRun(db, { name: 'alpha', kind: 'train', seed: 1234, recipeSpec: { secretPrompt: 'system prompt X' } })
+  ).id;
   otherRun = (await createRun(db, { name: 'beta', kind: 'train', recipeSpec: { other: true } })).id;
   await setRunStatus(db, runId, 'failed', { error: SECRET_ERR });
-  await insertTrajectories(db, [{
-    id: 'tr_s1', runId, step: 1, stage: 0, groupId: 'g1', sampleIndex: 0, reward: 1, correct: true, finishReason: 'stop',
-    answer: '1', content: { turns: [{ role: 'assistant', text: 'hi' }] }, toolCalls: [],
-  }]);
+  await insertTrajectories(db, [
+    {
+      id: 'tr_s1',
+      runId,
+      step: 1,
+      stage: 0,
+      groupId: 'g1',
+      sampleIndex: 0,
+      reward: 1,
+      correct: true,
+      finishReason: 'stop',
+      answer: '1',
+      content: { turns: [{ role: 'assistant', text: 'hi' }] },
+      toolCalls: [],
+    },
+  ]);
 });
-afterEach(async () => { await fresh.close(); });
+afterEach(async () => {
+  await fresh.close();
+});
 
 const anonymous = () => createCallerFactory(appRouter)({ db, principal: null });
 
@@ -44,7 +61,8 @@ test('a step or trajectory link shows its run header only: no recipe, seed, code
     assert.equal(run.id, runId);
     assert.equal(run.name, 'alpha');
     assert.equal(run.status, 'failed');
-    for (const k of ['recipeSpec', 'seed', 'codeVersion', 'error']) assert.ok(!(k in run), `${link.scope} link returned ${k}`);
+    for (const k of ['recipeSpec', 'seed', 'codeVersion', 'error'])
+      assert.ok(!(k in run), `${link.scope} link returned ${k}`);
     const wire = JSON.stringify(s);
     assert.ok(!wire.includes('system prompt X') && !wire.includes('secret-path') && !wire.includes('1234'), wire);
   }
@@ -63,14 +81,22 @@ test('a run link names the run: recipe, seed, code version and error are there; 
   const third = (await createRun(db, { name: 'gamma', kind: 'train' })).id;
   const cmp = await createShareLink(db, { scope: 'compare', target: { runIds: [runId, otherRun] } });
   const c = await anonymous().share.view.summary({ token: cmp.token });
-  assert.deepEqual(c.runs.map((x) => x.id), [runId, otherRun]);
+  assert.deepEqual(
+    c.runs.map((x) => x.id),
+    [runId, otherRun],
+  );
   assert.ok(!JSON.stringify(c).includes(third));
   await assert.rejects(anonymous().share.view.metrics({ token: cmp.token, runId: third }), /share link not found/);
 });
 
 /** The real fetch adapter behind /api/trpc, with no session: what a share-link holder reaches. */
 function handle(url: string, init?: RequestInit) {
-  return fetchRequestHandler({ endpoint: '/api/trpc', req: new Request(url, init), router: appRouter, createContext: async () => ({ db, principal: null }) });
+  return fetchRequestHandler({
+    endpoint: '/api/trpc',
+    req: new Request(url, init),
+    router: appRouter,
+    createContext: async () => ({ db, principal: null }),
+  });
 }
 
 test('batch smuggling: share.view.summary,runs.list answers the share call and 401 for runs.list', async () => {
@@ -78,7 +104,10 @@ test('batch smuggling: share.view.summary,runs.list answers the share call and 4
   // No transformer: batch inputs are plain JSON keyed by position.
   const input = encodeURIComponent(JSON.stringify({ 0: { token }, 1: {} }));
   const res = await handle(`http://localhost/api/trpc/share.view.summary,runs.list?batch=1&input=${input}`);
-  const body = await res.json() as { result?: { data: unknown }; error?: { data: { httpStatus: number; code: string } } }[];
+  const body = (await res.json()) as {
+    result?: { data: unknown };
+    error?: { data: { httpStatus: number; code: string } };
+  }[];
   assert.equal(body.length, 2);
   assert.ok(body[0]!.result, `share call failed: ${JSON.stringify(body[0])}`);
   assert.ok(JSON.stringify(body[0]!.result).includes(runId));
@@ -86,18 +115,34 @@ test('batch smuggling: share.view.summary,runs.list answers the share call and 4
   assert.equal(body[1]!.error?.data.httpStatus, 401);
   assert.ok(!JSON.stringify(body).includes(otherRun), 'runs.list leaked the other run');
   // A bad token in the batch is the share call's own NOT_FOUND; runs.list still answers 401.
-  const bad = await (await handle(`http://localhost/api/trpc/share.view.summary,runs.list?batch=1&input=${encodeURIComponent(JSON.stringify({ 0: { token: 'x'.repeat(43) }, 1: {} }))}`)).json() as typeof body;
-  assert.deepEqual(bad.map((b) => b.error?.data.code), ['NOT_FOUND', 'UNAUTHORIZED']);
+  const bad = (await (
+    await handle(
+      `http://localhost/api/trpc/share.view.summary,runs.list?batch=1&input=${encodeURIComponent(JSON.stringify({ 0: { token: 'x'.repeat(43) }, 1: {} }))}`,
+    )
+  ).json()) as typeof body;
+  assert.deepEqual(
+    bad.map((b) => b.error?.data.code),
+    ['NOT_FOUND', 'UNAUTHORIZED'],
+  );
 });
 
 test('mutations in a batch answer 401 without a principal and change nothing (a share token in the input is no credential)', async () => {
   const { token, id } = await createShareLink(db, { scope: 'run', target: { runId } });
   const res = await handle('http://localhost/api/trpc/runs.cancel,share.create,share.revoke?batch=1', {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ 0: { runId, token }, 1: { scope: 'run', target: { runId: otherRun }, token }, 2: { id, token } }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      0: { runId, token },
+      1: { scope: 'run', target: { runId: otherRun }, token },
+      2: { id, token },
+    }),
   });
-  const body = await res.json() as { result?: unknown; error?: { data: { code: string; httpStatus: number } } }[];
-  assert.deepEqual(body.map((b) => b.error?.data.code), ['UNAUTHORIZED', 'UNAUTHORIZED', 'UNAUTHORIZED'], JSON.stringify(body));
+  const body = (await res.json()) as { result?: unknown; error?: { data: { code: string; httpStatus: number } } }[];
+  assert.deepEqual(
+    body.map((b) => b.error?.data.code),
+    ['UNAUTHORIZED', 'UNAUTHORIZED', 'UNAUTHORIZED'],
+    JSON.stringify(body),
+  );
   const run = await db.prisma.run.findUnique({ where: { id: runId } });
   assert.equal(run!.status, 'failed', 'the smuggled cancel ran');
   const links = await db.prisma.shareLink.findMany();

@@ -27,7 +27,9 @@ beforeEach(async () => {
   runId = (await createRun(db, { name: 'live', kind: 'train' })).id;
   await appendEvent(db, runId, { message: 'first' });
 });
-afterEach(async () => { await fresh.close(); });
+afterEach(async () => {
+  await fresh.close();
+});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const alice = principal('viewer', 'u_alice');
@@ -36,10 +38,22 @@ const bob = principal('viewer', 'u_bob');
 /** Open runs.events as `who` and read its first event; returns the abort and the drain. */
 async function open(who: typeof alice, id = runId) {
   const ac = new AbortController();
-  const it = (await createCallerFactory(appRouter)({ db, principal: who }, { signal: ac.signal }).runs.events({ runId: id }))[Symbol.asyncIterator]();
+  const it = (
+    await createCallerFactory(appRouter)({ db, principal: who }, { signal: ac.signal }).runs.events({ runId: id })
+  )[Symbol.asyncIterator]();
   const first = await it.next();
-  const drained = (async () => { while (!(await it.next()).done) { /* polls */ } })();
-  return { first, abort: async () => { ac.abort(); await drained.catch(() => {}); } };
+  const drained = (async () => {
+    while (!(await it.next()).done) {
+      /* polls */
+    }
+  })();
+  return {
+    first,
+    abort: async () => {
+      ac.abort();
+      await drained.catch(() => {});
+    },
+  };
 }
 
 function code(expected: string, message?: RegExp) {
@@ -57,18 +71,30 @@ test('an unknown run answers NOT_FOUND before any event, and does not count as a
 });
 
 test('no principal: 401 before streaming', async () => {
-  await assert.rejects((async () => {
-    const it = (await createCallerFactory(appRouter)({ db, principal: null }).runs.events({ runId }))[Symbol.asyncIterator]();
-    await it.next();
-  })(), code('UNAUTHORIZED'));
+  await assert.rejects(
+    (async () => {
+      const it = (await createCallerFactory(appRouter)({ db, principal: null }).runs.events({ runId }))[
+        Symbol.asyncIterator
+      ]();
+      await it.next();
+    })(),
+    code('UNAUTHORIZED'),
+  );
 });
 
 test('at most TOOLSMITH_MAX_STREAMS_PER_USER per user; another user is counted apart; an aborted stream frees its place', async () => {
   const streams = [await open(alice), await open(alice), await open(alice)];
   try {
-    for (const s of streams) assert.equal((s.first.value as unknown as [string, { message: string }])[1].message, 'first');
+    for (const s of streams)
+      assert.equal((s.first.value as unknown as [string, { message: string }])[1].message, 'first');
     assert.equal(openStreams('user:u_alice'), 3);
-    await assert.rejects(open(alice), code('TOO_MANY_REQUESTS', /too many live streams open: 3 of at most 3 per user \(TOOLSMITH_MAX_STREAMS_PER_USER\)/));
+    await assert.rejects(
+      open(alice),
+      code(
+        'TOO_MANY_REQUESTS',
+        /too many live streams open: 3 of at most 3 per user \(TOOLSMITH_MAX_STREAMS_PER_USER\)/,
+      ),
+    );
     assert.equal(openStreams('user:u_alice'), 3, 'a refused stream must not count');
 
     const b = await open(bob);

@@ -32,21 +32,37 @@ async function until(cond: () => boolean, ms: number, what: () => string): Promi
   }
 }
 
-interface SeenRequest { url: string; lastEventId: string | null; at: number; writtenSoFar: number }
+interface SeenRequest {
+  url: string;
+  lastEventId: string | null;
+  at: number;
+  writtenSoFar: number;
+}
 
 /** The app router on 127.0.0.1 (port 0 = any free port, or a given one for a restart), recording each request. */
 async function serve(db: Database, seen: SeenRequest[], writtenSoFar: () => number, port = 0) {
   const server = createHTTPServer({ router: appRouter, createContext: () => ({ db, principal: TEST_ADMIN }) });
   const sockets = new Set<Socket>();
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   server.prependListener('request', (req: http.IncomingMessage) => {
     if (!req.url?.startsWith('/runs.events')) return;
     const header = req.headers['last-event-id'];
-    seen.push({ url: req.url, lastEventId: (Array.isArray(header) ? header[0] : header) ?? inputOf(req.url).lastEventId ?? null, at: Date.now(), writtenSoFar: writtenSoFar() });
+    seen.push({
+      url: req.url,
+      lastEventId: (Array.isArray(header) ? header[0] : header) ?? inputOf(req.url).lastEventId ?? null,
+      at: Date.now(),
+      writtenSoFar: writtenSoFar(),
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => { server.off('error', reject); resolve(); });
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   return {
     server,
@@ -80,9 +96,13 @@ function startWriter(db: Database, runId: string) {
       state.written = await appendEvents(db, runId, batch);
       await sleep(15);
     }
-  })().catch((e) => { state.error = e; });
+  })().catch((e) => {
+    state.error = e;
+  });
   return {
-    get written() { return state.written; },
+    get written() {
+      return state.written;
+    },
     /** Stop writing; returns the final seq. */
     async stop() {
       state.stopped = true;
@@ -95,7 +115,9 @@ function startWriter(db: Database, runId: string) {
 
 /** Subscribe to runs.events with the real client; collects seqs, connection states and errors. */
 function subscribe(port: number, input: { runId: string; cursor?: number }) {
-  const client = createTRPCClient<AppRouter>({ links: [httpSubscriptionLink({ url: `http://127.0.0.1:${port}`, EventSource })] });
+  const client = createTRPCClient<AppRouter>({
+    links: [httpSubscriptionLink({ url: `http://127.0.0.1:${port}`, EventSource })],
+  });
   const seqs: number[] = [];
   const ids: (string | undefined)[] = [];
   const states: string[] = [];
@@ -107,11 +129,26 @@ function subscribe(port: number, input: { runId: string; cursor?: number }) {
       ids.push(envelope.id);
       seqs.push(envelope.data.seq);
     },
-    onConnectionStateChange(s) { states.push(s.state + (s.error ? `(${s.error.message})` : '')); },
-    onError(e) { errors.push(e); },
-    onComplete() { completed = true; },
+    onConnectionStateChange(s) {
+      states.push(s.state + (s.error ? `(${s.error.message})` : ''));
+    },
+    onError(e) {
+      errors.push(e);
+    },
+    onComplete() {
+      completed = true;
+    },
   });
-  return { seqs, ids, states, errors, get completed() { return completed; }, close: () => sub.unsubscribe() };
+  return {
+    seqs,
+    ids,
+    states,
+    errors,
+    get completed() {
+      return completed;
+    },
+    close: () => sub.unsubscribe(),
+  };
 }
 
 const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
@@ -119,8 +156,12 @@ const describeSeqs = (seqs: number[]) => `${seqs.length} seqs, last ${seqs.at(-1
 
 describe(`runs.events: resuming over HTTP after a dropped connection (${dialect})`, () => {
   let fresh: Awaited<ReturnType<typeof freshDatabase>>;
-  before(async () => { fresh = await freshDatabase(); });
-  after(async () => { await fresh?.close(); });
+  before(async () => {
+    fresh = await freshDatabase();
+  });
+  after(async () => {
+    await fresh?.close();
+  });
 
   async function newRun() {
     return (await createRun(fresh.db, { name: 'resume test', kind: 'test', seed: 1 })).id;
@@ -132,7 +173,9 @@ describe(`runs.events: resuming over HTTP after a dropped connection (${dialect}
    * The scenario both outage tests share: stream from 0 while writing, cut the connection with `outage`
    * (which returns once it is over), keep writing, then stop the writer and check what the client got.
    */
-  async function resumeScenario(outage: (srv: Server, writer: Writer, restart: (port: number) => Promise<Server>) => Promise<Server>) {
+  async function resumeScenario(
+    outage: (srv: Server, writer: Writer, restart: (port: number) => Promise<Server>) => Promise<Server>,
+  ) {
     const runId = await newRun();
     const seen: SeenRequest[] = [];
     let writer: Writer | null = null;
@@ -141,7 +184,11 @@ describe(`runs.events: resuming over HTTP after a dropped connection (${dialect}
     const sub = subscribe(srv.port, { runId, cursor: 0 });
     writer = startWriter(fresh.db, runId);
     try {
-      await until(() => sub.seqs.length >= 30, 8000, () => `the first 30 events (${describeSeqs(sub.seqs)}, states ${sub.states.join(' → ')})`);
+      await until(
+        () => sub.seqs.length >= 30,
+        8000,
+        () => `the first 30 events (${describeSeqs(sub.seqs)}, states ${sub.states.join(' → ')})`,
+      );
       assert.equal(seen.length, 1, 'one request so far');
       const writtenAtDrop = writer.written;
 
@@ -149,20 +196,41 @@ describe(`runs.events: resuming over HTTP after a dropped connection (${dialect}
       const requestsAtDrop = 1;
 
       // The client reconnects on its own (eventsource retries after ~3 s) while the writer goes on.
-      await until(() => seen.length > requestsAtDrop, 12000, () => `a reconnect request (states ${sub.states.join(' → ')})`);
+      await until(
+        () => seen.length > requestsAtDrop,
+        12000,
+        () => `a reconnect request (states ${sub.states.join(' → ')})`,
+      );
       const reconnect = seen[requestsAtDrop];
       assert.equal(inputOf(reconnect.url).runId, runId);
       assert.ok(reconnect.lastEventId, `the reconnect request carries lastEventId (url ${reconnect.url})`);
       const resumeFrom = Number(reconnect.lastEventId);
-      assert.ok(resumeFrom >= 30 && resumeFrom <= writtenAtDrop + 1000, `lastEventId ${reconnect.lastEventId} is a seq the client saw`);
-      assert.ok(reconnect.writtenSoFar > writtenAtDrop, `events were written during the outage (${writtenAtDrop} at the drop, ${reconnect.writtenSoFar} at the reconnect)`);
-      assert.ok(sub.states.some((s) => s.startsWith('connecting')), `the client noticed the drop (states ${sub.states.join(' → ')})`);
+      assert.ok(
+        resumeFrom >= 30 && resumeFrom <= writtenAtDrop + 1000,
+        `lastEventId ${reconnect.lastEventId} is a seq the client saw`,
+      );
+      assert.ok(
+        reconnect.writtenSoFar > writtenAtDrop,
+        `events were written during the outage (${writtenAtDrop} at the drop, ${reconnect.writtenSoFar} at the reconnect)`,
+      );
+      assert.ok(
+        sub.states.some((s) => s.startsWith('connecting')),
+        `the client noticed the drop (states ${sub.states.join(' → ')})`,
+      );
 
       // Let a few more arrive over the new connection, then stop writing: the stream must end at exactly N.
-      await until(() => (sub.seqs.at(-1) ?? 0) > reconnect.writtenSoFar, 8000, () => `events after the reconnect (${describeSeqs(sub.seqs)})`);
+      await until(
+        () => (sub.seqs.at(-1) ?? 0) > reconnect.writtenSoFar,
+        8000,
+        () => `events after the reconnect (${describeSeqs(sub.seqs)})`,
+      );
       const n = await writer.stop();
       // Seqs arrive in order on a connection, so once N (the largest) is in, any duplicate or gap is already visible.
-      await until(() => sub.seqs.includes(n), 8000, () => `the last event ${n} (${describeSeqs(sub.seqs)})`);
+      await until(
+        () => sub.seqs.includes(n),
+        8000,
+        () => `the last event ${n} (${describeSeqs(sub.seqs)})`,
+      );
       assert.deepEqual(sub.seqs, range(1, n), 'seqs 1..N, each once, in order');
       assert.deepEqual(sub.ids, sub.seqs.map(String), 'each SSE id is its seq');
       assert.equal(seen.length, 2, `exactly one reconnect (${seen.map((r) => r.lastEventId).join(', ')})`);
@@ -190,23 +258,43 @@ describe(`runs.events: resuming over HTTP after a dropped connection (${dialect}
       await srv.stop();
       // Keep the port closed while the writer adds at least 20 events (the client's retries are refused meanwhile).
       const target = writer.written + 20;
-      await until(() => writer.written >= target, 8000, () => `the writer to pass ${target}`);
+      await until(
+        () => writer.written >= target,
+        8000,
+        () => `the writer to pass ${target}`,
+      );
       return restart(port);
     });
   });
 
   test('cursor k streams k+1..N, then live events', async () => {
     const runId = await newRun();
-    await appendEvents(fresh.db, runId, range(1, 40).map((i) => ({ message: `pre ${i}` })));
+    await appendEvents(
+      fresh.db,
+      runId,
+      range(1, 40).map((i) => ({ message: `pre ${i}` })),
+    );
     const seen: SeenRequest[] = [];
     const srv = await serve(fresh.db, seen, () => 0);
     const sub = subscribe(srv.port, { runId, cursor: 25 });
     try {
-      await until(() => sub.seqs.length >= 15, 8000, () => `seqs 26..40 (${describeSeqs(sub.seqs)})`);
+      await until(
+        () => sub.seqs.length >= 15,
+        8000,
+        () => `seqs 26..40 (${describeSeqs(sub.seqs)})`,
+      );
       assert.deepEqual(sub.seqs, range(26, 40));
-      const last = await appendEvents(fresh.db, runId, range(1, 5).map((i) => ({ message: `live ${i}` })));
+      const last = await appendEvents(
+        fresh.db,
+        runId,
+        range(1, 5).map((i) => ({ message: `live ${i}` })),
+      );
       assert.equal(last, 45);
-      await until(() => sub.seqs.includes(45), 8000, () => `live seqs up to 45 (${describeSeqs(sub.seqs)})`);
+      await until(
+        () => sub.seqs.includes(45),
+        8000,
+        () => `live seqs up to 45 (${describeSeqs(sub.seqs)})`,
+      );
       assert.deepEqual(sub.seqs, range(26, 45));
       assert.equal(inputOf(seen[0].url).cursor, 25);
       assert.equal(seen[0].lastEventId, null, 'a first connection has no lastEventId');
@@ -220,8 +308,15 @@ describe(`runs.events: resuming over HTTP after a dropped connection (${dialect}
   test('an idle stream polling for a while does not pile up abort listeners on its signal', async () => {
     const runId = await newRun();
     const ac = new AbortController();
-    const events = await createCallerFactory(appRouter)({ db: fresh.db, principal: TEST_ADMIN }, { signal: ac.signal }).runs.events({ runId });
-    const drained = (async () => { for await (const _ of events) { /* no events: it just polls */ } })();
+    const events = await createCallerFactory(appRouter)(
+      { db: fresh.db, principal: TEST_ADMIN },
+      { signal: ac.signal },
+    ).runs.events({ runId });
+    const drained = (async () => {
+      for await (const _ of events) {
+        /* no events: it just polls */
+      }
+    })();
     try {
       await sleep(1000); // ~20 polls at 50 ms
       const listeners = getEventListeners(ac.signal, 'abort').length;

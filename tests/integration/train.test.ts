@@ -12,24 +12,38 @@ import { launchTraining, pauseTraining, resumeTraining } from '../../server/life
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;
-before(async () => { fresh = await freshDatabase(); db = fresh.db; });
-afterEach(async () => { await killAll(); });
-after(async () => { await fresh?.close(); });
+before(async () => {
+  fresh = await freshDatabase();
+  db = fresh.db;
+});
+afterEach(async () => {
+  await killAll();
+});
+after(async () => {
+  await fresh?.close();
+});
 
 const recipe = (over: Record<string, unknown> = {}, rl: Record<string, unknown> = {}) => ({
-  ...MICRO_INPUT, ...over,
+  ...MICRO_INPUT,
+  ...over,
   stages: [MICRO_INPUT.stages[0], { ...MICRO_INPUT.stages[1], ...rl }],
 });
 
 async function finished(runId: string, procs: Proc[], timeoutMs = 180_000) {
-  return waitFor(`run ${runId} to finish`, async () => {
-    const r = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
-    return ['succeeded', 'failed', 'cancelled', 'paused'].includes(r.status) ? r : null;
-  }, { timeoutMs, intervalMs: 200, detail: () => outputs(procs) });
+  return waitFor(
+    `run ${runId} to finish`,
+    async () => {
+      const r = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
+      return ['succeeded', 'failed', 'cancelled', 'paused'].includes(r.status) ? r : null;
+    },
+    { timeoutMs, intervalMs: 200, detail: () => outputs(procs) },
+  );
 }
 
 const series = async (runId: string, key: string) =>
-  (await db.prisma.metricPoint.findMany({ where: { runId, key }, orderBy: { step: 'asc' } })).map((p) => [p.step, p.value] as const);
+  (await db.prisma.metricPoint.findMany({ where: { runId, key }, orderBy: { step: 'asc' } })).map(
+    (p) => [p.step, p.value] as const,
+  );
 
 test('micro recipe: SFT then GRPO-RoC steps through the real trainer, engine and sandbox; everything stored', async () => {
   const { runId } = await launchTraining(db, { spec: recipe({ name: 'micro-e2e' }) });
@@ -40,16 +54,38 @@ test('micro recipe: SFT then GRPO-RoC steps through the real trainer, engine and
   assert.equal(run.totalSteps, 32);
 
   const loss = await series(runId, 'sft/loss');
-  assert.deepEqual(loss.map(([s]) => s), Array.from({ length: 30 }, (_, i) => i + 1));
+  assert.deepEqual(
+    loss.map(([s]) => s),
+    Array.from({ length: 30 }, (_, i) => i + 1),
+  );
   const head = loss.slice(0, 3).reduce((a, [, v]) => a + v, 0) / 3;
   const tail = loss.slice(-3).reduce((a, [, v]) => a + v, 0) / 3;
   assert.ok(tail < head * 0.7, `SFT loss decreases (${head.toFixed(3)} → ${tail.toFixed(3)})`);
 
-  assert.deepEqual((await series(runId, 'rollout/accuracy')).map(([s]) => s), [31, 32]);
+  assert.deepEqual(
+    (await series(runId, 'rollout/accuracy')).map(([s]) => s),
+    [31, 32],
+  );
   // Each step's accuracy with its 95% band (bootstrap over the step's prompts).
-  const [acc, lo, hi] = await Promise.all(['rollout/accuracy', 'rollout/accuracy_lo', 'rollout/accuracy_hi'].map((k) => series(runId, k)));
-  acc.forEach(([, v], i) => assert.ok(lo[i]![1] <= v + 1e-12 && v <= hi[i]![1] + 1e-12, `step ${acc[i]![0]}: ${lo[i]![1]} ≤ ${v} ≤ ${hi[i]![1]}`));
-  for (const key of ['time/rollout', 'time/reward', 'time/roc', 'time/train', 'time/sync', 'time/storage', 'rollout/tool_error_rate', 'roc/kept']) {
+  const [acc, lo, hi] = await Promise.all(
+    ['rollout/accuracy', 'rollout/accuracy_lo', 'rollout/accuracy_hi'].map((k) => series(runId, k)),
+  );
+  acc.forEach(([, v], i) =>
+    assert.ok(
+      lo[i]![1] <= v + 1e-12 && v <= hi[i]![1] + 1e-12,
+      `step ${acc[i]![0]}: ${lo[i]![1]} ≤ ${v} ≤ ${hi[i]![1]}`,
+    ),
+  );
+  for (const key of [
+    'time/rollout',
+    'time/reward',
+    'time/roc',
+    'time/train',
+    'time/sync',
+    'time/storage',
+    'rollout/tool_error_rate',
+    'roc/kept',
+  ]) {
     assert.equal((await series(runId, key)).length, 2, key);
   }
   const trajectories = await db.prisma.trajectory.findMany({ where: { runId, split: 'train' } });
@@ -67,18 +103,36 @@ test('micro recipe: SFT then GRPO-RoC steps through the real trainer, engine and
     }
   }
   const ckpts = await db.prisma.checkpoint.findMany({ where: { runId }, orderBy: { step: 'asc' } });
-  assert.deepEqual(ckpts.map((c) => c.step), [30, 31, 32]);
+  assert.deepEqual(
+    ckpts.map((c) => c.step),
+    [30, 31, 32],
+  );
   const evals = await db.prisma.evalResult.findMany({ where: { runId }, orderBy: { step: 'asc' } });
-  assert.deepEqual(evals.map((e) => e.step), [30, 32], 'evaluated after each stage: the SFT baseline, then after RL');
+  assert.deepEqual(
+    evals.map((e) => e.step),
+    [30, 32],
+    'evaluated after each stage: the SFT baseline, then after RL',
+  );
   assert.equal(await db.prisma.trajectory.count({ where: { runId, split: 'eval' } }), 2 * 4 * 2);
   const events = await readEvents(db, runId, 0, 10_000);
   assert.ok(events.some((e) => e.type === 'stage' && /"rl"/.test(e.message)));
-  assert.ok(events.some((e) => e.type === 'rollouts'), 'live rollouts were published');
+  assert.ok(
+    events.some((e) => e.type === 'rollouts'),
+    'live rollouts were published',
+  );
   // The stage report (`npx toolsmith train --report`): both stages with their wall time and the evaluation that
   // ends each, the paired difference from the SFT evaluation to the last, the commit and seed.
   const report = await runReport(db, runId);
-  assert.deepEqual(report.stages.map((s) => [s.name, s.startStep, s.endStep, s.starts, s.evals.map((e) => e.step)]), [['sft', 0, 30, 1, [30]], ['rl', 30, 32, 1, [32]]]);
-  assert.ok(report.stages.every((s) => s.wallS! > 0) && report.wallS! >= report.stages.reduce((a, s) => a + s.wallS!, 0));
+  assert.deepEqual(
+    report.stages.map((s) => [s.name, s.startStep, s.endStep, s.starts, s.evals.map((e) => e.step)]),
+    [
+      ['sft', 0, 30, 1, [30]],
+      ['rl', 30, 32, 1, [32]],
+    ],
+  );
+  assert.ok(
+    report.stages.every((s) => s.wallS! > 0) && report.wallS! >= report.stages.reduce((a, s) => a + s.wallS!, 0),
+  );
   assert.ok(report.stages[0]!.evals[0]!.pass1Ci && report.stages[0]!.evals[0]!.noToolCallRate != null);
   assert.equal(report.paired.length, 1);
   assert.equal(report.paired[0]!.paired?.problems, 4);
@@ -89,21 +143,41 @@ test('micro recipe: SFT then GRPO-RoC steps through the real trainer, engine and
 test('resume: a worker SIGKILLed mid-RL is replaced; no step is skipped or stored twice', async () => {
   const { runId } = await launchTraining(db, { spec: recipe({ name: 'micro-resume' }, { steps: 5 }) });
   const first = spawnWorker(fresh.url, 'train-a', { leaseSeconds: 3, heartbeatSeconds: 0.5 });
-  await waitFor('RL step 32 to be stored', async () => (await db.prisma.metricPoint.count({ where: { runId, key: 'rollout/accuracy', step: { gte: 32 } } })) > 0,
-    { timeoutMs: 180_000, intervalMs: 100, detail: () => outputs([first]) });
+  await waitFor(
+    'RL step 32 to be stored',
+    async () =>
+      (await db.prisma.metricPoint.count({ where: { runId, key: 'rollout/accuracy', step: { gte: 32 } } })) > 0,
+    { timeoutMs: 180_000, intervalMs: 100, detail: () => outputs([first]) },
+  );
   first.child.kill('SIGKILL');
   await first.exited;
   const second = spawnWorker(fresh.url, 'train-b', { leaseSeconds: 3, heartbeatSeconds: 0.5 });
   const run = await finished(runId, [second]);
   assert.equal(run.status, 'succeeded', run.error ?? '');
   assert.equal(run.step, 35);
-  assert.deepEqual((await series(runId, 'rollout/accuracy')).map(([s]) => s), [31, 32, 33, 34, 35]);
-  assert.deepEqual((await series(runId, 'sft/loss')).map(([s]) => s), Array.from({ length: 30 }, (_, i) => i + 1));
-  const rows = await db.prisma.trajectory.findMany({ where: { runId, split: 'train' }, select: { step: true, groupId: true, sampleIndex: true } });
+  assert.deepEqual(
+    (await series(runId, 'rollout/accuracy')).map(([s]) => s),
+    [31, 32, 33, 34, 35],
+  );
+  assert.deepEqual(
+    (await series(runId, 'sft/loss')).map(([s]) => s),
+    Array.from({ length: 30 }, (_, i) => i + 1),
+  );
+  const rows = await db.prisma.trajectory.findMany({
+    where: { runId, split: 'train' },
+    select: { step: true, groupId: true, sampleIndex: true },
+  });
   assert.equal(rows.length, 5 * 8);
-  assert.equal(new Set(rows.map((r) => `${r.step}/${r.groupId}/${r.sampleIndex}`)).size, rows.length, 'no duplicate trajectory');
+  assert.equal(
+    new Set(rows.map((r) => `${r.step}/${r.groupId}/${r.sampleIndex}`)).size,
+    rows.length,
+    'no duplicate trajectory',
+  );
   const events = await readEvents(db, runId, 0, 10_000);
-  assert.ok(events.some((e) => e.type === 'resume' && /resuming from the checkpoint at step 3[12]/.test(e.message)), 'the second attempt resumed from a checkpoint');
+  assert.ok(
+    events.some((e) => e.type === 'resume' && /resuming from the checkpoint at step 3[12]/.test(e.message)),
+    'the second attempt resumed from a checkpoint',
+  );
   // The report counts the RL stage's second start and ends it at the run's last step.
   const rl = (await runReport(db, runId)).stages[1]!;
   assert.deepEqual([rl.starts, rl.endStep], [2, 35]);
@@ -112,9 +186,17 @@ test('resume: a worker SIGKILLed mid-RL is replaced; no step is skipped or store
 test('pause stops at a step boundary and keeps the run; resume continues it to the end', async () => {
   const { runId } = await launchTraining(db, { spec: recipe({ name: 'micro-pause' }, { steps: 4 }) });
   const w = spawnWorker(fresh.url, 'train-p', { leaseSeconds: 5, heartbeatSeconds: 0.5 });
-  await waitFor('RL to start', async () => (await db.prisma.metricPoint.count({ where: { runId, key: 'rollout/accuracy' } })) > 0, { timeoutMs: 180_000, detail: () => outputs([w]) });
+  await waitFor(
+    'RL to start',
+    async () => (await db.prisma.metricPoint.count({ where: { runId, key: 'rollout/accuracy' } })) > 0,
+    { timeoutMs: 180_000, detail: () => outputs([w]) },
+  );
   await pauseTraining(db, runId);
-  await waitFor('the job to stop', async () => (await db.prisma.job.count({ where: { runId, status: 'leased' } })) === 0, { timeoutMs: 30_000 });
+  await waitFor(
+    'the job to stop',
+    async () => (await db.prisma.job.count({ where: { runId, status: 'leased' } })) === 0,
+    { timeoutMs: 30_000 },
+  );
   const paused = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
   assert.equal(paused.status, 'paused');
   assert.ok(paused.step < 34);
@@ -122,7 +204,10 @@ test('pause stops at a step boundary and keeps the run; resume continues it to t
   await resumeTraining(db, runId);
   const run = await finished(runId, [w]);
   assert.equal(run.status, 'succeeded', run.error ?? '');
-  assert.deepEqual((await series(runId, 'rollout/accuracy')).map(([s]) => s), [31, 32, 33, 34]);
+  assert.deepEqual(
+    (await series(runId, 'rollout/accuracy')).map(([s]) => s),
+    [31, 32, 33, 34],
+  );
 });
 
 test('a NaN loss fails the run with the reason (fault injected into the trainer); the worker lives on', async () => {

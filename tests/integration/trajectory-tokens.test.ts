@@ -12,21 +12,35 @@ import { TEST_ADMIN } from '../helpers/principals.ts';
 import { createRun } from '../../server/store/runs.ts';
 import { deleteAfterStep } from '../../server/store/checkpoints.ts';
 import {
-  insertTrajectories, insertTrajectorySingle, readStepWithTokens, readTrajectoryTokens,
+  insertTrajectories,
+  insertTrajectorySingle,
+  readStepWithTokens,
+  readTrajectoryTokens,
 } from '../../server/store/trajectories.ts';
 import type { TokenRecord, Trajectory } from '../../contracts/trajectory.ts';
 import { CharTokenizer, embeddedTokenizerSpec } from '../../workers/engines/tokenizer.ts';
 import { EMBEDDED_TEMPLATE_SETTINGS as S, toolResponseTurn } from '../../workers/rollout/template.ts';
 import { toTrajectoryInput } from '../../workers/rollout/to-store.ts';
-import { appendAssistantTurn, appendToolResult, finishTrajectory, newTrajectory } from '../../workers/rollout/trajectory.ts';
-import { tokenRecord } from '../../workers/train/token-record.ts';
+import {
+  appendAssistantTurn,
+  appendToolResult,
+  finishTrajectory,
+  newTrajectory,
+} from '../../workers/rollout/trajectory.ts';
+import { tokenRecord } from '../../workers/policy/token-record.ts';
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;
 const makeCaller = createCallerFactory(appRouter);
 let caller: ReturnType<typeof makeCaller>;
-beforeEach(async () => { fresh = await freshDatabase(); db = fresh.db; caller = makeCaller({ db, principal: TEST_ADMIN }); });
-afterEach(async () => { await fresh.close(); });
+beforeEach(async () => {
+  fresh = await freshDatabase();
+  db = fresh.db;
+  caller = makeCaller({ db, principal: TEST_ADMIN });
+});
+afterEach(async () => {
+  await fresh.close();
+});
 
 const tok = new CharTokenizer(embeddedTokenizerSpec());
 
@@ -35,15 +49,45 @@ function twoTurns(): Trajectory {
   const call = `Let me compute.</reason>\n<tool_call>\n${JSON.stringify({ name: 'python', arguments: { code: 'print(6*7)', input: '' } })}\n</tool_call>`;
   const ids = tok.encode(call);
   let t = newTrajectory('What is 6*7?', 10);
-  t = appendAssistantTurn(t, { text: call, tokens: ids.length, tokenIds: ids, logprobs: ids.map((_, i) => -0.01 * i - 1 / 3), engineFinish: 'stop', genStartedAt: 1, genFinishedAt: 2 }, S);
+  t = appendAssistantTurn(
+    t,
+    {
+      text: call,
+      tokens: ids.length,
+      tokenIds: ids,
+      logprobs: ids.map((_, i) => -0.01 * i - 1 / 3),
+      engineFinish: 'stop',
+      genStartedAt: 1,
+      genFinishedAt: 2,
+    },
+    S,
+  );
   t = { ...t, turns: [{ ...t.turns[0]!, entropies: ids.map((_, i) => (i % 7 === 0 ? NaN : 0.1 * i)) }] };
   const appended = toolResponseTurn('42', S);
   t = appendToolResult(t, {
-    name: 'python', arguments: { code: 'print(6*7)', input: '' }, status: 'ok', text: '42', appendedText: appended, tokens: tok.encode(appended).length,
-    appended: true, queuedAt: 2, startedAt: 2, finishedAt: 3, durationMs: 1, queueMs: 0, stdout: '42\n', stderr: '', exitCode: 0, errorType: null,
+    name: 'python',
+    arguments: { code: 'print(6*7)', input: '' },
+    status: 'ok',
+    text: '42',
+    appendedText: appended,
+    tokens: tok.encode(appended).length,
+    appended: true,
+    queuedAt: 2,
+    startedAt: 2,
+    finishedAt: 3,
+    durationMs: 1,
+    queueMs: 0,
+    stdout: '42\n',
+    stderr: '',
+    exitCode: 0,
+    errorType: null,
   });
   const answer = 'So it is 42.</reason>\n<answer>\\boxed{42}</answer>';
-  t = appendAssistantTurn(t, { text: answer, tokens: tok.encode(answer).length, engineFinish: 'stop', genStartedAt: 4, genFinishedAt: 5 }, S);
+  t = appendAssistantTurn(
+    t,
+    { text: answer, tokens: tok.encode(answer).length, engineFinish: 'stop', genStartedAt: 4, genFinishedAt: 5 },
+    S,
+  );
   return finishTrajectory(t, 'no_tool_call', 6);
 }
 
@@ -62,13 +106,28 @@ function trainedRecord(t: Trajectory): TokenRecord {
 function asStored(r: TokenRecord): TokenRecord {
   const f = (xs: number[]) => xs.map(Math.fround);
   return {
-    ...r, rolloutLogprobs: f(r.rolloutLogprobs), entropy: f(r.entropy),
-    trainerLogprobs: r.trainerLogprobs && f(r.trainerLogprobs), weights: r.weights && f(r.weights),
+    ...r,
+    rolloutLogprobs: f(r.rolloutLogprobs),
+    entropy: f(r.entropy),
+    trainerLogprobs: r.trainerLogprobs && f(r.trainerLogprobs),
+    weights: r.weights && f(r.weights),
   };
 }
 
-const scored = { reward: 1, correct: true, verdict: { correct: true, method: 'exact' as const, extracted: '42', reason: 'equal' } };
-const meta = (runId: string, sampleIndex: number, step = 1) => ({ runId, step, stage: 0, split: 'train', problemId: 'p1', groupId: 'g000', sampleIndex });
+const scored = {
+  reward: 1,
+  correct: true,
+  verdict: { correct: true, method: 'exact' as const, extracted: '42', reason: 'equal' },
+};
+const meta = (runId: string, sampleIndex: number, step = 1) => ({
+  runId,
+  step,
+  stage: 0,
+  split: 'train',
+  problemId: 'p1',
+  groupId: 'g000',
+  sampleIndex,
+});
 
 test('a token record round-trips through the side table, batched and single, with NaN and Float32 precision', async () => {
   const run = await createRun(db, { name: 'tok', kind: 'train', seed: 0 });
@@ -98,16 +157,25 @@ test('a token record round-trips through the side table, batched and single, wit
   assert.equal(row.ids.byteLength, 4 * trained.ids.length);
   assert.equal(row.mask.byteLength, trained.ids.length);
   if (db.dialect === 'sqlite') {
-    const [k] = await db.query<{ k: string }>(`SELECT typeof("ids") AS "k" FROM "TrajectoryTokens" WHERE "trajectoryId" = ?`, ['tr_trained']);
+    const [k] = await db.query<{ k: string }>(
+      `SELECT typeof("ids") AS "k" FROM "TrajectoryTokens" WHERE "trajectoryId" = ?`,
+      ['tr_trained'],
+    );
     assert.equal(k!.k, 'blob');
   } else {
-    const [k] = await db.query<{ k: string }>(`SELECT pg_typeof("ids")::text AS "k" FROM "TrajectoryTokens" WHERE "trajectoryId" = ?`, ['tr_trained']);
+    const [k] = await db.query<{ k: string }>(
+      `SELECT pg_typeof("ids")::text AS "k" FROM "TrajectoryTokens" WHERE "trajectoryId" = ?`,
+      ['tr_trained'],
+    );
     assert.equal(k!.k, 'bytea');
   }
 
   // A step's worth at once, in step order, with the records attached.
   const step = await readStepWithTokens(db, run.id, 1, { withContent: true });
-  assert.deepEqual(step.map((r) => r.id), ['tr_trained', 'tr_plain', 'tr_none', 'tr_single']);
+  assert.deepEqual(
+    step.map((r) => r.id),
+    ['tr_trained', 'tr_plain', 'tr_none', 'tr_single'],
+  );
   assert.deepEqual(step[0]!.tokens, asStored(trained));
   assert.equal(step[2]!.tokens, null);
 });
@@ -115,8 +183,14 @@ test('a token record round-trips through the side table, batched and single, wit
 test('the side table refuses a record that cannot be stored faithfully, and the trajectory is not stored either', async () => {
   const run = await createRun(db, { name: 'tok', kind: 'train', seed: 0 });
   const t = twoTurns();
-  const bad = { ...tokenRecord(t, tok, null), chars: tokenRecord(t, tok, null).chars.map((c, i) => (i === 2 ? 70_000 : c)) };
-  await assert.rejects(insertTrajectories(db, [{ ...toTrajectoryInput(t, scored, meta(run.id, 0), bad), id: 'tr_bad' }]), /chars\[2\] = 70000/);
+  const bad = {
+    ...tokenRecord(t, tok, null),
+    chars: tokenRecord(t, tok, null).chars.map((c, i) => (i === 2 ? 70_000 : c)),
+  };
+  await assert.rejects(
+    insertTrajectories(db, [{ ...toTrajectoryInput(t, scored, meta(run.id, 0), bad), id: 'tr_bad' }]),
+    /chars\[2\] = 70000/,
+  );
   assert.equal(await db.prisma.trajectory.count({ where: { id: 'tr_bad' } }), 0);
 });
 
@@ -129,7 +203,10 @@ test('deleting trajectories (a resumed run discarding later steps) deletes their
     { ...toTrajectoryInput(t, scored, meta(run.id, 0, 2), r), id: 'tr_drop' },
   ]);
   await deleteAfterStep(db, run.id, 1);
-  assert.deepEqual((await db.prisma.trajectoryTokens.findMany({ select: { trajectoryId: true } })).map((x) => x.trajectoryId), ['tr_keep']);
+  assert.deepEqual(
+    (await db.prisma.trajectoryTokens.findMany({ select: { trajectoryId: true } })).map((x) => x.trajectoryId),
+    ['tr_keep'],
+  );
 });
 
 test('trajectories.tokens returns plain JSON arrays (null for NaN); NOT_FOUND for no trajectory, record null for none stored', async () => {
@@ -154,10 +231,13 @@ test('trajectories.tokens returns plain JSON arrays (null for NaN); NOT_FOUND fo
   assert.equal(record.rolloutLogprobs[record.mask.indexOf(0)], null, 'a tool token has no rollout logprob');
   assert.equal(record.advantage, -0.7071067811865476);
   assert.deepEqual(await caller.trajectories.tokens({ id: 'tr_b' }), { record: null });
-  await assert.rejects(caller.trajectories.tokens({ id: 'tr_nope' }), (e) => e instanceof TRPCError && e.code === 'NOT_FOUND');
+  await assert.rejects(
+    caller.trajectories.tokens({ id: 'tr_nope' }),
+    (e) => e instanceof TRPCError && e.code === 'NOT_FOUND',
+  );
 });
 
-test('share links serve a trajectory\'s tokens exactly where they serve the trajectory', async () => {
+test("share links serve a trajectory's tokens exactly where they serve the trajectory", async () => {
   const run = await createRun(db, { name: 'tok', kind: 'train', seed: 0 });
   const other = await createRun(db, { name: 'other', kind: 'train', seed: 0 });
   const t = twoTurns();
@@ -183,7 +263,11 @@ test('share links serve a trajectory\'s tokens exactly where they serve the traj
   await notFound(view.trajectoryTokens({ token: runLink.token, trajectoryId: 'tr_missing' }));
   await notFound(view.trajectoryTokens({ token: 'x'.repeat(43), trajectoryId: 'tr_1' }));
   // The same answers as the trajectory itself, link by link.
-  for (const [token, id] of [[trajLink.token, 'tr_2'], [stepLink.token, 'tr_1'], [runLink.token, 'tr_o']] as const) {
+  for (const [token, id] of [
+    [trajLink.token, 'tr_2'],
+    [stepLink.token, 'tr_1'],
+    [runLink.token, 'tr_o'],
+  ] as const) {
     await notFound(view.trajectory({ token, trajectoryId: id }));
   }
   const links = await caller.share.list({ runId: run.id });

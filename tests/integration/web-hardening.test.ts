@@ -6,38 +6,33 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { ROOT, waitFor } from '../helpers/proc.ts';
+import { waitFor } from '../helpers/proc.ts';
 import { dialect } from '../helpers/db.ts';
+import { startWebServer, webBuilt, type WebServer } from '../helpers/web-server.ts';
 import { readSupervisor } from '../../server/system/supervisor.ts';
 
-const built = fs.existsSync(path.join(ROOT, '.next/BUILD_ID'));
 // The gate and the supervisor do not touch the database the suite is run against: once (on SQLite) is enough.
-const skip = !built ? 'no web build (.next): run `node scripts/setup.mjs` first (npm test builds it)'
-  : dialect !== 'sqlite' ? 'runs once, in the SQLite pass: nothing here depends on the database' : false;
+const skip = !webBuilt()
+  ? 'no web build (.next): run `node scripts/setup.mjs` first (npm test builds it)'
+  : dialect !== 'sqlite'
+    ? 'runs once, in the SQLite pass: nothing here depends on the database'
+    : false;
 
 let port = 0;
 let base = '';
-let server: ChildProcess | null = null;
-let output = '';
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolsmith-hardening-'));
+let web: WebServer | null = null;
+let dataDir = '';
+const output = () => web?.output() ?? '';
 const MAX_BODY = 64 * 1024;
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const p = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return p;
-}
-
 /** A raw request, so the Host header is what we say (fetch would set it from the URL). */
-function raw(method: string, urlPath: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function raw(
+  method: string,
+  urlPath: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method, path: urlPath, headers }, (res) => {
       let text = '';
@@ -49,36 +44,26 @@ function raw(method: string, urlPath: string, headers: Record<string, string>, b
   });
 }
 
-const health = () => fetch(`${base}/api/trpc/system.health`).then((r) => r.ok).catch(() => false);
+const health = () =>
+  fetch(`${base}/api/trpc/system.health`)
+    .then((r) => r.ok)
+    .catch(() => false);
 
 before(async () => {
   if (skip) return;
-  port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('TOOLSMITH_') && k !== 'DATABASE_URL') env[k] = v;
-  Object.assign(env, { PORT: String(port), HOST: '127.0.0.1', TOOLSMITH_DATA_DIR: dataDir, TOOLSMITH_MAX_BODY_BYTES: String(MAX_BODY), NEXT_TELEMETRY_DISABLED: '1' });
-  const child = spawn(process.execPath, ['scripts/start.mjs', '--serve-only'], { cwd: ROOT, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
-  server = child;
-  await waitFor('the web server to answer system.health', health, { timeoutMs: 90_000, intervalMs: 200, detail: () => output });
+  web = await startWebServer({ TOOLSMITH_MAX_BODY_BYTES: String(MAX_BODY) }, 'toolsmith-hardening-');
+  ({ port, base, dataDir } = web);
 });
 
 after(async () => {
-  if (server && server.exitCode === null && server.signalCode === null) {
-    const exited = new Promise((r) => server!.once('exit', r));
-    server.kill('SIGTERM');
-    const timer = setTimeout(() => { try { process.kill(-server!.pid!, 'SIGKILL'); } catch { /* gone */ } }, 25_000);
-    await exited;
-    clearTimeout(timer);
-  }
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await web?.stop();
 });
 
 const json = { 'content-type': 'application/json' };
 
-test('a request for a foreign Host (DNS rebinding) is answered 421 and reaches no page or procedure', { skip }, async () => {
+test('a request for a foreign Host (DNS rebinding) is answered 421 and reaches no page or procedure', {
+  skip,
+}, async () => {
   for (const p of ['/', '/api/trpc/system.health']) {
     const r = await raw('GET', p, { host: `rebind.evil.example:${port}` });
     assert.equal(r.status, 421, `${p}: ${r.body}`);
@@ -91,25 +76,47 @@ test('a request for a foreign Host (DNS rebinding) is answered 421 and reaches n
 test('a cross-origin multipart POST to a mutation is refused before tRPC sees it', { skip }, async () => {
   const form = new FormData();
   form.set('0', JSON.stringify({ runId: 'r_x' }));
-  const cross = await fetch(`${base}/api/trpc/share.create`, { method: 'POST', body: form, headers: { origin: 'https://evil.example' } });
+  const cross = await fetch(`${base}/api/trpc/share.create`, {
+    method: 'POST',
+    body: form,
+    headers: { origin: 'https://evil.example' },
+  });
   assert.ok(cross.status === 415 || cross.status === 403, `status ${cross.status}`);
   const body = await cross.json();
   assert.match(body.error.data.code, /UNSUPPORTED_MEDIA_TYPE|FORBIDDEN/);
   // Same origin, still a form: refused for its type.
   const same = await fetch(`${base}/api/trpc/share.create`, { method: 'POST', body: form, headers: { origin: base } });
   assert.equal(same.status, 415);
-  const text = await fetch(`${base}/api/trpc/share.create`, { method: 'POST', body: '{}', headers: { origin: base, 'content-type': 'text/plain' } });
+  const text = await fetch(`${base}/api/trpc/share.create`, {
+    method: 'POST',
+    body: '{}',
+    headers: { origin: base, 'content-type': 'text/plain' },
+  });
   assert.equal(text.status, 415);
 });
 
-test('a JSON POST with a foreign Origin, or with no Origin and no bearer token, is 403 from the gate', { skip }, async () => {
-  const foreign = await fetch(`${base}/api/trpc/share.create`, { method: 'POST', body: '{}', headers: { ...json, origin: 'https://evil.example' } });
+test('a JSON POST with a foreign Origin, or with no Origin and no bearer token, is 403 from the gate', {
+  skip,
+}, async () => {
+  const foreign = await fetch(`${base}/api/trpc/share.create`, {
+    method: 'POST',
+    body: '{}',
+    headers: { ...json, origin: 'https://evil.example' },
+  });
   assert.equal(foreign.status, 403);
   assert.match((await foreign.json()).error.message, /cross-origin POST refused: Origin "https:\/\/evil.example"/);
-  const bare = await fetch(`${base}/api/trpc/share.create`, { method: 'POST', body: '{}', headers: { ...json, cookie: 'x=1' } });
+  const bare = await fetch(`${base}/api/trpc/share.create`, {
+    method: 'POST',
+    body: '{}',
+    headers: { ...json, cookie: 'x=1' },
+  });
   assert.equal(bare.status, 403);
   // Past the gate, the procedure itself decides (no principal yet: 401), proving the gate let it through.
-  const ok = await fetch(`${base}/api/trpc/share.create`, { method: 'POST', body: '{}', headers: { ...json, origin: base } });
+  const ok = await fetch(`${base}/api/trpc/share.create`, {
+    method: 'POST',
+    body: '{}',
+    headers: { ...json, origin: base },
+  });
   assert.notEqual(ok.status, 403);
   assert.notEqual(ok.status, 415);
 });
@@ -128,26 +135,71 @@ test('every response carries the security headers (pages, API, static files)', {
 });
 
 test('a malformed percent-escape in a dynamic route is 400 or 404, never 500', { skip }, async () => {
-  for (const p of ['/runs/%E0%A4%A', '/runs/%E0%A4%A/explorer', '/trajectories/%', '/s/%zz', '/s/%zz/t/%', '/recipes/%C0', '/api/trpc/%zz']) {
+  for (const p of [
+    '/runs/%E0%A4%A',
+    '/runs/%E0%A4%A/explorer',
+    '/trajectories/%',
+    '/s/%zz',
+    '/s/%zz/t/%',
+    '/recipes/%C0',
+    '/api/trpc/%zz',
+  ]) {
     const r = await raw('GET', p, { host: `127.0.0.1:${port}` });
     assert.ok(r.status === 400 || r.status === 404, `${p}: ${r.status}`);
   }
 });
 
-test('an oversized body is 413 naming the limit, declared or streamed', { skip }, async () => {
+test('an oversized body is 413 naming the limit, declared or streamed, on tRPC and the sign-in routes', {
+  skip,
+}, async () => {
   const big = JSON.stringify({ 0: { x: 'a'.repeat(MAX_BODY + 10) } });
-  const declared = await fetch(`${base}/api/trpc/share.create?batch=1`, { method: 'POST', body: big, headers: { ...json, origin: base } });
-  assert.equal(declared.status, 413);
-  assert.match((await declared.json()).error.message, new RegExp(`limit of ${MAX_BODY} bytes \\(TOOLSMITH_MAX_BODY_BYTES\\)`));
-  const chunks = new ReadableStream<Uint8Array>({
-    start(c) { for (let i = 0; i < 4; i++) c.enqueue(new TextEncoder().encode('a'.repeat(MAX_BODY / 2))); c.close(); },
+  const declared = await fetch(`${base}/api/trpc/share.create?batch=1`, {
+    method: 'POST',
+    body: big,
+    headers: { ...json, origin: base },
   });
-  const streamed = await fetch(`${base}/api/trpc/share.create`, { method: 'POST', body: chunks, headers: { ...json, origin: base }, duplex: 'half' } as RequestInit);
+  assert.equal(declared.status, 413);
+  assert.match(
+    (await declared.json()).error.message,
+    new RegExp(`limit of ${MAX_BODY} bytes \\(TOOLSMITH_MAX_BODY_BYTES\\)`),
+  );
+  const chunks = new ReadableStream<Uint8Array>({
+    start(c) {
+      for (let i = 0; i < 4; i++) c.enqueue(new TextEncoder().encode('a'.repeat(MAX_BODY / 2)));
+      c.close();
+    },
+  });
+  const streamed = await fetch(`${base}/api/trpc/share.create`, {
+    method: 'POST',
+    body: chunks,
+    headers: { ...json, origin: base },
+    duplex: 'half',
+  } as RequestInit);
   assert.equal(streamed.status, 413);
+  // The sign-in routes (Better Auth) take the same cap.
+  for (const p of ['/api/auth/sign-in/email', '/api/auth/sign-in/magic-link', '/api/auth/sign-out']) {
+    const d = await fetch(`${base}${p}`, { method: 'POST', body: big, headers: { ...json, origin: base } });
+    assert.equal(d.status, 413, p);
+    const s = new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let i = 0; i < 4; i++) c.enqueue(new TextEncoder().encode('a'.repeat(MAX_BODY / 2)));
+        c.close();
+      },
+    });
+    const r = await fetch(`${base}${p}`, {
+      method: 'POST',
+      body: s,
+      headers: { ...json, origin: base },
+      duplex: 'half',
+    } as RequestInit);
+    assert.equal(r.status, 413, p);
+    assert.match((await r.json()).message, new RegExp(`limit of ${MAX_BODY} bytes \\(TOOLSMITH_MAX_BODY_BYTES\\)`));
+  }
 });
 
 test('a batch of 25 calls is 400 naming the cap; 20 are served', { skip }, async () => {
-  const batch = (n: number) => `${base}/api/trpc/${Array(n).fill('system.health').join(',')}?batch=1&input=${encodeURIComponent('{}')}`;
+  const batch = (n: number) =>
+    `${base}/api/trpc/${Array(n).fill('system.health').join(',')}?batch=1&input=${encodeURIComponent('{}')}`;
   const over = await fetch(batch(25));
   assert.equal(over.status, 400);
   assert.match((await over.json()).error.message, /at most 20 calls \(TOOLSMITH_MAX_BATCH\); this one has 25/);
@@ -156,25 +208,66 @@ test('a batch of 25 calls is 400 naming the cap; 20 are served', { skip }, async
   assert.equal((await ok.json()).length, 20);
 });
 
-test('a killed worker is restarted with back-off and recorded; the web server stays up throughout', { skip }, async () => {
-  const first = await waitFor('the supervisor to record a running worker', () => {
-    const s = readSupervisor(dataDir);
-    return s?.worker.state === 'running' && s.worker.pid ? s : null;
-  }, { timeoutMs: 20_000, detail: () => output });
+test('without TOOLSMITH_TRUSTED_PROXIES the client is the TCP peer: X-Forwarded-For is ignored, and the log says so once', {
+  skip,
+}, async () => {
+  assert.match(output(), /client addresses from the TCP peer \(no trusted proxies\)/);
+  for (let i = 0; i < 3; i++)
+    assert.ok(
+      (await fetch(`${base}/api/trpc/system.health`, { headers: { 'x-forwarded-for': `198.51.100.${i}` } })).ok,
+    );
+  await waitFor(
+    'the warning about an ignored X-Forwarded-For',
+    () => /carried X-Forwarded-For, which is ignored/.test(output()),
+    { timeoutMs: 10_000, detail: output },
+  );
+  assert.equal(output().match(/carried X-Forwarded-For/g)!.length, 1, 'once, not per request');
+  assert.match(
+    output(),
+    /a request from 127\.0\.0\.1 carried X-Forwarded-For, which is ignored: TOOLSMITH_TRUSTED_PROXIES is not set/,
+  );
+});
+
+test('a killed worker is restarted with back-off and recorded; the web server stays up throughout', {
+  skip,
+}, async () => {
+  const first = await waitFor(
+    'the supervisor to record a running worker',
+    () => {
+      const s = readSupervisor(dataDir);
+      return s?.worker.state === 'running' && s.worker.pid ? s : null;
+    },
+    { timeoutMs: 20_000, detail: output },
+  );
   const oldPid = first.worker.pid!;
   process.kill(oldPid, 'SIGKILL');
-  await waitFor('the worker to die', () => { try { process.kill(oldPid, 0); return false; } catch { return true; } }, { timeoutMs: 10_000 });
+  await waitFor(
+    'the worker to die',
+    () => {
+      try {
+        process.kill(oldPid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    },
+    { timeoutMs: 10_000 },
+  );
   assert.ok(await health(), 'the web server answers while the worker is down');
-  const next = await waitFor('a new worker pid', () => {
-    const s = readSupervisor(dataDir);
-    return s?.worker.state === 'running' && s.worker.pid && s.worker.pid !== oldPid ? s : null;
-  }, { timeoutMs: 20_000, detail: () => output });
+  const next = await waitFor(
+    'a new worker pid',
+    () => {
+      const s = readSupervisor(dataDir);
+      return s?.worker.state === 'running' && s.worker.pid && s.worker.pid !== oldPid ? s : null;
+    },
+    { timeoutMs: 20_000, detail: output },
+  );
   process.kill(next.worker.pid!, 0); // throws if the recorded pid is not a live process
   assert.equal(next.restarts, 1);
   assert.equal(next.recent[0]!.pid, oldPid);
   assert.equal(next.recent[0]!.exit, 'SIGKILL');
   assert.equal(next.recent[0]!.delayMs, 1000, 'the first restart waits 1 s');
-  assert.match(output, new RegExp(`the worker \\(pid ${oldPid}\\) exited \\(SIGKILL\\).*restarting it in 1 s`));
+  assert.match(output(), new RegExp(`the worker \\(pid ${oldPid}\\) exited \\(SIGKILL\\).*restarting it in 1 s`));
   assert.ok(await health(), 'the web server still answers');
-  assert.equal(server!.exitCode, null, 'the start script is still running');
+  assert.equal(web!.child.exitCode, null, 'the start script is still running');
 });

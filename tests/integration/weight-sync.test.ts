@@ -16,7 +16,7 @@ import { OnnxEngine } from '../../workers/engines/onnx-engine.ts';
 import { OpenAIEngine } from '../../workers/engines/openai-engine.ts';
 import { remotePolicy } from '../../workers/engines/create.ts';
 import type { GenerateRequest, GenerateResult } from '../../workers/engines/types.ts';
-import { PolicySync } from '../../workers/train/policy-sync.ts';
+import { PolicySync } from '../../workers/policy/policy-sync.ts';
 import { TrainerClient } from '../../workers/trainer/client.ts';
 import { EMBEDDED_VOCAB } from '../../workers/engines/tokenizer.ts';
 import { trainerPython } from '../../workers/trainer/python.ts';
@@ -38,19 +38,50 @@ let policy: PolicySync;
 /** Greedy reference outputs by version folder (the embedded engine on that folder's onnx/). */
 const refs = new Map<string, Map<string, string>>();
 
-const req = (prompt: string, o: Partial<GenerateRequest> = {}): GenerateRequest => ({ prompt, maxTokens: MAX, temperature: 0, topP: 1, stop: [], ...o });
+const req = (prompt: string, o: Partial<GenerateRequest> = {}): GenerateRequest => ({
+  prompt,
+  maxTokens: MAX,
+  temperature: 0,
+  topP: 1,
+  stop: [],
+  ...o,
+});
+
+// serve-model takes weight reloads only with its API key (README "Deploying for a team"); the engine sends it.
+const KEY = 'weight-sync-test-key';
+const AUTH = { 'content-type': 'application/json', authorization: `Bearer ${KEY}` };
 
 async function startServer(checkpoint: string) {
-  const env = { ...process.env };
-  delete env.TOOLSMITH_SERVE_API_KEY;
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/toolsmith.mjs'), 'serve-model', '--checkpoint', checkpoint, '--port', '0', '--model-name', NAME, '--weights-root', wsRoot, '--threads', '1'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = { ...process.env, TOOLSMITH_SERVE_API_KEY: KEY };
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(ROOT, 'bin/toolsmith.mjs'),
+      'serve-model',
+      '--checkpoint',
+      checkpoint,
+      '--port',
+      '0',
+      '--model-name',
+      NAME,
+      '--weights-root',
+      wsRoot,
+      '--threads',
+      '1',
+    ],
+    { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  const url = await waitFor('serve-model to listen', () => {
-    if (child.exitCode !== null) throw new Error(`serve-model exited with ${child.exitCode}:\n${out}`);
-    return /on (http:\/\/\S+)\/v1/.exec(out)?.[1];
-  }, { timeoutMs: 60000, detail: () => out });
+  const url = await waitFor(
+    'serve-model to listen',
+    () => {
+      if (child.exitCode !== null) throw new Error(`serve-model exited with ${child.exitCode}:\n${out}`);
+      return /on (http:\/\/\S+)\/v1/.exec(out)?.[1];
+    },
+    { timeoutMs: 60000, detail: () => out },
+  );
   servers.push({ child, out: () => out, url });
 }
 
@@ -62,7 +93,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-const getJson = async (url: string) => (await fetch(url)).json();
+const getJson = async (url: string) => (await fetch(url, { headers: AUTH })).json();
 
 /** The greedy outputs of every prompt on the export in `versionDir`. */
 async function reference(versionDir: string): Promise<Map<string, string>> {
@@ -89,7 +120,17 @@ before(async () => {
   const start = path.join(wsRoot, 'start');
   await trainer.exportOnnx(start);
   await Promise.all([startServer(start), startServer(start)]);
-  const factory = remotePolicy({ urls: servers.map((s) => s.url), model: NAME, totalTokens: 16 * 128, timeoutMs: 30000, weightSync: { mode: 'sglang', onnx: true, timeoutMs: 60000 } }, path.join(wsRoot, 'run-1'));
+  const factory = remotePolicy(
+    {
+      urls: servers.map((s) => s.url),
+      model: NAME,
+      apiKey: KEY,
+      totalTokens: 16 * 128,
+      timeoutMs: 30000,
+      weightSync: { mode: 'sglang', onnx: true, timeoutMs: 60000 },
+    },
+    path.join(wsRoot, 'run-1'),
+  );
   policy = new PolicySync(trainer, factory, path.join(tmp, 'unused-export'));
 });
 
@@ -100,12 +141,18 @@ after(async () => {
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-test('PolicySync with a real trainer: each sync writes a version folder (HF + ONNX), both serve-model servers reload it, the last two are kept', { skip }, async () => {
+test('PolicySync with a real trainer: each sync writes a version folder (HF + ONNX), both serve-model servers reload it, the last two are kept', {
+  skip,
+}, async () => {
   await policy.sync();
   const run = path.join(wsRoot, 'run-1');
   const v1 = path.join(run, 'v000001');
-  assert.deepEqual(fs.readdirSync(run).filter((n) => !n.includes('.tmp-')), ['v000001']);
-  for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'onnx']) assert.ok(fs.existsSync(path.join(v1, f)), `${f} in ${fs.readdirSync(v1)}`);
+  assert.deepEqual(
+    fs.readdirSync(run).filter((n) => !n.includes('.tmp-')),
+    ['v000001'],
+  );
+  for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'onnx'])
+    assert.ok(fs.existsSync(path.join(v1, f)), `${f} in ${fs.readdirSync(v1)}`);
   assert.equal(engine().weightVersion, 0);
   for (const s of servers) {
     assert.deepEqual(await getJson(`${s.url}/get_weight_version`), { weight_version: '0' });
@@ -125,7 +172,11 @@ test('PolicySync with a real trainer: each sync writes a version folder (HF + ON
   assert.equal(engine().weightVersion, 1);
   const v2 = path.join(run, 'v000002');
   const ref2 = await reference(v2);
-  assert.notEqual(ref2.get(PROMPTS[0]), ref1.get(PROMPTS[0]), 'the two versions must generate different text for this test to see mixing');
+  assert.notEqual(
+    ref2.get(PROMPTS[0]),
+    ref1.get(PROMPTS[0]),
+    'the two versions must generate different text for this test to see mixing',
+  );
   for (const s of servers) assert.equal((await getJson(`${s.url}/get_weight_version`)).weight_version, '1');
   const r2 = await engine().generate(req(PROMPTS[0]));
   assert.equal(r2.weightVersion, 1);
@@ -135,10 +186,19 @@ test('PolicySync with a real trainer: each sync writes a version folder (HF + ON
   policy.updated();
   await policy.sync();
   assert.equal(engine().weightVersion, 2);
-  assert.deepEqual(fs.readdirSync(run).filter((n) => !n.includes('.tmp-')).sort(), ['v000002', 'v000003'], 'older versions are deleted');
+  assert.deepEqual(
+    fs
+      .readdirSync(run)
+      .filter((n) => !n.includes('.tmp-'))
+      .sort(),
+    ['v000002', 'v000003'],
+    'older versions are deleted',
+  );
 });
 
-test('reload while requests are generating: those in flight finish on the old version, the ones sent during it wait for the new one; none is mixed', { skip }, async () => {
+test('reload while requests are generating: those in flight finish on the old version, the ones sent during it wait for the new one; none is mixed', {
+  skip,
+}, async () => {
   const e = engine();
   const run = path.join(wsRoot, 'run-1');
   // Alternate between the two version folders on disk so that consecutive versions differ.
@@ -164,10 +224,13 @@ test('reload while requests are generating: those in flight finish on the old ve
     assert.equal(r.text, refNew.get(PROMPTS[i]), `request ${i}: the new version's text`);
     assert.ok(r.done > reloadAt);
   });
-  for (const s of servers) assert.equal((await getJson(`${s.url}/get_weight_version`)).weight_version, String(from + 1));
+  for (const s of servers)
+    assert.equal((await getJson(`${s.url}/get_weight_version`)).weight_version, String(from + 1));
 });
 
-test('serve-model reloaded under running requests lets them finish on the old version; a stale request is refused (409) and retried on the other server', { skip }, async () => {
+test('serve-model reloaded under running requests lets them finish on the old version; a stale request is refused (409) and retried on the other server', {
+  skip,
+}, async () => {
   const e = engine();
   const v = e.weightVersion;
   const [a, b] = servers;
@@ -175,26 +238,52 @@ test('serve-model reloaded under running requests lets them finish on the old ve
   const ref = await reference(current);
   // Requests in flight at server A (sent straight to it, streaming: their first chunk has arrived), then A is moved
   // to another label under them.
-  const streams = await Promise.all(PROMPTS.slice(0, 3).map(async (p) => {
-    const res = await fetch(`${a.url}/v1/completions`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: NAME, prompt: p, max_tokens: MAX, temperature: 0, stream: true, weight_version: String(v) }),
-    });
-    assert.equal(res.status, 200);
-    const reader = res.body!.getReader();
-    const first = await reader.read(); // generation has started
-    return { reader, text: new TextDecoder().decode(first.value) };
-  }));
+  const streams = await Promise.all(
+    PROMPTS.slice(0, 3).map(async (p) => {
+      const res = await fetch(`${a.url}/v1/completions`, {
+        method: 'POST',
+        headers: AUTH,
+        body: JSON.stringify({
+          model: NAME,
+          prompt: p,
+          max_tokens: MAX,
+          temperature: 0,
+          stream: true,
+          weight_version: String(v),
+        }),
+      });
+      assert.equal(res.status, 200);
+      const reader = res.body!.getReader();
+      const first = await reader.read(); // generation has started
+      return { reader, text: new TextDecoder().decode(first.value) };
+    }),
+  );
   // The other version folder: the requests in flight would change text if they ran on into the new weights.
-  const other = fs.readdirSync(path.dirname(current)).filter((n) => /^v\d+$/.test(n)).map((n) => path.join(path.dirname(current), n)).find((d) => d !== current)!;
+  const other = fs
+    .readdirSync(path.dirname(current))
+    .filter((n) => /^v\d+$/.test(n))
+    .map((n) => path.join(path.dirname(current), n))
+    .find((d) => d !== current)!;
   assert.notEqual((await reference(other)).get(PROMPTS[0]), ref.get(PROMPTS[0]));
-  const upd = fetch(`${a.url}/update_weights_from_disk`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model_path: other, weight_version: '77' }) });
-  const done = await Promise.all(streams.map(async (s) => {
-    let text = s.text;
-    for (let r = await s.reader.read(); !r.done; r = await s.reader.read()) text += new TextDecoder().decode(r.value);
-    const chunks = text.split('\n\n').filter((x) => x.startsWith('data: {')).map((x) => JSON.parse(x.slice(6)));
-    return { versions: new Set(chunks.map((c) => c.weight_version)), text: chunks.map((c) => c.choices[0]?.text ?? '').join('') };
-  }));
+  const upd = fetch(`${a.url}/update_weights_from_disk`, {
+    method: 'POST',
+    headers: AUTH,
+    body: JSON.stringify({ model_path: other, weight_version: '77' }),
+  });
+  const done = await Promise.all(
+    streams.map(async (s) => {
+      let text = s.text;
+      for (let r = await s.reader.read(); !r.done; r = await s.reader.read()) text += new TextDecoder().decode(r.value);
+      const chunks = text
+        .split('\n\n')
+        .filter((x) => x.startsWith('data: {'))
+        .map((x) => JSON.parse(x.slice(6)));
+      return {
+        versions: new Set(chunks.map((c) => c.weight_version)),
+        text: chunks.map((c) => c.choices[0]?.text ?? '').join(''),
+      };
+    }),
+  );
   const u = await upd;
   assert.equal(u.status, 200);
   assert.equal((await u.json()).success, true);
@@ -203,7 +292,11 @@ test('serve-model reloaded under running requests lets them finish on the old ve
     assert.equal(d.text, ref.get(PROMPTS[i]));
   });
   // A refuses version v now, before generating anything.
-  const refused = await fetch(`${a.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: NAME, prompt: 'x', weight_version: String(v) }) });
+  const refused = await fetch(`${a.url}/v1/completions`, {
+    method: 'POST',
+    headers: AUTH,
+    body: JSON.stringify({ model: NAME, prompt: 'x', weight_version: String(v) }),
+  });
   assert.equal(refused.status, 409);
   const rj = await refused.json();
   assert.equal(rj.error.code, 'stale_weight_version');
@@ -224,7 +317,11 @@ test('serve-model reloaded under running requests lets them finish on the old ve
   const pending = e.generate(req(PROMPTS[1], { weightVersion: want }));
   await waitFor('a stale refusal', () => e.staleRefusals > before, { timeoutMs: 20000 });
   for (const s of [a, b]) {
-    const u = await fetch(`${s.url}/update_weights_from_disk`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model_path: current, weight_version: String(want) }) });
+    const u = await fetch(`${s.url}/update_weights_from_disk`, {
+      method: 'POST',
+      headers: AUTH,
+      body: JSON.stringify({ model_path: current, weight_version: String(want) }),
+    });
     assert.equal(u.status, 200);
   }
   const late = await pending;
@@ -232,7 +329,17 @@ test('serve-model reloaded under running requests lets them finish on the old ve
   assert.equal(late.weightVersion, want);
   assert.equal(late.text, ref.get(PROMPTS[1]));
   // Bounded: a version that never comes fails with stale: true, naming the versions.
-  const quick = new OpenAIEngine({ baseUrls: [a.url], model: NAME, timeoutMs: 20000, retries: 0, totalTokens: 1024, backoffMs: 20, staleTimeoutMs: 300, weightSync: { mode: 'sglang', timeoutMs: 10000 } });
+  const quick = new OpenAIEngine({
+    baseUrls: [a.url],
+    model: NAME,
+    apiKey: KEY,
+    timeoutMs: 20000,
+    retries: 0,
+    totalTokens: 1024,
+    backoffMs: 20,
+    staleTimeoutMs: 300,
+    weightSync: { mode: 'sglang', timeoutMs: 10000 },
+  });
   const never = await quick.generate(req('x', { weightVersion: 99 }));
   assert.equal(never.finishReason, 'error');
   assert.equal(never.stale, true);
@@ -240,17 +347,34 @@ test('serve-model reloaded under running requests lets them finish on the old ve
   await quick.close();
 });
 
-test('reload waits for every server: an unreachable one fails it with its URL; serve-model refuses paths outside its weights root and exports without model.onnx', { skip }, async () => {
+test('reload waits for every server: an unreachable one fails it with its URL; serve-model refuses paths outside its weights root and exports without model.onnx', {
+  skip,
+}, async () => {
   const [a] = servers;
   const dead = `http://127.0.0.1:${await closedPort()}`;
-  const e = new OpenAIEngine({ baseUrls: [a.url, dead], model: NAME, timeoutMs: 5000, retries: 0, totalTokens: 1024, weightSync: { mode: 'sglang', timeoutMs: 5000 } });
+  const e = new OpenAIEngine({
+    baseUrls: [a.url, dead],
+    model: NAME,
+    apiKey: KEY,
+    timeoutMs: 5000,
+    retries: 0,
+    totalTokens: 1024,
+    weightSync: { mode: 'sglang', timeoutMs: 5000 },
+  });
   const dir = policy.lastDir!;
   await assert.rejects(e.reload(dir), (err: Error) => err.message.includes(dead));
   assert.equal(e.weightVersion, 0, 'the engine does not claim a version some server lacks');
   await e.close();
 
-  const post = (body: unknown) => fetch(`${a.url}/update_weights_from_disk`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (body: unknown) =>
+    fetch(`${a.url}/update_weights_from_disk`, { method: 'POST', headers: AUTH, body: JSON.stringify(body) });
   const outside = fs.mkdtempSync(path.join(tmp, 'outside-'));
+  const noKey = await fetch(`${a.url}/update_weights_from_disk`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model_path: dir }),
+  });
+  assert.equal(noKey.status, 401, 'a reload without the key');
   const r1 = await post({ model_path: outside });
   assert.equal(r1.status, 403);
   assert.match((await r1.json()).message, /not under the weights root/);
@@ -262,5 +386,9 @@ test('reload waits for every server: an unreachable one fails it with its URL; s
   const j2 = await r2.json();
   assert.equal(j2.success, false);
   assert.match(j2.message, /no model\.onnx/);
-  assert.notEqual((await getJson(`${a.url}/get_weight_version`)).weight_version, '5', 'a failed update keeps the old version');
+  assert.notEqual(
+    (await getJson(`${a.url}/get_weight_version`)).weight_version,
+    '5',
+    'a failed update keeps the old version',
+  );
 });

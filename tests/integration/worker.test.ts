@@ -23,7 +23,10 @@ async function allEvents(db: Database, runId: string): Promise<RunEvent[]> {
   return readEvents(db, runId, 0, 100000);
 }
 
-const counts = (events: RunEvent[]) => events.filter((e) => /^count \d+$/.test(e.message)) as (RunEvent & { data: { i: number; attempt: number; worker: string } })[];
+const counts = (events: RunEvent[]) =>
+  events.filter((e) => /^count \d+$/.test(e.message)) as (RunEvent & {
+    data: { i: number; attempt: number; worker: string };
+  })[];
 const statuses = (events: RunEvent[]) => events.filter((e) => e.type === 'status');
 
 async function getRun(db: Database, id: string) {
@@ -31,28 +34,48 @@ async function getRun(db: Database, id: string) {
 }
 
 /** Wait until the job reaches `status`; any other final status fails at once, with the workers' logs. */
-async function waitJob(db: Database, id: string, status: Job['status'], procs: Proc[], timeoutMs = 30000): Promise<Job> {
-  return waitFor(`job ${id} to be ${status}`, async () => {
-    const j = await getJob(db, id);
-    if (j && j.status === status) return j;
-    if (j && ['succeeded', 'failed', 'cancelled'].includes(j.status)) {
-      throw new Error(`job ${id} ended ${j.status} instead of ${status}: ${JSON.stringify(await db.prisma.job.findUnique({ where: { id } }))}\n${outputs(procs)}`);
-    }
-    return null;
-  }, { timeoutMs, intervalMs: 50, detail: () => outputs(procs) });
+async function waitJob(
+  db: Database,
+  id: string,
+  status: Job['status'],
+  procs: Proc[],
+  timeoutMs = 30000,
+): Promise<Job> {
+  return waitFor(
+    `job ${id} to be ${status}`,
+    async () => {
+      const j = await getJob(db, id);
+      if (j && j.status === status) return j;
+      if (j && ['succeeded', 'failed', 'cancelled'].includes(j.status)) {
+        throw new Error(
+          `job ${id} ended ${j.status} instead of ${status}: ${JSON.stringify(await db.prisma.job.findUnique({ where: { id } }))}\n${outputs(procs)}`,
+        );
+      }
+      return null;
+    },
+    { timeoutMs, intervalMs: 50, detail: () => outputs(procs) },
+  );
 }
 
 /** Wait until the job is leased and its handler has logged at least `n` count events. */
 async function waitRunning(db: Database, jobId: string, runId: string, n: number, procs: Proc[]): Promise<Job> {
-  return waitFor(`job ${jobId} to be leased with ${n} steps done`, async () => {
-    const j = await getJob(db, jobId);
-    if (!j || j.status !== 'leased') return null;
-    return counts(await allEvents(db, runId)).length >= n ? j : null;
-  }, { timeoutMs: 30000, detail: () => outputs(procs) });
+  return waitFor(
+    `job ${jobId} to be leased with ${n} steps done`,
+    async () => {
+      const j = await getJob(db, jobId);
+      if (!j || j.status !== 'leased') return null;
+      return counts(await allEvents(db, runId)).length >= n ? j : null;
+    },
+    { timeoutMs: 30000, detail: () => outputs(procs) },
+  );
 }
 
 function assertGapless(events: RunEvent[]) {
-  assert.deepEqual(events.map((e) => e.seq), events.map((_, i) => i + 1), 'event seqs are 1..N');
+  assert.deepEqual(
+    events.map((e) => e.seq),
+    events.map((_, i) => i + 1),
+    'event seqs are 1..N',
+  );
 }
 
 describe('worker failover and shutdown', () => {
@@ -69,7 +92,12 @@ describe('worker failover and shutdown', () => {
     await Promise.all(w.map((p) => waitReady(p)));
     const run = await createRun(db, { name: 'failover', kind: 'test' });
     const STEPS = 25;
-    const jobId = await enqueue(db, { kind: 'test.count', runId: run.id, payload: { steps: STEPS, stepMs: 100 }, maxAttempts: 3 });
+    const jobId = await enqueue(db, {
+      kind: 'test.count',
+      runId: run.id,
+      payload: { steps: STEPS, stepMs: 100 },
+      maxAttempts: 3,
+    });
 
     const leased = await waitRunning(db, jobId, run.id, 3, w);
     assert.equal(leased.attempts, 1);
@@ -89,7 +117,9 @@ describe('worker failover and shutdown', () => {
     assert.deepEqual(JSON.parse(row.result!), { counted: STEPS, worker: survivorId });
     assert.equal(row.leaseOwner, null);
 
-    const r = await waitFor('run to be succeeded', async () => ((await getRun(db, run.id)).status === 'succeeded' ? getRun(db, run.id) : null));
+    const r = await waitFor('run to be succeeded', async () =>
+      (await getRun(db, run.id)).status === 'succeeded' ? getRun(db, run.id) : null,
+    );
     assert.equal(r.error, null);
     assert.ok(r.finishedAt);
 
@@ -100,7 +130,11 @@ describe('worker failover and shutdown', () => {
     const second = c.filter((e) => e.data.attempt === 2);
     assert.ok(first.length >= 3 && first.length < STEPS, `attempt 1 was cut short (${first.length} steps)`);
     assert.ok(first.every((e) => e.data.worker === leased.leaseOwner));
-    assert.deepEqual(second.map((e) => e.data.i), Array.from({ length: STEPS }, (_, i) => i), 'attempt 2 ran every step');
+    assert.deepEqual(
+      second.map((e) => e.data.i),
+      Array.from({ length: STEPS }, (_, i) => i),
+      'attempt 2 ran every step',
+    );
     assert.ok(second.every((e) => e.data.worker === survivorId));
     assert.ok(first[first.length - 1].seq < second[0].seq, 'attempt 2 began after attempt 1 stopped');
     assert.equal(c.length, first.length + second.length);
@@ -110,7 +144,10 @@ describe('worker failover and shutdown', () => {
     assert.equal(st[st.length - 1], 'run succeeded');
 
     // Metrics re-logged by the second attempt replace the first attempt's: one point per step.
-    assert.deepEqual((await readSeries(db, run.id, 'count')).map((p) => [p.step, p.value]), Array.from({ length: STEPS }, (_, i) => [i, i]));
+    assert.deepEqual(
+      (await readSeries(db, run.id, 'count')).map((p) => [p.step, p.value]),
+      Array.from({ length: STEPS }, (_, i) => [i, i]),
+    );
     assert.ok(survivor.alive(), 'the survivor is still running');
   });
 
@@ -120,11 +157,19 @@ describe('worker failover and shutdown', () => {
     const w1 = spawnWorker(f.url, 'wb-1', { graceSeconds: 5 });
     await waitReady(w1);
     const run = await createRun(db, { name: 'sigterm', kind: 'test' });
-    const jobId = await enqueue(db, { kind: 'test.count', runId: run.id, payload: { steps: 15, stepMs: 100 }, maxAttempts: 1 });
+    const jobId = await enqueue(db, {
+      kind: 'test.count',
+      runId: run.id,
+      payload: { steps: 15, stepMs: 100 },
+      maxAttempts: 1,
+    });
     await waitRunning(db, jobId, run.id, 2, [w1]);
 
     w1.child.kill('SIGTERM');
-    const exit = await waitFor('wb-1 to exit', async () => (w1.alive() ? null : w1.exited), { timeoutMs: 20000, detail: () => outputs([w1]) });
+    const exit = await waitFor('wb-1 to exit', async () => (w1.alive() ? null : w1.exited), {
+      timeoutMs: 20000,
+      detail: () => outputs([w1]),
+    });
     assert.deepEqual(exit, { code: 0, signal: null }, outputs([w1]));
     assert.match(w1.output(), /SIGTERM: stopping/);
 
@@ -135,17 +180,27 @@ describe('worker failover and shutdown', () => {
     assert.equal(released.error, null);
     const r1 = await getRun(db, run.id);
     assert.equal(r1.status, 'queued');
-    assert.ok(statuses(await allEvents(db, run.id)).some((e) => e.message === 'worker wb-1 shut down; job released for another worker'));
+    assert.ok(
+      statuses(await allEvents(db, run.id)).some(
+        (e) => e.message === 'worker wb-1 shut down; job released for another worker',
+      ),
+    );
 
     // Its only attempt was not used up, so a new worker can still run it.
     const w2 = spawnWorker(f.url, 'wb-2');
     const done = await waitJob(db, jobId, 'succeeded', [w1, w2]);
     assert.equal(done.attempts, 1);
-    assert.deepEqual(JSON.parse((await db.prisma.job.findUniqueOrThrow({ where: { id: jobId } })).result!), { counted: 15, worker: 'wb-2' });
+    assert.deepEqual(JSON.parse((await db.prisma.job.findUniqueOrThrow({ where: { id: jobId } })).result!), {
+      counted: 15,
+      worker: 'wb-2',
+    });
     await waitFor('run to be succeeded', async () => (await getRun(db, run.id)).status === 'succeeded');
     const c = counts(await allEvents(db, run.id));
     assert.ok(c.some((e) => e.data.worker === 'wb-1') && c.some((e) => e.data.worker === 'wb-2'));
-    assert.ok(c.every((e) => e.data.attempt === 1), 'both runs of the job were attempt 1');
+    assert.ok(
+      c.every((e) => e.data.attempt === 1),
+      'both runs of the job were attempt 1',
+    );
   });
 
   test('(b) SIGTERM with a handler that ignores it: released after the grace period, and the worker exits without waiting for the handler', async () => {
@@ -155,12 +210,20 @@ describe('worker failover and shutdown', () => {
     await waitReady(w1);
     const run = await createRun(db, { name: 'stuck', kind: 'test' });
     // One 60 s step: the handler only looks at its signal between steps.
-    const jobId = await enqueue(db, { kind: 'test.count', runId: run.id, payload: { steps: 2, stepMs: 60000 }, maxAttempts: 2 });
+    const jobId = await enqueue(db, {
+      kind: 'test.count',
+      runId: run.id,
+      payload: { steps: 2, stepMs: 60000 },
+      maxAttempts: 2,
+    });
     await waitRunning(db, jobId, run.id, 1, [w1]);
 
     w1.child.kill('SIGTERM');
     // Well under the 60 s the step would take: the grace period bounds the shutdown.
-    const exit = await waitFor('wb-3 to exit', async () => (w1.alive() ? null : w1.exited), { timeoutMs: 20000, detail: () => outputs([w1]) });
+    const exit = await waitFor('wb-3 to exit', async () => (w1.alive() ? null : w1.exited), {
+      timeoutMs: 20000,
+      detail: () => outputs([w1]),
+    });
     assert.deepEqual(exit, { code: 0, signal: null }, outputs([w1]));
     assert.match(w1.output(), /did not stop within the grace period; releasing it/);
     const released = await db.prisma.job.findUniqueOrThrow({ where: { id: jobId } });
@@ -192,20 +255,30 @@ describe('one worker running failing, crashing, diagnostic and cancelled jobs', 
     const run = await createRun(db, { name: 'follow-up', kind: 'test' });
     const id = await enqueue(db, { kind: 'test.count', runId: run.id, payload: { steps: 2, stepMs: 10 } });
     await waitJob(db, id, 'succeeded', [w]);
-    assert.deepEqual(JSON.parse((await db.prisma.job.findUniqueOrThrow({ where: { id } })).result!), { counted: 2, worker: 'wc-1' });
+    assert.deepEqual(JSON.parse((await db.prisma.job.findUniqueOrThrow({ where: { id } })).result!), {
+      counted: 2,
+      worker: 'wc-1',
+    });
     await waitFor('follow-up run to be succeeded', async () => (await getRun(db, run.id)).status === 'succeeded');
     assert.ok(w.alive());
   }
 
   test('(c) a handler that throws: retried, then failed; the run shows the error; the worker carries on', async () => {
     const run = await createRun(db, { name: 'throws', kind: 'test' });
-    const id = await enqueue(db, { kind: 'test.throw', runId: run.id, payload: { message: 'kaboom 1234' }, maxAttempts: 2 });
+    const id = await enqueue(db, {
+      kind: 'test.throw',
+      runId: run.id,
+      payload: { message: 'kaboom 1234' },
+      maxAttempts: 2,
+    });
     const failed = await waitJob(db, id, 'failed', [w]);
     assert.equal(failed.attempts, 2);
     const row = await db.prisma.job.findUniqueOrThrow({ where: { id } });
     assert.equal(row.error, 'kaboom 1234');
     assert.equal(row.result, null);
-    const r = await waitFor('run to be failed', async () => ((await getRun(db, run.id)).status === 'failed' ? getRun(db, run.id) : null));
+    const r = await waitFor('run to be failed', async () =>
+      (await getRun(db, run.id)).status === 'failed' ? getRun(db, run.id) : null,
+    );
     assert.equal(r.error, 'kaboom 1234');
 
     const events = await allEvents(db, run.id);
@@ -228,31 +301,55 @@ describe('one worker running failing, crashing, diagnostic and cancelled jobs', 
     assert.equal(failed.attempts, 1);
     const row = await db.prisma.job.findUniqueOrThrow({ where: { id } });
     assert.match(row.error!, /no handler for job kind "test\.nope"/);
-    const r = await waitFor('run to be failed', async () => ((await getRun(db, run.id)).status === 'failed' ? getRun(db, run.id) : null));
+    const r = await waitFor('run to be failed', async () =>
+      (await getRun(db, run.id)).status === 'failed' ? getRun(db, run.id) : null,
+    );
     assert.match(r.error!, /no handler for job kind "test\.nope"/);
     await assertWorkerHealthy();
   });
 
-  test('(d) an uncaught exception from a handler\'s timer fails the job, not the worker', async () => {
+  test("(d) an uncaught exception from a handler's timer fails the job, not the worker", async () => {
     const run = await createRun(db, { name: 'uncaught', kind: 'test' });
-    const id = await enqueue(db, { kind: 'test.throw', runId: run.id, payload: { message: 'escaped 5678', uncaught: true }, maxAttempts: 1 });
+    const id = await enqueue(db, {
+      kind: 'test.throw',
+      runId: run.id,
+      payload: { message: 'escaped 5678', uncaught: true },
+      maxAttempts: 1,
+    });
     await waitJob(db, id, 'failed', [w]);
     const row = await db.prisma.job.findUniqueOrThrow({ where: { id } });
     assert.equal(row.error, 'escaped 5678');
     assert.equal(row.attempts, 1);
-    const r = await waitFor('run to be failed', async () => ((await getRun(db, run.id)).status === 'failed' ? getRun(db, run.id) : null));
+    const r = await waitFor('run to be failed', async () =>
+      (await getRun(db, run.id)).status === 'failed' ? getRun(db, run.id) : null,
+    );
     assert.equal(r.error, 'escaped 5678');
     assert.match(w.output(), /uncaught exception: escaped 5678 \(failing the current job\)/);
     await assertWorkerHealthy();
   });
 
-  test('(c2) a payload that fails its kind\'s schema (written around enqueue) fails at once, naming the field', async () => {
+  test("(c2) a payload that fails its kind's schema (written around enqueue) fails at once, naming the field", async () => {
     const run = await createRun(db, { name: 'bad payload', kind: 'test' });
     const id = 'job_badpayload';
-    await db.prisma.job.create({ data: { id, kind: 'test.count', runId: run.id, payload: JSON.stringify({ steps: 'many' }), status: 'queued', priority: 0, maxAttempts: 3, runAfter: 0, createdAt: Date.now() } });
+    await db.prisma.job.create({
+      data: {
+        id,
+        kind: 'test.count',
+        runId: run.id,
+        payload: JSON.stringify({ steps: 'many' }),
+        status: 'queued',
+        priority: 0,
+        maxAttempts: 3,
+        runAfter: 0,
+        createdAt: Date.now(),
+      },
+    });
     const failed = await waitJob(db, id, 'failed', [w]);
     assert.equal(failed.attempts, 1);
-    assert.match((await db.prisma.job.findUniqueOrThrow({ where: { id } })).error!, /bad test\.count job payload: steps: /);
+    assert.match(
+      (await db.prisma.job.findUniqueOrThrow({ where: { id } })).error!,
+      /bad test\.count job payload: steps: /,
+    );
     await assertWorkerHealthy();
   });
 
@@ -260,11 +357,18 @@ describe('one worker running failing, crashing, diagnostic and cancelled jobs', 
     const { runId, jobId } = await launchDiagnostics(db);
     const job = await waitJob(db, jobId, 'succeeded', [w], 90000);
     assert.equal(job.attempts, 1);
-    const r = await waitFor('diagnostics run to be succeeded', async () => ((await getRun(db, runId)).status === 'succeeded' ? getRun(db, runId) : null));
-    const report = JSON.parse((await db.prisma.job.findUniqueOrThrow({ where: { id: jobId } })).result!) as DiagnosticsReport;
+    const r = await waitFor('diagnostics run to be succeeded', async () =>
+      (await getRun(db, runId)).status === 'succeeded' ? getRun(db, runId) : null,
+    );
+    const report = JSON.parse(
+      (await db.prisma.job.findUniqueOrThrow({ where: { id: jobId } })).result!,
+    ) as DiagnosticsReport;
 
     const names = diagnosticChecks(db, checkDeps).map((c) => c.name);
-    assert.deepEqual(report.checks.map((c) => c.name), names);
+    assert.deepEqual(
+      report.checks.map((c) => c.name),
+      names,
+    );
     for (const c of report.checks) {
       assert.ok(['ok', 'warn', 'fail'].includes(c.status), `${c.name}: ${c.status}`);
       assert.equal(typeof c.detail, 'string');
@@ -272,23 +376,41 @@ describe('one worker running failing, crashing, diagnostic and cancelled jobs', 
       assert.ok(typeof c.ms === 'number' && c.ms >= 0, c.name);
       if (c.status !== 'ok') assert.ok(c.fix, `${c.name} is ${c.status} and says how to fix it`);
     }
-    assert.equal(report.ok, report.checks.every((c) => c.status !== 'fail'));
+    assert.equal(
+      report.ok,
+      report.checks.every((c) => c.status !== 'fail'),
+    );
     const dbCheck = report.checks.find((c) => c.name === 'database')!;
     assert.equal(dbCheck.status, 'ok');
-    assert.match(dbCheck.detail, new RegExp(`^${db.dialect} at .*; ${listMigrations(db.dialect).length} migration\\(s\\) applied`));
+    assert.match(
+      dbCheck.detail,
+      new RegExp(`^${db.dialect} at .*; ${listMigrations(db.dialect).length} migration\\(s\\) applied`),
+    );
 
     // One point per check, on consecutive steps in check order (whether steps count from 0 or 1).
     const ms = await readSeries(db, runId, 'check_ms');
     assert.equal(ms.length, names.length);
-    assert.deepEqual(ms.map((p) => p.step), names.map((_, i) => ms[0].step + i));
-    assert.deepEqual(ms.map((p) => p.value), report.checks.map((c) => c.ms));
+    assert.deepEqual(
+      ms.map((p) => p.step),
+      names.map((_, i) => ms[0].step + i),
+    );
+    assert.deepEqual(
+      ms.map((p) => p.value),
+      report.checks.map((c) => c.ms),
+    );
     const ok = await readSeries(db, runId, 'checks_ok');
-    assert.deepEqual(ok.map((p) => p.value), report.checks.map((c) => (c.status === 'ok' ? 1 : 0)));
+    assert.deepEqual(
+      ok.map((p) => p.value),
+      report.checks.map((c) => (c.status === 'ok' ? 1 : 0)),
+    );
 
     const events = await allEvents(db, runId);
     assertGapless(events);
     const diag = events.filter((e) => e.type === 'diagnostic');
-    assert.deepEqual(diag.map((e) => (e.data as { name: string }).name), names);
+    assert.deepEqual(
+      diag.map((e) => (e.data as { name: string }).name),
+      names,
+    );
     assert.equal(r.step, names.length);
     assert.equal(r.error, null);
   });
@@ -296,7 +418,12 @@ describe('one worker running failing, crashing, diagnostic and cancelled jobs', 
   test('(f) cancelRun on a running job: the worker stops it and the run ends cancelled', async () => {
     const run = await createRun(db, { name: 'cancel me', kind: 'test' });
     const STEPS = 300;
-    const id = await enqueue(db, { kind: 'test.count', runId: run.id, payload: { steps: STEPS, stepMs: 100 }, maxAttempts: 3 });
+    const id = await enqueue(db, {
+      kind: 'test.count',
+      runId: run.id,
+      payload: { steps: STEPS, stepMs: 100 },
+      maxAttempts: 3,
+    });
     await waitRunning(db, id, run.id, 2, [w]);
     assert.deepEqual(await cancelRun(db, run.id), { status: 'cancelling' });
 
@@ -307,7 +434,9 @@ describe('one worker running failing, crashing, diagnostic and cancelled jobs', 
     assert.equal(row.result, null);
     assert.equal(row.leaseOwner, null);
     assert.ok(row.finishedAt);
-    const r = await waitFor('run to be cancelled', async () => ((await getRun(db, run.id)).status === 'cancelled' ? getRun(db, run.id) : null));
+    const r = await waitFor('run to be cancelled', async () =>
+      (await getRun(db, run.id)).status === 'cancelled' ? getRun(db, run.id) : null,
+    );
     assert.ok(r.finishedAt);
 
     const events = await allEvents(db, run.id);
@@ -329,13 +458,30 @@ describe('in-process Worker: shutdown and lost leases', () => {
     await f?.close();
   });
 
-  const opts = (id: string, over: Partial<WorkerOptions> = {}): WorkerOptions => ({ id, leaseMs: 2000, heartbeatMs: 100, pollMs: 20, shutdownGraceMs: 300, log: () => {}, ...over });
+  const opts = (id: string, over: Partial<WorkerOptions> = {}): WorkerOptions => ({
+    id,
+    leaseMs: 2000,
+    heartbeatMs: 100,
+    pollMs: 20,
+    shutdownGraceMs: 300,
+    log: () => {},
+    ...over,
+  });
 
   test('stop() while a lease is in flight gives the job back instead of running it', async () => {
     f = await freshDatabase();
     const id = await enqueue(f.db, { kind: 'k', maxAttempts: 1 });
     let ran = false;
-    const worker = new Worker(f.db, { k: async () => { ran = true; return 'ran'; } }, opts('ip-1'));
+    const worker = new Worker(
+      f.db,
+      {
+        k: async () => {
+          ran = true;
+          return 'ran';
+        },
+      },
+      opts('ip-1'),
+    );
     const loop = worker.start();
     await worker.stop();
     await loop;
@@ -353,7 +499,17 @@ describe('in-process Worker: shutdown and lost leases', () => {
     let finish!: () => void;
     const gate = new Promise<void>((r) => (finish = r));
     let started = false;
-    const worker = new Worker(f.db, { k: async () => { started = true; await gate; return 'late'; } }, opts('ip-2'));
+    const worker = new Worker(
+      f.db,
+      {
+        k: async () => {
+          started = true;
+          await gate;
+          return 'late';
+        },
+      },
+      opts('ip-2'),
+    );
     const loop = worker.start();
     try {
       await waitFor('the handler to start', () => started);
@@ -381,12 +537,20 @@ describe('in-process Worker: shutdown and lost leases', () => {
     const id = await enqueue(f.db, { kind: 'k', maxAttempts: 3 });
     let reason: unknown;
     let started = false;
-    const worker = new Worker(f.db, {
-      k: (ctx) => new Promise((_, reject) => {
-        started = true;
-        ctx.signal.addEventListener('abort', () => { reason = ctx.signal.reason; reject(new Error('stopped')); });
-      }),
-    }, opts('ip-3'));
+    const worker = new Worker(
+      f.db,
+      {
+        k: (ctx) =>
+          new Promise((_, reject) => {
+            started = true;
+            ctx.signal.addEventListener('abort', () => {
+              reason = ctx.signal.reason;
+              reject(new Error('stopped'));
+            });
+          }),
+      },
+      opts('ip-3'),
+    );
     const loop = worker.start();
     try {
       await waitFor('the handler to start', () => started);
@@ -401,6 +565,6 @@ describe('in-process Worker: shutdown and lost leases', () => {
     const row = await f.db.prisma.job.findUniqueOrThrow({ where: { id } });
     assert.equal(row.status, 'leased');
     assert.equal(row.leaseOwner, 'thief');
-    assert.equal(row.error, null, 'the stopped handler\'s error was not written over the new owner\'s job');
+    assert.equal(row.error, null, "the stopped handler's error was not written over the new owner's job");
   });
 });

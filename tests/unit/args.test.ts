@@ -23,7 +23,11 @@ test('parseFlags: string, number and boolean options, separate and inline values
   assert.deepEqual(parseFlags(['--steps', '12'], SPEC), { steps: 12 });
   assert.deepEqual(parseFlags(['--steps=2.5'], SPEC), { steps: 2.5 });
   assert.deepEqual(parseFlags(['--queue'], SPEC), { queue: true });
-  assert.deepEqual(parseFlags(['--queue', '--steps', '-3', '--kinds', 'x'], SPEC), { queue: true, steps: -3, kinds: 'x' });
+  assert.deepEqual(parseFlags(['--queue', '--steps', '-3', '--kinds', 'x'], SPEC), {
+    queue: true,
+    steps: -3,
+    kinds: 'x',
+  });
   assert.equal(typeof parseFlags(['--steps', '7'], SPEC).steps, 'number');
 });
 

@@ -30,14 +30,29 @@ test('unionKeys: keys with points in any run, sorted; empty series dropped', () 
 });
 
 test('defaultKeys: reward first, then accuracy-like, loss, the rest; capped', () => {
-  assert.deepEqual(defaultKeys(['z', 'loss', 'train/reward_mean', 'eval/aime/pass1', 'len']), ['train/reward_mean', 'eval/aime/pass1', 'loss']);
+  assert.deepEqual(defaultKeys(['z', 'loss', 'train/reward_mean', 'eval/aime/pass1', 'len']), [
+    'train/reward_mean',
+    'eval/aime/pass1',
+    'loss',
+  ]);
   assert.deepEqual(defaultKeys(['b', 'a'], 5), ['a', 'b']);
 });
 
 test('alignByStep: union of steps, nulls where a run has no point, last duplicate wins, sorted', () => {
   const series = {
-    a: { r: [{ step: 1, value: 0.1 }, { step: 3, value: 0.3 }, { step: 3, value: 0.35 }] },
-    b: { r: [{ step: 2, value: 0.2 }, { step: 3, value: 0.4 }] },
+    a: {
+      r: [
+        { step: 1, value: 0.1 },
+        { step: 3, value: 0.3 },
+        { step: 3, value: 0.35 },
+      ],
+    },
+    b: {
+      r: [
+        { step: 2, value: 0.2 },
+        { step: 3, value: 0.4 },
+      ],
+    },
     c: {},
   };
   assert.deepEqual(alignByStep(series, ['a', 'b', 'c'], 'r'), [
@@ -55,21 +70,46 @@ test('valueAt and comparePaths', () => {
   assert.deepEqual(valueAt(v, 'stages.1.lr'), { found: true, value: 2e-6 });
   assert.deepEqual(valueAt(v, 'stages.2.lr'), { found: false });
   assert.deepEqual(valueAt(v, ''), { found: true, value: v });
-  assert.deepEqual(['stages.10', 'stages.2', 'a', 'stages.2.lr'].sort(comparePaths), ['a', 'stages.2', 'stages.2.lr', 'stages.10']);
+  assert.deepEqual(['stages.10', 'stages.2', 'a', 'stages.2.lr'].sort(comparePaths), [
+    'a',
+    'stages.2',
+    'stages.2.lr',
+    'stages.10',
+  ]);
 });
 
 test('recipeDiffRows: one row per differing path, base value, own value or same', () => {
   const A = { seed: 1, stages: [{ lr: 1, steps: 10 }], name: 'a' };
   const B = { seed: 2, stages: [{ lr: 1, steps: 10 }], name: 'a' };
-  const C = { seed: 1, stages: [{ lr: 3, steps: 10 }, { lr: 1, steps: 5 }], name: 'a', extra: true };
-  const diff = [{ runId: 'b', diff: diffSpecs(A, B) }, { runId: 'c', diff: diffSpecs(A, C) }];
+  const C = {
+    seed: 1,
+    stages: [
+      { lr: 3, steps: 10 },
+      { lr: 1, steps: 5 },
+    ],
+    name: 'a',
+    extra: true,
+  };
+  const diff = [
+    { runId: 'b', diff: diffSpecs(A, B) },
+    { runId: 'c', diff: diffSpecs(A, C) },
+  ];
   const rows = recipeDiffRows(['a', 'b', 'c'], diff);
-  assert.deepEqual(rows.map((r) => r.path), ['extra', 'seed', 'stages.0.lr', 'stages.1']);
+  assert.deepEqual(
+    rows.map((r) => r.path),
+    ['extra', 'seed', 'stages.0.lr', 'stages.1'],
+  );
   const byPath = Object.fromEntries(rows.map((r) => [r.path, r.cells]));
   assert.deepEqual(byPath.seed, [
-    { present: true, value: 1, same: false }, { present: true, value: 2, same: false }, { present: true, value: 1, same: true },
+    { present: true, value: 1, same: false },
+    { present: true, value: 2, same: false },
+    { present: true, value: 1, same: true },
   ]);
-  assert.deepEqual(byPath.extra, [{ present: false, same: false }, { present: false, same: true }, { present: true, value: true, same: false }]);
+  assert.deepEqual(byPath.extra, [
+    { present: false, same: false },
+    { present: false, same: true },
+    { present: true, value: true, same: false },
+  ]);
   assert.deepEqual(byPath['stages.1']![2], { present: true, value: { lr: 1, steps: 5 }, same: false });
   // With the specs at hand the base value comes from the first spec.
   const withSpecs = recipeDiffRows(['a', 'b', 'c'], diff, { a: A, b: B, c: C });
@@ -81,11 +121,35 @@ test('recipeDiffRows: a leaf inside a subtree another run adds or removes', () =
   const A = { stages: [{ lr: 1 }, { lr: 2 }] };
   const B = { stages: [{ lr: 1 }] }; // removes stages.1 whole
   const C = { stages: [{ lr: 1 }, { lr: 5 }] }; // changes stages.1.lr
-  const rows = recipeDiffRows(['a', 'b', 'c'], [{ runId: 'b', diff: diffSpecs(A, B) }, { runId: 'c', diff: diffSpecs(A, C) }]);
+  const rows = recipeDiffRows(
+    ['a', 'b', 'c'],
+    [
+      { runId: 'b', diff: diffSpecs(A, B) },
+      { runId: 'c', diff: diffSpecs(A, C) },
+    ],
+  );
   const leaf = rows.find((r) => r.path === 'stages.1.lr')!;
-  assert.deepEqual(leaf.cells, [{ present: true, value: 2, same: false }, { present: false, same: false }, { present: true, value: 5, same: false }]);
+  assert.deepEqual(leaf.cells, [
+    { present: true, value: 2, same: false },
+    { present: false, same: false },
+    { present: true, value: 5, same: false },
+  ]);
   const whole = rows.find((r) => r.path === 'stages.1')!;
-  assert.deepEqual(whole.cells, [{ present: true, value: { lr: 2 }, same: false }, { present: false, same: false }, { present: true, value: { lr: 5 }, same: false }]);
+  assert.deepEqual(whole.cells, [
+    { present: true, value: { lr: 2 }, same: false },
+    { present: false, same: false },
+    { present: true, value: { lr: 5 }, same: false },
+  ]);
   // The same answer from the specs themselves.
-  assert.deepEqual(recipeDiffRows(['a', 'b', 'c'], [{ runId: 'b', diff: diffSpecs(A, B) }, { runId: 'c', diff: diffSpecs(A, C) }], { a: A, b: B, c: C }), rows);
+  assert.deepEqual(
+    recipeDiffRows(
+      ['a', 'b', 'c'],
+      [
+        { runId: 'b', diff: diffSpecs(A, B) },
+        { runId: 'c', diff: diffSpecs(A, C) },
+      ],
+      { a: A, b: B, c: C },
+    ),
+    rows,
+  );
 });

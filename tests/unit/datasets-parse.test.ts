@@ -18,7 +18,10 @@ function throwsAt(fn: () => unknown, line: number, re: RegExp) {
 
 test('parseJsonl: objects with their line numbers; blank lines skipped; CRLF and BOM accepted', () => {
   const rows = parseJsonl('\ufeff{"a":1}\r\n\r\n{"a":2}\n');
-  assert.deepEqual(rows, [{ data: { a: 1 }, line: 1, row: 1 }, { data: { a: 2 }, line: 3, row: 2 }]);
+  assert.deepEqual(rows, [
+    { data: { a: 1 }, line: 1, row: 1 },
+    { data: { a: 2 }, line: 3, row: 2 },
+  ]);
   assert.equal(parseJsonl(fs.readFileSync(fx('basic.jsonl'), 'utf8')).length, 4);
 });
 
@@ -30,17 +33,29 @@ test('parseJsonl: a malformed line is rejected with its number and the reason', 
 
 test('parseCsv: RFC 4180 quoting — commas, CRLF inside quotes, doubled quotes, empty last field', () => {
   const rows = parseCsv(fs.readFileSync(fx('quoting.csv'), 'utf8'));
-  assert.deepEqual(rows.map((r) => r.data), [
-    { problem: 'Simple, with a comma', solution: '1', source: 'a' },
-    { problem: 'Multi\r\nline\r\nproblem', solution: '2', source: 'b' },
-    { problem: 'He said "hi" twice', solution: '3', source: 'c' },
-    { problem: 'plain problem', solution: '4, or four', source: '' },
-  ]);
-  assert.deepEqual(rows.map((r) => r.line), [2, 3, 6, 7]);
+  assert.deepEqual(
+    rows.map((r) => r.data),
+    [
+      { problem: 'Simple, with a comma', solution: '1', source: 'a' },
+      { problem: 'Multi\r\nline\r\nproblem', solution: '2', source: 'b' },
+      { problem: 'He said "hi" twice', solution: '3', source: 'c' },
+      { problem: 'plain problem', solution: '4, or four', source: '' },
+    ],
+  );
+  assert.deepEqual(
+    rows.map((r) => r.line),
+    [2, 3, 6, 7],
+  );
 });
 
 test('parseCsv: no trailing newline, LF endings, blank lines, quoted empty field', () => {
-  assert.deepEqual(parseCsv('a,b\n1,2\n\n"",x').map((r) => r.data), [{ a: '1', b: '2' }, { a: '', b: 'x' }]);
+  assert.deepEqual(
+    parseCsv('a,b\n1,2\n\n"",x').map((r) => r.data),
+    [
+      { a: '1', b: '2' },
+      { a: '', b: 'x' },
+    ],
+  );
 });
 
 test('parseCsv: malformed files are rejected with the line and the reason', () => {
@@ -66,9 +81,21 @@ test('readParquet: verl-style nested columns come back as lists and structs; INT
 });
 
 test('readParquet: optional nulls and empty lists; garbage is a ParseError', async () => {
-  const buf = writeParquet([{ name: 'q', type: 'string' }, { name: 'tags', list: { name: 'element', type: 'string' } }], [{ q: 'a', tags: ['x', 'y'] }, { q: null, tags: [] }]);
+  const buf = writeParquet(
+    [
+      { name: 'q', type: 'string' },
+      { name: 'tags', list: { name: 'element', type: 'string' } },
+    ],
+    [
+      { q: 'a', tags: ['x', 'y'] },
+      { q: null, tags: [] },
+    ],
+  );
   const rows = await readParquet(buf);
   assert.deepEqual(rows[0].data, { q: 'a', tags: ['x', 'y'] });
   assert.ok(rows[1].data.q == null);
-  await assert.rejects(readParquet(Buffer.from('not parquet at all')), (e: unknown) => e instanceof ParseError && /not a readable Parquet file/.test(e.message));
+  await assert.rejects(
+    readParquet(Buffer.from('not parquet at all')),
+    (e: unknown) => e instanceof ParseError && /not a readable Parquet file/.test(e.message),
+  );
 });

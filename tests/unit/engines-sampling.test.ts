@@ -5,8 +5,12 @@ import { argmax, logSoftmax, mulberry32, nucleus, sampleToken } from '../../work
 const logits = Float32Array.from([1.5, 0.2, 3.0, -1.0, 2.9, 0.0]);
 
 test('mulberry32: same seed, same stream; different seeds differ; values in [0, 1)', () => {
-  const a = mulberry32(42), b = mulberry32(42), c = mulberry32(43);
-  const xa = Array.from({ length: 100 }, a), xb = Array.from({ length: 100 }, b), xc = Array.from({ length: 100 }, c);
+  const a = mulberry32(42),
+    b = mulberry32(42),
+    c = mulberry32(43);
+  const xa = Array.from({ length: 100 }, a),
+    xb = Array.from({ length: 100 }, b),
+    xc = Array.from({ length: 100 }, c);
   assert.deepEqual(xa, xb);
   assert.notDeepEqual(xa, xc);
   assert.ok(xa.every((x) => x >= 0 && x < 1));
@@ -23,7 +27,10 @@ test('logSoftmax: exp sums to 1, all ≤ 0, stable for huge logits', () => {
 
 test('greedy at temperature 0: argmax, lowest id on ties, no random draws', () => {
   let draws = 0;
-  const rng = () => { draws++; return 0.5; };
+  const rng = () => {
+    draws++;
+    return 0.5;
+  };
   assert.equal(sampleToken(logits, { temperature: 0, topP: 1 }, rng).id, 2);
   assert.equal(argmax([1, 3, 3, 0]), 1);
   assert.equal(draws, 0);
@@ -59,7 +66,8 @@ test('sampling frequencies follow softmax(logits / T)', () => {
 
 test('a seeded request is deterministic whatever is interleaved with it', () => {
   const run = (interleave: boolean) => {
-    const mine = mulberry32(123), other = mulberry32(999);
+    const mine = mulberry32(123),
+      other = mulberry32(999);
     const out: number[] = [];
     for (let i = 0; i < 50; i++) {
       if (interleave) sampleToken(logits, { temperature: 1, topP: 0.9 }, other);
@@ -68,7 +76,8 @@ test('a seeded request is deterministic whatever is interleaved with it', () => 
     return out;
   };
   assert.deepEqual(run(false), run(true));
-  const a = mulberry32(1), b = mulberry32(2);
+  const a = mulberry32(1),
+    b = mulberry32(2);
   const sa = Array.from({ length: 50 }, () => sampleToken(logits, { temperature: 1, topP: 1 }, a).id);
   const sb = Array.from({ length: 50 }, () => sampleToken(logits, { temperature: 1, topP: 1 }, b).id);
   assert.notDeepEqual(sa, sb);

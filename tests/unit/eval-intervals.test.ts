@@ -2,15 +2,23 @@
 // and the paired difference of two evaluations on the same problems.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { bootstrapMean, formatDifference, formatWithInterval, pairedComparison, type ProblemScore } from '../../contracts/intervals.ts';
+import {
+  bootstrapMean,
+  formatDifference,
+  formatWithInterval,
+  pairedComparison,
+  type ProblemScore,
+} from '../../contracts/intervals.ts';
 import { summarize, type SampleOutcome } from '../../workers/eval/metrics.ts';
 import { mulberry32 } from '../../workers/engines/sampling.ts';
 
 test('the bootstrap interval holds the mean, is reproducible, and narrows as 1/√n', () => {
   const rng = mulberry32(1);
   const draw = (n: number) => Array.from({ length: n }, () => (rng() < 0.6 ? 1 : 0));
-  const small = draw(50), big = draw(800);
-  const a = bootstrapMean(small), b = bootstrapMean(big);
+  const small = draw(50),
+    big = draw(800);
+  const a = bootstrapMean(small),
+    b = bootstrapMean(big);
   assert.ok(a.lo <= a.mean && a.mean <= a.hi);
   assert.deepEqual(bootstrapMean(small), a, 'the same scores give the same interval');
   const ratio = (a.hi - a.lo) / (b.hi - b.lo);
@@ -34,11 +42,14 @@ test('about 95% of the intervals cover the true rate', () => {
 
 test('paired comparison: a consistent gain excludes zero, noise does not, and only shared problems count', () => {
   const rng = mulberry32(3);
-  const a: ProblemScore[] = [], better: ProblemScore[] = [], same: ProblemScore[] = [];
+  const a: ProblemScore[] = [],
+    better: ProblemScore[] = [],
+    same: ProblemScore[] = [];
   for (let i = 0; i < 240; i++) {
     const p = rng();
     const k = 4;
-    const correct = (q: number) => Array.from({ length: k }, () => (rng() < q ? 1 : 0)).reduce<number>((s, x) => s + x, 0);
+    const correct = (q: number) =>
+      Array.from({ length: k }, () => (rng() < q ? 1 : 0)).reduce<number>((s, x) => s + x, 0);
     a.push({ id: `p${i}`, correct: correct(p * 0.6), samples: k });
     better.push({ id: `p${i}`, correct: correct(Math.min(1, p * 0.6 + 0.15)), samples: k });
     same.push({ id: `p${i}`, correct: correct(p * 0.6), samples: k });
@@ -59,14 +70,30 @@ test('paired comparison: a consistent gain excludes zero, noise does not, and on
   assert.equal(formatWithInterval(0.5, null), '50.0%');
 });
 
-test('an evaluation summary carries pass@1 and pass@k intervals and each problem\'s score', () => {
-  const o = (correct: boolean): SampleOutcome => ({ correct, responseTokens: 10, toolCalls: 1, toolErrors: 0, finishReason: 'stop' });
-  const groups = [[o(true), o(false)], [o(false), o(false)], [o(true), o(true)], [o(false), o(true)]];
+test("an evaluation summary carries pass@1 and pass@k intervals and each problem's score", () => {
+  const o = (correct: boolean): SampleOutcome => ({
+    correct,
+    responseTokens: 10,
+    toolCalls: 1,
+    toolErrors: 0,
+    finishReason: 'stop',
+  });
+  const groups = [
+    [o(true), o(false)],
+    [o(false), o(false)],
+    [o(true), o(true)],
+    [o(false), o(true)],
+  ];
   const s = summarize(groups, 2, ['a', 'b', 'c', 'd']);
   assert.equal(s.pass1, 0.5);
   assert.ok(s.pass1Ci!.lo < 0.5 && s.pass1Ci!.hi > 0.5);
   assert.equal(s.passK, 0.75);
   assert.ok(s.passKCi!.lo <= 0.75 && s.passKCi!.hi >= 0.75);
-  assert.deepEqual(s.perProblem, [{ id: 'a', correct: 1, samples: 2 }, { id: 'b', correct: 0, samples: 2 }, { id: 'c', correct: 2, samples: 2 }, { id: 'd', correct: 1, samples: 2 }]);
+  assert.deepEqual(s.perProblem, [
+    { id: 'a', correct: 1, samples: 2 },
+    { id: 'b', correct: 0, samples: 2 },
+    { id: 'c', correct: 2, samples: 2 },
+    { id: 'd', correct: 1, samples: 2 },
+  ]);
   assert.equal(summarize(groups, 2).perProblem, undefined);
 });

@@ -3,8 +3,13 @@ import assert from 'node:assert/strict';
 import { passAtK, summarize, type SampleOutcome } from '../../workers/eval/metrics.ts';
 import { formatEvalTable } from '../../workers/eval/run.ts';
 
-const o = (correct: boolean, responseTokens = 100, toolCalls = 1, toolErrors = 0, finishReason = 'no_tool_call'): SampleOutcome =>
-  ({ correct, responseTokens, toolCalls, toolErrors, finishReason });
+const o = (
+  correct: boolean,
+  responseTokens = 100,
+  toolCalls = 1,
+  toolErrors = 0,
+  finishReason = 'no_tool_call',
+): SampleOutcome => ({ correct, responseTokens, toolCalls, toolErrors, finishReason });
 
 test('pass@k: the unbiased estimator 1 − C(n−c, k)/C(n, k), by hand', () => {
   assert.equal(passAtK(4, 0, 1), 0);
@@ -17,11 +22,14 @@ test('pass@k: the unbiased estimator 1 − C(n−c, k)/C(n, k), by hand', () => 
 });
 
 test('summarize: pass@1 averages samples then problems; tool-error rates pool calls (all, correct); no-call share; finish reasons', () => {
-  const s = summarize([
-    [o(true, 100, 2, 1), o(false, 300, 0, 0, 'length')],
-    [o(false, 50, 1, 1), o(false, 50, 1, 0)],
-    [o(true), o(true)],
-  ], 2);
+  const s = summarize(
+    [
+      [o(true, 100, 2, 1), o(false, 300, 0, 0, 'length')],
+      [o(false, 50, 1, 1), o(false, 50, 1, 0)],
+      [o(true), o(true)],
+    ],
+    2,
+  );
   assert.equal(s.problems, 3);
   assert.equal(s.samples, 6);
   assert.ok(Math.abs(s.pass1 - (0.5 + 0 + 1) / 3) < 1e-12);
@@ -40,8 +48,14 @@ test('the eval table has one aligned row per benchmark', () => {
   const row = { benchmark: 'aime24', datasetId: 'd', ...summarize([[o(true), o(false)]], 2) };
   const lines = formatEvalTable([row, { ...row, benchmark: 'math500-long-name' }]).split('\n');
   assert.equal(lines.length, 4);
-  assert.match(lines[0]!, /^benchmark\s+problems\s+k\s+pass@1 \[95% CI\]\s+pass@k \[95% CI\]\s+length\s+calls\/traj\s+no call\s+tool err\s+in correct$/);
+  assert.match(
+    lines[0]!,
+    /^benchmark\s+problems\s+k\s+pass@1 \[95% CI\]\s+pass@k \[95% CI\]\s+length\s+calls\/traj\s+no call\s+tool err\s+in correct$/,
+  );
   // One problem: the bootstrap over problems has nothing to vary, the interval is the point.
-  assert.match(lines[2]!, /^aime24\s+1\s+2\s+50\.0% \[50\.0–50\.0\]\s+100\.0% \[100\.0–100\.0\]\s+100\s+1\.00\s+0\.0%\s+0\.0%\s+0\.0%$/);
+  assert.match(
+    lines[2]!,
+    /^aime24\s+1\s+2\s+50\.0% \[50\.0–50\.0\]\s+100\.0% \[100\.0–100\.0\]\s+100\s+1\.00\s+0\.0%\s+0\.0%\s+0\.0%$/,
+  );
   assert.equal(new Set(lines.map((l) => l.length)).size, 1);
 });

@@ -13,7 +13,10 @@ test('evaluation helpers: steps, pass@1 over steps, finish reasons, percentages'
   assert.deepEqual(evalSteps(rows), [0, 10]);
   assert.deepEqual(pass1OverSteps(rows), {
     benchmarks: ['aime24', 'math500'],
-    data: [{ step: 0, aime24: 25, math500: null }, { step: 10, aime24: 50, math500: 80 }],
+    data: [
+      { step: 0, aime24: 25, math500: null },
+      { step: 10, aime24: 50, math500: 80 },
+    ],
   });
   assert.equal(finishReasonsText({ length: 1, stop: 3 }), 'stop 75% · length 25%');
   assert.equal(finishReasonsText({}), '—');

@@ -1,10 +1,23 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { advantages, isPositive, selectGroup, selectStep, splitQuota, DEFAULT_ROC_OPTIONS, type RocSample } from '../../workers/rl/grpo-roc.ts';
+import {
+  advantages,
+  isPositive,
+  selectGroup,
+  selectStep,
+  splitQuota,
+  DEFAULT_ROC_OPTIONS,
+  type RocSample,
+} from '../../workers/rl/grpo-roc.ts';
 import { penalties, trajectoryFacts, trajectoryPenalties } from '../../workers/rl/penalties.ts';
 import { inclusionProbabilities, uniformSample, weightedSample } from '../../workers/rl/sampling.ts';
 import { mulberry32 } from '../../workers/engines/sampling.ts';
-import { newTrajectory, appendAssistantTurn, appendToolResult, parseErrorRecord } from '../../workers/rollout/trajectory.ts';
+import {
+  newTrajectory,
+  appendAssistantTurn,
+  appendToolResult,
+  parseErrorRecord,
+} from '../../workers/rollout/trajectory.ts';
 import type { ToolCallRecord, Trajectory, ParseResult } from '../../contracts/trajectory.ts';
 import { toolResponseTurn } from '../../workers/rollout/template.ts';
 
@@ -16,8 +29,18 @@ const near = (a: number, b: number, tol = 1e-6) => assert.ok(Math.abs(a - b) <= 
 
 function rec(status: ToolCallRecord['status']): ToolCallRecord {
   return {
-    name: TOOL, arguments: { code: '1', input: '' }, status, text: 'x', appendedText: toolResponseTurn('x'), tokens: 3,
-    appended: true, queuedAt: 0, startedAt: 0, finishedAt: 0, durationMs: 1, queueMs: 0,
+    name: TOOL,
+    arguments: { code: '1', input: '' },
+    status,
+    text: 'x',
+    appendedText: toolResponseTurn('x'),
+    tokens: 3,
+    appended: true,
+    queuedAt: 0,
+    startedAt: 0,
+    finishedAt: 0,
+    durationMs: 1,
+    queueMs: 0,
   };
 }
 
@@ -26,10 +49,27 @@ function traj(statuses: ToolCallRecord['status'][], finalText: string, earlierTe
   let t = newTrajectory('P', 1);
   for (const st of statuses) {
     const parse = st === 'parse_error' ? PERR : CALL;
-    t = appendAssistantTurn(t, { text: earlierText, tokens: 2, engineFinish: 'stop', genStartedAt: 0, genFinishedAt: 0, parse });
-    t = appendToolResult(t, st === 'parse_error' ? parseErrorRecord(PERR_MSG, toolResponseTurn(PERR_MSG), 3, 0) : rec(st));
+    t = appendAssistantTurn(t, {
+      text: earlierText,
+      tokens: 2,
+      engineFinish: 'stop',
+      genStartedAt: 0,
+      genFinishedAt: 0,
+      parse,
+    });
+    t = appendToolResult(
+      t,
+      st === 'parse_error' ? parseErrorRecord(PERR_MSG, toolResponseTurn(PERR_MSG), 3, 0) : rec(st),
+    );
   }
-  return appendAssistantTurn(t, { text: finalText, tokens: 2, engineFinish: 'stop', genStartedAt: 0, genFinishedAt: 0, parse: { kind: 'none' } });
+  return appendAssistantTurn(t, {
+    text: finalText,
+    tokens: 2,
+    engineFinish: 'stop',
+    genStartedAt: 0,
+    genFinishedAt: 0,
+    parse: { kind: 'none' },
+  });
 }
 const ANSWER = 'done </reason><answer>\\boxed{2}</answer>';
 
@@ -38,11 +78,27 @@ const neg = (pErr = 0, pFormat = 0): RocSample => ({ reward: 0, pErr, pFormat })
 const rep = <T>(n: number, f: (i: number) => T) => Array.from({ length: n }, (_, i) => f(i));
 
 test('penalties: p_err (no tool call → 0.5) and p_format (paper)', () => {
-  assert.deepEqual(penalties({ toolCalls: 0, toolErrors: 0, answerBlocks: 1, turns: 1 }), { pErr: 0.5, pFormat: 0, pTotal: 0.5 });
-  assert.deepEqual(penalties({ toolCalls: 4, toolErrors: 1, answerBlocks: 1, turns: 5 }), { pErr: 0.25, pFormat: 0, pTotal: 0.25 });
-  assert.deepEqual(penalties({ toolCalls: 2, toolErrors: 2, answerBlocks: 0, turns: 3 }), { pErr: 1, pFormat: 1, pTotal: 2 });
+  assert.deepEqual(penalties({ toolCalls: 0, toolErrors: 0, answerBlocks: 1, turns: 1 }), {
+    pErr: 0.5,
+    pFormat: 0,
+    pTotal: 0.5,
+  });
+  assert.deepEqual(penalties({ toolCalls: 4, toolErrors: 1, answerBlocks: 1, turns: 5 }), {
+    pErr: 0.25,
+    pFormat: 0,
+    pTotal: 0.25,
+  });
+  assert.deepEqual(penalties({ toolCalls: 2, toolErrors: 2, answerBlocks: 0, turns: 3 }), {
+    pErr: 1,
+    pFormat: 1,
+    pTotal: 2,
+  });
   // two answers in four turns: (2 − 1) / 4; three answers in two turns: capped at 1
-  assert.deepEqual(penalties({ toolCalls: 3, toolErrors: 0, answerBlocks: 2, turns: 4 }), { pErr: 0, pFormat: 0.25, pTotal: 0.25 });
+  assert.deepEqual(penalties({ toolCalls: 3, toolErrors: 0, answerBlocks: 2, turns: 4 }), {
+    pErr: 0,
+    pFormat: 0.25,
+    pTotal: 0.25,
+  });
   assert.equal(penalties({ toolCalls: 1, toolErrors: 0, answerBlocks: 3, turns: 2 }).pFormat, 1);
   assert.throws(() => penalties({ toolCalls: 1, toolErrors: 2, answerBlocks: 1, turns: 1 }), /errors > 1 calls/);
   assert.throws(() => penalties({ toolCalls: -1, toolErrors: 0, answerBlocks: 1, turns: 1 }), /non-negative integer/);
@@ -85,7 +141,10 @@ test('advantages: population std by default, sample std on request, no NaN on eq
 });
 
 test('splitQuota: ⌊|neg|·G/n⌋ negatives, the rest positives, minima taken from the other sign', () => {
-  const q = (p: number, n: number, g: number, m = 2) => { const r = splitQuota(p, n, g, m); return [r.positives, r.negatives]; };
+  const q = (p: number, n: number, g: number, m = 2) => {
+    const r = splitQuota(p, n, g, m);
+    return [r.positives, r.negatives];
+  };
   assert.deepEqual(q(16, 16, 16), [8, 8]);
   assert.deepEqual(q(27, 5, 16), [14, 2]); // ⌊5/2⌋ = 2, ⌈27/2⌉ = 14
   assert.deepEqual(q(25, 7, 16), [13, 3]); // ⌊7/2⌋ = 3, ⌈25/2⌉ = 13
@@ -102,7 +161,10 @@ test('splitQuota: ⌊|neg|·G/n⌋ negatives, the rest positives, minima taken f
 });
 
 test('all positives and all negatives: the group is dropped; every trajectory says why', () => {
-  for (const [s, label] of [[rep(4, () => pos(0.5, 0)), 'all 1'], [rep(4, () => neg(0.25, 1)), 'all 0']] as const) {
+  for (const [s, label] of [
+    [rep(4, () => pos(0.5, 0)), 'all 1'],
+    [rep(4, () => neg(0.25, 1)), 'all 0'],
+  ] as const) {
     const r = selectGroup(s, {}, mulberry32(1));
     assert.equal(r.dropped, true);
     assert.equal(r.reason, `dropped: equal rewards (${label})`);
@@ -115,10 +177,17 @@ test('all positives and all negatives: the group is dropped; every trajectory sa
     }
   }
   // with dropping off, an all-negative group is kept (half of it) with zero advantages
-  const r = selectGroup(rep(4, () => neg()), { dropEqualReward: false }, mulberry32(1));
+  const r = selectGroup(
+    rep(4, () => neg()),
+    { dropEqualReward: false },
+    mulberry32(1),
+  );
   assert.equal(r.dropped, false);
   assert.equal(r.keptIndices.length, 2);
-  assert.deepEqual(r.samples.filter((x) => x.selected).map((x) => x.advantage), [0, 0]);
+  assert.deepEqual(
+    r.samples.filter((x) => x.selected).map((x) => x.advantage),
+    [0, 0],
+  );
   assert.equal(selectGroup([], {}, mulberry32(1)).reason, 'dropped: empty group');
 });
 
@@ -144,7 +213,10 @@ test('odd counts: 27 positives and 5 negatives of 32 keep 14 + 2 = 16, advantage
       assert.equal(x.reason, 'kept: negative (uniform)');
     }
   }
-  near(r.samples.filter((x) => x.selected).reduce((a, x) => a + x.advantage!, 0), 0);
+  near(
+    r.samples.filter((x) => x.selected).reduce((a, x) => a + x.advantage!, 0),
+    0,
+  );
   // 25 + 7: ⌊7/2⌋ = 3 negatives, 13 positives
   const r2 = selectGroup([...rep(25, () => pos()), ...rep(7, () => neg())], {}, mulberry32(3));
   assert.deepEqual([r2.keptPositives, r2.keptNegatives], [13, 3]);
@@ -159,7 +231,8 @@ test('fewer than the minimum: a lone negative is always kept; three negatives ke
   assert.equal(lone.reason, 'kept: below minimum');
   // mean 15/16, std √(15/16·1/16) = √15/16: advantages −√15 and 1/√15 (up to eps)
   near(lone.advantage!, -Math.sqrt(15), 1e-4);
-  for (const x of r.samples.filter((y) => y.selected && y.sign === 'positive')) near(x.advantage!, 1 / Math.sqrt(15), 1e-4);
+  for (const x of r.samples.filter((y) => y.selected && y.sign === 'positive'))
+    near(x.advantage!, 1 / Math.sqrt(15), 1e-4);
 
   const r3 = selectGroup([...rep(29, () => pos()), ...rep(3, () => neg())], {}, mulberry32(5));
   assert.deepEqual([r3.keptPositives, r3.keptNegatives], [14, 2]);
@@ -170,7 +243,10 @@ test('fewer than the minimum: a lone negative is always kept; three negatives ke
   // two positives of 32: ⌈2/2⌉ = 1 raised to 2 → both kept, below minimum
   const r4 = selectGroup([pos(), pos(1, 1), ...rep(30, () => neg())], {}, mulberry32(5));
   assert.deepEqual([r4.keptPositives, r4.keptNegatives], [2, 14]);
-  assert.deepEqual(r4.samples.slice(0, 2).map((x) => x.reason), ['kept: below minimum', 'kept: below minimum']);
+  assert.deepEqual(
+    r4.samples.slice(0, 2).map((x) => x.reason),
+    ['kept: below minimum', 'kept: below minimum'],
+  );
   // one positive: its share ⌈1/2⌉ = 1 already keeps it
   const r5 = selectGroup([pos(), ...rep(31, () => neg())], {}, mulberry32(5));
   assert.equal(r5.samples[0].reason, 'kept: positive (all kept)');
@@ -186,8 +262,15 @@ test('"lowest": the quota with the lowest p_total, ties by index; a no-tool answ
   assert.equal(r.samples[0].reason, 'not kept: positive sampled out');
   assert.equal(r.samples[0].weight, null);
   // ties: equal p_total → lower index first
-  const t = selectGroup([pos(0.5), pos(0.5), pos(0.5), pos(0.5), neg(), neg(), neg(), neg()], { positiveSelection: 'lowest', minPerSign: 0 }, mulberry32(9));
-  assert.deepEqual(t.keptIndices.filter((i) => i < 4), [0, 1]);
+  const t = selectGroup(
+    [pos(0.5), pos(0.5), pos(0.5), pos(0.5), neg(), neg(), neg(), neg()],
+    { positiveSelection: 'lowest', minPerSign: 0 },
+    mulberry32(9),
+  );
+  assert.deepEqual(
+    t.keptIndices.filter((i) => i < 4),
+    [0, 1],
+  );
 });
 
 test('plain GRPO (roc: false) keeps every sample of a mixed group; equal groups are still dropped', () => {
@@ -199,10 +282,18 @@ test('plain GRPO (roc: false) keeps every sample of a mixed group; equal groups 
 });
 
 test('weights: p_total 0 gives a finite weight; shares sum to 1; reward > 0 is positive', () => {
-  const r = selectGroup([pos(0, 0), pos(0.5, 0.5), pos(0, 0.01), ...rep(3, () => neg())], { minPerSign: 0 }, mulberry32(2));
+  const r = selectGroup(
+    [pos(0, 0), pos(0.5, 0.5), pos(0, 0.01), ...rep(3, () => neg())],
+    { minPerSign: 0 },
+    mulberry32(2),
+  );
   const w = r.samples.slice(0, 3).map((x) => x.weight!);
   assert.ok(w.every(Number.isFinite));
-  near(w.reduce((a, b) => a + b, 0), 1, 1e-12);
+  near(
+    w.reduce((a, b) => a + b, 0),
+    1,
+    1e-12,
+  );
   near(w[1] / w[0], 1e-6 / (1 + 1e-6), 1e-12);
   assert.ok(r.samples.slice(3).every((x) => x.weight === null));
   assert.deepEqual([0, 1, 0.5, -1].map(isPositive), [false, true, true, false]);
@@ -221,22 +312,32 @@ test('sampling helpers: exact inclusion probabilities by hand, guards', () => {
   assert.throws(() => uniformSample(2, 3, mulberry32(4)), /cannot pick 3 of 2/);
   assert.throws(() => weightedSample([1, 0], 1, mulberry32(4)), /bad weight 0/);
   // u at the top of [0, 1): the last index, never out of range
-  assert.deepEqual(weightedSample([1, 1], 1, () => 0.9999999999999999), [1]);
-  assert.deepEqual(weightedSample([1, 1], 1, () => 0), [0]);
+  assert.deepEqual(
+    weightedSample([1, 1], 1, () => 0.9999999999999999),
+    [1],
+  );
+  assert.deepEqual(
+    weightedSample([1, 1], 1, () => 0),
+    [0],
+  );
 });
 
 test('seeded sampling distribution: inclusion frequencies match successive sampling; same seed, same selection', () => {
   const pTotals = [0.1, 0.25, 0.5, 1.0, 1.5];
   const s = [...pTotals.map((p) => pos(p, 0)), ...rep(5, () => neg(0.5, 1))];
   // n = 10, G = 5: negatives ⌊25/10⌋ = 2 (uniform, 2/5 each), positives 3 weighted by 1/(p + 1e-6)
-  const exact = inclusionProbabilities(pTotals.map((p) => 1 / (p + DEFAULT_ROC_OPTIONS.weightEps)), 3);
+  const exact = inclusionProbabilities(
+    pTotals.map((p) => 1 / (p + DEFAULT_ROC_OPTIONS.weightEps)),
+    3,
+  );
   const rng = mulberry32(12345);
   const trials = 20000;
   const kept = rep(10, () => 0);
   for (let t = 0; t < trials; t++) for (const i of selectGroup(s, {}, rng).keptIndices) kept[i]++;
   const freq = kept.map((k) => k / trials);
   for (let i = 0; i < 5; i++) near(freq[i], exact[i], 0.015);
-  for (let i = 0; i < 4; i++) assert.ok(freq[i] > freq[i + 1] + 0.05, `p_total ${pTotals[i]} kept more often than ${pTotals[i + 1]}`);
+  for (let i = 0; i < 4; i++)
+    assert.ok(freq[i] > freq[i + 1] + 0.05, `p_total ${pTotals[i]} kept more often than ${pTotals[i + 1]}`);
   for (let i = 5; i < 10; i++) near(freq[i], 0.4, 0.015);
   // the cleanest is kept far more often than the dirtiest
   assert.ok(freq[0] > 0.95 && freq[4] < 0.35, JSON.stringify(freq));
@@ -258,11 +359,26 @@ test('selectStep: one stream over the groups, with step counts', () => {
   ];
   const { groups: res, summary } = selectStep(groups, { positiveSelection: 'lowest' }, mulberry32(11));
   assert.equal(res.length, 3);
-  assert.deepEqual(res[2].keptIndices.filter((i) => i < 3), [0, 2]);
+  assert.deepEqual(
+    res[2].keptIndices.filter((i) => i < 3),
+    [0, 2],
+  );
   assert.deepEqual(summary, {
-    groups: 3, droppedEqualReward: 2, droppedAllPositive: 1, droppedAllNegative: 1, keptGroups: 1,
-    samples: 16, keptSamples: 4, positives: 7, negatives: 9, keptPositives: 2, keptNegatives: 2,
-    meanPErrPositives: 1.5 / 7, meanPErrKeptPositives: 0.25, meanPTotalPositives: 1.5 / 7, meanPTotalKeptPositives: 0.25,
+    groups: 3,
+    droppedEqualReward: 2,
+    droppedAllPositive: 1,
+    droppedAllNegative: 1,
+    keptGroups: 1,
+    samples: 16,
+    keptSamples: 4,
+    positives: 7,
+    negatives: 9,
+    keptPositives: 2,
+    keptNegatives: 2,
+    meanPErrPositives: 1.5 / 7,
+    meanPErrKeptPositives: 0.25,
+    meanPTotalPositives: 1.5 / 7,
+    meanPTotalKeptPositives: 0.25,
   });
   const empty = selectStep([], {}, mulberry32(1)).summary;
   assert.equal(empty.meanPErrPositives, null);

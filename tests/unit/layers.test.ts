@@ -7,9 +7,14 @@
  *   server/     never imports workers/, cli/, components/, app/ or lib/;
  *   workers/    import contracts/, workers/ and server's data layer (server/db/, server/store/, server/datasets/ (the
  *               import of problem sets into the store), server/models/ (the models folder: a name to its directory),
- *               config, ids, errors);
+ *               server/imports/ (the folder of a run trained elsewhere, checked against the import roots), config, ids,
+ *               errors);
  *   processes   (the worker loop, sandbox pools and nodes, engines, engine servers, the trainer) are assembled only
  *               by cli/ and the worker's entry point and job handlers (workers/main.ts, workers/handlers/).
+ * One floor down:
+ *   server/auth/ imports nothing of server/trpc/ (the roles and the principal are contracts/access.ts's);
+ *   no loop between the folders of components/ or of workers/ (folderLoops: a folder's imports, type-only ones
+ *               included, never lead back to it).
  * A failure names the file, the line and the offending import.
  */
 import assert from 'node:assert/strict';
@@ -20,14 +25,22 @@ import { test } from 'node:test';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const LAYERS = ['contracts', 'components', 'lib', 'app', 'server', 'cli', 'workers'];
 
-interface Import { file: string; line: number; spec: string; target: string | null; typeOnly: boolean }
+interface Import {
+  file: string;
+  line: number;
+  spec: string;
+  target: string | null;
+  typeOnly: boolean;
+}
 
 function sources(dir: string): string[] {
   const out: string[] = [];
   const walk = (d: string) => {
     for (const e of fs.readdirSync(path.join(ROOT, d), { withFileTypes: true })) {
       const rel = path.join(d, e.name);
-      if (e.isDirectory()) { if (e.name !== 'generated' && e.name !== 'node_modules') walk(rel); } else if (/\.(ts|tsx|mjs)$/.test(e.name)) out.push(rel);
+      if (e.isDirectory()) {
+        if (e.name !== 'generated' && e.name !== 'node_modules') walk(rel);
+      } else if (/\.(ts|tsx|mjs)$/.test(e.name)) out.push(rel);
     }
   };
   if (fs.existsSync(path.join(ROOT, dir))) walk(dir);
@@ -37,7 +50,8 @@ function sources(dir: string): string[] {
 /** Every static import, re-export and dynamic import of a file, resolved to a repo path when it is the project's. */
 export function importsOf(file: string, text: string): Import[] {
   const out: Import[] = [];
-  const re = /(?:^|\n)\s*(import|export)(\s+type)?\s[^'";]*?from\s*['"]([^'"]+)['"]|(?:^|\n)\s*import\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+  const re =
+    /(?:^|\n)\s*(import|export)(\s+type)?\s[^'";]*?from\s*['"]([^'"]+)['"]|(?:^|\n)\s*import\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
   for (const m of text.matchAll(re)) {
     const spec = m[3] ?? m[4] ?? m[5]!;
     const line = text.slice(0, m.index! + m[0].length).split('\n').length;
@@ -50,15 +64,31 @@ export function importsOf(file: string, text: string): Import[] {
 }
 
 const layerOf = (p: string) => p.split('/')[0]!;
-const under = (p: string, ...prefixes: string[]) => prefixes.some((x) => p === x || p.startsWith(x.endsWith('/') ? x : `${x}/`));
+const under = (p: string, ...prefixes: string[]) =>
+  prefixes.some((x) => p === x || p.startsWith(x.endsWith('/') ? x : `${x}/`));
 
 /** Modules whose use starts a process (or a pool of them): only the composition roots may construct them. */
 const ASSEMBLERS = [
-  'workers/worker.ts', 'workers/sandbox/index.ts', 'workers/sandbox/pool.ts', 'workers/sandbox/http-node.ts',
-  'workers/engines/create.ts', 'workers/engines/onnx-engine.ts', 'workers/engines/openai-server.ts', 'workers/trainer/client.ts',
+  'workers/worker.ts',
+  'workers/sandbox/index.ts',
+  'workers/sandbox/pool.ts',
+  'workers/sandbox/http-node.ts',
+  'workers/engines/create.ts',
+  'workers/engines/onnx-engine.ts',
+  'workers/engines/openai-server.ts',
+  'workers/trainer/client.ts',
 ];
 const COMPOSITION_ROOTS = ['cli', 'workers/main.ts', 'workers/handlers'];
-const DATA_LAYER = ['server/db', 'server/store', 'server/datasets', 'server/models', 'server/config.ts', 'server/ids.ts', 'server/errors.ts'];
+const DATA_LAYER = [
+  'server/db',
+  'server/store',
+  'server/datasets',
+  'server/models',
+  'server/imports',
+  'server/config.ts',
+  'server/ids.ts',
+  'server/errors.ts',
+];
 
 /** The rule an import breaks, or null. */
 export function violation(i: Import): string | null {
@@ -71,26 +101,114 @@ export function violation(i: Import): string | null {
   const to = i.target;
   const toLayer = layerOf(to);
   switch (from) {
-    case 'contracts': return toLayer === 'contracts' ? null : 'contracts/ imports only zod';
-    case 'components': return ['contracts', 'lib', 'components'].includes(toLayer) ? null : 'components/ imports only contracts/ and lib/';
-    case 'lib': return ['contracts', 'lib'].includes(toLayer) || (i.typeOnly && under(to, 'server/trpc')) ? null : 'lib/ imports contracts/ (and the router type only)';
+    case 'contracts':
+      return toLayer === 'contracts' ? null : 'contracts/ imports only zod';
+    case 'components':
+      return ['contracts', 'lib', 'components'].includes(toLayer)
+        ? null
+        : 'components/ imports only contracts/ and lib/';
+    case 'lib':
+      return ['contracts', 'lib'].includes(toLayer) || (i.typeOnly && under(to, 'server/trpc'))
+        ? null
+        : 'lib/ imports contracts/ (and the router type only)';
     case 'app':
       if (['contracts', 'lib', 'components', 'app'].includes(toLayer)) return null;
       if (toLayer === 'server' && (under(i.file, 'app/api') || (i.typeOnly && under(to, 'server/trpc')))) return null;
       return 'app/ renders components; only app/api/ (the tRPC handler) reaches server/';
-    case 'server': return ['contracts', 'server'].includes(toLayer) ? null : 'server/ imports only contracts/ (never workers/, cli/ or the UI)';
+    case 'server':
+      return ['contracts', 'server'].includes(toLayer)
+        ? null
+        : 'server/ imports only contracts/ (never workers/, cli/ or the UI)';
     case 'workers':
       if (toLayer === 'contracts') return null;
-      if (toLayer === 'server') return under(to, ...DATA_LAYER) ? null : "workers/ import only server's data layer (db, store, datasets, models, config, ids, errors)";
+      if (toLayer === 'server')
+        return under(to, ...DATA_LAYER)
+          ? null
+          : "workers/ import only server's data layer (db, store, datasets, models, imports, config, ids, errors)";
       if (toLayer !== 'workers') return 'workers/ import only contracts/, workers/ and the data layer';
       break;
-    case 'cli': if (!['contracts', 'server', 'workers', 'cli'].includes(toLayer)) return 'cli/ composes contracts/, server/ and workers/';
+    case 'cli':
+      if (!['contracts', 'server', 'workers', 'cli'].includes(toLayer))
+        return 'cli/ composes contracts/, server/ and workers/';
   }
-  if (!i.typeOnly && ASSEMBLERS.includes(to) && !under(i.file, ...COMPOSITION_ROOTS) && path.dirname(i.file) !== path.dirname(to)) {
+  if (
+    !i.typeOnly &&
+    ASSEMBLERS.includes(to) &&
+    !under(i.file, ...COMPOSITION_ROOTS) &&
+    path.dirname(i.file) !== path.dirname(to)
+  ) {
     return `only cli/ and the worker's job handlers assemble processes (${to})`;
   }
   return null;
 }
+
+/**
+ * The import loops between the folders directly under `top` (a file directly in `top` is a unit of its own): every
+ * group of folders that reach each other through imports (a strongly connected component of the folder graph), each
+ * named with the folder-to-folder imports that close it (the first file:line of each). Empty when the folders form a
+ * one-way graph.
+ */
+export function folderLoops(top: string, imports: Import[]): string[] {
+  const folderOf = (p: string) => {
+    const rest = p.slice(top.length + 1).split('/');
+    return rest.length > 1 ? `${top}/${rest[0]}` : p;
+  };
+  const edges = new Map<string, Map<string, Import[]>>();
+  for (const i of imports) {
+    if (i.target === null || !under(i.file, top) || !under(i.target, top)) continue;
+    const [a, b] = [folderOf(i.file), folderOf(i.target)];
+    if (a === b) continue;
+    if (!edges.has(a)) edges.set(a, new Map());
+    const to = edges.get(a)!;
+    if (!to.has(b)) to.set(b, []);
+    to.get(b)!.push(i);
+  }
+  // Tarjan's strongly connected components.
+  const index = new Map<string, number>(),
+    low = new Map<string, number>(),
+    stack: string[] = [],
+    onStack = new Set<string>();
+  const groups: string[][] = [];
+  let next = 0;
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next);
+    next++;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of [...(edges.get(v)?.keys() ?? [])].sort()) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const group: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        group.push(w);
+      } while (w !== v);
+      if (group.length > 1) groups.push(group.sort());
+    }
+  };
+  for (const v of [...edges.keys()].sort()) if (!index.has(v)) visit(v);
+  return groups.map((g) => {
+    const closing = g.flatMap((a) =>
+      g
+        .filter((b) => b !== a && edges.get(a)?.has(b))
+        .map((b) => {
+          const [first, ...more] = edges.get(a)!.get(b)!;
+          return `${a} → ${b} (${first!.file}:${first!.line} imports '${first!.spec}'${more.length ? `, +${more.length} more` : ''})`;
+        }),
+    );
+    return `a loop between ${g.join(', ')}: ${closing.join('; ')}`;
+  });
+}
+
+const importsUnder = (top: string): Import[] =>
+  sources(top).flatMap((file) => importsOf(file, fs.readFileSync(path.join(ROOT, file), 'utf8')));
 
 test('every import follows the layer rules', () => {
   const bad: string[] = [];
@@ -109,7 +227,8 @@ test('every import follows the layer rules', () => {
 });
 
 test('the rules catch what they forbid', () => {
-  const v = (file: string, spec: string, typeOnly = false) => violation(importsOf(file, `import ${typeOnly ? 'type ' : ''}{ x } from '${spec}';`)[0]!);
+  const v = (file: string, spec: string, typeOnly = false) =>
+    violation(importsOf(file, `import ${typeOnly ? 'type ' : ''}{ x } from '${spec}';`)[0]!);
   assert.match(v('server/x.ts', '../workers/sandbox/pool.ts')!, /server\/ imports only contracts/);
   assert.match(v('contracts/x.ts', 'node:fs')!, /only zod/);
   assert.match(v('contracts/x.ts', '../server/config.ts')!, /only zod/);
@@ -124,7 +243,55 @@ test('the rules catch what they forbid', () => {
   assert.equal(v('components/a/b.tsx', '../../contracts/recipe.ts'), null);
   assert.equal(v('lib/trpc.ts', '@/server/trpc/root.ts', true), null);
   assert.equal(v('contracts/x.ts', 'zod'), null);
-  assert.deepEqual(importsOf('a/b.ts', "const m = await import('./c.ts');").map((i) => i.target), ['a/c.ts']);
+  assert.deepEqual(
+    importsOf('a/b.ts', "const m = await import('./c.ts');").map((i) => i.target),
+    ['a/c.ts'],
+  );
+});
+
+test("server/auth/ imports nothing of server/trpc/ (the shapes they share are contracts/access.ts's)", () => {
+  const bad = importsUnder('server/auth').filter((i) => i.target !== null && under(i.target, 'server/trpc'));
+  assert.deepEqual(
+    bad.map((i) => `${i.file}:${i.line} imports '${i.spec}'`),
+    [],
+  );
+});
+
+test('no import loop between the folders of components/', () => {
+  assert.deepEqual(folderLoops('components', importsUnder('components')), []);
+});
+
+test('no import loop between the folders of workers/', () => {
+  assert.deepEqual(folderLoops('workers', importsUnder('workers')), []);
+});
+
+test('folderLoops finds a loop between folders and names the imports that close it', () => {
+  const imp = (file: string, spec: string) => importsOf(file, `import { x } from '${spec}';`)[0]!;
+  const loop = [
+    imp('components/a/x.tsx', '../b/y.tsx'),
+    imp('components/b/y.tsx', '../c/z.tsx'),
+    imp('components/c/z.tsx', '../a/w.tsx'),
+    imp('components/c/z.tsx', '../ui/f.ts'),
+  ];
+  assert.deepEqual(folderLoops('components', loop), [
+    "a loop between components/a, components/b, components/c: components/a → components/b (components/a/x.tsx:1 imports '../b/y.tsx'); " +
+      "components/b → components/c (components/b/y.tsx:1 imports '../c/z.tsx'); components/c → components/a (components/c/z.tsx:1 imports '../a/w.tsx')",
+  ]);
+  assert.deepEqual(folderLoops('components', loop.slice(0, 2)), [], 'a one-way chain is no loop');
+  assert.deepEqual(
+    folderLoops('workers', [
+      imp('workers/a/x.ts', './y.ts'),
+      imp('workers/main.ts', './a/x.ts'),
+      imp('workers/a/x.ts', '../types.ts'),
+    ]),
+    [],
+    'imports inside one folder, or to and from files at the top, are no loop',
+  );
+  assert.equal(
+    folderLoops('workers', [imp('workers/eval/run.ts', '../train/t.ts'), imp('workers/train/s.ts', '../eval/r.ts')])
+      .length,
+    1,
+  );
 });
 
 test('every query is in a store: no raw database call outside server/store/ and server/db/', () => {
@@ -134,8 +301,11 @@ test('every query is in a store: no raw database call outside server/store/ and 
     for (const file of sources(layer)) {
       if (file.startsWith('server/store/') || file.startsWith('server/db/')) continue;
       const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
-      text.split('\n').forEach((line, i) => { if (raw.test(line)) bad.push(`${file}:${i + 1}: ${line.trim()}`); });
-      for (const imp of importsOf(file, text)) if (imp.target === 'server/db/batch.ts') bad.push(`${file}:${imp.line}: imports server/db/batch.ts`);
+      text.split('\n').forEach((line, i) => {
+        if (raw.test(line)) bad.push(`${file}:${i + 1}: ${line.trim()}`);
+      });
+      for (const imp of importsOf(file, text))
+        if (imp.target === 'server/db/batch.ts') bad.push(`${file}:${imp.line}: imports server/db/batch.ts`);
     }
   }
   assert.deepEqual(bad, [], `queries belong in server/store/<entity>.ts:\n${bad.join('\n')}`);

@@ -25,7 +25,10 @@ test('mergePoints: a repeated step replaces the old point (snapshot then stream)
 });
 
 test('mergePoints: out-of-order points are sorted into place', () => {
-  assert.deepEqual(mergePoints(pts([0, 0], [4, 4]), pts([2, 2], [1, 1], [6, 6], [3, 3])), pts([0, 0], [1, 1], [2, 2], [3, 3], [4, 4], [6, 6]));
+  assert.deepEqual(
+    mergePoints(pts([0, 0], [4, 4]), pts([2, 2], [1, 1], [6, 6], [3, 3])),
+    pts([0, 0], [1, 1], [2, 2], [3, 3], [4, 4], [6, 6]),
+  );
   assert.deepEqual(mergePoints(pts([5, 5]), pts([1, 1])), pts([1, 1], [5, 5]));
 });
 

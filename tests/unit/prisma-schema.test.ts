@@ -47,42 +47,80 @@ test('models resolve to tables, columns, keys and relations with their database 
   const s = parsePrismaSchema(SCHEMA);
   assert.equal(s.provider, 'postgresql');
   assert.equal(s.relationMode, 'prisma');
-  assert.deepEqual(s.enums, [{ name: 'Role', dbName: 'roles', values: [{ name: 'ADMIN', dbName: 'admin' }, { name: 'USER', dbName: 'USER' }] }]);
+  assert.deepEqual(s.enums, [
+    {
+      name: 'Role',
+      dbName: 'roles',
+      values: [
+        { name: 'ADMIN', dbName: 'admin' },
+        { name: 'USER', dbName: 'USER' },
+      ],
+    },
+  ]);
 
   const [user, post] = s.models;
   assert.equal(user!.table, 'users');
-  assert.deepEqual(user!.columns.map((f) => [f.column, f.kind, f.type, f.optional, f.list]), [
-    ['id', 'scalar', 'Int', false, false],
-    ['email', 'scalar', 'String', false, false],
-    ['role', 'enum', 'Role', false, false],
-    ['tags', 'scalar', 'String', false, true],
-    ['geo', 'unsupported', 'Unsupported("point")', true, false],
-    ['note', 'scalar', 'String', true, false],
-    ['created_at', 'scalar', 'DateTime', false, false],
-    ['updatedAt', 'scalar', 'DateTime', false, false],
-  ]);
+  assert.deepEqual(
+    user!.columns.map((f) => [f.column, f.kind, f.type, f.optional, f.list]),
+    [
+      ['id', 'scalar', 'Int', false, false],
+      ['email', 'scalar', 'String', false, false],
+      ['role', 'enum', 'Role', false, false],
+      ['tags', 'scalar', 'String', false, true],
+      ['geo', 'unsupported', 'Unsupported("point")', true, false],
+      ['note', 'scalar', 'String', true, false],
+      ['created_at', 'scalar', 'DateTime', false, false],
+      ['updatedAt', 'scalar', 'DateTime', false, false],
+    ],
+  );
   const field = (name: string) => user!.fields.find((f) => f.name === name)!;
   assert.equal(field('posts').kind, 'relation');
   assert.deepEqual(field('email').nativeType, { name: 'VarChar', args: ['255'] });
   assert.deepEqual(field('id').default, { kind: 'call', name: 'autoincrement', args: [] });
   assert.deepEqual(field('role').default, { kind: 'ident', value: 'USER' });
-  assert.deepEqual(field('note').default, { kind: 'call', name: 'dbgenerated', args: [{ name: null, value: { kind: 'string', value: "'//not a comment'::text" } }] });
+  assert.deepEqual(field('note').default, {
+    kind: 'call',
+    name: 'dbgenerated',
+    args: [{ name: null, value: { kind: 'string', value: "'//not a comment'::text" } }],
+  });
   assert.equal(field('updatedAt').updatedAt, true);
   assert.deepEqual(user!.primaryKey, { map: null, columns: [{ field: 'id', column: 'id', sort: 'Asc' }], type: null });
-  assert.deepEqual(user!.uniques, [{ map: 'user_email', columns: [{ field: 'email', column: 'email', sort: 'Asc' }], type: null }]);
-  assert.deepEqual(user!.indexes, [{
-    map: null,
-    columns: [{ field: 'role', column: 'role', sort: 'Asc' }, { field: 'createdAt', column: 'created_at', sort: 'Desc' }],
-    type: 'Hash',
-  }]);
+  assert.deepEqual(user!.uniques, [
+    { map: 'user_email', columns: [{ field: 'email', column: 'email', sort: 'Asc' }], type: null },
+  ]);
+  assert.deepEqual(user!.indexes, [
+    {
+      map: null,
+      columns: [
+        { field: 'role', column: 'role', sort: 'Asc' },
+        { field: 'createdAt', column: 'created_at', sort: 'Desc' },
+      ],
+      type: 'Hash',
+    },
+  ]);
   assert.deepEqual(user!.relations, []);
 
-  assert.deepEqual(post!.primaryKey?.columns.map((c) => c.column), ['authorId', 'slug']);
-  assert.deepEqual(post!.uniques.map((u) => u.columns.map((c) => c.column)), [['slug']]);
-  assert.deepEqual(post!.relations, [{
-    field: 'author', model: 'User', table: 'users', columns: ['authorId'], references: ['id'],
-    optional: false, onDelete: 'Cascade', onUpdate: null, map: 'post_author',
-  }]);
+  assert.deepEqual(
+    post!.primaryKey?.columns.map((c) => c.column),
+    ['authorId', 'slug'],
+  );
+  assert.deepEqual(
+    post!.uniques.map((u) => u.columns.map((c) => c.column)),
+    [['slug']],
+  );
+  assert.deepEqual(post!.relations, [
+    {
+      field: 'author',
+      model: 'User',
+      table: 'users',
+      columns: ['authorId'],
+      references: ['id'],
+      optional: false,
+      onDelete: 'Cascade',
+      onUpdate: null,
+      map: 'post_author',
+    },
+  ]);
 });
 
 test('what the reader does not understand is an error naming the model and field', () => {
@@ -114,7 +152,7 @@ test('column defaults read the same from SQLite and PostgreSQL spellings', () =>
     ['1.50', '1.5'],
     ['FALSE', 'false'],
     ['true', 'true'],
-    ["'ADMIN'::\"Role\"", '"ADMIN"'],
+    ['\'ADMIN\'::"Role"', '"ADMIN"'],
     [`nextval('"User_id_seq"'::regclass)`, 'autoincrement()'],
     ['gen_random_uuid()', 'gen_random_uuid()'],
   ];

@@ -1,13 +1,46 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EMBEDDED_ARITH, EMBEDDED_ARITH_INPUT, MICRO_INPUT } from '../../server/recipes/defaults.ts';
-import { EvalSourceSchema, RecipeSchema, RlStageSchema, SftStageSchema, stageSteps, validateRecipe } from '../../contracts/recipe.ts';
-import { errorsByPath, getPath, movePath, parseSpecJson, setPath, specToJson, stableJson, type Spec } from '../../components/recipes/path.ts';
-import { EVAL_SOURCE_FIELDS, RECIPE_FIELDS, RL_FIELDS, SFT_FIELDS, defaultText, newStage, stageNames, timelineOf, type Catalogue } from '../../components/recipes/fields.ts';
+import {
+  EvalSourceSchema,
+  RecipeSchema,
+  RlStageSchema,
+  SftStageSchema,
+  stageSteps,
+  validateRecipe,
+} from '../../contracts/recipe.ts';
+import {
+  errorsByPath,
+  getPath,
+  movePath,
+  parseSpecJson,
+  setPath,
+  specToJson,
+  stableJson,
+  type Spec,
+} from '../../components/recipes/path.ts';
+import {
+  EVAL_SOURCE_FIELDS,
+  RECIPE_FIELDS,
+  RL_FIELDS,
+  SFT_FIELDS,
+  defaultText,
+  newStage,
+  stageNames,
+  timelineOf,
+  type Catalogue,
+} from '../../components/recipes/fields.ts';
 
 // ---- A walk over the zod (v4) schema: every leaf field path ------------------------------------------------------
 
-type Def = { type: string; innerType?: unknown; in?: unknown; shape?: Record<string, unknown>; options?: unknown[]; element?: unknown };
+type Def = {
+  type: string;
+  innerType?: unknown;
+  in?: unknown;
+  shape?: Record<string, unknown>;
+  options?: unknown[];
+  element?: unknown;
+};
 const defOf = (s: unknown): Def => (s as { _zod: { def: Def } })._zod.def;
 const WRAPPERS = new Set(['optional', 'default', 'prefault', 'nullable', 'nonoptional', 'readonly', 'catch']);
 
@@ -22,7 +55,8 @@ function core(s: unknown): Def {
 }
 
 /** An object, or a union of objects (a discriminated union). */
-const isObjects = (d: Def): boolean => d.type === 'object' || (d.type === 'union' && d.options!.every((o) => core(o).type === 'object'));
+const isObjects = (d: Def): boolean =>
+  d.type === 'object' || (d.type === 'union' && d.options!.every((o) => core(o).type === 'object'));
 
 /** Leaf paths under `s`; an array of objects contributes "path.*.…"; `stop` paths are not entered. */
 function leaves(s: unknown, prefix = '', stop: readonly string[] = []): Set<string> {
@@ -38,7 +72,10 @@ function leaves(s: unknown, prefix = '', stop: readonly string[] = []): Set<stri
       for (const o of d.options!) visit(o, path);
       return;
     }
-    if (d.type === 'array' && isObjects(core(d.element))) { visit(d.element, `${path}.*`); return; }
+    if (d.type === 'array' && isObjects(core(d.element))) {
+      visit(d.element, `${path}.*`);
+      return;
+    }
     out.add(path);
   };
   visit(s, prefix);
@@ -56,7 +93,14 @@ function assertCovers(catalogue: Catalogue, schemaLeaves: Set<string>, what: str
 
 test('the field catalogue covers every recipe field of the schema', () => {
   const top = leaves(RecipeSchema, '', ['stages', 'eval.datasets']);
-  assert.ok(top.has('model.n_layer') && top.has('model.name') && top.has('trainer.lora.rank') && top.has('engine.urls') && top.has('template.toolFormat.middle.head') && top.has('eval.everySteps'));
+  assert.ok(
+    top.has('model.n_layer') &&
+      top.has('model.name') &&
+      top.has('trainer.lora.rank') &&
+      top.has('engine.urls') &&
+      top.has('template.toolFormat.middle.head') &&
+      top.has('eval.everySteps'),
+  );
   assertCovers(RECIPE_FIELDS, top, 'recipe');
   const sft = leaves(SftStageSchema);
   assert.ok(sft.has('data.shares.no_tool') && sft.has('maxSteps'));
@@ -77,14 +121,17 @@ test('the field catalogue covers every recipe field of the schema', () => {
 test('the catalogue agrees with a parsed recipe: every leaf of the parsed default has an entry', () => {
   const pattern = (p: string) => {
     const stage = /^stages\.(\d+)\.(.*)$/.exec(p);
-    if (stage) return { cat: (EMBEDDED_ARITH.stages[Number(stage[1])]!.type === 'sft' ? SFT_FIELDS : RL_FIELDS), key: stage[2]! };
+    if (stage)
+      return { cat: EMBEDDED_ARITH.stages[Number(stage[1])]!.type === 'sft' ? SFT_FIELDS : RL_FIELDS, key: stage[2]! };
     const ds = /^eval\.datasets\.\d+\.(.*)$/.exec(p);
     if (ds) return { cat: EVAL_SOURCE_FIELDS, key: ds[1]! };
     return { cat: RECIPE_FIELDS, key: p };
   };
   const walk = (v: unknown, path: string) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) for (const [k, x] of Object.entries(v)) walk(x, path ? `${path}.${k}` : k);
-    else if (Array.isArray(v) && v.some((x) => x && typeof x === 'object')) v.forEach((x, i) => walk(x, `${path}.${i}`));
+    if (v && typeof v === 'object' && !Array.isArray(v))
+      for (const [k, x] of Object.entries(v)) walk(x, path ? `${path}.${k}` : k);
+    else if (Array.isArray(v) && v.some((x) => x && typeof x === 'object'))
+      v.forEach((x, i) => walk(x, `${path}.${i}`));
     else {
       const { cat, key } = pattern(path);
       assert.ok(key in cat, `no catalogue entry for ${path}`);
@@ -158,11 +205,19 @@ test('JSON view ↔ form: edits through paths survive the JSON text, and parse e
 });
 
 test('timelineOf: steps per stage as the schema counts them, defaults filled by model kind', () => {
-  assert.deepEqual(timelineOf(EMBEDDED_ARITH_INPUT as unknown as Spec).map((s) => s.steps), EMBEDDED_ARITH.stages.map(stageSteps));
+  assert.deepEqual(
+    timelineOf(EMBEDDED_ARITH_INPUT as unknown as Spec).map((s) => s.steps),
+    EMBEDDED_ARITH.stages.map(stageSteps),
+  );
   const micro = timelineOf(MICRO_INPUT as unknown as Spec);
-  assert.deepEqual(micro, [{ name: 'sft', type: 'sft', steps: 2 * Math.ceil(60 / 4) }, { name: 'rl', type: 'rl', steps: 2 }]);
+  assert.deepEqual(micro, [
+    { name: 'sft', type: 'sft', steps: 2 * Math.ceil(60 / 4) },
+    { name: 'rl', type: 'rl', steps: 2 },
+  ]);
   assert.deepEqual(timelineOf({ stages: [{ type: 'rl', name: 'x' }] }), [{ name: 'x', type: 'rl', steps: 16 }]);
-  assert.deepEqual(timelineOf({ model: { kind: 'model' }, stages: [{ type: 'rl', name: 'x' }] }), [{ name: 'x', type: 'rl', steps: 300 }]);
+  assert.deepEqual(timelineOf({ model: { kind: 'model' }, stages: [{ type: 'rl', name: 'x' }] }), [
+    { name: 'x', type: 'rl', steps: 300 },
+  ]);
   assert.deepEqual(timelineOf({ stages: 'nope' }), []);
   assert.deepEqual(timelineOf({ stages: [{ type: 'sft', name: 's', data: { n: 100 }, maxSteps: 5 }] })[0]!.steps, 5);
 });

@@ -3,7 +3,11 @@ import fs from 'node:fs';
 import { after, test } from 'node:test';
 import { Verifier } from '../../workers/reward/verifier.ts';
 
-const rows = fs.readFileSync(new URL('../fixtures/verifier-corpus.jsonl', import.meta.url), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { gold: string; pred: string; equal: boolean; note: string });
+const rows = fs
+  .readFileSync(new URL('../fixtures/verifier-corpus.jsonl', import.meta.url), 'utf8')
+  .trim()
+  .split('\n')
+  .map((l) => JSON.parse(l) as { gold: string; pred: string; equal: boolean; note: string });
 const v = new Verifier({ workers: 2 });
 after(() => v.close());
 
@@ -14,9 +18,14 @@ test('the corpus has at least 200 pairs, both equal and not equal', () => {
 
 test('every verdict on the verifier corpus is right', async () => {
   const wrong: string[] = [];
-  await Promise.all(rows.map(async (r) => {
-    const x = await v.verify(r.gold, r.pred);
-    if (x.correct !== r.equal) wrong.push(`${r.note}: ${JSON.stringify(r.gold)} vs ${JSON.stringify(r.pred)} → ${x.correct} (${x.method}: ${x.reason})`);
-  }));
+  await Promise.all(
+    rows.map(async (r) => {
+      const x = await v.verify(r.gold, r.pred);
+      if (x.correct !== r.equal)
+        wrong.push(
+          `${r.note}: ${JSON.stringify(r.gold)} vs ${JSON.stringify(r.pred)} → ${x.correct} (${x.method}: ${x.reason})`,
+        );
+    }),
+  );
   assert.deepEqual(wrong, []);
 });

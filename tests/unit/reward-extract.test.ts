@@ -5,7 +5,11 @@ import { normalize, structure } from '../../workers/reward/normalize.ts';
 import { Verifier } from '../../workers/reward/verifier.ts';
 
 test('\\boxed{} with nested braces, \\fbox, several boxes', () => {
-  assert.deepEqual(findBoxed('a \\boxed{\\frac{1}{2}} b \\fbox{x^{2}} c \\boxed{\\{1,2\\}}'), ['\\frac{1}{2}', 'x^{2}', '\\{1,2\\}']);
+  assert.deepEqual(findBoxed('a \\boxed{\\frac{1}{2}} b \\fbox{x^{2}} c \\boxed{\\{1,2\\}}'), [
+    '\\frac{1}{2}',
+    'x^{2}',
+    '\\{1,2\\}',
+  ]);
   assert.deepEqual(findBoxed('\\boxed{\\left(\\frac{a}{b}, {c}\\right)}'), ['\\left(\\frac{a}{b}, {c}\\right)']);
   assert.deepEqual(findBoxed('\\boxed 5 and'), ['5']);
   assert.deepEqual(findBoxed('\\boxed{unbalanced'), []);
@@ -53,6 +57,9 @@ test('a response with no extractable answer is a verdict, not an error', async (
   const v = new Verifier();
   after(() => v.close());
   const r = await v.verify('5', '<think>long thoughts</think>\nno answer given');
-  assert.deepEqual({ correct: r.correct, method: r.method, extracted: r.extracted }, { correct: false, method: 'none', extracted: null });
+  assert.deepEqual(
+    { correct: r.correct, method: r.method, extracted: r.extracted },
+    { correct: false, method: 'none', extracted: null },
+  );
   assert.match(r.reason, /no answer extracted/);
 });

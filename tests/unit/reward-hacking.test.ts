@@ -30,7 +30,11 @@ test('an enormous expression is incorrect, even one equal to the gold', async ()
   const r = await v.verify('4', `<answer>\\boxed{${huge}}</answer>`);
   assert.equal(r.correct, false);
   assert.match(r.reason, /answer too long/);
-  assert.equal((await v.verify('4', '<answer>\\boxed{4+0+0}</answer>')).correct, true, 'a short expression is still judged');
+  assert.equal(
+    (await v.verify('4', '<answer>\\boxed{4+0+0}</answer>')).correct,
+    true,
+    'a short expression is still judged',
+  );
 });
 
 test('in a response, an answer outside <answer> is none (the reward); a bare answer is still read where the text is one', async () => {
@@ -51,8 +55,16 @@ test('an answer that only repeats an expression of the problem is incorrect; a n
   assert.equal(r.correct, false);
   assert.match(r.reason, /repeats/);
   assert.equal((await v.verify('7006652', '<answer>\\boxed{7006652}</answer>', { problem })).correct, true);
-  assert.equal((await v.verify('no', '<answer>\\boxed{no}</answer>', { problem })).correct, true, 'the gold may be a word of the problem');
-  assert.equal((await v.verify('1234', '<answer>\\boxed{1234}</answer>', { problem })).correct, true, 'a plain number is a commitment');
+  assert.equal(
+    (await v.verify('no', '<answer>\\boxed{no}</answer>', { problem })).correct,
+    true,
+    'the gold may be a word of the problem',
+  );
+  assert.equal(
+    (await v.verify('1234', '<answer>\\boxed{1234}</answer>', { problem })).correct,
+    true,
+    'a plain number is a commitment',
+  );
   const t = { turns: [{ text: '<answer>\\boxed{1234\\cdot 5678}</answer>' }] } as unknown as Trajectory;
   assert.equal((await scoreTrajectory(t, '7006652', v, problem)).reward, 0);
 });

@@ -10,7 +10,13 @@ after(() => v.close());
 const judge = async (gold: string, pred: string) => (await v.verify(gold, `<answer>\\boxed{${pred}}</answer>`)).correct;
 
 test('big integers off by one are different, at any size', async () => {
-  for (const [g, p] of [['1000000007', '1000000008'], ['123456789012', '123456789013'], ['18446744073709551616', '18446744073709551617'], ['18446744073709551616', '18446744073709551615'], ['-9007199254740993', '-9007199254740992']]) {
+  for (const [g, p] of [
+    ['1000000007', '1000000008'],
+    ['123456789012', '123456789013'],
+    ['18446744073709551616', '18446744073709551617'],
+    ['18446744073709551616', '18446744073709551615'],
+    ['-9007199254740993', '-9007199254740992'],
+  ]) {
     assert.equal(await judge(g, p), false, `${g} vs ${p}`);
     assert.equal(await judge(g, g), true, `${g} vs itself`);
   }
@@ -34,7 +40,8 @@ test('non-integers compare within the stated tolerance', async () => {
 });
 
 test('thousands separators: 1,000  1{,}000  1\\,000  1 000 are one number; "a, b" with a space is a list', async () => {
-  for (const p of ['1,000', '1{,}000', '1\\,000', '1 000', '1\\ 000', '1~000']) assert.equal(await judge('1000', p), true, p);
+  for (const p of ['1,000', '1{,}000', '1\\,000', '1 000', '1\\ 000', '1~000'])
+    assert.equal(await judge('1000', p), true, p);
   assert.equal(await judge('1234567', '1,234,567'), true);
   assert.equal(await judge('1234567', '1, 234, 567'), false, 'spaced groups not all of three digits: a list');
   assert.equal(await judge('32349', '32, 349'), false, 'a comma and a space: a list');
@@ -56,5 +63,7 @@ test('the tolerance is a setting (recipe verifier.tolerance); integers ignore it
   try {
     assert.equal((await loose.verify('3.14159', '3.1416')).correct, true);
     assert.equal((await loose.verify('1000', '1001')).correct, false, 'integers still compare exactly');
-  } finally { await loose.close(); }
+  } finally {
+    await loose.close();
+  }
 });

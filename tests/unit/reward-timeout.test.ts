@@ -11,7 +11,10 @@ test('a pathological expression is cut off at its limit, the event loop stays re
   const timer = setInterval(() => ticks++, 10);
   const t0 = Date.now();
   // (10^7)! makes compute-engine grind (bignum factorial) far past the limit.
-  const slow = [v.verify('(10^{7})!', '(10^{7}+1)!', { timeoutMs: 500 }), v.verify('(10^{7}+2)!', '(10^{7}+3)!', { timeoutMs: 500 })];
+  const slow = [
+    v.verify('(10^{7})!', '(10^{7}+1)!', { timeoutMs: 500 }),
+    v.verify('(10^{7}+2)!', '(10^{7}+3)!', { timeoutMs: 500 }),
+  ];
   // a cheap check issued meanwhile is not held up by the event loop
   const quick = await v.verify('\\frac{1}{2}', '0.5');
   assert.equal(quick.correct, true);

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseTurn, scanJsonObject, stoppedInsideCall, countAnswerBlocks, lastAnswerBlock } from '../../workers/rollout/parser.ts';
-import { type ParseResult } from '../../contracts/trajectory.ts';
+import {
+  parseTurn,
+  scanJsonObject,
+  stoppedInsideCall,
+  countAnswerBlocks,
+  lastAnswerBlock,
+} from '../../workers/rollout/parser.ts';
+import type { ParseResult } from '../../contracts/trajectory.ts';
 import { templateSettings } from '../../workers/rollout/template.ts';
 
 const TOOL = 'execute_python_code_with_standard_io';
@@ -34,7 +40,10 @@ test('braces and </tool_call> inside code strings', () => {
   assert.equal(r.arguments.code, code);
   assert.equal(r.arguments.input, '}{');
   // literal JSON text as a model would write it
-  const lit = '<tool_call>{"name": "' + TOOL + '", "arguments": {"code": "x = {\\"a\\": \\"}\\"}\\nprint(\\"</tool_call>\\")", "input": ""}}</tool_call> trailing';
+  const lit =
+    '<tool_call>{"name": "' +
+    TOOL +
+    '", "arguments": {"code": "x = {\\"a\\": \\"}\\"}\\nprint(\\"</tool_call>\\")", "input": ""}}</tool_call> trailing';
   assert.equal(asCall(parseTurn(lit)).arguments.code, 'x = {"a": "}"}\nprint("</tool_call>")');
 });
 
@@ -60,13 +69,18 @@ test('unterminated call: generation stopped mid-call', () => {
   assert.equal(inString.unterminated, 'in_string');
   assert.match(inString.message, /^Failed to decode tool call: unterminated tool call/);
   assert.equal(asErr(parseTurn(`<tool_call>{"name": "${TOOL}", "arguments": {`)).unterminated, 'in_object');
-  assert.equal(asErr(parseTurn(`<tool_call>{"name": "${TOOL}", "arguments": {"code": "1"}}`)).unterminated, 'no_close_tag');
+  assert.equal(
+    asErr(parseTurn(`<tool_call>{"name": "${TOOL}", "arguments": {"code": "1"}}`)).unterminated,
+    'no_close_tag',
+  );
   assert.equal(asErr(parseTurn('<tool_call>\n')).unterminated, 'no_close_tag');
   assert.equal(asErr(parseTurn('<tool_call>not json and no end')).unterminated, 'no_close_tag');
 });
 
 test('stop string trimmed by the engine: end of text stands for </tool_call>', () => {
-  const r = asCall(parseTurn(`<tool_call>{"name": "${TOOL}", "arguments": {"code": "1"}}\n`, undefined, { stopTrimmed: true }));
+  const r = asCall(
+    parseTurn(`<tool_call>{"name": "${TOOL}", "arguments": {"code": "1"}}\n`, undefined, { stopTrimmed: true }),
+  );
   assert.deepEqual(r.arguments, { code: '1', input: '' });
 });
 
@@ -111,8 +125,14 @@ test('unknown tool → Error when executing tool', () => {
 
 test('missing or malformed keys', () => {
   const msg = (t: string) => asErr(parseTurn(t)).message;
-  assert.match(msg(`<tool_call>{"arguments": {"code": "1"}}</tool_call>`), /Failed to decode tool call: missing key "name"/);
-  assert.match(msg(`<tool_call>{"name": "${TOOL}"}</tool_call>`), /Failed to decode tool call: missing key "arguments"/);
+  assert.match(
+    msg(`<tool_call>{"arguments": {"code": "1"}}</tool_call>`),
+    /Failed to decode tool call: missing key "name"/,
+  );
+  assert.match(
+    msg(`<tool_call>{"name": "${TOOL}"}</tool_call>`),
+    /Failed to decode tool call: missing key "arguments"/,
+  );
   assert.match(msg(call({ input: '3' })), /^Error when executing tool: missing required argument "code"/);
   assert.match(msg(call({ code: 5 })), /argument "code" must be a string/);
   assert.match(msg(call({ code: '1', input: 5 })), /argument "input" must be a string/);

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildPrompt, toolResponseTurn, stopStrings, pyJson, templateSettings, COMPACT_TEMPLATE_SETTINGS, toolSchema } from '../../workers/rollout/template.ts';
+import {
+  buildPrompt,
+  toolResponseTurn,
+  stopStrings,
+  pyJson,
+  templateSettings,
+  COMPACT_TEMPLATE_SETTINGS,
+  toolSchema,
+} from '../../workers/rollout/template.ts';
 
 const SCHEMA =
   '{"type": "function", "function": {"name": "execute_python_code_with_standard_io", "description": "Execute Python code with standard input and capture standard output. This function takes a Python code string and an input string, provides the input string through standard input (stdin) to the code, and captures and returns any output produced through standard output (stdout). If the executed code raises an exception, the error message will be captured and returned instead.", ' +
@@ -11,7 +19,9 @@ const GOLDEN =
   '<|im_start|>system\n' +
   'A conversation between User and Assistant. The user asks a question, and the Assistant solves it. The Assistant first thinks about the reasoning process in the mind and then provides the user with the answer. The reasoning process and answer are enclosed within <reason> </reason> and <answer> </answer> tags, respectively, i.e., <reason> reasoning process here </reason><answer> answer here </answer>.\n' +
   '\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n' +
-  'You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n' + SCHEMA + '\n</tools>\n\n' +
+  'You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n' +
+  SCHEMA +
+  '\n</tools>\n\n' +
   'For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n' +
   '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n' +
   '<|im_start|>user\nYou must put your answer inside <answer> </answer> tags, i.e., <answer> answer here </answer>. And your final answer will be extracted automatically by the \\boxed{} tag.\n' +
@@ -34,7 +44,10 @@ test('prompt: tool name, tags and schema are settings', () => {
   assert.ok(p.includes('<call>\n{"name": <function-name>'));
   assert.ok(p.endsWith('<|im_start|>assistant\n<think>'));
   assert.ok(!p.includes('execute_python_code_with_standard_io'));
-  const custom = buildPrompt('Q', templateSettings({ toolSchema: { type: 'function', function: { name: 'f' } }, systemPrompt: 'SYS' }));
+  const custom = buildPrompt(
+    'Q',
+    templateSettings({ toolSchema: { type: 'function', function: { name: 'f' } }, systemPrompt: 'SYS' }),
+  );
   assert.ok(custom.startsWith('<|im_start|>system\nSYS\n\n# Tools'));
   assert.ok(custom.includes('<tools>\n{"type": "function", "function": {"name": "f"}}\n</tools>'));
 });
@@ -65,5 +78,8 @@ test('stop strings', () => {
 });
 
 test('pyJson matches json.dumps separators and keeps non-ASCII', () => {
-  assert.equal(pyJson({ a: [1, 'x', null, true], b: { c: 'é"\n' } }), '{"a": [1, "x", null, true], "b": {"c": "é\\"\\n"}}');
+  assert.equal(
+    pyJson({ a: [1, 'x', null, true], b: { c: 'é"\n' } }),
+    '{"a": [1, "x", null, true], "b": {"c": "é\\"\\n"}}',
+  );
 });

@@ -1,6 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareHref, EMPTY_FILTER, pagesFor, pagesToEvict, queryKeyOf, rowAt, toListFilter, togglePick, visibleRange } from '../../components/explorer/explorer-window.ts';
+import {
+  compareHref,
+  EMPTY_FILTER,
+  pagesFor,
+  pagesToEvict,
+  queryKeyOf,
+  rowAt,
+  toListFilter,
+  togglePick,
+  visibleRange,
+} from '../../components/explorer/explorer-window.ts';
 
 test('visibleRange: viewport rows plus overscan, clamped', () => {
   assert.deepEqual(visibleRange(0, 300, 30, 100_000, 5), { start: 0, end: 16 });
@@ -26,8 +36,21 @@ test('pagesToEvict: drops the pages farthest from view', () => {
 
 test('toListFilter: the form as trajectories.list filter, with field errors', () => {
   assert.deepEqual(toListFilter(EMPTY_FILTER), { filter: {}, errors: {} });
-  const { filter, errors } = toListFilter({ minReward: '0.5', maxReward: 'x', selected: 'yes', toolError: 'no', finishReason: ' stop ', search: ' print( ' });
-  assert.deepEqual(filter, { minReward: 0.5, selected: true, hasToolError: false, finishReason: 'stop', search: 'print(' });
+  const { filter, errors } = toListFilter({
+    minReward: '0.5',
+    maxReward: 'x',
+    selected: 'yes',
+    toolError: 'no',
+    finishReason: ' stop ',
+    search: ' print( ',
+  });
+  assert.deepEqual(filter, {
+    minReward: 0.5,
+    selected: true,
+    hasToolError: false,
+    finishReason: 'stop',
+    search: 'print(',
+  });
   assert.deepEqual(errors, { maxReward: 'not a number' });
   assert.equal(toListFilter({ ...EMPTY_FILTER, minReward: '1', maxReward: '0' }).errors.maxReward, 'below the minimum');
 });

@@ -2,14 +2,32 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { debiasedEma, smoothingWeight } from '../../components/runs/smoothing.ts';
 import { stageBoundaries } from '../../contracts/recipe.ts';
-import { chartRows, controlsFor, estimateEta, formatDuration, mergeStageEvents, stageOf, stepTimes } from '../../components/runs/dashboard.ts';
-import { applyRollouts, clearFinished, groupByGroupId, rolloutsOf, type LiveRollout } from '../../components/runs/rollout-board.ts';
+import {
+  chartRows,
+  controlsFor,
+  estimateEta,
+  formatDuration,
+  mergeStageEvents,
+  stageOf,
+  stepTimes,
+} from '../../components/runs/dashboard.ts';
+import {
+  applyRollouts,
+  clearFinished,
+  groupByGroupId,
+  rolloutsOf,
+  type LiveRollout,
+} from '../../components/runs/rollout-board.ts';
 
-const close = (a: number | null, b: number, msg?: string) => assert.ok(a !== null && Math.abs(a - b) < 1e-9, `${msg ?? ''} ${a} ≈ ${b}`);
+const close = (a: number | null, b: number, msg?: string) =>
+  assert.ok(a !== null && Math.abs(a - b) < 1e-9, `${msg ?? ''} ${a} ≈ ${b}`);
 const pts = (...v: [number, number][]) => v.map(([step, value]) => ({ step, value }));
 
 test('debiasedEma: weight 0 is the identity', () => {
-  assert.deepEqual(debiasedEma(pts([1, 4], [2, 7]), 0).map((p) => p.smoothed), [4, 7]);
+  assert.deepEqual(
+    debiasedEma(pts([1, 4], [2, 7]), 0).map((p) => p.smoothed),
+    [4, 7],
+  );
 });
 
 test('debiasedEma: hand-computed values, w = 0.5, evenly spaced', () => {
@@ -58,27 +76,58 @@ test('chartRows: one row per step, raw and smoothed, null where a key has no poi
   assert.equal(rows[1]!['b~'], 10);
 });
 
-test('stageBoundaries (the run page uses the recipe schema\'s): rl steps and sft epochs × ⌈n / batch⌉ capped by maxSteps', () => {
-  const spec = { stages: [
-    { name: 'sft', type: 'sft', epochs: 2, batch: 8, data: { n: 20 } },
-    { name: 'rl1', type: 'rl', steps: 10 },
-    { name: 'sft2', type: 'sft', epochs: 5, batch: 8, data: { n: 80 }, maxSteps: 7 },
-  ] };
-  assert.deepEqual(stageBoundaries(spec).map((b) => [b.name, b.startStep, b.endStep]), [['sft', 1, 6], ['rl1', 7, 16], ['sft2', 17, 23]]);
+test("stageBoundaries (the run page uses the recipe schema's): rl steps and sft epochs × ⌈n / batch⌉ capped by maxSteps", () => {
+  const spec = {
+    stages: [
+      { name: 'sft', type: 'sft', epochs: 2, batch: 8, data: { n: 20 } },
+      { name: 'rl1', type: 'rl', steps: 10 },
+      { name: 'sft2', type: 'sft', epochs: 5, batch: 8, data: { n: 80 }, maxSteps: 7 },
+    ],
+  };
+  assert.deepEqual(
+    stageBoundaries(spec).map((b) => [b.name, b.startStep, b.endStep]),
+    [
+      ['sft', 1, 6],
+      ['rl1', 7, 16],
+      ['sft2', 17, 23],
+    ],
+  );
   assert.deepEqual(stageBoundaries(null), []);
   assert.deepEqual(stageBoundaries({ stages: [{ type: 'rl' }] }), []);
 });
 
-test('mergeStageEvents: events move a stage start and add unknown stages; stageOf finds a step\'s stage', () => {
-  const b = mergeStageEvents([{ stage: 0, name: 'a', type: 'sft', startStep: 1, endStep: 5 }], [{ stage: 1, name: 'b', type: 'rl', startStep: 6 }]);
-  assert.deepEqual(b.map((x) => [x.name, x.startStep]), [['a', 1], ['b', 6]]);
+test("mergeStageEvents: events move a stage start and add unknown stages; stageOf finds a step's stage", () => {
+  const b = mergeStageEvents(
+    [{ stage: 0, name: 'a', type: 'sft', startStep: 1, endStep: 5 }],
+    [{ stage: 1, name: 'b', type: 'rl', startStep: 6 }],
+  );
+  assert.deepEqual(
+    b.map((x) => [x.name, x.startStep]),
+    [
+      ['a', 1],
+      ['b', 6],
+    ],
+  );
   assert.equal(stageOf(b, 7)?.name, 'b');
   assert.equal(stageOf(b, 0), null);
 });
 
 test('stepTimes and estimateEta: the rate over the recent steps, the time left', () => {
-  const t = stepTimes({ x: [{ step: 1, value: 0, time: 1000 }, { step: 2, value: 0, time: 3000 }], y: [{ step: 1, value: 0, time: 500 }, { step: 3, value: 0, time: 5000 }] });
-  assert.deepEqual(t, [{ step: 1, time: 500 }, { step: 2, time: 3000 }, { step: 3, time: 5000 }]);
+  const t = stepTimes({
+    x: [
+      { step: 1, value: 0, time: 1000 },
+      { step: 2, value: 0, time: 3000 },
+    ],
+    y: [
+      { step: 1, value: 0, time: 500 },
+      { step: 3, value: 0, time: 5000 },
+    ],
+  });
+  assert.deepEqual(t, [
+    { step: 1, time: 500 },
+    { step: 2, time: 3000 },
+    { step: 3, time: 5000 },
+  ]);
   const eta = estimateEta(t, 3, 12);
   close(eta!.rate, 2 / 4.5);
   close(eta!.etaSeconds!, 9 / (2 / 4.5));
@@ -96,12 +145,23 @@ test('controlsFor: pause for live training runs, resume for paused ones, cancel 
   assert.deepEqual(controlsFor('running', 'eval'), { cancel: true, pause: false, resume: false });
 });
 
-const r = (id: string, status: LiveRollout['status'], updatedAt: number, text = ''): LiveRollout => ({ id, status, turns: [{ text, tool: null }], updatedAt });
+const r = (id: string, status: LiveRollout['status'], updatedAt: number, text = ''): LiveRollout => ({
+  id,
+  status,
+  turns: [{ text, tool: null }],
+  updatedAt,
+});
 
 test('applyRollouts: replace by id, newer wins, cap drops finished first', () => {
   let b = applyRollouts([], [r('a', 'generating', 1, 'x'), r('b', 'generating', 2)]);
   b = applyRollouts(b, [r('a', 'tool', 3, 'xy')]);
-  assert.deepEqual(b.map((x) => [x.id, x.status]), [['a', 'tool'], ['b', 'generating']]);
+  assert.deepEqual(
+    b.map((x) => [x.id, x.status]),
+    [
+      ['a', 'tool'],
+      ['b', 'generating'],
+    ],
+  );
   b = applyRollouts(b, [r('a', 'generating', 2, 'stale')]);
   assert.equal(b.find((x) => x.id === 'a')!.turns[0]!.text, 'xy');
   const many = Array.from({ length: 60 }, (_, i) => r(`r${i}`, i < 20 ? 'finished' : 'generating', 100 + i));
@@ -109,14 +169,36 @@ test('applyRollouts: replace by id, newer wins, cap drops finished first', () =>
   assert.equal(capped.length, 50);
   assert.equal(capped.filter((x) => x.status === 'generating').length, 40);
   assert.equal(clearFinished(capped).length, 40);
-  assert.deepEqual(rolloutsOf([{ id: 'q', turns: [] }, null, 3]).map((x) => x.id), ['q']);
+  assert.deepEqual(
+    rolloutsOf([{ id: 'q', turns: [] }, null, 3]).map((x) => x.id),
+    ['q'],
+  );
   assert.deepEqual(rolloutsOf({}), []);
 });
 
 test('groupByGroupId: groups in first-seen order with mean reward and kept count', () => {
   const row = (id: string, groupId: string, sampleIndex: number, reward: number, selected: boolean) => ({
-    id, groupId, sampleIndex, reward, selected, selectReason: null, pErr: null, pFormat: null, responseTokens: 0, turns: 1, toolCalls: 0, toolErrors: 0, finishReason: 'stop', problemId: `p-${groupId}`,
+    id,
+    groupId,
+    sampleIndex,
+    reward,
+    selected,
+    selectReason: null,
+    pErr: null,
+    pFormat: null,
+    responseTokens: 0,
+    turns: 1,
+    toolCalls: 0,
+    toolErrors: 0,
+    finishReason: 'stop',
+    problemId: `p-${groupId}`,
   });
   const g = groupByGroupId([row('1', 'g2', 1, 1, true), row('2', 'g1', 0, 0, false), row('3', 'g2', 0, 0, true)]);
-  assert.deepEqual(g.map((x) => [x.groupId, x.meanReward, x.kept, x.items.map((i) => i.id)]), [['g2', 0.5, 2, ['3', '1']], ['g1', 0, 0, ['2']]]);
+  assert.deepEqual(
+    g.map((x) => [x.groupId, x.meanReward, x.kept, x.items.map((i) => i.id)]),
+    [
+      ['g2', 0.5, 2, ['3', '1']],
+      ['g1', 0, 0, ['2']],
+    ],
+  );
 });

@@ -3,12 +3,20 @@ import { test } from 'node:test';
 import { importedRoots, zygoteKind } from '../../workers/sandbox/route.ts';
 
 test('importedRoots reads plain, dotted, aliased, multi and from-imports, also indented and after ;', () => {
-  assert.deepEqual(importedRoots('import math\nimport numpy as np, os.path\nfrom sympy.abc import x\n  import json\nx=1; import scipy'), ['math', 'numpy', 'os', 'sympy', 'json', 'scipy']);
+  assert.deepEqual(
+    importedRoots(
+      'import math\nimport numpy as np, os.path\nfrom sympy.abc import x\n  import json\nx=1; import scipy',
+    ),
+    ['math', 'numpy', 'os', 'sympy', 'json', 'scipy'],
+  );
 });
 
 test('plain arithmetic and stdlib imports go to the light zygote', () => {
   assert.equal(zygoteKind('print(1+1)'), 'light');
-  assert.equal(zygoteKind('import math\nfrom fractions import Fraction\nprint(math.comb(10, 3), Fraction(1, 3))'), 'light');
+  assert.equal(
+    zygoteKind('import math\nfrom fractions import Fraction\nprint(math.comb(10, 3), Fraction(1, 3))'),
+    'light',
+  );
   assert.equal(zygoteKind('from itertools import permutations\nprint(len(list(permutations(range(5)))))'), 'light');
 });
 

@@ -12,12 +12,39 @@ test('share helpers: expiry, URL, matching targets, list filter, description', (
   assert.equal(shareUrl('https://x.y', 's/abc'), 'https://x.y/s/abc');
 
   assert.ok(sameTarget({ scope: 'run', target: { runId: 'r1' } }, { scope: 'run', target: { runId: 'r1' } }));
-  assert.ok(!sameTarget({ scope: 'run', target: { runId: 'r1' } }, { scope: 'step', target: { runId: 'r1', step: 1 } }));
-  assert.ok(sameTarget({ scope: 'step', target: { runId: 'r1', step: 2 } }, { scope: 'step', target: { runId: 'r1', step: 2 } }));
-  assert.ok(!sameTarget({ scope: 'step', target: { runId: 'r1', step: 2 } }, { scope: 'step', target: { runId: 'r1', step: 3 } }));
-  assert.ok(sameTarget({ scope: 'trajectory', target: { trajectoryId: 't' } }, { scope: 'trajectory', target: { trajectoryId: 't', runId: 'r' } }));
-  assert.ok(sameTarget({ scope: 'compare', target: { runIds: ['a', 'b'] } }, { scope: 'compare', target: { runIds: ['b', 'a'] } }));
-  assert.ok(!sameTarget({ scope: 'compare', target: { runIds: ['a', 'b'] } }, { scope: 'compare', target: { runIds: ['a', 'b', 'c'] } }));
+  assert.ok(
+    !sameTarget({ scope: 'run', target: { runId: 'r1' } }, { scope: 'step', target: { runId: 'r1', step: 1 } }),
+  );
+  assert.ok(
+    sameTarget(
+      { scope: 'step', target: { runId: 'r1', step: 2 } },
+      { scope: 'step', target: { runId: 'r1', step: 2 } },
+    ),
+  );
+  assert.ok(
+    !sameTarget(
+      { scope: 'step', target: { runId: 'r1', step: 2 } },
+      { scope: 'step', target: { runId: 'r1', step: 3 } },
+    ),
+  );
+  assert.ok(
+    sameTarget(
+      { scope: 'trajectory', target: { trajectoryId: 't' } },
+      { scope: 'trajectory', target: { trajectoryId: 't', runId: 'r' } },
+    ),
+  );
+  assert.ok(
+    sameTarget(
+      { scope: 'compare', target: { runIds: ['a', 'b'] } },
+      { scope: 'compare', target: { runIds: ['b', 'a'] } },
+    ),
+  );
+  assert.ok(
+    !sameTarget(
+      { scope: 'compare', target: { runIds: ['a', 'b'] } },
+      { scope: 'compare', target: { runIds: ['a', 'b', 'c'] } },
+    ),
+  );
 
   assert.equal(listRunId({ scope: 'compare', target: { runIds: ['a', 'b'] } }), 'a');
   assert.equal(listRunId({ scope: 'trajectory', target: { trajectoryId: 't' } }), undefined);

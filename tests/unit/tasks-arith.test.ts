@@ -2,16 +2,36 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { test } from 'node:test';
-import { DEFAULT_FAMILIES, HELD_OUT_PERCENT, generate, makeProblem, problemId, splitOf, type Problem } from '../../workers/tasks/arith.ts';
+import {
+  DEFAULT_FAMILIES,
+  HELD_OUT_PERCENT,
+  generate,
+  makeProblem,
+  problemId,
+  splitOf,
+  type Problem,
+} from '../../workers/tasks/arith.ts';
 import { FAMILIES, type Difficulty } from '../../contracts/recipe.ts';
 import { mulberry32 } from '../../workers/engines/sampling.ts';
 
 const PYTHON = ['/usr/bin/python3', 'python3'].find((p) => spawnSync(p, ['-c', 'pass']).status === 0) ?? null;
 
 // An independent solver: reads the numbers back from the problem text and computes the answer with BigInt.
-const fact = (n: bigint) => { let r = 1n; for (let i = 2n; i <= n; i++) r *= i; return r; };
-const perm = (n: bigint, k: bigint) => { let r = 1n; for (let i = 0n; i < k; i++) r *= n - i; return r; };
-const powmod = (b: bigint, e: bigint, m: bigint) => { let r = 1n; for (let i = 0n; i < e; i++) r = (r * b) % m; return r % m; };
+const fact = (n: bigint) => {
+  let r = 1n;
+  for (let i = 2n; i <= n; i++) r *= i;
+  return r;
+};
+const perm = (n: bigint, k: bigint) => {
+  let r = 1n;
+  for (let i = 0n; i < k; i++) r *= n - i;
+  return r;
+};
+const powmod = (b: bigint, e: bigint, m: bigint) => {
+  let r = 1n;
+  for (let i = 0n; i < e; i++) r = (r * b) % m;
+  return r % m;
+};
 /** + - * over integers, * binding tighter (the products and sums of the problems). */
 function evalExpr(expr: string): bigint {
   return expr.split(/(?=[+-])/).reduce((acc, term) => {
@@ -25,7 +45,8 @@ function solve(p: Problem): bigint {
   const n = (t.match(/\d+/g) ?? []).map(BigInt);
   let m: RegExpMatchArray | null;
   switch (p.family) {
-    case 'product': case 'sum':
+    case 'product':
+    case 'sum':
       m = /^Compute ([\d+*-]+)\.$/.exec(t);
       assert.ok(m, t);
       return evalExpr(m[1]!);
@@ -33,13 +54,18 @@ function solve(p: Problem): bigint {
       m = /^What is (\d[+*-]\d)\?$/.exec(t);
       assert.ok(m, t);
       return evalExpr(m[1]!);
-    case 'powmod': return powmod(n[0]!, n[1]!, n[2]!);
+    case 'powmod':
+      return powmod(n[0]!, n[1]!, n[2]!);
     case 'mod':
       return /\*/.test(t) ? (n[0]! * n[1]!) % n[2]! : n[0]! % n[1]!;
-    case 'choose': return perm(n[1]!, n[0]!) / fact(n[0]!);
-    case 'arrange': return perm(n[1]!, n[0]!);
-    case 'factorial': return fact(n[0]!);
-    case 'count': { // 1..N, multiples of a, then of b that are not of a (independent of the generator's inclusion–exclusion)
+    case 'choose':
+      return perm(n[1]!, n[0]!) / fact(n[0]!);
+    case 'arrange':
+      return perm(n[1]!, n[0]!);
+    case 'factorial':
+      return fact(n[0]!);
+    case 'count': {
+      // 1..N, multiples of a, then of b that are not of a (independent of the generator's inclusion–exclusion)
       const [N, a, b] = [Number(n[1]), Number(n[2]), Number(n[3])];
       let c = 0;
       for (let i = a; i <= N; i += a) c++;
@@ -107,7 +133,8 @@ test('train and held-out splits are disjoint over 5000 problems each, and the he
   }
   for (const p of train) assert.equal(splitOf(p.problem), 'train');
   // Other seeds, other mixes: still on the same side.
-  for (const p of generate({ split: 'train', n: 2000, seed: 99, difficulty: 1 })) assert.ok(!heldOut.some((q) => q.problem === p.problem));
+  for (const p of generate({ split: 'train', n: 2000, seed: 99, difficulty: 1 }))
+    assert.ok(!heldOut.some((q) => q.problem === p.problem));
   const rng = mulberry32(5);
   let held = 0;
   const N = 4000;
@@ -120,7 +147,10 @@ test('same seed same output; another seed another output', () => {
   const b = generate({ split: 'train', n: 300, seed: 42 });
   const c = generate({ split: 'train', n: 300, seed: 43 });
   assert.deepEqual(a, b);
-  assert.notDeepEqual(a.map((p) => p.problem), c.map((p) => p.problem));
+  assert.notDeepEqual(
+    a.map((p) => p.problem),
+    c.map((p) => p.problem),
+  );
 });
 
 test('families and difficulty options are honoured; difficulty widens the numbers', () => {
@@ -137,7 +167,8 @@ test('families and difficulty options are honoured; difficulty widens the number
 });
 
 test('easy problems are single-digit; asking for more distinct ones than exist throws', () => {
-  for (const p of generate({ split: 'train', n: 100, seed: 3, families: ['easy'] })) assert.match(p.problem, /^What is \d[+*-]\d\?$/);
+  for (const p of generate({ split: 'train', n: 100, seed: 3, families: ['easy'] }))
+    assert.match(p.problem, /^What is \d[+*-]\d\?$/);
   assert.throws(() => generate({ split: 'test', n: 200, seed: 3, families: ['easy'] }), /distinct/);
   assert.equal(generate({ split: 'test', n: 200, seed: 3, families: ['easy'], unique: false }).length, 200);
 });

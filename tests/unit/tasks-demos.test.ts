@@ -7,10 +7,26 @@ import { test } from 'node:test';
 import { CharTokenizer, embeddedTokenizerSpec } from '../../workers/engines/tokenizer.ts';
 import { mulberry32 } from '../../workers/engines/sampling.ts';
 import { countAnswerBlocks, lastAnswerBlock, parseTurn } from '../../workers/rollout/parser.ts';
-import { EMBEDDED_TEMPLATE_SETTINGS as S, IM_END, buildPrompt, stopStrings, toolResponseTurn } from '../../workers/rollout/template.ts';
+import {
+  EMBEDDED_TEMPLATE_SETTINGS as S,
+  IM_END,
+  buildPrompt,
+  stopStrings,
+  toolResponseTurn,
+} from '../../workers/rollout/template.ts';
 import { DEFAULT_TOOL_FORMAT, formatToolResult } from '../../workers/sandbox/format.ts';
 import { generate, makeProblem } from '../../workers/tasks/arith.ts';
-import { asSandboxResult, breakCode, demoText, kindCounts, sftDataset, sftDemo, tokenizeDemo, type Demo, type Segment } from '../../workers/tasks/demos.ts';
+import {
+  asSandboxResult,
+  breakCode,
+  demoText,
+  kindCounts,
+  sftDataset,
+  sftDemo,
+  tokenizeDemo,
+  type Demo,
+  type Segment,
+} from '../../workers/tasks/demos.ts';
 
 const PYTHON = ['/usr/bin/python3', 'python3'].find((p) => spawnSync(p, ['-c', 'pass']).status === 0) ?? null;
 const ZYGOTE = new URL('../../workers/sandbox/zygote.py', import.meta.url).pathname;
@@ -76,7 +92,9 @@ test('demos have the rollout structure: model and tool segments alternate, calls
   }
 });
 
-test('the demo tool texts are what the real sandbox zygote returns (failing and fixed calls)', { skip: PYTHON ? false : 'no python3' }, () => {
+test('the demo tool texts are what the real sandbox zygote returns (failing and fixed calls)', {
+  skip: PYTHON ? false : 'no python3',
+}, () => {
   const calls = new Map<string, ToolSeg['expected']>();
   for (const d of DS.filter((x) => x.kind === 'recover').concat(DS.filter((x) => x.kind === 'tool').slice(0, 100))) {
     for (const t of toolSegs(d)) calls.set(t.call.code, t.expected);
@@ -92,9 +110,17 @@ test('the demo tool texts are what the real sandbox zygote returns (failing and 
   try {
     // The zygote outside bubblewrap (unsafe mode: it works in a private temp folder under TMPDIR), no heavy preloads.
     const input = codes.map((code, id) => JSON.stringify({ id, code, input: '', timeout: 10 })).join('\n') + '\n';
-    const r = spawnSync(PYTHON!, [ZYGOTE, ''], { input, encoding: 'utf8', env: { ...process.env, TMPDIR: tmp }, timeout: 120_000 });
+    const r = spawnSync(PYTHON!, [ZYGOTE, ''], {
+      input,
+      encoding: 'utf8',
+      env: { ...process.env, TMPDIR: tmp },
+      timeout: 120_000,
+    });
     assert.equal(r.status, 0, r.stderr);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.equal(lines[0]!.ready, true);
     const got = new Map(lines.slice(1).map((l) => [l.id as number, l]));
     codes.forEach((code, id) => {
@@ -121,8 +147,21 @@ test('loss mask: 1 exactly on model tokens; segment-wise tokenisation equals tok
     assert.ok(t.lossMask.slice(0, t.promptTokens).every((m) => m === 0));
     const model = t.ids.filter((_, i) => t.lossMask[i] === 1);
     const rest = t.ids.filter((_, i) => t.lossMask[i] === 0);
-    assert.equal(tok.decode(model), d.segments.filter((s) => s.kind === 'model').map((s) => s.text).join(''));
-    assert.equal(tok.decode(rest), d.prompt + d.segments.filter((s) => s.kind === 'tool').map((s) => s.text).join(''));
+    assert.equal(
+      tok.decode(model),
+      d.segments
+        .filter((s) => s.kind === 'model')
+        .map((s) => s.text)
+        .join(''),
+    );
+    assert.equal(
+      tok.decode(rest),
+      d.prompt +
+        d.segments
+          .filter((s) => s.kind === 'tool')
+          .map((s) => s.text)
+          .join(''),
+    );
     // The last token trained on is <|im_end|> (the model learns to stop).
     assert.equal(t.lossMask[t.lossMask.length - 1], 1);
     assert.equal(tok.decode([t.ids[t.ids.length - 1]!]), IM_END);
@@ -143,14 +182,35 @@ test('token lengths over 1000 demos stay within the embedded context', () => {
 });
 
 test('shares are respected (exact counts), configurable, and the recover mistakes all occur', () => {
-  const count = (ds: Demo[]) => Object.fromEntries((['tool', 'recover', 'no_tool', 'direct'] as const).map((k) => [k, ds.filter((d) => d.kind === k).length]));
+  const count = (ds: Demo[]) =>
+    Object.fromEntries(
+      (['tool', 'recover', 'no_tool', 'direct'] as const).map((k) => [k, ds.filter((d) => d.kind === k).length]),
+    );
   assert.deepEqual(count(DS), { tool: 650, recover: 150, no_tool: 100, direct: 100 });
   assert.deepEqual(kindCounts(7), { tool: 5, recover: 1, no_tool: 1, direct: 0 });
-  assert.deepEqual(count(sftDataset({ n: 40, seed: 2, shares: { tool: 1, recover: 0, no_tool: 0 } })), { tool: 40, recover: 0, no_tool: 0, direct: 0 });
-  assert.deepEqual(count(sftDataset({ n: 40, seed: 2, shares: { tool: 2, recover: 1, no_tool: 1 } })), { tool: 20, recover: 10, no_tool: 10, direct: 0 });
-  assert.deepEqual(count(sftDataset({ n: 40, seed: 2, shares: { tool: 1, recover: 1, no_tool: 1, direct: 1 } })), { tool: 10, recover: 10, no_tool: 10, direct: 10 });
+  assert.deepEqual(count(sftDataset({ n: 40, seed: 2, shares: { tool: 1, recover: 0, no_tool: 0 } })), {
+    tool: 40,
+    recover: 0,
+    no_tool: 0,
+    direct: 0,
+  });
+  assert.deepEqual(count(sftDataset({ n: 40, seed: 2, shares: { tool: 2, recover: 1, no_tool: 1 } })), {
+    tool: 20,
+    recover: 10,
+    no_tool: 10,
+    direct: 0,
+  });
+  assert.deepEqual(count(sftDataset({ n: 40, seed: 2, shares: { tool: 1, recover: 1, no_tool: 1, direct: 1 } })), {
+    tool: 10,
+    recover: 10,
+    no_tool: 10,
+    direct: 10,
+  });
   // Without direct demos the data set is what it was before they existed (cached SFT fixtures stay valid).
-  assert.deepEqual(sftDataset({ n: 60, seed: 4, shares: { direct: 0 } }).map(demoText), sftDataset({ n: 60, seed: 4 }).map(demoText));
+  assert.deepEqual(
+    sftDataset({ n: 60, seed: 4, shares: { direct: 0 } }).map(demoText),
+    sftDataset({ n: 60, seed: 4 }).map(demoText),
+  );
   const errs = new Set(DS.map((d) => d.error).filter(Boolean));
   assert.deepEqual([...errs].sort(), ['missing_import', 'missing_paren', 'name_typo']);
   // Kinds are interleaved, not in blocks.

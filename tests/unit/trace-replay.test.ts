@@ -1,7 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  buildTimeline, formatClock, formatMs, parseSpeed, parseT, stateAt, stepBack, stepForward, turnBoundaries,
+  buildTimeline,
+  formatClock,
+  formatMs,
+  parseSpeed,
+  parseT,
+  stateAt,
+  stepBack,
+  stepForward,
+  turnBoundaries,
 } from '../../components/trace/replay.ts';
 import { alignTurns, diffLines, MAX_CELLS, responseText, sideBySide, splitLines } from '../../components/trace/diff.ts';
 import { tokenize } from '../../components/trace/highlight.tsx';
@@ -11,23 +19,53 @@ const T0 = 1_700_000_000_000;
 
 function tool(queued: number, started: number, finished: number, over: Partial<ToolCallRecord> = {}): ToolCallRecord {
   return {
-    name: 'python', arguments: { code: 'print(1)', input: '' }, status: 'ok', text: '1', appendedText: '<tool_response>1</tool_response>',
-    tokens: 5, appended: true, queuedAt: T0 + queued, startedAt: T0 + started, finishedAt: T0 + finished,
-    durationMs: finished - started, queueMs: started - queued, stdout: '1\n', stderr: '', exitCode: 0, errorType: null, ...over,
+    name: 'python',
+    arguments: { code: 'print(1)', input: '' },
+    status: 'ok',
+    text: '1',
+    appendedText: '<tool_response>1</tool_response>',
+    tokens: 5,
+    appended: true,
+    queuedAt: T0 + queued,
+    startedAt: T0 + started,
+    finishedAt: T0 + finished,
+    durationMs: finished - started,
+    queueMs: started - queued,
+    stdout: '1\n',
+    stderr: '',
+    exitCode: 0,
+    errorType: null,
+    ...over,
   };
 }
 
-function turn(index: number, text: string, genStart: number, genEnd: number, t: ToolCallRecord | null, code = 'print(1)'): StoredTurn {
+function turn(
+  index: number,
+  text: string,
+  genStart: number,
+  genEnd: number,
+  t: ToolCallRecord | null,
+  code = 'print(1)',
+): StoredTurn {
   return {
-    index, text, tokens: text.length, engineFinish: 'stop', tool: t,
+    index,
+    text,
+    tokens: text.length,
+    engineFinish: 'stop',
+    tool: t,
     parse: t ? { kind: 'call', name: 'python', arguments: { code, input: '' }, raw: text } : { kind: 'none' },
-    genStartedAt: T0 + genStart, genFinishedAt: T0 + genEnd,
+    genStartedAt: T0 + genStart,
+    genFinishedAt: T0 + genEnd,
   };
 }
 
 /** Turn 0: generates 0–1000, tool queued 1000, runs 1100–1500. Turn 1: generates 1600–2600, no tool. Ends 2700. */
 const content: StoredTrajectoryContent = {
-  prompt: 'What is 1?', finishReason: 'no_tool_call', finishedAt: T0 + 2700, error: null, modelTokens: 20,
+  prompt: 'What is 1?',
+  finishReason: 'no_tool_call',
+  finishedAt: T0 + 2700,
+  error: null,
+  modelTokens: 20,
   turns: [turn(0, 'abcdefghij', 0, 1000, tool(1000, 1100, 1500)), turn(1, '0123456789', 1600, 2600, null)],
   verdict: { correct: true, method: 'exact', extracted: '1', reason: 'matches' },
 };
@@ -37,18 +75,36 @@ test('buildTimeline: events from the recorded timestamps, offsets from the first
   assert.equal(tl.origin, T0);
   assert.equal(tl.duration, 2700);
   assert.deepEqual(tl.events, [
-    { at: 0, kind: 'gen_start', turn: 0 }, { at: 1000, kind: 'gen_end', turn: 0 },
-    { at: 1000, kind: 'tool_start', turn: 0 }, { at: 1500, kind: 'tool_end', turn: 0 },
-    { at: 1600, kind: 'gen_start', turn: 1 }, { at: 2600, kind: 'gen_end', turn: 1 },
+    { at: 0, kind: 'gen_start', turn: 0 },
+    { at: 1000, kind: 'gen_end', turn: 0 },
+    { at: 1000, kind: 'tool_start', turn: 0 },
+    { at: 1500, kind: 'tool_end', turn: 0 },
+    { at: 1600, kind: 'gen_start', turn: 1 },
+    { at: 2600, kind: 'gen_end', turn: 1 },
   ]);
 });
 
 test('buildTimeline: out-of-order clocks are clamped so events never go backwards', () => {
-  const skewed: StoredTrajectoryContent = { ...content, finishedAt: null, turns: [turn(0, 'x', 0, 1000, tool(990, 980, 1200)), turn(1, 'y', 1150, 1300, null)] };
+  const skewed: StoredTrajectoryContent = {
+    ...content,
+    finishedAt: null,
+    turns: [turn(0, 'x', 0, 1000, tool(990, 980, 1200)), turn(1, 'y', 1150, 1300, null)],
+  };
   const tl = buildTimeline(skewed);
   const ats = tl.events.map((e) => e.at);
-  assert.deepEqual(ats, [...ats].sort((a, b) => a - b));
-  assert.deepEqual(tl.spans[0], { turn: 0, genStart: 0, genEnd: 1000, toolQueued: 1000, toolStart: 1000, toolEnd: 1200, textLength: 1 });
+  assert.deepEqual(
+    ats,
+    [...ats].sort((a, b) => a - b),
+  );
+  assert.deepEqual(tl.spans[0], {
+    turn: 0,
+    genStart: 0,
+    genEnd: 1000,
+    toolQueued: 1000,
+    toolStart: 1000,
+    toolEnd: 1200,
+    textLength: 1,
+  });
   assert.equal(tl.spans[1].genStart, 1200);
   assert.equal(tl.duration, 1300, 'no finishedAt: the last event ends the timeline');
 });
@@ -141,23 +197,39 @@ test('URL parsing and formatting', () => {
 
 test('diffLines: LCS line diff with 1-based line numbers', () => {
   assert.deepEqual(diffLines('', ''), []);
-  assert.deepEqual(diffLines('a\nb', 'a\nb'), [{ kind: 'same', text: 'a', a: 1, b: 1 }, { kind: 'same', text: 'b', a: 2, b: 2 }]);
+  assert.deepEqual(diffLines('a\nb', 'a\nb'), [
+    { kind: 'same', text: 'a', a: 1, b: 1 },
+    { kind: 'same', text: 'b', a: 2, b: 2 },
+  ]);
   assert.deepEqual(diffLines('a\nb\nc', 'a\nx\nc'), [
-    { kind: 'same', text: 'a', a: 1, b: 1 }, { kind: 'del', text: 'b', a: 2 }, { kind: 'add', text: 'x', b: 2 }, { kind: 'same', text: 'c', a: 3, b: 3 },
+    { kind: 'same', text: 'a', a: 1, b: 1 },
+    { kind: 'del', text: 'b', a: 2 },
+    { kind: 'add', text: 'x', b: 2 },
+    { kind: 'same', text: 'c', a: 3, b: 3 },
   ]);
   assert.deepEqual(diffLines('', 'new'), [{ kind: 'add', text: 'new', b: 1 }]);
   assert.deepEqual(diffLines('old', ''), [{ kind: 'del', text: 'old', a: 1 }]);
   // A common subsequence in the middle is kept, not replaced wholesale.
   const ops = diffLines('x\na\nb\nc\ny', 'p\na\nq\nc\nr');
-  assert.deepEqual(ops.filter((o) => o.kind === 'same').map((o) => o.text), ['a', 'c']);
+  assert.deepEqual(
+    ops.filter((o) => o.kind === 'same').map((o) => o.text),
+    ['a', 'c'],
+  );
   assert.equal(splitLines('a\r\nb').length, 2);
 });
 
 test('diffLines: every line of both sides appears once, in order', () => {
-  const a = 'def f(x):\n    return x\n\nprint(f(2))\n# done', b = 'import math\ndef f(x):\n    return x * 2\n\nprint(f(2))';
+  const a = 'def f(x):\n    return x\n\nprint(f(2))\n# done',
+    b = 'import math\ndef f(x):\n    return x * 2\n\nprint(f(2))';
   const ops = diffLines(a, b);
-  assert.deepEqual(ops.filter((o) => o.kind !== 'add').map((o) => o.text), splitLines(a));
-  assert.deepEqual(ops.filter((o) => o.kind !== 'del').map((o) => o.text), splitLines(b));
+  assert.deepEqual(
+    ops.filter((o) => o.kind !== 'add').map((o) => o.text),
+    splitLines(a),
+  );
+  assert.deepEqual(
+    ops.filter((o) => o.kind !== 'del').map((o) => o.text),
+    splitLines(b),
+  );
 });
 
 test('diffLines: past MAX_CELLS the middle is replaced wholesale (prefix and suffix still matched)', () => {
@@ -191,15 +263,26 @@ test('sideBySide: changes paired, long unchanged runs folded with context', () =
 
 test('responseText and alignTurns', () => {
   assert.equal(responseText(content.turns), 'abcdefghij<tool_response>1</tool_response>0123456789');
-  const other = [turn(0, 'different words', 0, 10, tool(10, 10, 20)), turn(1, '0123456789', 30, 40, null), turn(2, 'extra', 50, 60, null)];
+  const other = [
+    turn(0, 'different words', 0, 10, tool(10, 10, 20)),
+    turn(1, '0123456789', 30, 40, null),
+    turn(2, 'extra', 50, 60, null),
+  ];
   const pairs = alignTurns(content.turns, other);
-  assert.deepEqual(pairs.map((p) => p.match), ['same_code', 'same', 'right_only']);
+  assert.deepEqual(
+    pairs.map((p) => p.match),
+    ['same_code', 'same', 'right_only'],
+  );
   const changed = [turn(0, 'zzz', 0, 10, tool(10, 10, 20), 'print(2)')];
-  assert.deepEqual(alignTurns(content.turns, changed).map((p) => p.match), ['different', 'left_only']);
+  assert.deepEqual(
+    alignTurns(content.turns, changed).map((p) => p.match),
+    ['different', 'left_only'],
+  );
 });
 
 test('tokenize: keywords, builtins, strings, numbers, comments; the text is preserved', () => {
-  const code = "import math  # sq\ndef f(x):\n    s = 'a # not comment'\n    return print(x ** 2.5e3, \"\"\"multi\nline\"\"\")\n";
+  const code =
+    'import math  # sq\ndef f(x):\n    s = \'a # not comment\'\n    return print(x ** 2.5e3, """multi\nline""")\n';
   const toks = tokenize(code);
   assert.equal(toks.map((t) => t.text).join(''), code);
   const of = (kind: string) => toks.filter((t) => t.kind === kind).map((t) => t.text);
@@ -208,7 +291,15 @@ test('tokenize: keywords, builtins, strings, numbers, comments; the text is pres
   assert.deepEqual(of('com'), ['# sq']);
   assert.deepEqual(of('str'), ["'a # not comment'", '"""multi\nline"""']);
   assert.deepEqual(of('num'), ['2.5e3']);
-  assert.deepEqual(tokenize('n = 0x1F + 10').filter((t) => t.kind === 'num').map((t) => t.text), ['0x1F', '10']);
-  assert.deepEqual(tokenize("x = 'open"), [{ kind: 'plain', text: 'x = ' }, { kind: 'str', text: "'open" }]);
+  assert.deepEqual(
+    tokenize('n = 0x1F + 10')
+      .filter((t) => t.kind === 'num')
+      .map((t) => t.text),
+    ['0x1F', '10'],
+  );
+  assert.deepEqual(tokenize("x = 'open"), [
+    { kind: 'plain', text: 'x = ' },
+    { kind: 'str', text: "'open" },
+  ]);
   assert.deepEqual(tokenize(''), []);
 });

@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { CharTokenizer, embeddedTokenizerSpec } from '../../workers/engines/tokenizer.ts';
 import { mulberry32 } from '../../workers/engines/sampling.ts';
 import { EMBEDDED_TEMPLATE_SETTINGS as S, buildPrompt, toolResponseTurn } from '../../workers/rollout/template.ts';
-import { appendAssistantTurn, appendToolResult, newTrajectory, parseErrorRecord } from '../../workers/rollout/trajectory.ts';
+import {
+  appendAssistantTurn,
+  appendToolResult,
+  newTrajectory,
+  parseErrorRecord,
+} from '../../workers/rollout/trajectory.ts';
 import { samplePrompts } from '../../workers/train/rl-stage.ts';
 import { policySample } from '../../workers/train/policy-batch.ts';
 import { sftSteps } from '../../workers/train/sft.ts';
@@ -12,15 +17,45 @@ const tok = new CharTokenizer(embeddedTokenizerSpec());
 
 test('policy sample: prompt ids, then model tokens (mask 1, engine logprobs) and appended tool text (mask 0, null)', () => {
   const prompt = buildPrompt('What is 2+3?', S);
-  const call = 'Add.</reason>\n<tool_call>\n{"name": "python", "arguments": {"code": "print(2+3)", "input": ""}}\n</tool_call>';
+  const call =
+    'Add.</reason>\n<tool_call>\n{"name": "python", "arguments": {"code": "print(2+3)", "input": ""}}\n</tool_call>';
   let t = newTrajectory(prompt, tok.encode(prompt).length);
   const ids1 = tok.encode(call);
-  t = appendAssistantTurn(t, { text: call, tokens: ids1.length, tokenIds: ids1, logprobs: ids1.map(() => -0.5), engineFinish: 'stop', genStartedAt: 0, genFinishedAt: 1 }, S);
+  t = appendAssistantTurn(
+    t,
+    {
+      text: call,
+      tokens: ids1.length,
+      tokenIds: ids1,
+      logprobs: ids1.map(() => -0.5),
+      engineFinish: 'stop',
+      genStartedAt: 0,
+      genFinishedAt: 1,
+    },
+    S,
+  );
   const appended = toolResponseTurn('5\n', S);
-  t = appendToolResult(t, { ...parseErrorRecord('x', appended, tok.encode(appended).length, 2), status: 'ok', name: 'python', arguments: { code: 'print(2+3)', input: '' } });
+  t = appendToolResult(t, {
+    ...parseErrorRecord('x', appended, tok.encode(appended).length, 2),
+    status: 'ok',
+    name: 'python',
+    arguments: { code: 'print(2+3)', input: '' },
+  });
   const fin = '5.</reason>\n<answer>\\boxed{5}</answer><|im_end|>';
   const ids2 = tok.encode(fin);
-  t = appendAssistantTurn(t, { text: fin, tokens: ids2.length, tokenIds: ids2, logprobs: null, engineFinish: 'stop', genStartedAt: 3, genFinishedAt: 4 }, S);
+  t = appendAssistantTurn(
+    t,
+    {
+      text: fin,
+      tokens: ids2.length,
+      tokenIds: ids2,
+      logprobs: null,
+      engineFinish: 'stop',
+      genStartedAt: 3,
+      genFinishedAt: 4,
+    },
+    S,
+  );
 
   const p = policySample(t, tok);
   assert.equal(p.responseStart, tok.encode(prompt).length);
@@ -35,7 +70,11 @@ test('a tool response that was not appended (overflow) adds no tokens', () => {
   const prompt = buildPrompt('Q', S);
   let t = newTrajectory(prompt, tok.encode(prompt).length);
   const call = '<tool_call>\n{"name": "python", "arguments": {"code": "1"}}\n</tool_call>';
-  t = appendAssistantTurn(t, { text: call, tokens: tok.encode(call).length, engineFinish: 'stop', genStartedAt: 0, genFinishedAt: 1 }, S);
+  t = appendAssistantTurn(
+    t,
+    { text: call, tokens: tok.encode(call).length, engineFinish: 'stop', genStartedAt: 0, genFinishedAt: 1 },
+    S,
+  );
   t = appendToolResult(t, { ...parseErrorRecord('x', toolResponseTurn('1', S), 99, 2), status: 'ok', appended: false });
   assert.equal(policySample(t, tok).responseMask.length, tok.encode(call).length);
 });

@@ -25,11 +25,18 @@ function throwsUserError(fn: () => unknown, mustInclude: RegExp): UserError {
 }
 
 test('parseDatabaseUrl: file: URLs become absolute SQLite paths', () => {
-  assert.deepEqual(parseDatabaseUrl('file:./data/toolsmith.db'), { dialect: 'sqlite', file: path.resolve('data/toolsmith.db') });
+  assert.deepEqual(parseDatabaseUrl('file:./data/toolsmith.db'), {
+    dialect: 'sqlite',
+    file: path.resolve('data/toolsmith.db'),
+  });
   assert.deepEqual(parseDatabaseUrl('file:rel.db'), { dialect: 'sqlite', file: path.resolve('rel.db') });
   assert.deepEqual(parseDatabaseUrl('file:/abs/dir/x.db'), { dialect: 'sqlite', file: '/abs/dir/x.db' });
   assert.deepEqual(parseDatabaseUrl('file:///abs/dir/x.db'), { dialect: 'sqlite', file: '/abs/dir/x.db' });
-  assert.deepEqual(parseDatabaseUrl('  file:/abs/x.db \n'), { dialect: 'sqlite', file: '/abs/x.db' }, 'surrounding whitespace is ignored');
+  assert.deepEqual(
+    parseDatabaseUrl('  file:/abs/x.db \n'),
+    { dialect: 'sqlite', file: '/abs/x.db' },
+    'surrounding whitespace is ignored',
+  );
 });
 
 test('parseDatabaseUrl: file::memory: stays in memory', () => {
@@ -37,10 +44,19 @@ test('parseDatabaseUrl: file::memory: stays in memory', () => {
 });
 
 test('parseDatabaseUrl: postgres:// and postgresql:// URLs', () => {
-  assert.deepEqual(parseDatabaseUrl('postgres://u:p@db.example:5432/toolsmith'), { dialect: 'postgresql', url: 'postgres://u:p@db.example:5432/toolsmith' });
-  assert.deepEqual(parseDatabaseUrl('postgresql://localhost/x?sslmode=disable'), { dialect: 'postgresql', url: 'postgresql://localhost/x?sslmode=disable' });
+  assert.deepEqual(parseDatabaseUrl('postgres://u:p@db.example:5432/toolsmith'), {
+    dialect: 'postgresql',
+    url: 'postgres://u:p@db.example:5432/toolsmith',
+  });
+  assert.deepEqual(parseDatabaseUrl('postgresql://localhost/x?sslmode=disable'), {
+    dialect: 'postgresql',
+    url: 'postgresql://localhost/x?sslmode=disable',
+  });
   // A Unix-socket URL names its host in the query string.
-  assert.deepEqual(parseDatabaseUrl('postgres:///toolsmith?host=/var/run/postgresql'), { dialect: 'postgresql', url: 'postgres:///toolsmith?host=/var/run/postgresql' });
+  assert.deepEqual(parseDatabaseUrl('postgres:///toolsmith?host=/var/run/postgresql'), {
+    dialect: 'postgresql',
+    url: 'postgres:///toolsmith?host=/var/run/postgresql',
+  });
   assert.equal(parseDatabaseUrl(' postgres://h/db ').dialect, 'postgresql');
 });
 
@@ -99,5 +115,9 @@ test('placeholders: SQLite keeps ?, PostgreSQL gets $1..$n in order', () => {
 
 test('redact: an "@" after the host (in the query) is not taken for the password\'s end', () => {
   assert.equal(redact('postgres://u:pw@host/db?application_name=a@b'), 'postgres://u:***@host/db?application_name=a@b');
-  assert.equal(redact('postgres://u:a/b@host/db'), 'postgres://u:***@host/db', 'a password with a raw "/" is still hidden');
+  assert.equal(
+    redact('postgres://u:a/b@host/db'),
+    'postgres://u:***@host/db',
+    'a password with a raw "/" is still hidden',
+  );
 });

@@ -6,15 +6,23 @@ import { config } from '../../server/config.ts';
 
 const policy = { allowedHosts: config({}).allowedHosts, maxBodyBytes: 1000 };
 const req = (method: string, url: string, headers: Record<string, string> = {}) => ({
-  method, url, headers: new Headers({ host: 'localhost:3000', ...headers }),
+  method,
+  url,
+  headers: new Headers({ host: 'localhost:3000', ...headers }),
 });
 
 test('allowed hosts: loopback by default, HOST added unless it is 0.0.0.0; bad entries name the variable', () => {
   assert.deepEqual(config({}).allowedHosts, ['localhost', '127.0.0.1', '[::1]']);
   assert.deepEqual(config({ HOST: '0.0.0.0' }).allowedHosts, ['localhost', '127.0.0.1', '[::1]']);
   assert.deepEqual(config({ HOST: '10.1.2.3' }).allowedHosts, ['localhost', '127.0.0.1', '[::1]', '10.1.2.3']);
-  assert.deepEqual(config({ TOOLSMITH_ALLOWED_HOSTS: ' Toolsmith.Example.com , localhost:3000' }).allowedHosts, ['toolsmith.example.com', 'localhost:3000']);
-  assert.throws(() => config({ TOOLSMITH_ALLOWED_HOSTS: 'ok.example,http://bad/' }), /TOOLSMITH_ALLOWED_HOSTS: "http:\/\/bad\/" is not a host\[:port\]/);
+  assert.deepEqual(config({ TOOLSMITH_ALLOWED_HOSTS: ' Toolsmith.Example.com , localhost:3000' }).allowedHosts, [
+    'toolsmith.example.com',
+    'localhost:3000',
+  ]);
+  assert.throws(
+    () => config({ TOOLSMITH_ALLOWED_HOSTS: 'ok.example,http://bad/' }),
+    /TOOLSMITH_ALLOWED_HOSTS: "http:\/\/bad\/" is not a host\[:port\]/,
+  );
   assert.ok(hostAllowed('LOCALHOST:3217', ['localhost']));
   assert.ok(hostAllowed('[::1]:3000', ['[::1]']));
   assert.ok(!hostAllowed('localhost:4000', ['localhost:3000']));
@@ -39,21 +47,57 @@ test('a malformed percent-escape in the path is a 400; one in the query is left 
 test('mutations: form and text bodies 415; foreign or missing Origin 403; bearer scripts may omit Origin', () => {
   const ok = { origin: 'http://localhost:3000', 'content-type': 'application/json' };
   assert.equal(checkRequest(req('POST', '/api/trpc/runs.cancel', ok), policy), null);
-  for (const type of ['multipart/form-data; boundary=x', 'application/x-www-form-urlencoded', 'text/plain;charset=UTF-8']) {
-    assert.equal(checkRequest(req('POST', '/api/trpc/runs.cancel', { ...ok, 'content-type': type }), policy)?.status, 415, type);
+  for (const type of [
+    'multipart/form-data; boundary=x',
+    'application/x-www-form-urlencoded',
+    'text/plain;charset=UTF-8',
+  ]) {
+    assert.equal(
+      checkRequest(req('POST', '/api/trpc/runs.cancel', { ...ok, 'content-type': type }), policy)?.status,
+      415,
+      type,
+    );
   }
-  assert.equal(checkRequest(req('POST', '/api/trpc/runs.cancel', { ...ok, origin: 'https://evil.example' }), policy)?.status, 403);
+  assert.equal(
+    checkRequest(req('POST', '/api/trpc/runs.cancel', { ...ok, origin: 'https://evil.example' }), policy)?.status,
+    403,
+  );
   assert.equal(checkRequest(req('DELETE', '/x', { ...ok, origin: 'null' }), policy)?.status, 403);
   assert.equal(checkRequest(req('POST', '/x', { 'content-type': 'application/json' }), policy)?.status, 403);
-  assert.equal(checkRequest(req('POST', '/x', { 'content-type': 'application/json', referer: 'http://127.0.0.1:3000/runs' }), policy), null);
-  assert.equal(checkRequest(req('POST', '/x', { 'content-type': 'application/json', referer: 'https://evil.example/' }), policy)?.status, 403);
+  assert.equal(
+    checkRequest(
+      req('POST', '/x', { 'content-type': 'application/json', referer: 'http://127.0.0.1:3000/runs' }),
+      policy,
+    ),
+    null,
+  );
+  assert.equal(
+    checkRequest(req('POST', '/x', { 'content-type': 'application/json', referer: 'https://evil.example/' }), policy)
+      ?.status,
+    403,
+  );
   assert.equal(checkRequest(req('POST', '/x', { authorization: 'Bearer tok_abc' }), policy), null);
-  assert.equal(checkRequest(req('POST', '/x', { authorization: 'Bearer tok_abc', cookie: 's=1' }), policy)?.status, 403, 'a cookie makes it a browser request');
-  assert.equal(checkRequest(req('GET', '/x', { origin: 'https://evil.example' }), policy), null, 'reads are not origin-checked');
+  assert.equal(
+    checkRequest(req('POST', '/x', { authorization: 'Bearer tok_abc', cookie: 's=1' }), policy)?.status,
+    403,
+    'a cookie makes it a browser request',
+  );
+  assert.equal(
+    checkRequest(req('GET', '/x', { origin: 'https://evil.example' }), policy),
+    null,
+    'reads are not origin-checked',
+  );
 });
 
 test('a declared Content-Length over the cap is refused with 413 naming the limit', () => {
-  const r = checkRequest(req('POST', '/api/trpc/x', { origin: 'http://localhost:3000', 'content-type': 'application/json', 'content-length': '1001' }), policy);
+  const r = checkRequest(
+    req('POST', '/api/trpc/x', {
+      origin: 'http://localhost:3000',
+      'content-type': 'application/json',
+      'content-length': '1001',
+    }),
+    policy,
+  );
   assert.equal(r?.status, 413);
   assert.match(r!.message, /1000 bytes \(TOOLSMITH_MAX_BODY_BYTES\)/);
 });
@@ -69,7 +113,8 @@ test('security headers: CSP with frame-ancestors none, nosniff, referrer policy,
   assert.ok(h['Referrer-Policy']);
 });
 
-const echo = async (r: Request) => new Response(JSON.stringify({ bytes: (await r.arrayBuffer()).byteLength }), { status: 200 });
+const echo = async (r: Request) =>
+  new Response(JSON.stringify({ bytes: (await r.arrayBuffer()).byteLength }), { status: 200 });
 const limited = withLimits(echo, () => ({ maxBodyBytes: 100, maxBatch: 3 }));
 
 test('batch size: the comma-separated paths are counted; over the cap is a 400 naming the limit', async () => {
@@ -82,8 +127,20 @@ test('batch size: the comma-separated paths are counted; over the cap is a 400 n
 });
 
 test('body size: a streamed body over the cap is a 413; within it the handler gets the whole body', async () => {
-  const stream = (n: number) => new ReadableStream<Uint8Array>({ start(c) { for (let i = 0; i < n; i++) c.enqueue(new Uint8Array(30)); c.close(); } });
-  const post = (n: number) => new Request('http://h/api/trpc/x', { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream(n), duplex: 'half' } as RequestInit);
+  const stream = (n: number) =>
+    new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let i = 0; i < n; i++) c.enqueue(new Uint8Array(30));
+        c.close();
+      },
+    });
+  const post = (n: number) =>
+    new Request('http://h/api/trpc/x', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: stream(n),
+      duplex: 'half',
+    } as RequestInit);
   const big = await limited(post(4));
   assert.equal(big.status, 413);
   assert.match((await big.json()).error.message, /100 bytes/);

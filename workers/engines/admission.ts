@@ -4,11 +4,25 @@
  * engine with the most free budget. Requests are admitted in arrival order: when the oldest waiting request fits
  * nowhere, later ones wait too, so a long request is never starved by a stream of short ones.
  */
-export interface EngineBudget { id: string; total: number; reserved: number }
-export interface Waiting { id: string; tokens: number }
-export interface Assignment { requestId: string; engineId: string; tokens: number }
+export interface EngineBudget {
+  id: string;
+  total: number;
+  reserved: number;
+}
+export interface Waiting {
+  id: string;
+  tokens: number;
+}
+export interface Assignment {
+  requestId: string;
+  engineId: string;
+  tokens: number;
+}
 
-export function admit(waiting: Waiting[], engines: EngineBudget[]): { assignments: Assignment[]; engines: EngineBudget[] } {
+export function admit(
+  waiting: Waiting[],
+  engines: EngineBudget[],
+): { assignments: Assignment[]; engines: EngineBudget[] } {
   const state = engines.map((e) => ({ ...e }));
   const assignments: Assignment[] = [];
   for (const w of waiting) {

@@ -5,7 +5,10 @@
  */
 import type { Tokenizer } from './tokenizer.ts';
 
-export interface DetokState { prefixOffset: number; readOffset: number }
+export interface DetokState {
+  prefixOffset: number;
+  readOffset: number;
+}
 
 export const newDetok = (): DetokState => ({ prefixOffset: 0, readOffset: 0 });
 

@@ -31,7 +31,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
-import type { EngineCapacity, EngineStats, GenerateChunk, GenerateRequest, GenerateResult, PolicyEngine } from './types.ts';
+import type {
+  EngineCapacity,
+  EngineStats,
+  GenerateChunk,
+  GenerateRequest,
+  GenerateResult,
+  PolicyEngine,
+} from './types.ts';
 import { HfTokenizer } from './hf-tokenizer.ts';
 import type { Tokenizer } from './tokenizer.ts';
 import { mulberry32, sampleToken } from './sampling.ts';
@@ -62,6 +69,11 @@ export interface OnnxEngineOptions {
   /** onnxruntime intra-op threads (default: onnxruntime's choice). */
   threads?: number;
   /**
+   * Whether onnxruntime's idle threads spin (its default) or sleep between operators. Spinning is faster on cores of
+   * its own and burns the cores a trainer beside it needs (async RL on a few cores).
+   */
+  spin?: boolean;
+  /**
    * Tokens of finished requests' caches kept for prefix reuse, least recently used evicted first (default
    * 8 × maxBatch × block_size; 0 = off). A trajectory whose cache was evicted has its next turn prefilled again:
    * the same tokens, but float rounding may differ from the reused path.
@@ -74,7 +86,13 @@ const MIN_REUSE = 8;
 /** Tokens per KV block in the dashboard's figures (the cache itself is slot-based). */
 const BLOCK_TOKENS = 16;
 
-interface Loaded { session: ort.InferenceSession; config: ModelConfig; tokenizer: HfTokenizer; tokenizerJson: string; dir: string }
+interface Loaded {
+  session: ort.InferenceSession;
+  config: ModelConfig;
+  tokenizer: HfTokenizer;
+  tokenizerJson: string;
+  dir: string;
+}
 
 interface Seq {
   req: GenerateRequest;
@@ -100,25 +118,44 @@ interface Seq {
   version: number;
 }
 
-interface Parked extends Prefix { session?: string; usedAt: number }
+interface Parked extends Prefix {
+  session?: string;
+  usedAt: number;
+}
 
-async function loadDir(dir: string, threads?: number): Promise<Loaded> {
+async function loadDir(dir: string, threads?: number, spin = true): Promise<Loaded> {
   const raw = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')) as ModelConfig;
-  if ((raw.graph ?? 'legacy') !== 'static') throw new Error(`${dir}: the export has the ${raw.graph ?? 'legacy'} graph; export it again (workers/trainer/export_onnx.py)`);
+  if ((raw.graph ?? 'legacy') !== 'static')
+    throw new Error(
+      `${dir}: the export has the ${raw.graph ?? 'legacy'} graph; export it again (workers/trainer/export_onnx.py)`,
+    );
   const config: ModelConfig = { ...raw, n_kv_head: raw.n_kv_head ?? raw.n_head };
   const tokenizerJson = fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8');
   const cfgFile = path.join(dir, 'tokenizer_config.json');
-  const tokenizer = HfTokenizer.fromFiles({ 'tokenizer.json': tokenizerJson, ...(fs.existsSync(cfgFile) ? { 'tokenizer_config.json': fs.readFileSync(cfgFile, 'utf8') } : {}) });
-  if (tokenizer.vocabSize !== config.vocab_size) throw new Error(`tokenizer has ${tokenizer.vocabSize} tokens, model ${config.vocab_size}`);
+  const tokenizer = HfTokenizer.fromFiles({
+    'tokenizer.json': tokenizerJson,
+    ...(fs.existsSync(cfgFile) ? { 'tokenizer_config.json': fs.readFileSync(cfgFile, 'utf8') } : {}),
+  });
+  if (tokenizer.vocabSize !== config.vocab_size)
+    throw new Error(`tokenizer has ${tokenizer.vocabSize} tokens, model ${config.vocab_size}`);
   // Subnormal floats are many times slower on x86; a trained small model's activations have plenty: flush them.
-  const opts: ort.InferenceSession.SessionOptions = { executionProviders: ['cpu'], graphOptimizationLevel: 'all', extra: { session: { set_denormal_as_zero: '1' } } };
-  if (threads) { opts.intraOpNumThreads = threads; opts.interOpNumThreads = 1; }
+  const opts: ort.InferenceSession.SessionOptions = {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: 'all',
+    extra: { session: { set_denormal_as_zero: '1', ...(spin ? {} : { intra_op: { allow_spinning: '0' } }) } },
+  };
+  if (threads) {
+    opts.intraOpNumThreads = threads;
+    opts.interOpNumThreads = 1;
+  }
   const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), opts);
   return { session, config, tokenizer, tokenizerJson, dir };
 }
 
 function sameShape(a: ModelConfig, b: ModelConfig): boolean {
-  return a.n_layer === b.n_layer && a.n_kv_head === b.n_kv_head && a.head_dim === b.head_dim && a.block_size === b.block_size;
+  return (
+    a.n_layer === b.n_layer && a.n_kv_head === b.n_kv_head && a.head_dim === b.head_dim && a.block_size === b.block_size
+  );
 }
 
 export class OnnxEngine implements PolicyEngine {
@@ -147,7 +184,10 @@ export class OnnxEngine implements PolicyEngine {
   /** Incremented by every completed reload. */
   weightVersion = 0;
 
-  private constructor(m: Loaded, private readonly opts: OnnxEngineOptions) {
+  private constructor(
+    m: Loaded,
+    private readonly opts: OnnxEngineOptions,
+  ) {
     this.m = m;
     this.id = opts.id ?? `onnx:${path.basename(m.dir)}`;
     this.maxBatch = opts.maxBatch ?? 8;
@@ -158,18 +198,28 @@ export class OnnxEngine implements PolicyEngine {
 
   /** Load model.onnx, config.json and tokenizer.json from `dir`. */
   static async load(dir: string, opts: OnnxEngineOptions = {}): Promise<OnnxEngine> {
-    return new OnnxEngine(await loadDir(dir, opts.threads), opts);
+    return new OnnxEngine(await loadDir(dir, opts.threads, opts.spin), opts);
   }
 
-  get tokenizer(): Tokenizer { return this.m.tokenizer; }
-  get config(): ModelConfig { return this.m.config; }
+  get tokenizer(): Tokenizer {
+    return this.m.tokenizer;
+  }
+  get config(): ModelConfig {
+    return this.m.config;
+  }
 
-  countTokens(text: string): number { return this.m.tokenizer.encode(text).length; }
+  countTokens(text: string): number {
+    return this.m.tokenizer.encode(text).length;
+  }
 
   capacity(): EngineCapacity {
     const live = [...this.running, ...this.waiting].filter((q) => !q.done); // finished rows leave at the next boundary
     const reserved = live.reduce((s, q) => s + q.reserved, 0);
-    return { totalTokens: this.totalTokens, freeTokens: Math.max(0, this.totalTokens - reserved), inFlight: live.length };
+    return {
+      totalTokens: this.totalTokens,
+      freeTokens: Math.max(0, this.totalTokens - reserved),
+      inFlight: live.length,
+    };
   }
 
   stats(): EngineStats[] {
@@ -177,34 +227,72 @@ export class OnnxEngine implements PolicyEngine {
     const now = performance.now();
     while (this.recent.length && now - this.recent[0].at > 5000) this.recent.shift();
     const span = this.recent.length ? Math.max(1000, now - this.recent[0].at) : 1000;
-    return [{
-      id: this.id, waiting: this.waiting.length, running: this.running.filter((q) => !q.done).length,
-      kvBlocksUsed: this.running.reduce((s, q) => s + blocks(q.len), 0) + this.parked.reduce((s, p) => s + blocks(p.tokens.length), 0),
-      kvBlocksTotal: blocks(this.maxBatch * this.m.config.block_size) + blocks(this.parkBudget),
-      blockTokens: BLOCK_TOKENS,
-      tokensPerS: (this.recent.reduce((s, r) => s + r.tokens, 0) * 1000) / span,
-      weightVersion: this.weightVersion,
-    }];
+    return [
+      {
+        id: this.id,
+        waiting: this.waiting.length,
+        running: this.running.filter((q) => !q.done).length,
+        kvBlocksUsed:
+          this.running.reduce((s, q) => s + blocks(q.len), 0) +
+          this.parked.reduce((s, p) => s + blocks(p.tokens.length), 0),
+        kvBlocksTotal: blocks(this.maxBatch * this.m.config.block_size) + blocks(this.parkBudget),
+        blockTokens: BLOCK_TOKENS,
+        tokensPerS: (this.recent.reduce((s, r) => s + r.tokens, 0) * 1000) / span,
+        weightVersion: this.weightVersion,
+      },
+    ];
   }
 
   generate(req: GenerateRequest, onChunk?: (c: GenerateChunk) => void): Promise<GenerateResult> {
     return new Promise((resolve) => {
       const prompt = this.m.tokenizer.encode(req.prompt);
       const bs = this.m.config.block_size;
-      const base = { text: '', tokenIds: [], logprobs: [], entropies: [], stopString: null, promptTokens: prompt.length, weightVersion: this.weightVersion };
+      const base = {
+        text: '',
+        tokenIds: [],
+        logprobs: [],
+        entropies: [],
+        stopString: null,
+        promptTokens: prompt.length,
+        weightVersion: this.weightVersion,
+      };
       if (this.closed) return resolve({ ...base, finishReason: 'aborted', error: 'engine closed' });
       if (req.weightVersion !== undefined && req.weightVersion !== this.weightVersion) {
-        return resolve({ ...base, finishReason: 'error', stale: true, error: `the request is for weight version ${req.weightVersion}; this engine serves version ${this.weightVersion}` });
+        return resolve({
+          ...base,
+          finishReason: 'error',
+          stale: true,
+          error: `the request is for weight version ${req.weightVersion}; this engine serves version ${this.weightVersion}`,
+        });
       }
       if (prompt.length === 0) return resolve({ ...base, finishReason: 'error', error: 'empty prompt' });
-      if (prompt.length >= bs) return resolve({ ...base, finishReason: 'error', error: `prompt of ${prompt.length} tokens leaves no room in the context of ${bs}` });
+      if (prompt.length >= bs)
+        return resolve({
+          ...base,
+          finishReason: 'error',
+          error: `prompt of ${prompt.length} tokens leaves no room in the context of ${bs}`,
+        });
       if (req.signal?.aborted) return resolve({ ...base, finishReason: 'aborted' });
       if (!(req.maxTokens > 0)) return resolve({ ...base, finishReason: 'length' });
       const seed = req.seed ?? Math.floor(Math.random() * 2 ** 32);
       this.waiting.push({
-        req, onChunk, resolve, prompt, reserved: Math.min(prompt.length + Math.max(0, req.maxTokens), bs),
-        rng: mulberry32(seed), row: -1, len: 0, next: -1, out: [], logprobs: [], entropies: [], text: '', detok: newDetok(),
-        reused: 0, done: false, version: this.weightVersion,
+        req,
+        onChunk,
+        resolve,
+        prompt,
+        reserved: Math.min(prompt.length + Math.max(0, req.maxTokens), bs),
+        rng: mulberry32(seed),
+        row: -1,
+        len: 0,
+        next: -1,
+        out: [],
+        logprobs: [],
+        entropies: [],
+        text: '',
+        detok: newDetok(),
+        reused: 0,
+        done: false,
+        version: this.weightVersion,
       });
       this.kick();
     });
@@ -212,11 +300,20 @@ export class OnnxEngine implements PolicyEngine {
 
   /** Swap in the model exported to `dir` (see the header: running requests finish on the old weights first). */
   async reload(dir: string): Promise<void> {
-    const next = await loadDir(dir, this.opts.threads);
-    if (this.closed) { await next.session.release(); throw new Error('engine closed'); }
+    const next = await loadDir(dir, this.opts.threads, this.opts.spin);
+    if (this.closed) {
+      await next.session.release();
+      throw new Error('engine closed');
+    }
     await new Promise<void>((resolve) => {
       const prev = this.pendingReload;
-      this.pendingReload = { next, resolve: () => { prev?.resolve(); resolve(); } };
+      this.pendingReload = {
+        next,
+        resolve: () => {
+          prev?.resolve();
+          resolve();
+        },
+      };
       if (prev) void prev.next.session.release();
       this.kick();
     });
@@ -226,7 +323,11 @@ export class OnnxEngine implements PolicyEngine {
     this.closed = true;
     await this.loop;
     for (const q of this.waiting.splice(0)) this.finish(q, 'aborted', null, 'engine closed');
-    if (this.pendingReload) { await this.pendingReload.next.session.release(); this.pendingReload.resolve(); this.pendingReload = null; }
+    if (this.pendingReload) {
+      await this.pendingReload.next.session.release();
+      this.pendingReload.resolve();
+      this.pendingReload = null;
+    }
     this.parked = [];
     await this.m.session.release();
   }
@@ -255,7 +356,13 @@ export class OnnxEngine implements PolicyEngine {
         if (this.running.length > 0 && reserved + this.waiting[0].reserved > this.totalTokens) break;
         const q = this.waiting.shift()!;
         if (q.req.weightVersion !== undefined && q.req.weightVersion !== this.weightVersion) {
-          this.finish(q, 'error', null, `the request is for weight version ${q.req.weightVersion}; this engine serves version ${this.weightVersion}`, true);
+          this.finish(
+            q,
+            'error',
+            null,
+            `the request is for weight version ${q.req.weightVersion}; this engine serves version ${this.weightVersion}`,
+            true,
+          );
           continue;
         }
         q.row = this.running.length;
@@ -292,7 +399,9 @@ export class OnnxEngine implements PolicyEngine {
   }
 
   private async guard(qs: Seq[], f: () => Promise<void>): Promise<void> {
-    try { await f(); } catch (e) {
+    try {
+      await f();
+    } catch (e) {
       for (const q of qs) if (!q.done) this.finish(q, 'error', null, e instanceof Error ? e.message : String(e));
     }
   }
@@ -328,13 +437,20 @@ export class OnnxEngine implements PolicyEngine {
    */
   private reusePrefix(q: Seq): number {
     const limit = q.prompt.length - 1; // the last prompt token is always fed, for its logits
-    let best = 0, from: Parked | null = null;
+    let best = 0,
+      from: Parked | null = null;
     for (const p of this.parked) {
       if (p.session !== q.req.sessionId) continue;
       const n = Math.min(commonPrefix(p.tokens, q.prompt), limit);
-      if (n > best) { best = n; from = p; }
+      if (n > best) {
+        best = n;
+        from = p;
+      }
     }
-    if (!from || best < MIN_REUSE) { this.cache.fill(q.row, 0); return 0; }
+    if (!from || best < MIN_REUSE) {
+      this.cache.fill(q.row, 0);
+      return 0;
+    }
     this.cache.load(q.row, from, best);
     // A turn's cache serves its own next turn once; that turn parks a longer one.
     if (from.session !== undefined) this.parked.splice(this.parked.indexOf(from), 1);
@@ -356,9 +472,16 @@ export class OnnxEngine implements PolicyEngine {
     return f;
   }
 
-  private store(out: ort.InferenceSession.OnnxValueMapType, B: number, T: number, rowOf: (b: number) => number, at: (b: number) => number): void {
+  private store(
+    out: ort.InferenceSession.OnnxValueMapType,
+    B: number,
+    T: number,
+    rowOf: (b: number) => number,
+    at: (b: number) => number,
+  ): void {
     for (let l = 0; l < this.m.config.n_layer; l++) {
-      const k = out[`new_key_${l}`].data as Float32Array, v = out[`new_value_${l}`].data as Float32Array;
+      const k = out[`new_key_${l}`].data as Float32Array,
+        v = out[`new_value_${l}`].data as Float32Array;
       for (let b = 0; b < B; b++) this.cache.write(l, rowOf(b), at(b), k, v, b, T);
     }
   }
@@ -372,9 +495,24 @@ export class OnnxEngine implements PolicyEngine {
     const mask = new Float32Array(L + T);
     mask.set(this.cache.maskRows(q.row, 1).subarray(0, L));
     mask.fill(1, L);
-    const out = await this.m.session.run(this.feeds(rest, rest.map((_, i) => p + i), mask, 1, T, q.row));
+    const out = await this.m.session.run(
+      this.feeds(
+        rest,
+        rest.map((_, i) => p + i),
+        mask,
+        1,
+        T,
+        q.row,
+      ),
+    );
     if (q.done) return;
-    this.store(out, 1, T, () => q.row, () => p);
+    this.store(
+      out,
+      1,
+      T,
+      () => q.row,
+      () => p,
+    );
     q.len = q.prompt.length;
     this.cache.fill(q.row, q.len);
     this.prefillTokens += T;
@@ -385,12 +523,27 @@ export class OnnxEngine implements PolicyEngine {
   private async decodeStep(): Promise<void> {
     const batch = [...this.running];
     const B = batch.length;
-    const out = await this.m.session.run(this.feeds(batch.map((q) => q.next), batch.map((q) => q.len), this.cache.maskRows(0, B), B, 1, 0));
+    const out = await this.m.session.run(
+      this.feeds(
+        batch.map((q) => q.next),
+        batch.map((q) => q.len),
+        this.cache.maskRows(0, B),
+        B,
+        1,
+        0,
+      ),
+    );
     this.steps++;
     this.stepRows += B;
     const V = this.m.config.vocab_size;
     const logits = out.logits.data as Float32Array;
-    this.store(out, B, 1, (b) => b, (b) => batch[b].len);
+    this.store(
+      out,
+      B,
+      1,
+      (b) => b,
+      (b) => batch[b].len,
+    );
     batch.forEach((q, b) => {
       if (q.done) return; // aborted or closed while the step ran
       this.cache.mask[q.row * (this.m.config.block_size + 1) + q.len] = 1;
@@ -417,7 +570,10 @@ export class OnnxEngine implements PolicyEngine {
     for (const s of q.req.stop) {
       if (!s) continue;
       const at = q.text.indexOf(s, Math.max(0, before - s.length + 1));
-      if (at >= 0 && at + s.length < cut) { cut = at + s.length; stop = s; }
+      if (at >= 0 && at + s.length < cut) {
+        cut = at + s.length;
+        stop = s;
+      }
     }
     if (stop !== null) q.text = q.text.slice(0, cut);
     q.onChunk?.({ text: q.text.slice(before), tokenIds: [id], logprobs: [logprob] });
@@ -425,14 +581,28 @@ export class OnnxEngine implements PolicyEngine {
     else if (full) this.finish(q, 'length');
   }
 
-  private finish(q: Seq, reason: GenerateResult['finishReason'], stop: string | null = null, error?: string, stale = false): void {
+  private finish(
+    q: Seq,
+    reason: GenerateResult['finishReason'],
+    stop: string | null = null,
+    error?: string,
+    stale = false,
+  ): void {
     if (q.done) return;
     q.done = true;
     const i = this.waiting.indexOf(q);
     if (i >= 0) this.waiting.splice(i, 1);
     q.resolve({
-      text: q.text, tokenIds: q.out, logprobs: q.logprobs, entropies: q.entropies, finishReason: reason, stopString: stop,
-      promptTokens: q.prompt.length, weightVersion: q.version, ...(error ? { error } : {}), ...(stale ? { stale } : {}),
+      text: q.text,
+      tokenIds: q.out,
+      logprobs: q.logprobs,
+      entropies: q.entropies,
+      finishReason: reason,
+      stopString: stop,
+      promptTokens: q.prompt.length,
+      weightVersion: q.version,
+      ...(error ? { error } : {}),
+      ...(stale ? { stale } : {}),
     });
   }
 }

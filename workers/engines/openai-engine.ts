@@ -51,9 +51,17 @@
  * with work at the servers.
  */
 import type { WeightSyncMode } from '../../contracts/engine.ts';
-import type { EngineCapacity, EngineStats, GenerateChunk, GenerateRequest, GenerateResult, PolicyEngine } from './types.ts';
+import type {
+  EngineCapacity,
+  EngineStats,
+  GenerateChunk,
+  GenerateRequest,
+  GenerateResult,
+  PolicyEngine,
+} from './types.ts';
 import type { Tokenizer } from './tokenizer.ts';
 import { adapterName, parseVersion, pointCurrent, pushWeights, versionLabel } from './weight-sync.ts';
+import { sleep } from './sleep.ts';
 
 export interface OpenAIEngineOptions {
   baseUrls: string[];
@@ -79,7 +87,10 @@ export interface OpenAIEngineOptions {
   staleTimeoutMs?: number;
 }
 
-interface Endpoint { url: string; inFlight: number }
+interface Endpoint {
+  url: string;
+  inFlight: number;
+}
 
 class Retryable extends Error {}
 /** The server serves another weight version than the request asked for (retried until staleTimeoutMs). */
@@ -115,17 +126,40 @@ export class OpenAIEngine implements PolicyEngine {
     this.served = opts.model;
   }
 
-  get computeMs(): number { return this.busyMs + (this.inFlight > 0 ? performance.now() - this.busySince : 0); }
+  /**
+   * The servers to use from now on (a cluster restarted one on a new address): servers still listed keep their
+   * counts, new ones start idle. A restarted server serves its start-up weights until the next push; a request it
+   * answers with another version is refused as stale and retried, as for any server behind.
+   */
+  setBaseUrls(urls: string[]) {
+    if (urls.length === 0) return;
+    const want = urls.map((u) => u.replace(/\/+$/, '').replace(/\/v1$/, ''));
+    const kept = this.endpoints.filter((e) => want.includes(e.url));
+    const added = want.filter((u) => !kept.some((e) => e.url === u)).map((url) => ({ url, inFlight: 0 }));
+    this.endpoints.splice(0, this.endpoints.length, ...kept, ...added);
+    this.rr = 0;
+  }
+
+  get computeMs(): number {
+    return this.busyMs + (this.inFlight > 0 ? performance.now() - this.busySince : 0);
+  }
 
   /** Push the trainer's first export to every server as version 0. */
-  load(dir: string): Promise<void> { return this.push(dir, 0); }
+  load(dir: string): Promise<void> {
+    return this.push(dir, 0);
+  }
 
   /** Push a new export as the next version; resolves once every server serves it. */
-  reload(dir: string): Promise<void> { return this.push(dir, this.weightVersion + 1); }
+  reload(dir: string): Promise<void> {
+    return this.push(dir, this.weightVersion + 1);
+  }
 
   private async push(dir: string, version: number): Promise<void> {
     const ws = this.opts.weightSync;
-    if (!ws) throw new Error(`${this.id}: no weightSync configured, so weights cannot be pushed to ${this.endpoints.map((e) => e.url).join(', ')}`);
+    if (!ws)
+      throw new Error(
+        `${this.id}: no weightSync configured, so weights cannot be pushed to ${this.endpoints.map((e) => e.url).join(', ')}`,
+      );
     while (this.gate) await this.gate; // one push at a time
     let open!: () => void;
     this.gate = new Promise<void>((r) => (open = r));
@@ -134,9 +168,29 @@ export class OpenAIEngine implements PolicyEngine {
       if (this.closed) throw new Error('engine closed');
       if (ws.mode === 'vllm') pointCurrent(dir);
       // Every server, each to the end: a failure is reported only once the others are done (they may now serve it).
-      const done = await Promise.allSettled(this.endpoints.map((e) => pushWeights({ url: e.url, apiKey: this.opts.apiKey, mode: ws.mode, model: this.opts.model, timeoutMs: ws.timeoutMs, pollMs: ws.pollMs }, dir, version)));
-      const failed = done.flatMap((d) => (d.status === 'rejected' ? [d.reason instanceof Error ? d.reason.message : String(d.reason)] : []));
-      if (failed.length) throw new Error(`weight version ${version} (${dir}) did not reach ${failed.length} of ${done.length} server(s): ${failed.join('; ')}`);
+      const done = await Promise.allSettled(
+        this.endpoints.map((e) =>
+          pushWeights(
+            {
+              url: e.url,
+              apiKey: this.opts.apiKey,
+              mode: ws.mode,
+              model: this.opts.model,
+              timeoutMs: ws.timeoutMs,
+              pollMs: ws.pollMs,
+            },
+            dir,
+            version,
+          ),
+        ),
+      );
+      const failed = done.flatMap((d) =>
+        d.status === 'rejected' ? [d.reason instanceof Error ? d.reason.message : String(d.reason)] : [],
+      );
+      if (failed.length)
+        throw new Error(
+          `weight version ${version} (${dir}) did not reach ${failed.length} of ${done.length} server(s): ${failed.join('; ')}`,
+        );
       this.weightVersion = version;
       if (ws.mode === 'vllm-lora') this.served = adapterName(this.opts.model, version);
     } finally {
@@ -149,7 +203,18 @@ export class OpenAIEngine implements PolicyEngine {
     const now = performance.now();
     while (this.recent.length && now - this.recent[0].at > 5000) this.recent.shift();
     const n = this.recent.reduce((s, x) => s + x.n, 0);
-    return [{ id: this.id, waiting: this.waiting, running: this.inFlight, kvBlocksUsed: 0, kvBlocksTotal: 0, blockTokens: 0, tokensPerS: n / 5, weightVersion: this.opts.weightSync ? this.weightVersion : null }];
+    return [
+      {
+        id: this.id,
+        waiting: this.waiting,
+        running: this.inFlight,
+        kvBlocksUsed: 0,
+        kvBlocksTotal: 0,
+        blockTokens: 0,
+        tokensPerS: n / 5,
+        weightVersion: this.opts.weightSync ? this.weightVersion : null,
+      },
+    ];
   }
 
   countTokens(text: string): number {
@@ -157,7 +222,11 @@ export class OpenAIEngine implements PolicyEngine {
   }
 
   capacity(): EngineCapacity {
-    return { totalTokens: this.opts.totalTokens, freeTokens: Math.max(0, this.opts.totalTokens - this.reserved), inFlight: this.inFlight };
+    return {
+      totalTokens: this.opts.totalTokens,
+      freeTokens: Math.max(0, this.opts.totalTokens - this.reserved),
+      inFlight: this.inFlight,
+    };
   }
 
   async close(): Promise<void> {
@@ -180,15 +249,26 @@ export class OpenAIEngine implements PolicyEngine {
 
   async generate(req: GenerateRequest, onChunk?: (c: GenerateChunk) => void): Promise<GenerateResult> {
     const promptTokens = req.promptTokens ?? this.countTokens(req.prompt);
-    const base: GenerateResult = { text: '', tokenIds: [], logprobs: null, finishReason: 'aborted', stopString: null, promptTokens, weightVersion: null };
+    const base: GenerateResult = {
+      text: '',
+      tokenIds: [],
+      logprobs: null,
+      finishReason: 'aborted',
+      stopString: null,
+      promptTokens,
+      weightVersion: null,
+    };
     if (this.closed) return { ...base, error: 'engine closed' };
     if (req.signal?.aborted) return base;
     if (this.gate) {
       // A push is under way: wait for it, so this request is served by the new weights only.
       this.waiting++;
       try {
-        for (let g = this.gate as Promise<void> | null; g && !req.signal?.aborted; g = this.gate) await Promise.race([g, aborted(req.signal)]);
-      } finally { this.waiting--; }
+        for (let g = this.gate as Promise<void> | null; g && !req.signal?.aborted; g = this.gate)
+          await Promise.race([g, aborted(req.signal)]);
+      } finally {
+        this.waiting--;
+      }
       if (req.signal?.aborted) return base;
       if (this.closed) return { ...base, error: 'engine closed' };
     }
@@ -215,14 +295,25 @@ export class OpenAIEngine implements PolicyEngine {
             this.staleRefusals++;
             staleTries++;
             attempt--; // a refusal is not a failed attempt: retried until staleUntil
-            if (Date.now() >= staleUntil) return { ...base, finishReason: 'error', stale: true, weightVersion: want, error: `${ep.url}: ${e.message} (still after ${this.opts.staleTimeoutMs ?? 30_000} ms of retries)` };
+            if (Date.now() >= staleUntil)
+              return {
+                ...base,
+                finishReason: 'error',
+                stale: true,
+                weightVersion: want,
+                error: `${ep.url}: ${e.message} (still after ${this.opts.staleTimeoutMs ?? 30_000} ms of retries)`,
+              };
             continue;
           }
           if (!(e instanceof Retryable)) throw e;
           lastErr = `${ep.url}: ${e.message}`;
         }
       }
-      return { ...base, finishReason: 'error', error: `no server answered after ${this.opts.retries + 1} attempt(s); last: ${lastErr}` };
+      return {
+        ...base,
+        finishReason: 'error',
+        error: `no server answered after ${this.opts.retries + 1} attempt(s); last: ${lastErr}`,
+      };
     } finally {
       this.reserved -= reserve;
       if (--this.inFlight === 0) {
@@ -233,32 +324,63 @@ export class OpenAIEngine implements PolicyEngine {
   }
 
   /** One request to `ep`. Throws Retryable when nothing was received yet and another server may do better. */
-  private async attempt(ep: Endpoint, req: GenerateRequest, promptTokens: number, want: number | null, onChunk?: (c: GenerateChunk) => void): Promise<GenerateResult> {
+  private async attempt(
+    ep: Endpoint,
+    req: GenerateRequest,
+    promptTokens: number,
+    want: number | null,
+    onChunk?: (c: GenerateChunk) => void,
+  ): Promise<GenerateResult> {
     const ctl = new AbortController();
     const onAbort = () => ctl.abort();
     req.signal?.addEventListener('abort', onAbort);
     this.live.add(ctl);
     let timedOut = false;
     let timer: NodeJS.Timeout | undefined;
-    const arm = () => { clearTimeout(timer); timer = setTimeout(() => { timedOut = true; ctl.abort(); }, this.opts.timeoutMs); };
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        ctl.abort();
+      }, this.opts.timeoutMs);
+    };
     ep.inFlight++;
     const out = { text: '', tokenIds: [] as number[], logprobs: [] as number[], anyLogprobs: false };
     let received = false;
     let served: number | null = null; // the weight_version the server reported
     let mixed: string | null = null;
-    const result = (finishReason: GenerateResult['finishReason'], extra: Partial<GenerateResult> = {}): GenerateResult => ({
-      text: out.text, tokenIds: out.tokenIds, logprobs: out.anyLogprobs ? out.logprobs : null, finishReason, stopString: null, promptTokens, weightVersion: served ?? want, ...extra,
+    const result = (
+      finishReason: GenerateResult['finishReason'],
+      extra: Partial<GenerateResult> = {},
+    ): GenerateResult => ({
+      text: out.text,
+      tokenIds: out.tokenIds,
+      logprobs: out.anyLogprobs ? out.logprobs : null,
+      finishReason,
+      stopString: null,
+      promptTokens,
+      weightVersion: served ?? want,
+      ...extra,
     });
     const failed = (msg: string): GenerateResult => {
-      if (req.signal?.aborted || (this.closed && !timedOut)) return result('aborted', this.closed ? { error: 'engine closed' } : {});
+      if (req.signal?.aborted || (this.closed && !timedOut))
+        return result('aborted', this.closed ? { error: 'engine closed' } : {});
       if (!received) throw new Retryable(msg);
-      return result('error', { error: `${ep.url}: ${msg} after ${out.tokenIds.length || out.text.length} token(s)/char(s) of output` });
+      return result('error', {
+        error: `${ep.url}: ${msg} after ${out.tokenIds.length || out.text.length} token(s)/char(s) of output`,
+      });
     };
     try {
       arm();
       const body: Record<string, unknown> = {
-        model: this.served, prompt: req.prompt, max_tokens: req.maxTokens, temperature: req.temperature, top_p: req.topP,
-        stop: req.stop.length ? req.stop : undefined, stream: true, stream_options: { include_usage: true },
+        model: this.served,
+        prompt: req.prompt,
+        max_tokens: req.maxTokens,
+        temperature: req.temperature,
+        top_p: req.topP,
+        stop: req.stop.length ? req.stop : undefined,
+        stream: true,
+        stream_options: { include_usage: true },
       };
       if (req.seed !== undefined) body.seed = req.seed;
       if (this.opts.logprobs !== false) body.logprobs = 0;
@@ -267,8 +389,13 @@ export class OpenAIEngine implements PolicyEngine {
       let res: Response;
       try {
         res = await fetch(`${ep.url}/v1/completions`, {
-          method: 'POST', signal: ctl.signal,
-          headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}) },
+          method: 'POST',
+          signal: ctl.signal,
+          headers: {
+            'content-type': 'application/json',
+            accept: 'text/event-stream',
+            ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}),
+          },
           body: JSON.stringify(body),
         });
       } catch (e) {
@@ -283,15 +410,22 @@ export class OpenAIEngine implements PolicyEngine {
       }
       if (!res.body) return failed('response has no body');
       let finish: string | null = null;
-      let stopReason: unknown = undefined;
+      let stopReason: unknown;
       let serverPromptTokens: number | undefined;
       const handle = (data: string): boolean => {
         if (data === '[DONE]') return true;
         let ev: any;
-        try { ev = JSON.parse(data); } catch { return false; }
+        try {
+          ev = JSON.parse(data);
+        } catch {
+          return false;
+        }
         if (ev?.error) throw new Error(`server error: ${errorText(JSON.stringify(ev))}`);
         const v = parseVersion(ev?.weight_version ?? ev?.meta_info?.weight_version);
-        if (v !== null) { if (served !== null && v !== served) mixed = `${served} then ${v}`; served = v; }
+        if (v !== null) {
+          if (served !== null && v !== served) mixed = `${served} then ${v}`;
+          served = v;
+        }
         if (typeof ev?.usage?.prompt_tokens === 'number') serverPromptTokens = ev.usage.prompt_tokens;
         const ch = ev?.choices?.[0];
         if (!ch) return false;
@@ -299,7 +433,10 @@ export class OpenAIEngine implements PolicyEngine {
         let ids: number[] = Array.isArray(ch.token_ids) ? ch.token_ids : [];
         if (!Array.isArray(ch.token_ids) && text && this.opts.tokenizer) ids = this.opts.tokenizer.encode(text);
         const lps: unknown[] | null = Array.isArray(ch.logprobs?.token_logprobs) ? ch.logprobs.token_logprobs : null;
-        if (lps) { out.anyLogprobs = true; out.logprobs.push(...lps.map((x) => (typeof x === 'number' ? x : NaN))); }
+        if (lps) {
+          out.anyLogprobs = true;
+          out.logprobs.push(...lps.map((x) => (typeof x === 'number' ? x : NaN)));
+        }
         if (text || ids.length) {
           received = true;
           out.text += text;
@@ -329,8 +466,15 @@ export class OpenAIEngine implements PolicyEngine {
             if (!m) break;
             const event = buf.slice(0, m.index);
             buf = buf.slice(m.index + m[0].length);
-            const data = event.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).replace(/^ /, '')).join('\n');
-            if (data && handle(data)) { done = true; break; }
+            const data = event
+              .split(/\r?\n/)
+              .filter((l) => l.startsWith('data:'))
+              .map((l) => l.slice(5).replace(/^ /, ''))
+              .join('\n');
+            if (data && handle(data)) {
+              done = true;
+              break;
+            }
           }
         }
       } catch (e) {
@@ -341,7 +485,10 @@ export class OpenAIEngine implements PolicyEngine {
       if (finish === null) return failed('stream ended without a finish_reason');
       if (mixed !== null || (want !== null && served !== null && served !== want)) {
         // Never mix silently: this text is not what the caller's weight version would have generated.
-        return result('error', { weightVersion: served, error: `${ep.url}: generated with weight version ${mixed ?? served}, but the request asked for ${want}` });
+        return result('error', {
+          weightVersion: served,
+          error: `${ep.url}: generated with weight version ${mixed ?? served}, but the request asked for ${want}`,
+        });
       }
       const pt = serverPromptTokens ?? promptTokens;
       if (finish === 'length') return result('length', { promptTokens: pt });
@@ -379,19 +526,16 @@ function errorText(body: string): string {
     const j = JSON.parse(body);
     if (typeof j?.error?.message === 'string') return j.error.message;
     if (typeof j?.message === 'string') return j.message;
-  } catch { /* not JSON */ }
+  } catch {
+    /* not JSON */
+  }
   return body.slice(0, 300);
 }
 
 /** Resolves when `signal` aborts (never without one). */
 function aborted(signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => { if (signal?.aborted) resolve(); else signal?.addEventListener('abort', () => resolve(), { once: true }); });
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() { clearTimeout(t); signal?.removeEventListener('abort', done); resolve(); }
-    signal?.addEventListener('abort', done);
+    if (signal?.aborted) resolve();
+    else signal?.addEventListener('abort', () => resolve(), { once: true });
   });
 }

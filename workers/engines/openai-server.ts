@@ -6,7 +6,7 @@
  *   GET  /v1/models, GET /v1/models/{id}   the one served model
  *   POST /v1/completions                   raw-prompt completions, streaming (SSE) or not
  *   GET  /health                           200 "ok" (no API key needed)
- *   POST /update_weights_from_disk         SGLang's reload API (below)
+ *   POST /update_weights_from_disk         SGLang's reload API (below); always needs the API key
  *   GET  /get_weight_version, /model_info  {weight_version} (SGLang's; /model_info adds model_path)
  *
  * Weight versions (SGLang's API, so OpenAIEngine's weight sync runs against this server end to end): the server
@@ -41,13 +41,20 @@
  *     logprobs are sent as they are sampled. With stream_options.include_usage, a last chunk with `choices: []` and
  *     `usage` precedes [DONE]. An engine error after streaming began is sent as `data: {"error":{...}}` then [DONE].
  * A client that disconnects aborts its request in the engine.
+ *
+ * Exposure (a web page must not be able to swap the weights or run completions): every request's Host must be one
+ * of `allowedHosts` (else 421: DNS rebinding) and an Origin header, when sent, must name one too (else 403: a
+ * browser page). The reload route needs the API key even on loopback, so without a key reloads are off (401).
+ * A server without a key refuses to listen beyond loopback. Slow clients are cut off: headers within
+ * `headersTimeoutMs`, the whole request within `requestTimeoutMs` (the response may take as long as it takes).
  */
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import { bindRefusal, checkServiceRequest, LOOPBACK_HOSTS } from '../../contracts/hosts.ts';
 import type { GenerateChunk, GenerateResult, InferenceEngine } from './types.ts';
 import type { Tokenizer } from './tokenizer.ts';
 
@@ -65,6 +72,11 @@ export interface OpenAIServerOptions {
   port?: number;
   /** Largest request body (default 8 MiB). */
   maxBodyBytes?: number;
+  /** Host values it answers to (default: the loopback names and `host`); cli/listen.ts serviceAllowedHosts. */
+  allowedHosts?: string[];
+  /** Time a client has to send its request headers (default 20 s) and its whole request (default 120 s). */
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
 }
 
 const stringOrOne = z.union([z.string(), z.array(z.string()).length(1, 'must hold exactly one prompt')]);
@@ -91,16 +103,26 @@ const UpdateBody = z.object({
   model_path: z.string().min(1, 'give the export directory to load'),
   weight_version: z.union([z.string().min(1), z.number()]).nullish(),
   load_format: z.string().nullish(),
-  abort_all_requests: z.literal(false, { error: 'abort_all_requests is not supported (requests in flight always finish first)' }).nullish(),
+  abort_all_requests: z
+    .literal(false, { error: 'abort_all_requests is not supported (requests in flight always finish first)' })
+    .nullish(),
   flush_cache: z.boolean().nullish(),
 });
 type CompletionBody = z.infer<typeof CompletionBody>;
 
 class HttpError extends Error {
-  constructor(readonly status: number, message: string, readonly param: string | null = null, readonly code: string | null = null, readonly type = 'invalid_request_error') {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly param: string | null = null,
+    readonly code: string | null = null,
+    readonly type = 'invalid_request_error',
+  ) {
     super(message);
   }
 }
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest();
 
 function errorBody(message: string, type: string, param: string | null, code: string | null) {
   return { error: { message, type, param, code } };
@@ -124,23 +146,46 @@ export class OpenAIServer {
   /** Set while an update runs: completions wait for it. */
   private updating: Promise<void> | null = null;
 
+  private readonly allowedHosts: string[];
+
   constructor(private readonly opts: OpenAIServerOptions) {
     this.key = opts.apiKey ? Buffer.from(opts.apiKey) : null;
     this.version = opts.weightVersion ?? '0';
+    const host = opts.host ?? '127.0.0.1';
+    this.allowedHosts = opts.allowedHosts ?? [
+      ...LOOPBACK_HOSTS,
+      host.includes(':') && !host.startsWith('[') ? `[${host}]` : host,
+    ];
   }
 
   /** The weight version label served now. */
-  get weightVersion(): string { return this.version; }
+  get weightVersion(): string {
+    return this.version;
+  }
 
   /** Start listening; resolves with the base URL (`http://host:port`, without /v1). */
   listen(): Promise<{ url: string; port: number; host: string }> {
-    const server = http.createServer((req, res) => {
-      this.handle(req, res).catch((e) => {
-        const err = e instanceof HttpError ? e : new HttpError(500, e instanceof Error ? e.message : String(e), null, null, 'server_error');
-        if (!res.headersSent) sendJson(res, err.status, errorBody(err.message, err.type, err.param, err.code));
-        else res.end();
-      });
+    const refused = bindRefusal(this.opts.host ?? '127.0.0.1', this.key !== null, {
+      service: 'serve-model',
+      tokenHow: 'set TOOLSMITH_SERVE_API_KEY or pass --api-key-file FILE',
     });
+    if (refused) return Promise.reject(new Error(refused));
+    const headersTimeout = this.opts.headersTimeoutMs ?? 20_000;
+    const requestTimeout = Math.max(headersTimeout, this.opts.requestTimeoutMs ?? 120_000);
+    // Node checks these timeouts every connectionsCheckingInterval (30 s by default): check often enough to matter.
+    const server = http.createServer(
+      { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.min(1000, headersTimeout) },
+      (req, res) => {
+        this.handle(req, res).catch((e) => {
+          const err =
+            e instanceof HttpError
+              ? e
+              : new HttpError(500, e instanceof Error ? e.message : String(e), null, null, 'server_error');
+          if (!res.headersSent) sendJson(res, err.status, errorBody(err.message, err.type, err.param, err.code));
+          else res.end();
+        });
+      },
+    );
     this.server = server;
     const host = this.opts.host ?? '127.0.0.1';
     return new Promise((resolve, reject) => {
@@ -172,8 +217,8 @@ export class OpenAIServer {
     if (!this.key) return true;
     const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
     if (!m) return false;
-    const got = Buffer.from(m[1].trim());
-    return got.length === this.key.length && timingSafeEqual(got, this.key);
+    // Fixed-length digests: neither the key's content nor its length leaks through timing.
+    return timingSafeEqual(sha256(Buffer.from(m[1].trim())), sha256(this.key));
   }
 
   private modelCard() {
@@ -183,10 +228,40 @@ export class OpenAIServer {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://x');
     const p = url.pathname.replace(/\/+$/, '') || '/';
-    if (p === '/health' && req.method === 'GET') { res.writeHead(200, { 'content-type': 'text/plain' }); res.end('ok'); return; }
-    const weights = p === '/update_weights_from_disk' || p === '/get_weight_version' || p === '/model_info' || p === '/get_model_info';
+    const refusal = checkServiceRequest({ host: req.headers.host, origin: req.headers.origin }, this.allowedHosts);
+    if (refusal)
+      throw new HttpError(
+        refusal.status,
+        refusal.message,
+        null,
+        refusal.status === 421 ? 'misdirected_request' : 'forbidden_origin',
+      );
+    if (p === '/health' && req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('ok');
+      return;
+    }
+    const weights =
+      p === '/update_weights_from_disk' ||
+      p === '/get_weight_version' ||
+      p === '/model_info' ||
+      p === '/get_model_info';
     if (!p.startsWith('/v1/') && !weights) throw new HttpError(404, `no route ${req.method} ${p}`, null, 'not_found');
-    if (!this.authorised(req)) throw new HttpError(401, 'Incorrect API key provided (send Authorization: Bearer <key>)', null, 'invalid_api_key');
+    // Swapping the served weights always needs the key: without one configured, reloads are off.
+    if (p === '/update_weights_from_disk' && !this.key)
+      throw new HttpError(
+        401,
+        'weight reloads need an API key: start serve-model with TOOLSMITH_SERVE_API_KEY or --api-key-file FILE and send Authorization: Bearer <key>',
+        null,
+        'invalid_api_key',
+      );
+    if (!this.authorised(req))
+      throw new HttpError(
+        401,
+        'Incorrect API key provided (send Authorization: Bearer <key>)',
+        null,
+        'invalid_api_key',
+      );
     if (p === '/update_weights_from_disk') {
       if (req.method !== 'POST') throw new HttpError(405, 'use POST /update_weights_from_disk');
       return this.updateWeights(res, await this.readBody(req));
@@ -197,10 +272,12 @@ export class OpenAIServer {
       if (p !== '/get_weight_version') Object.assign(info, { model_path: this.modelPath, is_generation: true });
       return sendJson(res, 200, info);
     }
-    if (p === '/v1/models' && req.method === 'GET') return sendJson(res, 200, { object: 'list', data: [this.modelCard()] });
+    if (p === '/v1/models' && req.method === 'GET')
+      return sendJson(res, 200, { object: 'list', data: [this.modelCard()] });
     if (p.startsWith('/v1/models/') && req.method === 'GET') {
       const id = decodeURIComponent(p.slice('/v1/models/'.length));
-      if (id !== this.opts.model) throw new HttpError(404, `The model \`${id}\` does not exist`, 'model', 'model_not_found');
+      if (id !== this.opts.model)
+        throw new HttpError(404, `The model \`${id}\` does not exist`, 'model', 'model_not_found');
       return sendJson(res, 200, this.modelCard());
     }
     if (p === '/v1/completions') {
@@ -215,23 +292,60 @@ export class OpenAIServer {
     const parsed = UpdateBody.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      return sendJson(res, 400, { success: false, message: `${issue.path.map(String).join('.') || 'body'}: ${issue.message}`, num_paused_requests: 0 });
+      return sendJson(res, 400, {
+        success: false,
+        message: `${issue.path.map(String).join('.') || 'body'}: ${issue.message}`,
+        num_paused_requests: 0,
+      });
     }
     const b = parsed.data;
     const engine = this.opts.engine;
-    if (!engine.reload) return sendJson(res, 400, { success: false, message: 'this engine cannot reload weights', num_paused_requests: 0 });
+    if (!engine.reload)
+      return sendJson(res, 400, {
+        success: false,
+        message: 'this engine cannot reload weights',
+        num_paused_requests: 0,
+      });
     const roots = this.opts.weightRoots ?? [];
-    if (!roots.length) return sendJson(res, 403, { success: false, message: 'weight updates are off: start serve-model with --weights-root DIR', num_paused_requests: 0 });
+    if (!roots.length)
+      return sendJson(res, 403, {
+        success: false,
+        message: 'weight updates are off: start serve-model with --weights-root DIR',
+        num_paused_requests: 0,
+      });
     let dir: string;
     try {
       dir = fs.realpathSync(b.model_path);
     } catch {
-      return sendJson(res, 400, { success: false, message: `model_path: no such directory ${b.model_path}`, num_paused_requests: 0 });
+      return sendJson(res, 400, {
+        success: false,
+        message: `model_path: no such directory ${b.model_path}`,
+        num_paused_requests: 0,
+      });
     }
-    const under = roots.some((r) => { let real = r; try { real = fs.realpathSync(r); } catch { /* missing root */ } const rel = path.relative(real, dir); return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel)); });
-    if (!under) return sendJson(res, 403, { success: false, message: `model_path: ${b.model_path} is not under the weights root${roots.length > 1 ? 's' : ''} ${roots.join(', ')}`, num_paused_requests: 0 });
+    const under = roots.some((r) => {
+      let real = r;
+      try {
+        real = fs.realpathSync(r);
+      } catch {
+        /* missing root */
+      }
+      const rel = path.relative(real, dir);
+      return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+    });
+    if (!under)
+      return sendJson(res, 403, {
+        success: false,
+        message: `model_path: ${b.model_path} is not under the weights root${roots.length > 1 ? 's' : ''} ${roots.join(', ')}`,
+        num_paused_requests: 0,
+      });
     const onnx = [dir, path.join(dir, 'onnx')].find((d) => fs.existsSync(path.join(d, 'model.onnx')));
-    if (!onnx) return sendJson(res, 400, { success: false, message: `model_path: no model.onnx in ${b.model_path} or its onnx/ folder (serve-model loads ONNX exports: set engine.weightSync.onnx so the trainer writes one, or run workers/trainer/export_onnx.py --model DIR --out DIR/onnx)`, num_paused_requests: 0 });
+    if (!onnx)
+      return sendJson(res, 400, {
+        success: false,
+        message: `model_path: no model.onnx in ${b.model_path} or its onnx/ folder (serve-model loads ONNX exports: set engine.weightSync.onnx so the trainer writes one, or run workers/trainer/export_onnx.py --model DIR --out DIR/onnx)`,
+        num_paused_requests: 0,
+      });
     for (let u = this.updating as Promise<void> | null; u; u = this.updating) await u.catch(() => {});
     let done!: () => void;
     this.updating = new Promise<void>((r) => (done = r));
@@ -240,9 +354,17 @@ export class OpenAIServer {
       await engine.reload(onnx);
       this.modelPath = dir;
       if (b.weight_version != null) this.version = String(b.weight_version);
-      sendJson(res, 200, { success: true, message: `Succeeded to update model weights.${b.weight_version != null ? ` Weight version updated to ${this.version}.` : ''}`, num_paused_requests: 0 });
+      sendJson(res, 200, {
+        success: true,
+        message: `Succeeded to update model weights.${b.weight_version != null ? ` Weight version updated to ${this.version}.` : ''}`,
+        num_paused_requests: 0,
+      });
     } catch (e) {
-      sendJson(res, 400, { success: false, message: `loading ${onnx} failed: ${e instanceof Error ? e.message : String(e)}`, num_paused_requests: 0 });
+      sendJson(res, 400, {
+        success: false,
+        message: `loading ${onnx} failed: ${e instanceof Error ? e.message : String(e)}`,
+        num_paused_requests: 0,
+      });
     } finally {
       this.updating = null;
       done();
@@ -278,9 +400,23 @@ export class OpenAIServer {
     for (let u = this.updating as Promise<void> | null; u; u = this.updating) await u.catch(() => {});
     const version = this.version;
     if (b.weight_version != null && String(b.weight_version) !== version) {
-      return sendJson(res, 409, { ...errorBody(`this server serves weight version ${version}; the request asked for ${b.weight_version} (retry once it is reloaded)`, 'invalid_request_error', 'weight_version', 'stale_weight_version'), weight_version: version });
+      return sendJson(res, 409, {
+        ...errorBody(
+          `this server serves weight version ${version}; the request asked for ${b.weight_version} (retry once it is reloaded)`,
+          'invalid_request_error',
+          'weight_version',
+          'stale_weight_version',
+        ),
+        weight_version: version,
+      });
     }
-    if (b.model !== this.opts.model) throw new HttpError(404, `The model \`${b.model}\` does not exist (this server serves \`${this.opts.model}\`)`, 'model', 'model_not_found');
+    if (b.model !== this.opts.model)
+      throw new HttpError(
+        404,
+        `The model \`${b.model}\` does not exist (this server serves \`${this.opts.model}\`)`,
+        'model',
+        'model_not_found',
+      );
     const prompt = typeof b.prompt === 'string' ? b.prompt : b.prompt[0];
     const stop = (b.stop == null ? [] : typeof b.stop === 'string' ? [b.stop] : b.stop).filter((s) => s.length > 0);
     const wantLogprobs = b.logprobs != null;
@@ -289,12 +425,19 @@ export class OpenAIServer {
     const promptIds = wantIds && tok ? tok.encode(prompt) : undefined;
     const ctl = new AbortController();
     this.inFlight.add(ctl);
-    res.on('close', () => { if (!res.writableFinished) ctl.abort(); });
+    res.on('close', () => {
+      if (!res.writableFinished) ctl.abort();
+    });
     const id = `cmpl-${randomBytes(12).toString('hex')}`;
     const created = Math.floor(Date.now() / 1000);
     const greq = {
-      prompt, maxTokens: b.max_tokens ?? 16, temperature: b.temperature ?? 1, topP: b.top_p ?? 1,
-      seed: b.seed ?? undefined, stop, signal: ctl.signal,
+      prompt,
+      maxTokens: b.max_tokens ?? 16,
+      temperature: b.temperature ?? 1,
+      topP: b.top_p ?? 1,
+      seed: b.seed ?? undefined,
+      stop,
+      signal: ctl.signal,
     };
     const tokenText = (ids: number[]) => ids.map((i) => (tok ? tok.decode([i]) : ''));
     try {
@@ -302,20 +445,49 @@ export class OpenAIServer {
         const r = await this.opts.engine.generate(greq);
         if (r.finishReason === 'error') throw new HttpError(400, r.error ?? 'generation failed', 'prompt');
         if (r.finishReason === 'aborted') return; // client gone, or server closing
-        const text = r.stopString !== null && r.text.endsWith(r.stopString) ? r.text.slice(0, r.text.length - r.stopString.length) : r.text;
+        const text =
+          r.stopString !== null && r.text.endsWith(r.stopString)
+            ? r.text.slice(0, r.text.length - r.stopString.length)
+            : r.text;
         const toks = tokenText(r.tokenIds);
         const choice: Record<string, unknown> = {
-          index: 0, text, finish_reason: r.finishReason, stop_reason: r.stopString,
+          index: 0,
+          text,
+          finish_reason: r.finishReason,
+          stop_reason: r.stopString,
           logprobs: wantLogprobs ? logprobsObj(toks, r.logprobs, prompt.length) : null,
         };
-        if (wantIds) { choice.token_ids = r.tokenIds; choice.prompt_token_ids = promptIds ?? null; }
+        if (wantIds) {
+          choice.token_ids = r.tokenIds;
+          choice.prompt_token_ids = promptIds ?? null;
+        }
         sendJson(res, 200, {
-          id, object: 'text_completion', created, model: this.opts.model, weight_version: version, choices: [choice],
-          usage: { prompt_tokens: r.promptTokens, completion_tokens: r.tokenIds.length, total_tokens: r.promptTokens + r.tokenIds.length },
+          id,
+          object: 'text_completion',
+          created,
+          model: this.opts.model,
+          weight_version: version,
+          choices: [choice],
+          usage: {
+            prompt_tokens: r.promptTokens,
+            completion_tokens: r.tokenIds.length,
+            total_tokens: r.promptTokens + r.tokenIds.length,
+          },
         });
         return;
       }
-      await this.stream(res, greq, { id, created, prompt, stop, wantLogprobs, wantIds, promptIds, includeUsage: b.stream_options?.include_usage === true, tokenText, version });
+      await this.stream(res, greq, {
+        id,
+        created,
+        prompt,
+        stop,
+        wantLogprobs,
+        wantIds,
+        promptIds,
+        includeUsage: b.stream_options?.include_usage === true,
+        tokenText,
+        version,
+      });
     } finally {
       this.inFlight.delete(ctl);
     }
@@ -324,21 +496,51 @@ export class OpenAIServer {
   private async stream(
     res: http.ServerResponse,
     greq: Parameters<InferenceEngine['generate']>[0],
-    o: { id: string; created: number; prompt: string; stop: string[]; wantLogprobs: boolean; wantIds: boolean; promptIds?: number[]; includeUsage: boolean; tokenText: (ids: number[]) => string[]; version: string },
+    o: {
+      id: string;
+      created: number;
+      prompt: string;
+      stop: string[];
+      wantLogprobs: boolean;
+      wantIds: boolean;
+      promptIds?: number[];
+      includeUsage: boolean;
+      tokenText: (ids: number[]) => string[];
+      version: string;
+    },
   ): Promise<void> {
     let started = false;
     const start = () => {
       if (started) return;
       started = true;
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+      });
     };
-    const send = (obj: unknown) => { start(); res.write(`data: ${JSON.stringify(obj)}\n\n`); };
-    let full = '';     // engine text so far (may end in a stop string)
-    let emitted = 0;   // chars of `full` already sent
+    const send = (obj: unknown) => {
+      start();
+      res.write(`data: ${JSON.stringify(obj)}\n\n`);
+    };
+    let full = ''; // engine text so far (may end in a stop string)
+    let emitted = 0; // chars of `full` already sent
     let offset = o.prompt.length;
     let first = true;
-    const chunk = (text: string, ids: number[], lps: number[] | null, finish: string | null, stopReason: string | null) => {
-      const choice: Record<string, unknown> = { index: 0, text, finish_reason: finish, stop_reason: stopReason, logprobs: null };
+    const chunk = (
+      text: string,
+      ids: number[],
+      lps: number[] | null,
+      finish: string | null,
+      stopReason: string | null,
+    ) => {
+      const choice: Record<string, unknown> = {
+        index: 0,
+        text,
+        finish_reason: finish,
+        stop_reason: stopReason,
+        logprobs: null,
+      };
       if (o.wantLogprobs && ids.length) {
         const toks = o.tokenText(ids);
         choice.logprobs = logprobsObj(toks, lps, offset);
@@ -349,7 +551,14 @@ export class OpenAIServer {
         if (first) choice.prompt_token_ids = o.promptIds ?? null;
       }
       first = false;
-      send({ id: o.id, object: 'text_completion', created: o.created, model: this.opts.model, weight_version: o.version, choices: [choice] });
+      send({
+        id: o.id,
+        object: 'text_completion',
+        created: o.created,
+        model: this.opts.model,
+        weight_version: o.version,
+        choices: [choice],
+      });
     };
     const onChunk = (c: GenerateChunk) => {
       full += c.text;
@@ -362,19 +571,45 @@ export class OpenAIServer {
     try {
       r = await this.opts.engine.generate(greq, onChunk);
     } catch (e) {
-      r = { text: full, tokenIds: [], logprobs: null, finishReason: 'error', stopString: null, promptTokens: 0, weightVersion: null, error: e instanceof Error ? e.message : String(e) };
+      r = {
+        text: full,
+        tokenIds: [],
+        logprobs: null,
+        finishReason: 'error',
+        stopString: null,
+        promptTokens: 0,
+        weightVersion: null,
+        error: e instanceof Error ? e.message : String(e),
+      };
     }
     if (r.finishReason === 'error') {
       if (!started) throw new HttpError(400, r.error ?? 'generation failed', 'prompt');
       res.write(`data: ${JSON.stringify(errorBody(r.error ?? 'generation failed', 'server_error', null, null))}\n\n`);
     } else if (r.finishReason === 'aborted') {
-      if (!started || res.destroyed) { res.destroy(); return; }
+      if (!started || res.destroyed) {
+        res.destroy();
+        return;
+      }
     } else {
-      const final = r.stopString !== null && r.text.endsWith(r.stopString) ? r.text.slice(0, r.text.length - r.stopString.length) : r.text;
+      const final =
+        r.stopString !== null && r.text.endsWith(r.stopString)
+          ? r.text.slice(0, r.text.length - r.stopString.length)
+          : r.text;
       chunk(final.length > emitted ? final.slice(emitted) : '', [], null, r.finishReason, r.stopString);
       if (o.includeUsage) {
-        send({ id: o.id, object: 'text_completion', created: o.created, model: this.opts.model, weight_version: o.version, choices: [],
-          usage: { prompt_tokens: r.promptTokens, completion_tokens: r.tokenIds.length, total_tokens: r.promptTokens + r.tokenIds.length } });
+        send({
+          id: o.id,
+          object: 'text_completion',
+          created: o.created,
+          model: this.opts.model,
+          weight_version: o.version,
+          choices: [],
+          usage: {
+            prompt_tokens: r.promptTokens,
+            completion_tokens: r.tokenIds.length,
+            total_tokens: r.promptTokens + r.tokenIds.length,
+          },
+        });
       }
     }
     start();
@@ -387,7 +622,10 @@ function heldBack(text: string, stops: string[]): number {
   let hold = 0;
   for (const s of stops) {
     for (let k = Math.min(s.length, text.length); k > hold; k--) {
-      if (text.endsWith(s.slice(0, k))) { hold = k; break; }
+      if (text.endsWith(s.slice(0, k))) {
+        hold = k;
+        break;
+      }
     }
   }
   return hold;
@@ -396,6 +634,9 @@ function heldBack(text: string, stops: string[]): number {
 function logprobsObj(tokens: string[], lps: number[] | null, start: number) {
   const text_offset: number[] = [];
   let at = start;
-  for (const t of tokens) { text_offset.push(at); at += t.length; }
+  for (const t of tokens) {
+    text_offset.push(at);
+    at += t.length;
+  }
   return { tokens, token_logprobs: lps ?? tokens.map(() => null), top_logprobs: null, text_offset };
 }

@@ -29,7 +29,11 @@ export function argmax(logits: ArrayLike<number>): number {
  * of most likely tokens whose probability reaches topP; ties broken by lower id), renormalised.
  * Returns [ids, probs] with probs summing to 1, most likely first.
  */
-export function nucleus(logits: ArrayLike<number>, temperature: number, topP: number): { ids: number[]; probs: number[] } {
+export function nucleus(
+  logits: ArrayLike<number>,
+  temperature: number,
+  topP: number,
+): { ids: number[]; probs: number[] } {
   const scaled = new Float64Array(logits.length);
   for (let i = 0; i < logits.length; i++) scaled[i] = logits[i] / temperature;
   const lp = logSoftmax(scaled);
@@ -48,7 +52,10 @@ export function nucleus(logits: ArrayLike<number>, temperature: number, topP: nu
   return { ids, probs: probs.map((q) => q / mass) };
 }
 
-export interface SampleParams { temperature: number; topP: number }
+export interface SampleParams {
+  temperature: number;
+  topP: number;
+}
 
 /**
  * Pick the next token. temperature <= 0 is greedy (argmax, no random draw); otherwise one draw from `rng`.
@@ -56,7 +63,11 @@ export interface SampleParams { temperature: number; topP: number }
  * temperature 1, no top-p), i.e. what a trainer recomputes for the same tokens; `entropy` is that distribution's
  * entropy in nats (the token view's "entropy").
  */
-export function sampleToken(logits: ArrayLike<number>, params: SampleParams, rng: () => number): { id: number; logprob: number; entropy: number } {
+export function sampleToken(
+  logits: ArrayLike<number>,
+  params: SampleParams,
+  rng: () => number,
+): { id: number; logprob: number; entropy: number } {
   let id: number;
   if (!(params.temperature > 0)) {
     id = argmax(logits);
@@ -67,7 +78,10 @@ export function sampleToken(logits: ArrayLike<number>, params: SampleParams, rng
     id = ids[ids.length - 1];
     for (let k = 0; k < ids.length; k++) {
       acc += probs[k];
-      if (u < acc) { id = ids[k]; break; }
+      if (u < acc) {
+        id = ids[k];
+        break;
+      }
     }
   }
   const lsm = logSoftmax(logits);

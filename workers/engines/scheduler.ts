@@ -1,5 +1,12 @@
 import { admit, everFits, type EngineBudget } from './admission.ts';
-import type { EngineCapacity, EngineStats, GenerateChunk, GenerateRequest, GenerateResult, InferenceEngine } from './types.ts';
+import type {
+  EngineCapacity,
+  EngineStats,
+  GenerateChunk,
+  GenerateRequest,
+  GenerateResult,
+  InferenceEngine,
+} from './types.ts';
 
 interface Pending {
   id: string;
@@ -24,7 +31,10 @@ export class EngineScheduler implements InferenceEngine {
   constructor(private engines: InferenceEngine[]) {
     if (engines.length === 0) throw new Error('the scheduler needs at least one engine');
     this.budgets = engines.map((e) => ({ id: e.id, total: e.capacity().totalTokens, reserved: 0 }));
-    for (const e of engines) { this.busyMs.set(e.id, 0); this.inFlight.set(e.id, 0); }
+    for (const e of engines) {
+      this.busyMs.set(e.id, 0);
+      this.inFlight.set(e.id, 0);
+    }
   }
 
   countTokens(text: string): number {
@@ -36,24 +46,43 @@ export class EngineScheduler implements InferenceEngine {
     const tokens = promptTokens + req.maxTokens;
     if (!everFits(tokens, this.budgets)) {
       return Promise.resolve({
-        text: '', tokenIds: [], logprobs: null, finishReason: 'error', stopString: null, promptTokens, weightVersion: null,
+        text: '',
+        tokenIds: [],
+        logprobs: null,
+        finishReason: 'error',
+        stopString: null,
+        promptTokens,
+        weightVersion: null,
         error: `the request needs ${tokens} tokens (prompt ${promptTokens} + max ${req.maxTokens}) and no engine holds more than ${Math.max(...this.budgets.map((b) => b.total))}`,
       });
     }
     return new Promise<GenerateResult>((resolve) => {
       const id = String(++this.seq);
       this.queue.push({
-        id, tokens,
+        id,
+        tokens,
         start: (engine) => {
           this.markBusy(engine.id, +1);
-          engine.generate({ ...req, promptTokens }, onChunk).then(resolve, (e) => resolve({
-            text: '', tokenIds: [], logprobs: null, finishReason: 'error', stopString: null, promptTokens, weightVersion: null, error: (e as Error).message,
-          })).finally(() => {
-            const b = this.budgets.find((x) => x.id === engine.id)!;
-            b.reserved -= tokens;
-            this.markBusy(engine.id, -1);
-            this.pump();
-          });
+          engine
+            .generate({ ...req, promptTokens }, onChunk)
+            .then(resolve, (e) =>
+              resolve({
+                text: '',
+                tokenIds: [],
+                logprobs: null,
+                finishReason: 'error',
+                stopString: null,
+                promptTokens,
+                weightVersion: null,
+                error: (e as Error).message,
+              }),
+            )
+            .finally(() => {
+              const b = this.budgets.find((x) => x.id === engine.id)!;
+              b.reserved -= tokens;
+              this.markBusy(engine.id, -1);
+              this.pump();
+            });
         },
       });
       this.pump();
@@ -61,7 +90,10 @@ export class EngineScheduler implements InferenceEngine {
   }
 
   private pump() {
-    const { assignments, engines } = admit(this.queue.map((p) => ({ id: p.id, tokens: p.tokens })), this.budgets);
+    const { assignments, engines } = admit(
+      this.queue.map((p) => ({ id: p.id, tokens: p.tokens })),
+      this.budgets,
+    );
     if (assignments.length === 0) return;
     this.budgets = engines;
     for (const a of assignments) {
@@ -107,14 +139,30 @@ export class EngineScheduler implements InferenceEngine {
   capacity(): EngineCapacity {
     const total = this.budgets.reduce((s, b) => s + b.total, 0);
     const reserved = this.budgets.reduce((s, b) => s + b.reserved, 0);
-    return { totalTokens: total, freeTokens: total - reserved, inFlight: [...this.inFlight.values()].reduce((s, n) => s + n, 0) };
+    return {
+      totalTokens: total,
+      freeTokens: total - reserved,
+      inFlight: [...this.inFlight.values()].reduce((s, n) => s + n, 0),
+    };
   }
 
   /** Each engine's own figures (requests it holds), or what the scheduler knows of one that reports none. */
   stats(): EngineStats[] {
-    return this.engines.flatMap((e) => e.stats?.() ?? [{
-      id: e.id, waiting: 0, running: this.inFlight.get(e.id)!, kvBlocksUsed: 0, kvBlocksTotal: 0, blockTokens: 0, tokensPerS: 0, weightVersion: null,
-    }]);
+    return this.engines.flatMap(
+      (e) =>
+        e.stats?.() ?? [
+          {
+            id: e.id,
+            waiting: 0,
+            running: this.inFlight.get(e.id)!,
+            kvBlocksUsed: 0,
+            kvBlocksTotal: 0,
+            blockTokens: 0,
+            tokensPerS: 0,
+            weightVersion: null,
+          },
+        ],
+    );
   }
 
   /** Requests waiting for budget. */

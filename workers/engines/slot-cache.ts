@@ -11,7 +11,11 @@
  *                            rows [0, n) are the decode step's attention_mask as they are.
  * A Prefix is a row's first n positions copied out compactly ([H, D, n] and [H, n, D] per layer), for prefix reuse.
  */
-export interface Prefix { tokens: number[]; keys: Float32Array[]; values: Float32Array[] }
+export interface Prefix {
+  tokens: number[];
+  keys: Float32Array[];
+  values: Float32Array[];
+}
 
 export class SlotCache {
   readonly keys: Float32Array[];
@@ -19,7 +23,13 @@ export class SlotCache {
   readonly mask: Float32Array;
   readonly rowSize: number;
 
-  constructor(readonly layers: number, readonly slots: number, readonly heads: number, readonly dim: number, readonly ctx: number) {
+  constructor(
+    readonly layers: number,
+    readonly slots: number,
+    readonly heads: number,
+    readonly dim: number,
+    readonly ctx: number,
+  ) {
     this.rowSize = heads * dim * ctx;
     this.keys = Array.from({ length: layers }, () => new Float32Array(slots * this.rowSize));
     this.values = Array.from({ length: layers }, () => new Float32Array(slots * this.rowSize));
@@ -28,9 +38,15 @@ export class SlotCache {
   }
 
   /** Rows [from, from + n) of layer l, as views (what a session.run reads). */
-  keyRows(l: number, from: number, n: number): Float32Array { return this.keys[l].subarray(from * this.rowSize, (from + n) * this.rowSize); }
-  valueRows(l: number, from: number, n: number): Float32Array { return this.values[l].subarray(from * this.rowSize, (from + n) * this.rowSize); }
-  maskRows(from: number, n: number): Float32Array { return this.mask.subarray(from * (this.ctx + 1), (from + n) * (this.ctx + 1)); }
+  keyRows(l: number, from: number, n: number): Float32Array {
+    return this.keys[l].subarray(from * this.rowSize, (from + n) * this.rowSize);
+  }
+  valueRows(l: number, from: number, n: number): Float32Array {
+    return this.values[l].subarray(from * this.rowSize, (from + n) * this.rowSize);
+  }
+  maskRows(from: number, n: number): Float32Array {
+    return this.mask.subarray(from * (this.ctx + 1), (from + n) * (this.ctx + 1));
+  }
 
   /**
    * Write T new positions [at, at + T) of `row` from a graph output: newK / newV of layer l are [B, H, T, D] and
@@ -38,9 +54,10 @@ export class SlotCache {
    */
   write(l: number, row: number, at: number, newK: Float32Array, newV: Float32Array, b: number, T: number): void {
     const { heads: H, dim: D, ctx: L } = this;
-    const k = this.keys[l], v = this.values[l];
+    const k = this.keys[l],
+      v = this.values[l];
     for (let h = 0; h < H; h++) {
-      const src = ((b * H + h) * T) * D;
+      const src = (b * H + h) * T * D;
       const kBase = (row * H + h) * D * L;
       for (let t = 0; t < T; t++) for (let d = 0; d < D; d++) k[kBase + d * L + at + t] = newK[src + t * D + d];
       v.set(newV.subarray(src, src + T * D), ((row * H + h) * L + at) * D);
@@ -59,13 +76,16 @@ export class SlotCache {
     if (from === to) return;
     const { heads: H, dim: D, ctx: L } = this;
     for (let l = 0; l < this.layers; l++) {
-      const k = this.keys[l], v = this.values[l];
+      const k = this.keys[l],
+        v = this.values[l];
       for (let h = 0; h < H; h++) {
         for (let d = 0; d < D; d++) {
-          const a = ((from * H + h) * D + d) * L, b = ((to * H + h) * D + d) * L;
+          const a = ((from * H + h) * D + d) * L,
+            b = ((to * H + h) * D + d) * L;
           k.copyWithin(b, a, a + n);
         }
-        const a = (from * H + h) * L * D, b = (to * H + h) * L * D;
+        const a = (from * H + h) * L * D,
+          b = (to * H + h) * L * D;
         v.copyWithin(b, a, a + n * D);
       }
     }
@@ -76,9 +96,11 @@ export class SlotCache {
   extract(row: number, tokens: number[]): Prefix {
     const n = tokens.length;
     const { heads: H, dim: D, ctx: L } = this;
-    const keys: Float32Array[] = [], values: Float32Array[] = [];
+    const keys: Float32Array[] = [],
+      values: Float32Array[] = [];
     for (let l = 0; l < this.layers; l++) {
-      const k = new Float32Array(H * D * n), v = new Float32Array(H * n * D);
+      const k = new Float32Array(H * D * n),
+        v = new Float32Array(H * n * D);
       for (let h = 0; h < H; h++) {
         for (let d = 0; d < D; d++) {
           const a = ((row * H + h) * D + d) * L;
@@ -99,7 +121,8 @@ export class SlotCache {
     const { heads: H, dim: D, ctx: L } = this;
     for (let l = 0; l < this.layers; l++) {
       for (let h = 0; h < H; h++) {
-        for (let d = 0; d < D; d++) this.keys[l].set(p.keys[l].subarray((h * D + d) * m, (h * D + d) * m + n), ((row * H + h) * D + d) * L);
+        for (let d = 0; d < D; d++)
+          this.keys[l].set(p.keys[l].subarray((h * D + d) * m, (h * D + d) * m + n), ((row * H + h) * D + d) * L);
         this.values[l].set(p.values[l].subarray(h * m * D, h * m * D + n * D), (row * H + h) * L * D);
       }
     }

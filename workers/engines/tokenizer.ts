@@ -34,13 +34,38 @@ export interface CharTokenizerSpec {
  * tokenizer.json, so TypeScript owns it and Python never tokenises.
  */
 export const EMBEDDED_VOCAB: string[] = [
-  '<unk>', '<eos>', '\n', ...Array.from({ length: 95 }, (_, k) => String.fromCharCode(32 + k)),
-  '<|im_start|>', '<|im_end|>', '<|endoftext|>', '<reason>', '</reason>', '<answer>', '</answer>',
-  '<tool_call>', '</tool_call>', '<tool_response>', '</tool_response>', '\\boxed{',
-  'system\n', 'user\n', 'assistant\n', '"arguments": ', '"code": ', '"input": ', '"name": ', 'print(',
+  '<unk>',
+  '<eos>',
+  '\n',
+  ...Array.from({ length: 95 }, (_, k) => String.fromCharCode(32 + k)),
+  '<|im_start|>',
+  '<|im_end|>',
+  '<|endoftext|>',
+  '<reason>',
+  '</reason>',
+  '<answer>',
+  '</answer>',
+  '<tool_call>',
+  '</tool_call>',
+  '<tool_response>',
+  '</tool_response>',
+  '\\boxed{',
+  'system\n',
+  'user\n',
+  'assistant\n',
+  '"arguments": ',
+  '"code": ',
+  '"input": ',
+  '"name": ',
+  'print(',
 ];
 
-export const embeddedTokenizerSpec = (): CharTokenizerSpec => ({ type: 'char', vocab: EMBEDDED_VOCAB, unk_id: 0, eos_id: 1 });
+export const embeddedTokenizerSpec = (): CharTokenizerSpec => ({
+  type: 'char',
+  vocab: EMBEDDED_VOCAB,
+  unk_id: 0,
+  eos_id: 1,
+});
 
 export class CharTokenizer implements Tokenizer {
   readonly vocabSize: number;
@@ -50,7 +75,8 @@ export class CharTokenizer implements Tokenizer {
   private readonly pieces: string[];
 
   constructor(spec: CharTokenizerSpec) {
-    if (spec.type !== 'char' || !Array.isArray(spec.vocab)) throw new Error('CharTokenizer: expected {"type":"char","vocab":[...]}');
+    if (spec.type !== 'char' || !Array.isArray(spec.vocab))
+      throw new Error('CharTokenizer: expected {"type":"char","vocab":[...]}');
     this.vocabSize = spec.vocab.length;
     this.unkId = spec.unk_id;
     this.eosId = spec.eos_id;
@@ -77,7 +103,11 @@ export class CharTokenizer implements Tokenizer {
     let i = 0;
     outer: while (i < text.length) {
       for (const a of this.addedByFirst.get(text[i]!) ?? []) {
-        if (text.startsWith(a, i)) { out.push(this.ids.get(a)!); i += a.length; continue outer; }
+        if (text.startsWith(a, i)) {
+          out.push(this.ids.get(a)!);
+          i += a.length;
+          continue outer;
+        }
       }
       const ch = String.fromCodePoint(text.codePointAt(i)!);
       out.push(this.ids.get(ch) ?? this.unkId);
@@ -94,7 +124,11 @@ export class CharTokenizer implements Tokenizer {
 
   /** Same vocabulary (so KV caches and token ids carry over)? */
   sameAs(other: CharTokenizer): boolean {
-    return this.vocabSize === other.vocabSize && this.unkId === other.unkId && this.eosId === other.eosId
-      && this.pieces.every((p, i) => p === other.pieces[i]);
+    return (
+      this.vocabSize === other.vocabSize &&
+      this.unkId === other.unkId &&
+      this.eosId === other.eosId &&
+      this.pieces.every((p, i) => p === other.pieces[i])
+    );
   }
 }

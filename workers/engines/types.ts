@@ -51,6 +51,7 @@ export interface GenerateResult {
 
 export type { EngineStats } from '../../contracts/live.ts';
 import type { EngineStats } from '../../contracts/live.ts';
+import type { WeightSyncMode } from '../../contracts/engine.ts';
 
 export interface EngineCapacity {
   /** Tokens the engine can hold at once (KV cache), prompt and generated together. */
@@ -82,5 +83,23 @@ export interface PolicyEngine extends InferenceEngine {
   readonly computeMs: number;
 }
 
+/**
+ * Where the trainer writes each weight version for a factory's engines: numbered folders under `root`
+ * (workers/policy/weight-export.ts VersionedExport), the HF model (with `onnx`, the ONNX export beside it) or, in
+ * vllm-lora mode, the trainer's checkpoint of the LoRA run.
+ */
+export interface WeightVersions {
+  root: string;
+  mode: WeightSyncMode;
+  onnx: boolean;
+}
+
 /** Builds the policy's engine on the trainer's first weight export; the job handler chooses which engine. */
-export type PolicyEngineFactory = (weightsDir: string) => Promise<PolicyEngine>;
+export interface PolicyEngineFactory {
+  (weightsDir: string): Promise<PolicyEngine>;
+  /**
+   * Where the trainer's weights go for these engines (remote servers: engines/create.ts remotePolicy); absent, the
+   * ONNX export in the run's export dir, which the embedded engine loads (workers/policy/policy-sync.ts).
+   */
+  readonly versions?: WeightVersions;
+}

@@ -60,51 +60,93 @@ export function pointCurrent(dir: string): string {
 export async function pushWeights(t: ReloadTarget, dir: string, version: number): Promise<void> {
   const deadline = Date.now() + t.timeoutMs;
   if (t.mode === 'sglang') {
-    const r = await call(t, 'POST', '/update_weights_from_disk', { model_path: dir, weight_version: versionLabel(version) }, deadline);
-    if (r.status !== 200 || r.json?.success === false) throw new Error(`${t.url}: update_weights_from_disk ${dir} failed: HTTP ${r.status}: ${message(r)}`);
+    const r = await call(
+      t,
+      'POST',
+      '/update_weights_from_disk',
+      { model_path: dir, weight_version: versionLabel(version) },
+      deadline,
+    );
+    if (r.status !== 200 || r.json?.success === false)
+      throw new Error(`${t.url}: update_weights_from_disk ${dir} failed: HTTP ${r.status}: ${message(r)}`);
     await poll(t, deadline, `weight version ${version}`, async () => {
       let g = await call(t, 'GET', '/get_weight_version', undefined, deadline);
       if (g.status === 404) g = await call(t, 'GET', '/model_info', undefined, deadline);
       if (g.status !== 200) throw new Error(`${t.url}: get_weight_version: HTTP ${g.status}: ${message(g)}`);
-      return { ok: g.json?.weight_version === versionLabel(version), now: `weight version ${JSON.stringify(g.json?.weight_version ?? null)}` };
+      return {
+        ok: g.json?.weight_version === versionLabel(version),
+        now: `weight version ${JSON.stringify(g.json?.weight_version ?? null)}`,
+      };
     });
   } else if (t.mode === 'vllm') {
     const r = await call(t, 'POST', '/collective_rpc', { method: 'reload_weights' }, deadline);
-    if (r.status !== 200) throw new Error(`${t.url}: collective_rpc reload_weights failed: HTTP ${r.status}: ${message(r)}${r.status === 404 ? ' (start vLLM with VLLM_SERVER_DEV_MODE=1)' : ''}`);
+    if (r.status !== 200)
+      throw new Error(
+        `${t.url}: collective_rpc reload_weights failed: HTTP ${r.status}: ${message(r)}${r.status === 404 ? ' (start vLLM with VLLM_SERVER_DEV_MODE=1)' : ''}`,
+      );
   } else {
     const name = adapterName(t.model, version);
     const r = await call(t, 'POST', '/v1/load_lora_adapter', { lora_name: name, lora_path: dir }, deadline);
-    if (r.status !== 200) throw new Error(`${t.url}: load_lora_adapter ${name} from ${dir} failed: HTTP ${r.status}: ${message(r)}${r.status === 404 ? ' (start vLLM with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True)' : ''}`);
+    if (r.status !== 200)
+      throw new Error(
+        `${t.url}: load_lora_adapter ${name} from ${dir} failed: HTTP ${r.status}: ${message(r)}${r.status === 404 ? ' (start vLLM with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True)' : ''}`,
+      );
     await poll(t, deadline, `adapter ${name} listed`, async () => {
       const g = await call(t, 'GET', '/v1/models', undefined, deadline);
       const ids: string[] = Array.isArray(g.json?.data) ? g.json.data.map((m: { id?: unknown }) => String(m.id)) : [];
       return { ok: ids.includes(name), now: `models ${ids.join(', ') || '(none)'}` };
     });
     // Best effort: the folder of version - 2 is deleted next (two versions are kept).
-    if (version >= 2) await call(t, 'POST', '/v1/unload_lora_adapter', { lora_name: adapterName(t.model, version - 2) }, deadline).catch(() => {});
+    if (version >= 2)
+      await call(
+        t,
+        'POST',
+        '/v1/unload_lora_adapter',
+        { lora_name: adapterName(t.model, version - 2) },
+        deadline,
+      ).catch(() => {});
   }
 }
 
-interface Answer { status: number; text: string; json: any }
+interface Answer {
+  status: number;
+  text: string;
+  json: any;
+}
 
-async function call(t: ReloadTarget, method: 'GET' | 'POST', route: string, body: unknown, deadline: number): Promise<Answer> {
+async function call(
+  t: ReloadTarget,
+  method: 'GET' | 'POST',
+  route: string,
+  body: unknown,
+  deadline: number,
+): Promise<Answer> {
   const left = deadline - Date.now();
   if (left <= 0) throw new Error(`${t.url}: weight reload timed out after ${t.timeoutMs} ms (at ${route})`);
   let res: Response;
   try {
     res = await fetch(`${t.url}${route}`, {
-      method, signal: AbortSignal.timeout(left),
-      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(t.apiKey ? { authorization: `Bearer ${t.apiKey}` } : {}) },
+      method,
+      signal: AbortSignal.timeout(left),
+      headers: {
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(t.apiKey ? { authorization: `Bearer ${t.apiKey}` } : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (e) {
     const err = e as { name?: string; cause?: { code?: string }; message?: string };
-    if (err?.name === 'TimeoutError') throw new Error(`${t.url}: weight reload timed out after ${t.timeoutMs} ms (at ${route})`);
+    if (err?.name === 'TimeoutError')
+      throw new Error(`${t.url}: weight reload timed out after ${t.timeoutMs} ms (at ${route})`);
     throw new Error(`${t.url}: ${route}: ${err?.cause?.code ?? err?.message ?? String(e)}`);
   }
   const text = await res.text();
   let json: any = null;
-  try { json = JSON.parse(text); } catch { /* not JSON */ }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
   return { status: res.status, text, json };
 }
 
@@ -117,13 +159,19 @@ function message(a: Answer): string {
   return a.text.slice(0, 300);
 }
 
-async function poll(t: ReloadTarget, deadline: number, want: string, check: () => Promise<{ ok: boolean; now: string }>): Promise<void> {
+async function poll(
+  t: ReloadTarget,
+  deadline: number,
+  want: string,
+  check: () => Promise<{ ok: boolean; now: string }>,
+): Promise<void> {
   let last = '';
   for (;;) {
     const c = await check();
     if (c.ok) return;
     last = c.now;
-    if (Date.now() + (t.pollMs ?? 100) > deadline) throw new Error(`${t.url}: still not serving ${want} after ${t.timeoutMs} ms (it reports ${last})`);
+    if (Date.now() + (t.pollMs ?? 100) > deadline)
+      throw new Error(`${t.url}: still not serving ${want} after ${t.timeoutMs} ms (it reports ${last})`);
     await new Promise((r) => setTimeout(r, t.pollMs ?? 100));
   }
 }

@@ -3,7 +3,13 @@
  * pass@1 is averaged over the k samples of each problem, then over problems. pass@k uses the unbiased estimator of
  * Chen et al. (2021), 1 − C(n−c, k) / C(n, k), with n samples of which c are correct; with n = k it is "any correct".
  */
-export interface SampleOutcome { correct: boolean; responseTokens: number; toolCalls: number; toolErrors: number; finishReason: string }
+export interface SampleOutcome {
+  correct: boolean;
+  responseTokens: number;
+  toolCalls: number;
+  toolErrors: number;
+  finishReason: string;
+}
 
 export function passAtK(n: number, c: number, k: number): number {
   if (k > n) throw new Error(`pass@${k} needs at least ${k} samples, got ${n}`);
@@ -13,7 +19,6 @@ export function passAtK(n: number, c: number, k: number): number {
   for (let i = n - c + 1; i <= n; i++) p *= 1 - k / i;
   return 1 - p;
 }
-
 
 import type { BenchmarkSummary } from '../../contracts/eval.ts';
 import { bootstrapMean } from '../../contracts/intervals.ts';
@@ -30,8 +35,12 @@ export function summarize(groups: SampleOutcome[][], k: number, ids?: string[]):
   };
   const finishReasons: Record<string, number> = {};
   for (const x of all) finishReasons[x.finishReason] = (finishReasons[x.finishReason] ?? 0) + 1;
-  const p1 = groups.length ? bootstrapMean(groups.map((g) => mean(g.map((x) => (x.correct ? 1 : 0))))) : { mean: 0, lo: 0, hi: 0 };
-  const pk = groups.length ? bootstrapMean(groups.map((g) => passAtK(g.length, g.filter((x) => x.correct).length, Math.min(k, g.length)))) : { mean: 0, lo: 0, hi: 0 };
+  const p1 = groups.length
+    ? bootstrapMean(groups.map((g) => mean(g.map((x) => (x.correct ? 1 : 0)))))
+    : { mean: 0, lo: 0, hi: 0 };
+  const pk = groups.length
+    ? bootstrapMean(groups.map((g) => passAtK(g.length, g.filter((x) => x.correct).length, Math.min(k, g.length))))
+    : { mean: 0, lo: 0, hi: 0 };
   return {
     problems: groups.length,
     samples: all.length,
@@ -40,7 +49,15 @@ export function summarize(groups: SampleOutcome[][], k: number, ids?: string[]):
     passK: pk.mean,
     pass1Ci: { lo: p1.lo, hi: p1.hi },
     passKCi: { lo: pk.lo, hi: pk.hi },
-    ...(ids ? { perProblem: groups.map((g, i) => ({ id: ids[i]!, correct: g.filter((x) => x.correct).length, samples: g.length })) } : {}),
+    ...(ids
+      ? {
+          perProblem: groups.map((g, i) => ({
+            id: ids[i]!,
+            correct: g.filter((x) => x.correct).length,
+            samples: g.length,
+          })),
+        }
+      : {}),
     meanLength: mean(all.map((x) => x.responseTokens)),
     toolCallsPerTrajectory: mean(all.map((x) => x.toolCalls)),
     toolErrorRate: errorRate(all),

@@ -17,13 +17,18 @@ export const diagnostics: JobHandler = async (ctx) => {
   const report = await runChecks(ctx.db, checkDeps, async (r, i) => {
     if (ctx.signal.aborted) throw new Error('diagnostics stopped');
     await ctx.log(`${MARK[r.status]} ${r.name.padEnd(18)} ${r.detail}${r.fix ? `  → fix: ${r.fix}` : ''}`, {
-      type: 'diagnostic', level: r.status === 'fail' ? 'error' : r.status === 'warn' ? 'warn' : 'info', data: r,
+      type: 'diagnostic',
+      level: r.status === 'fail' ? 'error' : r.status === 'warn' ? 'warn' : 'info',
+      data: r,
     });
     // Step n = the n-th check, so the chart's x axis and the run's "step n / total" agree.
     await ctx.metrics(i + 1, { check_ms: r.ms, checks_ok: r.status === 'ok' ? 1 : 0 });
     await ctx.progress({ step: i + 1 });
   });
   const failed = report.checks.filter((c) => c.status === 'fail').length;
-  await ctx.log(failed === 0 ? 'all checks passed' : `${failed} check(s) failed: see the fixes above`, { type: 'log', level: failed ? 'warn' : 'info' });
+  await ctx.log(failed === 0 ? 'all checks passed' : `${failed} check(s) failed: see the fixes above`, {
+    type: 'log',
+    level: failed ? 'warn' : 'info',
+  });
   return report;
 };

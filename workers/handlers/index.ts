@@ -2,6 +2,7 @@ import type { JobHandlers } from '../types.ts';
 import { config } from '../../server/config.ts';
 import { diagnostics } from './diagnostics.ts';
 import { evaluation } from './eval.ts';
+import { importRun } from './import.ts';
 import { train } from './train.ts';
 import { testHandlers } from './testing.ts';
 
@@ -10,6 +11,7 @@ export function handlers(): JobHandlers {
   return {
     diagnostics,
     eval: evaluation,
+    import: importRun,
     train,
     ...(config().testJobs ? testHandlers : {}),
   };

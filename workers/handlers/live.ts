@@ -17,7 +17,8 @@ export function publishLiveRollouts(ctx: JobContext, opts: { engineStats?: () =>
   let lastEnginesAt = 0;
   const publish = async () => {
     const changed = board.drain();
-    if (changed.length) await ctx.log(`${changed.length} rollout(s) updated`, { type: 'rollouts', level: 'debug', data: changed });
+    if (changed.length)
+      await ctx.log(`${changed.length} rollout(s) updated`, { type: 'rollouts', level: 'debug', data: changed });
     const engines = opts.engineStats?.() ?? [];
     const now = Date.now();
     if (engines.length && now - lastEnginesAt >= ENGINES_MS) {
@@ -25,8 +26,13 @@ export function publishLiveRollouts(ctx: JobContext, opts: { engineStats?: () =>
       if (key !== lastEngines) {
         lastEngines = key;
         lastEnginesAt = now;
-        const running = engines.reduce((s, e) => s + e.running, 0), waiting = engines.reduce((s, e) => s + e.waiting, 0);
-        await ctx.log(`engines: ${running} running, ${waiting} waiting`, { type: 'engines', level: 'debug', data: { at: now, engines } });
+        const running = engines.reduce((s, e) => s + e.running, 0),
+          waiting = engines.reduce((s, e) => s + e.waiting, 0);
+        await ctx.log(`engines: ${running} running, ${waiting} waiting`, {
+          type: 'engines',
+          level: 'debug',
+          data: { at: now, engines },
+        });
       }
     }
   };

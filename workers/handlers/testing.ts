@@ -5,7 +5,10 @@ import type { JobHandler } from '../types.ts';
  * Test-only job kinds, registered when TOOLSMITH_TEST_JOBS=1. They exist to inject faults a real job cannot
  * produce on demand: a long job to kill a worker in the middle of, and a job that throws.
  */
-export const testHandlers: { 'test.count': JobHandler<JobPayload<'test.count'>>; 'test.throw': JobHandler<JobPayload<'test.throw'>> } = {
+export const testHandlers: {
+  'test.count': JobHandler<JobPayload<'test.count'>>;
+  'test.throw': JobHandler<JobPayload<'test.throw'>>;
+} = {
   /** Counts to payload.steps, one event + metric per step, payload.stepMs apart. */
   'test.count': async (ctx) => {
     const { steps, stepMs } = ctx.payload;
@@ -21,7 +24,9 @@ export const testHandlers: { 'test.count': JobHandler<JobPayload<'test.count'>>;
   'test.throw': async (ctx) => {
     const { message, uncaught } = ctx.payload;
     if (uncaught) {
-      setTimeout(() => { throw new Error(message); }, 10);
+      setTimeout(() => {
+        throw new Error(message);
+      }, 10);
       await new Promise((r) => setTimeout(r, 60000));
     }
     throw new Error(message);

@@ -11,11 +11,21 @@ import type { Sandbox } from '../sandbox/types.ts';
 
 export type VerifierSettings = Recipe['verifier'];
 
-export function verifierFromSettings(v: VerifierSettings = VerifierSettingsSchema.parse({}), sandbox: Sandbox | null = null, extra: VerifierOptions = {}): Verifier {
+export function verifierFromSettings(
+  v: VerifierSettings = VerifierSettingsSchema.parse({}),
+  sandbox: Sandbox | null = null,
+  extra: VerifierOptions = {},
+): Verifier {
   return new Verifier({
-    sandbox: v.sympy ? sandbox : null, mode: v.mode, tolerance: v.tolerance, timeoutMs: v.timeLimitMs, sympyTimeoutS: v.sympyTimeLimitS,
-    mathVerify: v.mathVerify, mathVerifyTimeLimitS: v.mathVerifyTimeLimitS,
-    mathVerifier: v.mathVerify === 'off' ? null : async () => MathVerify.owning(await SandboxPool.start(MATH_VERIFY_POOL)),
+    sandbox: v.sympy ? sandbox : null,
+    mode: v.mode,
+    tolerance: v.tolerance,
+    timeoutMs: v.timeLimitMs,
+    sympyTimeoutS: v.sympyTimeLimitS,
+    mathVerify: v.mathVerify,
+    mathVerifyTimeLimitS: v.mathVerifyTimeLimitS,
+    mathVerifier:
+      v.mathVerify === 'off' ? null : async () => MathVerify.owning(await SandboxPool.start(MATH_VERIFY_POOL)),
     ...extra,
   });
 }

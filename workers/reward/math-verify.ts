@@ -15,7 +15,13 @@ const CHECK_CODE = fs.readFileSync(new URL('./math_verify_check.py', import.meta
 export const MATH_VERIFY_PRELOAD = ['sympy', 'math_verify'];
 
 /** The pool a composition root starts for it: one zygote by default (the fast path settles most pairs). */
-export const MATH_VERIFY_POOL: PoolOptions = { size: 1, preload: MATH_VERIFY_PRELOAD, light: false, memoryMb: 1024, log: () => {} };
+export const MATH_VERIFY_POOL: PoolOptions = {
+  size: 1,
+  preload: MATH_VERIFY_PRELOAD,
+  light: false,
+  memoryMb: 1024,
+  log: () => {},
+};
 
 export interface MathVerifyVerdict {
   /** null: Math-Verify gave no verdict (it could not parse the gold, failed, timed out, or is not installed). */
@@ -23,7 +29,12 @@ export interface MathVerifyVerdict {
   reason: string;
 }
 
-interface CheckResult { equal: boolean | null; gold: string | null; answer: string | null; error?: string }
+interface CheckResult {
+  equal: boolean | null;
+  gold: string | null;
+  answer: string | null;
+  error?: string;
+}
 
 export class MathVerify {
   /** Checks asked for (the tests and bench:verify count how many pairs reached the last step). */
@@ -31,23 +42,42 @@ export class MathVerify {
   private constructor(private sandbox: Sandbox) {}
 
   /** Over a sandbox that closes with it (a pool started with MATH_VERIFY_POOL). */
-  static owning(sandbox: Sandbox): MathVerify { return new MathVerify(sandbox); }
+  static owning(sandbox: Sandbox): MathVerify {
+    return new MathVerify(sandbox);
+  }
 
   /** Does `answer` equal `gold` by Math-Verify? Both as extracted (Math-Verify normalises them itself). */
   async check(gold: string, answer: string, timeLimitS: number): Promise<MathVerifyVerdict> {
     this.stats.checks++;
-    const res = await this.sandbox.run({ code: CHECK_CODE, input: JSON.stringify({ pairs: [[gold, answer]] }), timeoutS: timeLimitS, memoryMb: 1024 });
+    const res = await this.sandbox.run({
+      code: CHECK_CODE,
+      input: JSON.stringify({ pairs: [[gold, answer]] }),
+      timeoutS: timeLimitS,
+      memoryMb: 1024,
+    });
     if (res.status !== 'ok') {
-      const why = res.status === 'timeout' ? `no verdict within ${timeLimitS} s` : `${res.status}: ${(res.errorMessage ?? res.stderr).slice(0, 200)}`;
+      const why =
+        res.status === 'timeout'
+          ? `no verdict within ${timeLimitS} s`
+          : `${res.status}: ${(res.errorMessage ?? res.stderr).slice(0, 200)}`;
       return { equal: null, reason: `Math-Verify ${why}` };
     }
     let r: CheckResult | undefined;
-    try { r = (JSON.parse(res.stdout.trim().split('\n').pop()!) as { results: CheckResult[] }).results[0]; } catch { /* below */ }
+    try {
+      r = (JSON.parse(res.stdout.trim().split('\n').pop()!) as { results: CheckResult[] }).results[0];
+    } catch {
+      /* below */
+    }
     if (!r) return { equal: null, reason: `Math-Verify printed no verdict: ${res.stdout.slice(0, 200)}` };
     const parsed = `${r.gold ?? '∅'} vs ${r.answer ?? '∅'}`;
     if (r.equal === null) return { equal: null, reason: `Math-Verify: ${r.error ?? 'no verdict'} (${parsed})` };
-    return { equal: r.equal, reason: `Math-Verify: ${r.equal ? 'equal' : 'not equal'} (${parsed})${r.error ? `; ${r.error}` : ''}` };
+    return {
+      equal: r.equal,
+      reason: `Math-Verify: ${r.equal ? 'equal' : 'not equal'} (${parsed})${r.error ? `; ${r.error}` : ''}`,
+    };
   }
 
-  async close(): Promise<void> { await this.sandbox.close(); }
+  async close(): Promise<void> {
+    await this.sandbox.close();
+  }
 }

@@ -10,8 +10,18 @@
  * a space, or a group not of three digits) is a list — the verifier reads a spaced list of three-digit groups
  * (`100, 000`) as one number only when the gold is a single integer (joinSpacedThousands). `1{,}000`, `1\,000` and
  * `1 000` are always numbers.
+ *
+ * Linear time on any input (model output is adversarial: a quadratic pattern on a 100 KB answer stalls the worker):
+ * no pattern here may start a repeated run anywhere inside a run of the same characters (V8 retries every start,
+ * so `\s+and` over 100,000 spaces is 10^10 steps), nor hold two adjacent quantifiers over the same characters
+ * (`\s*,?\s+`). Runs are entered only at their first character (a negative lookbehind of the run's class), and
+ * the trailing-punctuation and trailing-unit strips are scans from the end. tests/unit/reward-linear.test.ts.
  */
-export interface Normalized { s: string; percent: boolean; degrees: boolean }
+export interface Normalized {
+  s: string;
+  percent: boolean;
+  degrees: boolean;
+}
 
 const TEXT_CMDS = 'text|textbf|textit|textrm|textnormal|mathrm|mathbf|mathit|mbox|textsf|mathsf|operatorname';
 
@@ -22,10 +32,15 @@ function replaceCmd(s: string, cmds: string, fn: (inner: string) => string): str
     re.lastIndex = 0;
     const m = re.exec(s);
     if (!m) break;
-    let i = m.index + m[0].length, depth = 1;
+    let i = m.index + m[0].length,
+      depth = 1;
     for (; i < s.length && depth > 0; i++) {
-      if (s[i] === '\\') { i++; continue; }
-      if (s[i] === '{') depth++; else if (s[i] === '}') depth--;
+      if (s[i] === '\\') {
+        i++;
+        continue;
+      }
+      if (s[i] === '{') depth++;
+      else if (s[i] === '}') depth--;
     }
     if (depth !== 0) break;
     s = s.slice(0, m.index) + fn(s.slice(m.index + m[0].length, i - 1)) + s.slice(i);
@@ -33,53 +48,116 @@ function replaceCmd(s: string, cmds: string, fn: (inner: string) => string): str
   return s;
 }
 
-const UNIT_WORDS = /(?:\s|^)(?:dollars?|cents?|units?|square|sq|cubic|feet|foot|ft|inch(?:es)?|in|yards?|miles?|mph|km|kg|cm|mm|m|g|mg|l|ml|liters?|litres?|meters?|metres?|centimeters?|kilometers?|seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?|years?|degrees?|deg|percent|points?|people|students?|ways|cookies|apples|marbles|pounds?|lbs?|ounces?|oz|gallons?|euros?|coins?|boxes|pages?|books?|times|steps|games|cars|rooms|tickets|balls|cats|dogs|sheep|rows|numbers|integers|values|solutions|digits|pairs|triangles|squares|cubes|edges|faces|vertices|handshakes|trips)\b\.?/gi;
+const UNIT_WORDS =
+  /(?:\s|^)(?:dollars?|cents?|units?|square|sq|cubic|feet|foot|ft|inch(?:es)?|in|yards?|miles?|mph|km|kg|cm|mm|m|g|mg|l|ml|liters?|litres?|meters?|metres?|centimeters?|kilometers?|seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?|years?|degrees?|deg|percent|points?|people|students?|ways|cookies|apples|marbles|pounds?|lbs?|ounces?|oz|gallons?|euros?|coins?|boxes|pages?|books?|times|steps|games|cars|rooms|tickets|balls|cats|dogs|sheep|rows|numbers|integers|values|solutions|digits|pairs|triangles|squares|cubes|edges|faces|vertices|handshakes|trips)\b(?:\^\{?[23]\}?)?\.?/gi;
 
 export function normalize(raw: string): Normalized {
   let s = raw.trim();
-  let percent = false, degrees = false;
+  let percent = false,
+    degrees = false;
   // unicode
-  s = s.replace(/[−–—]/g, '-').replace(/×/g, '\\times ').replace(/·/g, '\\cdot ').replace(/π/g, '\\pi ').replace(/∞/g, '\\infty ')
-    .replace(/√/g, '\\sqrt').replace(/≤/g, '\\le ').replace(/≥/g, '\\ge ').replace(/°/g, '^\\circ').replace(/∪/g, '\\cup ');
+  s = s
+    .replace(/[−–—]/g, '-')
+    .replace(/×/g, '\\times ')
+    .replace(/·/g, '\\cdot ')
+    .replace(/π/g, '\\pi ')
+    .replace(/∞/g, '\\infty ')
+    .replace(/√/g, '\\sqrt')
+    .replace(/≤/g, '\\le ')
+    .replace(/≥/g, '\\ge ')
+    .replace(/°/g, '^\\circ')
+    .replace(/∪/g, '\\cup ');
   // math-mode wrappers
-  s = s.replace(/^\$+|\$+$/g, '').replace(/^\\\(|\\\)$/g, '').replace(/^\\\[|\\\]$/g, '').trim();
+  s = s
+    .replace(/^\$+|(?<!\$)\$+$/g, '')
+    .replace(/^\\\(|\\\)$/g, '')
+    .replace(/^\\\[|\\\]$/g, '')
+    .trim();
   s = s.replace(/\\\$|\$/g, ''); // `\$5`, stray dollars (currency)
   s = replaceCmd(s, 'boxed|fbox', (inner) => inner); // nested boxes
   s = s.replace(/\\(?:displaystyle|textstyle|scriptstyle)/g, '');
+  // A command written with its backslash doubled, as answers copied out of a string literal are (`\\dfrac{1}{2}`,
+  // in hendrycks/math's and MARIO's test suites): never a row break, which a command name does not follow.
+  s = s.replace(
+    /(?<!\\)\\\\(?=(?:[dt]?frac|sqrt|begin|end|pi|cdot|times|infty|text|mathrm|left|right)(?![a-zA-Z]))/g,
+    '\\',
+  );
   // `\approx 3.14` (an approximate answer is its value); `\frac{1}{3}.` (a sentence's full stop inside the math)
-  s = s.replace(/^(?:\\approx|≈|\\sim)\s*/, '').replace(/(?<=\S)\s*[.,;:]+$/, (m) => (/^\.$/.test(m) && /\d\.$/.test(s) ? m : '')).trim();
+  s = s.replace(/^(?:\\approx|≈|\\sim)\s*/, '');
+  // `\frac{\sqrt{3}}{3} \approx 0.577`: the exact value, then its decimal; `185\`: a stray backslash at the end
+  // (found from the end, not by a regular expression that would scan the whole answer from every position).
+  const approxAt = Math.max(s.lastIndexOf('\\approx'), s.lastIndexOf('≈'));
+  if (approxAt > 0 && /^(?:\\approx|≈)\s*[-+]?\d*\.?\d+$/.test(s.slice(approxAt))) s = s.slice(0, approxAt).trimEnd();
+  s = s.replace(/(?<!\\)\\$/, '');
+  s = stripTrailingPunctuation(s).trim();
   s = s.replace(/\\[dtc]frac/g, '\\frac').replace(/\\dbinom|\\tbinom/g, '\\binom');
-  s = s.replace(/\\left\s*\./g, '').replace(/\\right\s*\./g, '').replace(/\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)(?![a-zA-Z])/g, '');
-  s = s.replace(/\\[!,;:>]|\\quad|\\qquad|~|\\ /g, ' ');
+  s = s
+    .replace(/\\left\s*\./g, '')
+    .replace(/\\right\s*\./g, '')
+    .replace(/\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)(?![a-zA-Z])/g, '');
+  // MATH writes thousands as `10,\!000` (a comma, then a negative thin space): a digit group whatever its size
+  // (`1,\!00,\!000` too), never a list; before the thin space becomes a space and the comma a list separator.
+  s = s.replace(/(\d)\s*,\s*\\!\s*(?=\d)/g, '$1');
+  // Thin and control spaces, not the second backslash of a row break followed by a space (`0 \\ 1`).
+  s = s.replace(/(?<!\\)\\[!,;:> ]|\\quad|\\qquad|~/g, ' ');
   s = s.replace(/\{,\}/g, '');
   // A comma followed by a space between digits separates list items: remembered before spaces are dropped.
   const spacedComma = /\d,\s+\d/.test(s);
   // degrees
-  if (/\^\s*\{?\s*\\circ\s*\}?|\\degree|\\circ/.test(s)) { degrees = true; s = s.replace(/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\degree|\\circ/g, ''); }
+  if (/\^\s*(?:\{\s*)?\\circ|\\degree|\\circ/.test(s)) {
+    degrees = true;
+    s = s.replace(/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\degree|\\circ/g, '');
+  }
   // percent
-  if (/\\?%/.test(s)) { percent = true; s = s.replace(/\\?%/g, ''); }
-  s = s.replace(/\\(?:text|mbox)\s*\{\s*(?:percent|degrees?)\s*\}/g, (w) => { if (/percent/.test(w)) percent = true; else degrees = true; return ''; });
+  if (/\\?%/.test(s)) {
+    percent = true;
+    s = s.replace(/\\?%/g, '');
+  }
+  s = s.replace(/\\(?:text|mbox)\s*\{\s*(?:percent|degrees?)\s*\}/g, (w) => {
+    if (/percent/.test(w)) percent = true;
+    else degrees = true;
+    return '';
+  });
   // trailing unit in a text wrapper after a number-ish thing: `5\text{ cm}`, `12 \mbox{inches}^2`
-  s = s.replace(new RegExp(`([\\d}a-zA-Z)])\\s*\\\\(?:${TEXT_CMDS})\\s*\\{\\s*[a-zA-Z][a-zA-Z\\s.]*\\}\\s*(?:\\^\\s*\\{?\\d\\}?)?\\s*$`), '$1');
+  s = s.replace(
+    new RegExp(
+      `([\\d}a-zA-Z)])\\s*\\\\(?:${TEXT_CMDS})\\s*\\{\\s*[a-zA-Z][a-zA-Z\\s.]*\\}(?:\\s*\\^\\s*\\{?\\d\\}?)?\\s*$`,
+    ),
+    '$1',
+  );
   // `\text{(B)}` etc: unwrap remaining text wrappers
   s = replaceCmd(s, TEXT_CMDS, (inner) => inner);
   // trailing plain unit words after a number: `5 dollars`, `12 cm^2`
   if (/\d/.test(s)) {
-    const stripped = s.replace(/(\s+(?:[a-zA-Z]+\.?)(?:\^\{?\d\}?)?)+\s*$/, (tail) => (tail.replace(UNIT_WORDS, '').trim() === '' ? '' : tail));
+    const at = unitTailStart(s);
+    const stripped = at >= 0 && s.slice(at).replace(UNIT_WORDS, '').trim() === '' ? s.slice(0, at) : s;
     if (/[\d}]\s*$/.test(stripped) && stripped.trim() !== '') s = stripped;
   }
   // infinity spellings
   s = s.replace(/\\infinity|\\inf(?![a-zA-Z])|(?<![a-zA-Z\\])(?:infinity|inf)(?![a-zA-Z])/gi, '\\infty');
   // `4 4/9` (a mixed number: four and four ninths), before spaces are dropped and it would read 44/9
-  s = s.replace(/^([-+]?)(\d+)\s+(\d+)\s*\/\s*(\d+)$/, (m, sign, w, n, d) => (Number(n) < Number(d) ? `${sign}\\frac{${Number(w) * Number(d) + Number(n)}}{${d}}` : m));
+  s = s.replace(/^([-+]?)(\d+)\s+(\d+)\s*\/\s*(\d+)$/, (m, sign, w, n, d) =>
+    Number(n) < Number(d) ? `${sign}\\frac{${Number(w) * Number(d) + Number(n)}}{${d}}` : m,
+  );
   // `1, 2 and 3`, `x=1 or x=2`, `1; 2`: a list
-  if (/\d/.test(s)) s = s.replace(/\s*,?\s+(?:and|or)\s+/g, ',').replace(/\s*;\s*/g, ',');
+  if (/\d/.test(s))
+    s = s
+      .replace(/(?:(?<!\s)\s+)?,\s+(?:and|or)\s+|(?<!\s)\s+(?:and|or)\s+/g, ',')
+      .replace(/(?:(?<!\s)\s+)?;\s*/g, ',');
   // a text answer's leading article: `the east`
   if (/^[a-zA-Z\s]+$/.test(s)) s = s.replace(/^(?:the|a|an)\s+(?=\S)/i, '');
   // whitespace: keep one space only where it separates a command from a letter (`\pi x`)
-  s = s.replace(/\s+/g, ' ').trim().replace(/(\\[a-zA-Z]+) (?=[a-zA-Z])/g, '$1\u0000').replace(/ /g, '').replace(/\u0000/g, ' ');
+  s = s
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/(\\[a-zA-Z]+) (?=[a-zA-Z])/g, '$1\u0000')
+    .replace(/ /g, '')
+    .replace(/\u0000/g, ' ');
   // `\frac12`, `\frac1{2}`, `\sqrt2`
-  s = s.replace(/\\frac(\d)(\d)/g, '\\frac{$1}{$2}').replace(/\\frac(\d)\{/g, '\\frac{$1}{').replace(/\\frac\{([^{}]*)\}(\d)/g, '\\frac{$1}{$2}');
+  s = s
+    .replace(/\\frac(\d)(\d)/g, '\\frac{$1}{$2}')
+    .replace(/\\frac(\d)\{/g, '\\frac{$1}{')
+    .replace(/\\frac\{([^{}]*)\}(\d)/g, '\\frac{$1}{$2}');
   s = s.replace(/\\sqrt(\d+|[a-zA-Z])/g, '\\sqrt{$1}');
   // integer binomials: \binom{5}{2} → 10
   s = s.replace(/\\binom\{(\d{1,3})\}\{(\d{1,3})\}/g, (_m, n, k) => String(binom(Number(n), Number(k))));
@@ -88,25 +166,91 @@ export function normalize(raw: string): Normalized {
   // `x = 3` → `3` (a single variable, possibly subscripted, on the left; one `=`; a value on the right — `y = 2x+1`
   // stays an equation, which the verifier compares as one, or by its right-hand side against a bare expression)
   const eq = /^([a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+)(?:=|\\eq)(?!=)(.+)$/.exec(s);
-  if (eq && !eq[2].includes('=') && !/^\\(?:frac|sqrt|infty|pi)$/.test(eq[1]) && !/[a-zA-Z]/.test(eq[2].replace(/\\[a-zA-Z]+/g, ''))) s = eq[2];
+  if (
+    eq &&
+    !eq[2].includes('=') &&
+    !/^\\(?:frac|sqrt|infty|pi)$/.test(eq[1]) &&
+    !/[a-zA-Z]/.test(eq[2].replace(/\\[a-zA-Z]+/g, ''))
+  )
+    s = eq[2];
   // `1010_2`, `1010_{2}`: a numeral in base 2 is written by its digits (the digits must fit the base)
-  s = s.replace(/^(\d+)_\{?(\d{1,2})\}?$/, (m, digits: string, base: string) => ([...digits].every((d) => Number(d) < Number(base)) ? digits : m));
+  s = s.replace(/^(\d+)_\{?(\d{1,2})\}?$/, (m, digits: string, base: string) =>
+    [...digits].every((d) => Number(d) < Number(base)) ? digits : m,
+  );
   // thousands separators (unbracketed, groups of three)
   if (!spacedComma && /^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$/.test(s)) s = s.replace(/,/g, '');
   // `1,00,000`, `1,00,00,000` (Indian grouping: pairs of digits, then three): one number as well
   if (!spacedComma && /^[-+]?\d{1,2}(,\d{2})+,\d{3}(\.\d+)?$/.test(s)) s = s.replace(/,/g, '');
   // trailing zeros: 3.50 → 3.5, 3.0 → 3, 3. → 3
-  s = s.replace(/(\d+)\.(\d*?)0+(?!\d)/g, (_m, a, b) => (b ? `${a}.${b}` : a)).replace(/(\d)\.(?!\d)/g, '$1');
+  s = s
+    .replace(/(?<!\d)(\d+)\.(\d*[1-9])?0+(?!\d)/g, (_m, a, b) => (b ? `${a}.${b}` : a))
+    .replace(/(\d)\.(?!\d)/g, '$1');
   s = s.replace(/^\+(?=\d)/, '');
   return { s, percent, degrees };
+}
+
+/**
+ * `\frac{1}{3}.` → `\frac{1}{3}`: the trailing run of `.,;:` and the spaces before it go (a sentence's full stop),
+ * unless what is left would start the string or the run is a lone `.` after a digit (`3.` stays for the decimal
+ * rule). A scan from the end (the pattern `(?<=\S)\s*[.,;:]+$` it replaces retried every start: quadratic).
+ */
+function stripTrailingPunctuation(s: string): string {
+  let p = s.length;
+  while (p > 0 && '.,;:'.includes(s[p - 1]!)) p--;
+  if (p === s.length) return s;
+  let w = p;
+  while (w > 0 && /\s/.test(s[w - 1]!)) w--;
+  // The leftmost start preceded by a non-space: the spaces' start, else the run's (or one into it after spaces).
+  const start = w > 0 ? w : p + 1;
+  if (start >= s.length) return s;
+  const m = s.slice(start);
+  return m === '.' && /\d\.$/.test(s) ? s : s.slice(0, start);
+}
+
+/**
+ * Where a trailing run of words starts (` dollars`, ` cm^2`, ` square feet.`): each word is letters after spaces,
+ * with an optional `.` and `^d` / `^{d}`; trailing spaces allowed. -1 when the text does not end in one. A scan
+ * from the end, one word at a time (the pattern `(\s+[a-zA-Z]+…)+\s*$` it replaces was quadratic).
+ */
+function unitTailStart(s: string): number {
+  const space = (c: string | undefined) => c !== undefined && /\s/.test(c);
+  const letter = (c: string | undefined) => c !== undefined && /[a-zA-Z]/.test(c);
+  let i = s.length;
+  while (space(s[i - 1])) i--;
+  let start = -1;
+  for (;;) {
+    let j = i;
+    // `^d`, `^{d`, `^d}`, `^{d}`
+    let k = j;
+    if (s[k - 1] === '}') k--;
+    if (k > 0 && /\d/.test(s[k - 1]!)) {
+      k--;
+      if (s[k - 1] === '{') k--;
+      if (s[k - 1] === '^') j = k - 1;
+    }
+    if (s[j - 1] === '.') j--;
+    let m = j;
+    while (letter(s[m - 1])) m--;
+    if (m === j) break;
+    let w = m;
+    while (space(s[w - 1])) w--;
+    if (w === m) break;
+    start = w;
+    i = w;
+  }
+  return start;
 }
 
 /** A plain number (integer, decimal, a/b, \frac{a}{b}, scientific), or null. */
 export function parseNumber(s: string): number | null {
   s = s.trim();
   let sign = 1;
-  while (s.startsWith('-') || s.startsWith('+')) { if (s[0] === '-') sign = -sign; s = s.slice(1); }
-  if (s.startsWith('(') && s.endsWith(')') && !s.slice(1, -1).includes('(')) return signed(sign, parseNumber(s.slice(1, -1)));
+  while (s.startsWith('-') || s.startsWith('+')) {
+    if (s[0] === '-') sign = -sign;
+    s = s.slice(1);
+  }
+  if (s.startsWith('(') && s.endsWith(')') && !s.slice(1, -1).includes('('))
+    return signed(sign, parseNumber(s.slice(1, -1)));
   const num = /^(\d+\.?\d*|\.\d+)$/;
   if (num.test(s)) return sign * Number(s);
   let m = /^(\d+\.?\d*|\.\d+)(?:e|E)([-+]?\d+)$/.exec(s);
@@ -119,19 +263,29 @@ export function parseNumber(s: string): number | null {
   if (m) return frac(sign, Number(m[1]), Number(m[2]));
   return null;
 }
-function signed(sign: number, v: number | null) { return v === null ? null : sign * v; }
-function frac(sign: number, a: number, b: number) { return b === 0 ? null : (sign * a) / b; }
+function signed(sign: number, v: number | null) {
+  return v === null ? null : sign * v;
+}
+function frac(sign: number, a: number, b: number) {
+  return b === 0 ? null : (sign * a) / b;
+}
 
 /** A number written exactly (integer, terminating decimal, a/b or \frac{a}{b} of those) as a reduced-free
  *  fraction of big integers, or null. Big integers stay exact at any size. */
 export function parseExact(s: string): { n: bigint; d: bigint } | null {
   s = s.trim();
   let neg = false;
-  while (s.startsWith('-') || s.startsWith('+')) { if (s[0] === '-') neg = !neg; s = s.slice(1); }
+  while (s.startsWith('-') || s.startsWith('+')) {
+    if (s[0] === '-') neg = !neg;
+    s = s.slice(1);
+  }
   if (s.startsWith('(') && s.endsWith(')') && !s.slice(1, -1).includes('(')) s = s.slice(1, -1);
   const dec = (t: string): { n: bigint; d: bigint } | null => {
     let sign = 1n;
-    if (t.startsWith('-')) { sign = -1n; t = t.slice(1); }
+    if (t.startsWith('-')) {
+      sign = -1n;
+      t = t.slice(1);
+    }
     const m = /^(\d*)(?:\.(\d*))?$/.exec(t);
     if (!m || (m[1] === '' && !m[2])) return null;
     const frac = m[2] ?? '';
@@ -140,7 +294,8 @@ export function parseExact(s: string): { n: bigint; d: bigint } | null {
   let r = dec(s);
   if (!r) {
     const m = /^(-?[\d.]+)\/(-?[\d.]+)$/.exec(s) ?? /^\\frac\{(-?[\d.]+)\}\{(-?[\d.]+)\}$/.exec(s);
-    const a = m && dec(m[1]), b = m && dec(m[2]);
+    const a = m && dec(m[1]),
+      b = m && dec(m[2]);
     if (!a || !b || b.n === 0n) return null;
     r = { n: a.n * b.d, d: a.d * b.n };
   }
@@ -184,17 +339,31 @@ export type Structured =
 /** Split at top-level occurrences of `sep` (outside (), [], {}, \{\}). */
 export function splitTop(s: string, sep: string): string[] {
   const out: string[] = [];
-  let depth = 0, start = 0;
+  let depth = 0,
+    start = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s[i];
     if (c === '\\') {
-      if (s.startsWith(sep, i) && depth === 0) { out.push(s.slice(start, i)); start = i + sep.length; i += sep.length - 1; continue; }
-      if (s[i + 1] === '{' || s[i + 1] === '}') { depth += s[i + 1] === '{' ? 1 : -1; i++; continue; }
+      if (s.startsWith(sep, i) && depth === 0) {
+        out.push(s.slice(start, i));
+        start = i + sep.length;
+        i += sep.length - 1;
+        continue;
+      }
+      if (s[i + 1] === '{' || s[i + 1] === '}') {
+        depth += s[i + 1] === '{' ? 1 : -1;
+        i++;
+        continue;
+      }
       continue;
     }
     if ('([{'.includes(c)) depth++;
     else if (')]}'.includes(c)) depth--;
-    else if (depth === 0 && s.startsWith(sep, i)) { out.push(s.slice(start, i)); start = i + sep.length; i += sep.length - 1; }
+    else if (depth === 0 && s.startsWith(sep, i)) {
+      out.push(s.slice(start, i));
+      start = i + sep.length;
+      i += sep.length - 1;
+    }
   }
   out.push(s.slice(start));
   return out;
@@ -205,7 +374,13 @@ function wraps(s: string, openLen: number, closeLen: number): boolean {
   let depth = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s[i];
-    if (c === '\\') { if (s[i + 1] === '{') depth++; else if (s[i + 1] === '}') depth--; i++; if (depth === 0 && i < s.length - closeLen) return false; continue; }
+    if (c === '\\') {
+      if (s[i + 1] === '{') depth++;
+      else if (s[i + 1] === '}') depth--;
+      i++;
+      if (depth === 0 && i < s.length - closeLen) return false;
+      continue;
+    }
     if ('([{'.includes(c)) depth++;
     else if (')]}'.includes(c)) depth--;
     if (depth === 0 && i < s.length - 1) return false;
@@ -217,7 +392,11 @@ function wraps(s: string, openLen: number, closeLen: number): boolean {
 export function structure(s: string): Structured {
   const mat = /^\\begin\{([pbBvV]?matrix|array)\}(?:\{[^}]*\})?([\s\S]*)\\end\{\1\}$/.exec(s);
   if (mat) {
-    const rows = mat[2].split(/\\\\/).map((r) => r.trim()).filter((r) => r !== '').map((r) => r.split('&').map((c) => structure(c.trim())));
+    const rows = mat[2]
+      .split(/\\\\/)
+      .map((r) => r.trim())
+      .filter((r) => r !== '')
+      .map((r) => r.split('&').map((c) => structure(c.trim())));
     return { kind: 'matrix', rows };
   }
   const union = splitTop(s, '\\cup');
@@ -252,7 +431,8 @@ export function asInterval(s: string): string | null {
   const OP = '(<|>|\\\\l[et]q?|\\\\g[et]q?|\\\\leqslant|\\\\geqslant)\\s?';
   const less = (op: string) => op === '<' || op.startsWith('\\l');
   const strict = (op: string) => op === '<' || op === '>' || op === '\\lt' || op === '\\gt';
-  const free = (bound: string, v: string) => bound !== '' && !new RegExp(`(?<![\\\\a-zA-Z])${v}(?![a-zA-Z])`).test(bound.replace(/\\[a-zA-Z]+/g, ''));
+  const free = (bound: string, v: string) =>
+    bound !== '' && !new RegExp(`(?<![\\\\a-zA-Z])${v}(?![a-zA-Z])`).test(bound.replace(/\\[a-zA-Z]+/g, ''));
   const two = new RegExp(`^(.+?)${OP}([a-zA-Z])${OP}(.+)$`).exec(s);
   if (two) {
     const [, a, op1, v, op2, b] = two;
@@ -304,7 +484,8 @@ export function toSympyText(s: string): string {
   let t = s;
   for (let k = 0; k < 20; k++) {
     const before = t;
-    t = t.replace(/\\frac\{([^{}]*)\}\{([^{}]*)\}/g, '(($1)/($2))')
+    t = t
+      .replace(/\\frac\{([^{}]*)\}\{([^{}]*)\}/g, '(($1)/($2))')
       .replace(/\\sqrt\[([^\]]*)\]\{([^{}]*)\}/g, '(($2)**(1/($1)))')
       .replace(/\\sqrt\{([^{}]*)\}/g, 'sqrt($1)')
       .replace(/\\binom\{([^{}]*)\}\{([^{}]*)\}/g, 'binomial($1,$2)')
@@ -312,8 +493,16 @@ export function toSympyText(s: string): string {
       .replace(/_\{([^{}]*)\}/g, '_$1');
     if (t === before) break;
   }
-  t = t.replace(/\^/g, '**').replace(/\\cdot|\\times/g, '*').replace(/\\div/g, '/').replace(/\\pi/g, 'pi').replace(/\\infty/g, 'oo')
-    .replace(/\\(sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh|exp)(?![a-zA-Z])/g, '$1').replace(/\\ln|\\log/g, 'log')
-    .replace(/\\(alpha|beta|gamma|theta|phi)/g, '$1').replace(/[{}]/g, (c) => (c === '{' ? '(' : ')')).replace(/\\/g, '');
+  t = t
+    .replace(/\^/g, '**')
+    .replace(/\\cdot|\\times/g, '*')
+    .replace(/\\div/g, '/')
+    .replace(/\\pi/g, 'pi')
+    .replace(/\\infty/g, 'oo')
+    .replace(/\\(sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh|exp)(?![a-zA-Z])/g, '$1')
+    .replace(/\\ln|\\log/g, 'log')
+    .replace(/\\(alpha|beta|gamma|theta|phi)/g, '$1')
+    .replace(/[{}]/g, (c) => (c === '{' ? '(' : ')'))
+    .replace(/\\/g, '');
   return t;
 }

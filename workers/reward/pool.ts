@@ -8,10 +8,23 @@ import type { SymReply, SymTask } from './symbolic-worker.ts';
 
 export type SymResult = Omit<SymReply, 'id'> | { equal: null; method: 'symbolic'; reason: string; timeout: true };
 
-interface Job { task: Omit<SymTask, 'id'>; timeoutMs: number; enqueued: number; resolve: (r: SymResult) => void }
-interface Slot { worker: Worker; ready: boolean; job: (Job & { id: number }) | null; timer?: NodeJS.Timeout }
+interface Job {
+  task: Omit<SymTask, 'id'>;
+  timeoutMs: number;
+  enqueued: number;
+  resolve: (r: SymResult) => void;
+}
+interface Slot {
+  worker: Worker;
+  ready: boolean;
+  job: (Job & { id: number }) | null;
+  timer?: NodeJS.Timeout;
+}
 
-export interface SymPoolOptions { size?: number; queueTimeoutMs?: number }
+export interface SymPoolOptions {
+  size?: number;
+  queueTimeoutMs?: number;
+}
 
 export class SymbolicPool {
   private slots: Slot[] = [];
@@ -35,7 +48,11 @@ export class SymbolicPool {
     worker.unref();
     const slot: Slot = { worker, ready: false, job: null };
     worker.on('message', (m: SymReply | { ready: true }) => {
-      if ('ready' in m) { slot.ready = true; this.pump(); return; }
+      if ('ready' in m) {
+        slot.ready = true;
+        this.pump();
+        return;
+      }
       const job = slot.job;
       if (!job || job.id !== m.id) return;
       clearTimeout(slot.timer);
@@ -58,14 +75,18 @@ export class SymbolicPool {
         return;
       }
       if (slot.ready) this.bootFailures = 0;
-      if (!this.closed) { this.slots.push(this.spawn()); }
+      if (!this.closed) {
+        this.slots.push(this.spawn());
+      }
     };
     worker.on('error', (e) => onDeath(e.message));
     worker.on('exit', (code) => onDeath(`exit ${code}`));
     return slot;
   }
 
-  private ensure() { while (!this.closed && !this.broken && this.slots.length < this.size) this.slots.push(this.spawn()); }
+  private ensure() {
+    while (!this.closed && !this.broken && this.slots.length < this.size) this.slots.push(this.spawn());
+  }
 
   /** Start the workers now (they take a moment to load compute-engine). */
   warm(): Promise<void> {
@@ -106,7 +127,12 @@ export class SymbolicPool {
         const i = this.slots.indexOf(slot);
         if (i !== -1) this.slots.splice(i, 1);
         void slot.worker.terminate();
-        job.resolve({ equal: null, method: 'symbolic', reason: `symbolic check ran past ${job.timeoutMs} ms`, timeout: true });
+        job.resolve({
+          equal: null,
+          method: 'symbolic',
+          reason: `symbolic check ran past ${job.timeoutMs} ms`,
+          timeout: true,
+        });
         this.ensure();
       }, j.timeoutMs);
       slot.worker.postMessage({ id, ...j.task });
@@ -119,6 +145,12 @@ export class SymbolicPool {
     this.queue = [];
     const slots = this.slots;
     this.slots = [];
-    await Promise.all(slots.map(async (s) => { clearTimeout(s.timer); s.job?.resolve({ equal: null, method: 'symbolic', reason: 'verifier closed' }); await s.worker.terminate(); }));
+    await Promise.all(
+      slots.map(async (s) => {
+        clearTimeout(s.timer);
+        s.job?.resolve({ equal: null, method: 'symbolic', reason: 'verifier closed' });
+        await s.worker.terminate();
+      }),
+    );
   }
 }

@@ -8,12 +8,26 @@
  * for one value); anything else goes to Math-Verify.
  */
 import { extractAnswer, extractGold, type ExtractMode } from './extract.ts';
-import { asInterval, choiceLetter, exactEqual, isLabel, isIntegerLiteral, joinSpacedThousands, normalize, numbersClose, NUMERIC_TOLERANCE, parseExact, parseNumber, structure, toSympyText, type Structured } from './normalize.ts';
+import {
+  asInterval,
+  choiceLetter,
+  exactEqual,
+  isLabel,
+  isIntegerLiteral,
+  joinSpacedThousands,
+  normalize,
+  numbersClose,
+  NUMERIC_TOLERANCE,
+  parseExact,
+  parseNumber,
+  structure,
+  toSympyText,
+  type Structured,
+} from './normalize.ts';
 import { SymbolicPool } from './pool.ts';
 import type { MathVerify } from './math-verify.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 import type { Method, Verdict } from '../../contracts/trajectory.ts';
-
 
 export interface VerifyOptions {
   /** 'answer' (default): \boxed{} inside <answer>; 'boxed': the last \boxed{} anywhere. */
@@ -43,7 +57,12 @@ export type MathVerifyMode = 'off' | 'fallback' | 'always';
 type Trace = { step: string; detail: string }[];
 
 /** `final`: an unequal verdict Math-Verify could not overturn (see the header). */
-interface StepVerdict { equal: boolean | null; method: Method; reason: string; final?: boolean }
+interface StepVerdict {
+  equal: boolean | null;
+  method: Method;
+  reason: string;
+  final?: boolean;
+}
 
 const SYMPY_CODE = `
 import sys, json
@@ -83,7 +102,15 @@ export class Verifier {
   private sandbox: Sandbox | null;
   private opts: VerifierOptions;
   /** Counts by deciding method (for metrics). */
-  readonly counts: Record<Method, number> = { exact: 0, numeric: 0, symbolic: 0, sampling: 0, sympy: 0, 'math-verify': 0, none: 0 };
+  readonly counts: Record<Method, number> = {
+    exact: 0,
+    numeric: 0,
+    symbolic: 0,
+    sampling: 0,
+    sympy: 0,
+    'math-verify': 0,
+    none: 0,
+  };
   private ownMathVerify: Promise<MathVerify | null> | null = null;
   private mathVerifyError = '';
 
@@ -101,7 +128,11 @@ export class Verifier {
   /** The Math-Verify checker: the one given, or this verifier's own, started once on first use. */
   private mathVerifier(): Promise<MathVerify | null> {
     const given = this.opts.mathVerifier;
-    if (typeof given === 'function') return (this.ownMathVerify ??= given().catch((e: Error) => { this.mathVerifyError = e.message; return null; }));
+    if (typeof given === 'function')
+      return (this.ownMathVerify ??= given().catch((e: Error) => {
+        this.mathVerifyError = e.message;
+        return null;
+      }));
     if (!given) this.mathVerifyError = 'this verifier was given none';
     return Promise.resolve(given ?? null);
   }
@@ -117,27 +148,53 @@ export class Verifier {
     const note = (step: string, detail: string) => o.trace?.push({ step, detail });
     const ex = extractAnswer(pred, o.mode ?? 'answer', o.bare ?? true);
     note('extract', ex.answer === null ? `none: ${ex.reason}` : `${JSON.stringify(ex.answer)} (${ex.reason})`);
-    if (ex.answer === null) return { correct: false, method: 'none', extracted: null, reason: `no answer extracted: ${ex.reason}` };
+    if (ex.answer === null)
+      return { correct: false, method: 'none', extracted: null, reason: `no answer extracted: ${ex.reason}` };
     const goldAnswer = extractGold(gold);
     const g = normalize(goldAnswer);
     const p = normalize(ex.answer);
-    note('normalise', `gold ${JSON.stringify(g.s)}, answer ${JSON.stringify(p.s)}${g.percent || p.percent ? ' (percent)' : ''}${g.degrees || p.degrees ? ' (degrees)' : ''}`);
+    note(
+      'normalise',
+      `gold ${JSON.stringify(g.s)}, answer ${JSON.stringify(p.s)}${g.percent || p.percent ? ' (percent)' : ''}${g.degrees || p.degrees ? ' (degrees)' : ''}`,
+    );
     // An enormous expression is no answer, and would only spend the symbolic steps' time (and tempt them).
     const limit = Math.max(MAX_ANSWER_CHARS, 4 * g.s.length);
-    if (p.s.length > limit) { note('guard', 'too long'); return { correct: false, method: 'none', extracted: ex.answer, reason: `answer too long: ${p.s.length} characters after normalisation (at most ${limit})` }; }
+    if (p.s.length > limit) {
+      note('guard', 'too long');
+      return {
+        correct: false,
+        method: 'none',
+        extracted: ex.answer,
+        reason: `answer too long: ${p.s.length} characters after normalisation (at most ${limit})`,
+      };
+    }
     p.s = joinSpacedThousands(g.s, p.s);
     // "What is 1234·5678?" answered "1234\cdot5678" is equal to the gold and computes nothing.
-    if (o.problem && p.s !== g.s && p.s.length >= 3 && parseExact(p.s) === null && normalize(o.problem).s.includes(p.s)) {
+    if (
+      o.problem &&
+      p.s !== g.s &&
+      p.s.length >= 3 &&
+      parseExact(p.s) === null &&
+      normalize(o.problem).s.includes(p.s)
+    ) {
       note('guard', 'repeats the problem');
-      return { correct: false, method: 'none', extracted: ex.answer, reason: 'the answer only repeats an expression of the problem' };
+      return {
+        correct: false,
+        method: 'none',
+        extracted: ex.answer,
+        reason: 'the answer only repeats an expression of the problem',
+      };
     }
     let v = await this.compareTop(g.s, p.s, o);
     // percent / degrees: "50\%" vs "0.5" — the flag may be dropped on either side; try the /100 reading too.
     if (!v.equal && (g.percent || p.percent)) {
-      const gn = parseNumber(g.s), pn = parseNumber(p.s);
+      const gn = parseNumber(g.s),
+        pn = parseNumber(p.s);
       if (gn !== null && pn !== null) {
         const tol = o.tolerance ?? NUMERIC_TOLERANCE;
-        const alt = [gn, g.percent ? gn / 100 : gn].some((x) => [pn, p.percent ? pn / 100 : pn].some((y) => numbersClose(x, y, tol.rel, tol.abs)));
+        const alt = [gn, g.percent ? gn / 100 : gn].some((x) =>
+          [pn, p.percent ? pn / 100 : pn].some((y) => numbersClose(x, y, tol.rel, tol.abs)),
+        );
         v = alt ? { equal: true, method: 'numeric', reason: 'equal as percentages' } : { ...v, final: true };
         note('percent', alt ? 'equal as percentages' : 'not equal as percentages either');
       }
@@ -152,7 +209,13 @@ export class Verifier {
   }
 
   /** Math-Verify on the extracted pair: its verdict stands; without one (unavailable, timed out) the fast path's. */
-  private async lastStep(gold: string, answer: string, fast: StepVerdict, o: VerifierOptions, note: (step: string, detail: string) => void): Promise<StepVerdict> {
+  private async lastStep(
+    gold: string,
+    answer: string,
+    fast: StepVerdict,
+    o: VerifierOptions,
+    note: (step: string, detail: string) => void,
+  ): Promise<StepVerdict> {
     const mv = await this.mathVerifier();
     if (!mv) {
       note('math-verify', `unavailable: ${this.mathVerifyError}`);
@@ -166,10 +229,24 @@ export class Verifier {
 
   private async compareTop(g: string, p: string, o: VerifierOptions): Promise<StepVerdict> {
     if (g === p) return { equal: true, method: 'exact', reason: 'identical after normalisation' };
+    // A primed letter names another point or function (`B'` is not `B`); Math-Verify drops the prime and would call
+    // them equal, so this is decided here, finally.
+    const unprimed = (x: string) => x.replace(/(?<=[A-Za-z])(?:'+|\^\{?\\prime\}?|\\prime)/g, '');
+    if (unprimed(g) === unprimed(p))
+      return { equal: false, method: 'exact', reason: 'the same but for prime marks', final: true };
     const gl = choiceLetter(g, true);
-    if (gl) { const pl = choiceLetter(p); return { equal: pl === gl, method: 'exact', reason: pl ? `choice ${pl} vs ${gl}` : `gold is choice ${gl}`, final: pl !== null }; }
+    if (gl) {
+      const pl = choiceLetter(p);
+      return {
+        equal: pl === gl,
+        method: 'exact',
+        reason: pl ? `choice ${pl} vs ${gl}` : `gold is choice ${gl}`,
+        final: pl !== null,
+      };
+    }
     // An inequality in one variable against an interval (or another inequality): as the intervals they describe.
-    const gi = asInterval(g), pi = asInterval(p);
+    const gi = asInterval(g),
+      pi = asInterval(p);
     if (gi !== null || pi !== null) return this.compareStruct(structure(gi ?? g), structure(pi ?? p), o);
     return this.compareStruct(structure(g), structure(p), o);
   }
@@ -181,15 +258,31 @@ export class Verifier {
     if (g.kind === 'eq' && isLabel(g.lhs)) return this.compareStruct(structure(g.rhs), p, o);
     if (p.kind === 'eq' && isLabel(p.lhs)) return this.compareStruct(g, structure(p.rhs), o);
     // Several candidates for one value (`3, 4`, `3 \text{ or } 4`, `\{3,4\}`): a hedge, whatever they are.
-    if (g.kind === 'scalar' && p.kind === 'set' && p.items.length >= 2) return { equal: false, method: 'exact', reason: `${p.items.length} candidates for one value: a hedge is incorrect`, final: true };
-    const shape = (s: Structured) => (s.kind === 'seq' ? `${s.open}${s.items.length}${s.close}` : s.kind === 'set' || s.kind === 'union' ? `${s.kind}${s.items.length}` : s.kind === 'matrix' ? `matrix${s.rows.length}x${s.rows[0]?.length ?? 0}` : s.kind);
-    if (shape(g) !== shape(p)) return { equal: false, method: 'exact', reason: `different shapes: ${shape(g)} vs ${shape(p)}` };
+    if (g.kind === 'scalar' && p.kind === 'set' && p.items.length >= 2)
+      return {
+        equal: false,
+        method: 'exact',
+        reason: `${p.items.length} candidates for one value: a hedge is incorrect`,
+        final: true,
+      };
+    const shape = (s: Structured) =>
+      s.kind === 'seq'
+        ? `${s.open}${s.items.length}${s.close}`
+        : s.kind === 'set' || s.kind === 'union'
+          ? `${s.kind}${s.items.length}`
+          : s.kind === 'matrix'
+            ? `matrix${s.rows.length}x${s.rows[0]?.length ?? 0}`
+            : s.kind;
+    if (shape(g) !== shape(p))
+      return { equal: false, method: 'exact', reason: `different shapes: ${shape(g)} vs ${shape(p)}` };
     if (g.kind === 'matrix' && p.kind === 'matrix') {
-      if (g.rows.some((r, i) => r.length !== p.rows[i].length)) return { equal: false, method: 'exact', reason: 'different matrix shapes' };
+      if (g.rows.some((r, i) => r.length !== p.rows[i].length))
+        return { equal: false, method: 'exact', reason: 'different matrix shapes' };
       return this.all(g.rows.flat(), p.rows.flat(), o);
     }
     if (g.kind === 'seq' && p.kind === 'seq') return this.all(g.items, p.items, o);
-    if ((g.kind === 'set' && p.kind === 'set') || (g.kind === 'union' && p.kind === 'union')) return this.unordered(g.items, (p as { items: Structured[] }).items, o);
+    if ((g.kind === 'set' && p.kind === 'set') || (g.kind === 'union' && p.kind === 'union'))
+      return this.unordered(g.items, (p as { items: Structured[] }).items, o);
     return { equal: false, method: 'exact', reason: 'different shapes' };
   }
 
@@ -214,17 +307,30 @@ export class Verifier {
       for (let j = 0; j < ps.length && !found; j++) {
         if (used.has(j)) continue;
         const v = await this.compareStruct(gs[i], ps[j], o);
-        if (v.equal) { used.add(j); found = true; if (rank.indexOf(v.method) > rank.indexOf(method)) method = v.method; } else final &&= v.final === true;
+        if (v.equal) {
+          used.add(j);
+          found = true;
+          if (rank.indexOf(v.method) > rank.indexOf(method)) method = v.method;
+        } else final &&= v.final === true;
       }
       if (!found) return { equal: false, method, reason: `no match for element ${i + 1} of the gold set`, final };
     }
     return { equal: true, method, reason: `all ${gs.length} elements match (any order)` };
   }
 
-  private async compareEq(g: { lhs: string; rhs: string }, p: { lhs: string; rhs: string }, o: VerifierOptions): Promise<StepVerdict> {
-    if (g.lhs === p.lhs) { const v = await this.compareScalar(g.rhs, p.rhs, o); if (v.equal) return v; }
-    if (g.lhs === p.rhs && g.rhs === p.lhs) return { equal: true, method: 'exact', reason: 'same equation, sides swapped' };
-    const a = `(${g.lhs})-(${g.rhs})`, b = `(${p.lhs})-(${p.rhs})`;
+  private async compareEq(
+    g: { lhs: string; rhs: string },
+    p: { lhs: string; rhs: string },
+    o: VerifierOptions,
+  ): Promise<StepVerdict> {
+    if (g.lhs === p.lhs) {
+      const v = await this.compareScalar(g.rhs, p.rhs, o);
+      if (v.equal) return v;
+    }
+    if (g.lhs === p.rhs && g.rhs === p.lhs)
+      return { equal: true, method: 'exact', reason: 'same equation, sides swapped' };
+    const a = `(${g.lhs})-(${g.rhs})`,
+      b = `(${p.lhs})-(${p.rhs})`;
     const v = await this.compareScalar(a, b, o);
     if (v.equal) return v;
     const w = await this.compareScalar(a, b, o, true);
@@ -238,7 +344,10 @@ export class Verifier {
 
   /** With `explain`, the step's decision in the trace, under its method (undecided: null); returns it unchanged. */
   private noted(o: VerifierOptions & { trace?: Trace }, v: StepVerdict): StepVerdict {
-    o.trace?.push({ step: v.method, detail: `${v.equal === null ? 'undecided' : v.equal ? 'equal' : 'not equal'}: ${v.reason}` });
+    o.trace?.push({
+      step: v.method,
+      detail: `${v.equal === null ? 'undecided' : v.equal ? 'equal' : 'not equal'}: ${v.reason}`,
+    });
     return v;
   }
 
@@ -247,23 +356,40 @@ export class Verifier {
     // Integers compare exactly at any size (a float would call 1000000007 and 1000000008 equal): when either side
     // is written as an integer and both are exact numbers, as fractions of big integers.
     if (isIntegerLiteral(g) || isIntegerLiteral(p)) {
-      const ge = parseExact(g), pe = parseExact(p);
+      const ge = parseExact(g),
+        pe = parseExact(p);
       if (ge && pe) {
         const eq = exactEqual(ge, negate ? { n: -pe.n, d: pe.d } : pe);
-        return this.noted(o, { equal: eq, method: 'exact', reason: eq ? `${g} = ${p} exactly` : `${g} ≠ ${p} (integers compare exactly)`, final: true });
+        return this.noted(o, {
+          equal: eq,
+          method: 'exact',
+          reason: eq ? `${g} = ${p} exactly` : `${g} ≠ ${p} (integers compare exactly)`,
+          final: true,
+        });
       }
     }
-    const gn = parseNumber(g), pn = parseNumber(p);
+    const gn = parseNumber(g),
+      pn = parseNumber(p);
     if (gn !== null && pn !== null) {
       const tol = o.tolerance ?? NUMERIC_TOLERANCE;
       const eq = numbersClose(gn, negate ? -pn : pn, tol.rel, tol.abs);
-      return this.noted(o, { equal: eq, method: 'numeric', reason: eq ? `${gn} ≈ ${pn} (within rel ${tol.rel}, abs ${tol.abs})` : `${gn} ≠ ${pn}`, final: true });
+      return this.noted(o, {
+        equal: eq,
+        method: 'numeric',
+        reason: eq ? `${gn} ≈ ${pn} (within rel ${tol.rel}, abs ${tol.abs})` : `${gn} ≠ ${pn}`,
+        final: true,
+      });
     }
     // Plain words (no math at all) that differ are different.
     const wordy = (s: string) => /^[a-zA-Z\s]{3,}$/.test(s);
     if (wordy(g) && wordy(p)) {
       const same = g.toLowerCase() === p.toLowerCase();
-      return { equal: same, method: 'exact', reason: same ? 'the same text but for case' : 'different text', final: true };
+      return {
+        equal: same,
+        method: 'exact',
+        reason: same ? 'the same text but for case' : 'different text',
+        final: true,
+      };
     }
     if (wordy(g) || wordy(p)) return { equal: false, method: 'exact', reason: 'text against math' };
     const steps = o.steps ?? ['symbolic', 'sympy'];
@@ -271,19 +397,30 @@ export class Verifier {
     if (steps.includes('symbolic')) {
       const r = await this.pool.run({ a: g, b: p, negate }, o.timeoutMs ?? 2000);
       this.noted(o, { equal: r.equal, method: r.method, reason: r.reason });
-      if (r.equal !== null) return { equal: r.equal, method: r.method, reason: r.reason, final: 'final' in r && r.final };
+      if (r.equal !== null)
+        return { equal: r.equal, method: r.method, reason: r.reason, final: 'final' in r && r.final };
       last = { equal: false, method: r.method, reason: r.reason };
     }
     if (steps.includes('sympy')) {
       if (!this.sandbox) return { ...last, reason: `${last.reason}; sympy last resort unavailable (no sandbox)` };
-      const res = await this.sandbox.run({ code: SYMPY_CODE, input: JSON.stringify({ a: toSympyText(g), b: negate ? `-(${toSympyText(p)})` : toSympyText(p) }), timeoutS: o.sympyTimeoutS ?? 5 });
-      if (res.status !== 'ok') return { ...last, reason: `${last.reason}; sympy ${res.status}: ${res.errorMessage ?? res.stderr.slice(0, 200)}` };
+      const res = await this.sandbox.run({
+        code: SYMPY_CODE,
+        input: JSON.stringify({ a: toSympyText(g), b: negate ? `-(${toSympyText(p)})` : toSympyText(p) }),
+        timeoutS: o.sympyTimeoutS ?? 5,
+      });
+      if (res.status !== 'ok')
+        return {
+          ...last,
+          reason: `${last.reason}; sympy ${res.status}: ${res.errorMessage ?? res.stderr.slice(0, 200)}`,
+        };
       try {
         const out = JSON.parse(res.stdout.trim().split('\n').pop()!);
         this.noted(o, { equal: out.equal, method: 'sympy', reason: out.reason });
         if (out.equal !== null) return { equal: out.equal, method: 'sympy', reason: out.reason };
         return { ...last, reason: `${last.reason}; ${out.reason}` };
-      } catch { return { ...last, reason: `${last.reason}; sympy gave no verdict` }; }
+      } catch {
+        return { ...last, reason: `${last.reason}; sympy gave no verdict` };
+      }
     }
     return last;
   }
@@ -294,7 +431,11 @@ export const MAX_ANSWER_CHARS = 1000;
 
 let shared: Verifier | null = null;
 /** One-off verify with a shared process-wide Verifier (worker threads unref'd; no sandbox unless given one). */
-export function verify(gold: string, pred: string, opts: VerifyOptions & { verifier?: Verifier } = {}): Promise<Verdict> {
+export function verify(
+  gold: string,
+  pred: string,
+  opts: VerifyOptions & { verifier?: Verifier } = {},
+): Promise<Verdict> {
   const v = opts.verifier ?? (shared ??= new Verifier());
   return v.verify(gold, pred, opts);
 }

@@ -91,7 +91,11 @@ export const isPositive = (reward: number) => reward > 0;
  * Advantages (r_i − mean) / (std + eps). Population std by default; sample std needs n ≥ 2 (a single reward gets
  * std 0, hence advantage 0, either way).
  */
-export function advantages(rewards: readonly number[], eps = DEFAULT_ROC_OPTIONS.eps, std: StdKind = 'population'): number[] {
+export function advantages(
+  rewards: readonly number[],
+  eps = DEFAULT_ROC_OPTIONS.eps,
+  std: StdKind = 'population',
+): number[] {
   const n = rewards.length;
   if (n === 0) return [];
   const mean = rewards.reduce((s, r) => s + r, 0) / n;
@@ -136,14 +140,19 @@ export function splitQuota(nPos: number, nNeg: number, keep: number, minPerSign:
 
 function checkSample(s: RocSample, i: number) {
   if (!Number.isFinite(s.reward)) throw new Error(`sample ${i}: reward ${s.reward} is not finite`);
-  for (const [k, v] of [['pErr', s.pErr], ['pFormat', s.pFormat]] as const) {
+  for (const [k, v] of [
+    ['pErr', s.pErr],
+    ['pFormat', s.pFormat],
+  ] as const) {
     if (!(Number.isFinite(v) && v >= 0)) throw new Error(`sample ${i}: ${k} ${v} must be finite and ≥ 0`);
   }
 }
 
 function checkOptions(o: RocOptions) {
-  if (o.keep !== null && !(Number.isInteger(o.keep) && o.keep >= 0)) throw new Error(`keep ${o.keep} must be a non-negative integer`);
-  if (!(Number.isInteger(o.minPerSign) && o.minPerSign >= 0)) throw new Error(`minPerSign ${o.minPerSign} must be a non-negative integer`);
+  if (o.keep !== null && !(Number.isInteger(o.keep) && o.keep >= 0))
+    throw new Error(`keep ${o.keep} must be a non-negative integer`);
+  if (!(Number.isInteger(o.minPerSign) && o.minPerSign >= 0))
+    throw new Error(`minPerSign ${o.minPerSign} must be a non-negative integer`);
   if (!(o.eps >= 0) || !(o.weightEps > 0)) throw new Error('eps must be ≥ 0 and weightEps > 0');
 }
 
@@ -154,19 +163,38 @@ export function selectGroup(samples: readonly RocSample[], options: Partial<RocO
   checkOptions(o);
   samples.forEach(checkSample);
   const out: SampleSelection[] = samples.map((s, index) => ({
-    index, reward: s.reward, sign: isPositive(s.reward) ? 'positive' : 'negative', pErr: s.pErr, pFormat: s.pFormat,
-    pTotal: s.pErr + s.pFormat, weight: null, selected: false, reason: '', advantage: null,
+    index,
+    reward: s.reward,
+    sign: isPositive(s.reward) ? 'positive' : 'negative',
+    pErr: s.pErr,
+    pFormat: s.pFormat,
+    pTotal: s.pErr + s.pFormat,
+    weight: null,
+    selected: false,
+    reason: '',
+    advantage: null,
   }));
   const pos = out.filter((s) => s.sign === 'positive').map((s) => s.index);
   const neg = out.filter((s) => s.sign === 'negative').map((s) => s.index);
   const group = (dropped: boolean, reason: string): GroupSelection => {
     const kept = out.filter((s) => s.selected);
-    const adv = advantages(kept.map((s) => s.reward), o.eps, o.std);
-    kept.forEach((s, j) => { s.advantage = adv[j]; });
+    const adv = advantages(
+      kept.map((s) => s.reward),
+      o.eps,
+      o.std,
+    );
+    kept.forEach((s, j) => {
+      s.advantage = adv[j];
+    });
     return {
-      dropped, reason, keptIndices: kept.map((s) => s.index), positives: pos.length, negatives: neg.length,
+      dropped,
+      reason,
+      keptIndices: kept.map((s) => s.index),
+      positives: pos.length,
+      negatives: neg.length,
       keptPositives: kept.filter((s) => s.sign === 'positive').length,
-      keptNegatives: kept.filter((s) => s.sign === 'negative').length, samples: out,
+      keptNegatives: kept.filter((s) => s.sign === 'negative').length,
+      samples: out,
     };
   };
 
@@ -176,7 +204,10 @@ export function selectGroup(samples: readonly RocSample[], options: Partial<RocO
     return group(true, `dropped: equal rewards (all ${samples[0].reward})`);
   }
   if (!o.roc) {
-    for (const s of out) { s.selected = true; s.reason = 'kept: plain GRPO'; }
+    for (const s of out) {
+      s.selected = true;
+      s.reason = 'kept: plain GRPO';
+    }
     return group(false, `kept: all ${out.length} (plain GRPO)`);
   }
 
@@ -207,7 +238,9 @@ export function selectGroup(samples: readonly RocSample[], options: Partial<RocO
   } else {
     const w = pos.map((i) => 1 / (out[i].pTotal + o.weightEps));
     const total = w.reduce((a, b) => a + b, 0);
-    pos.forEach((i, j) => { out[i].weight = w[j] / total; });
+    pos.forEach((i, j) => {
+      out[i].weight = w[j] / total;
+    });
     keptPos = new Set(weightedSample(w, q.positives, rng).map((j) => pos[j]));
   }
   for (const i of pos) {
@@ -245,7 +278,11 @@ export interface StepSummary {
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
 
 /** selectGroup over every group of a step (one stream, groups in order), with counts for the step's metrics. */
-export function selectStep(groups: readonly (readonly RocSample[])[], options: Partial<RocOptions>, rng: Rng): { groups: GroupSelection[]; summary: StepSummary } {
+export function selectStep(
+  groups: readonly (readonly RocSample[])[],
+  options: Partial<RocOptions>,
+  rng: Rng,
+): { groups: GroupSelection[]; summary: StepSummary } {
   const res = groups.map((g) => selectGroup(g, options, rng));
   const all = res.flatMap((r) => r.samples);
   const positives = all.filter((s) => s.sign === 'positive');

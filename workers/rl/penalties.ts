@@ -10,7 +10,7 @@
  */
 import { formatPenalty } from '../rollout/stop.ts';
 import { answerFacts, toolStats } from '../rollout/trajectory.ts';
-import { type Trajectory } from '../../contracts/trajectory.ts';
+import type { Trajectory } from '../../contracts/trajectory.ts';
 import { DEFAULT_TEMPLATE_SETTINGS, type TemplateSettings } from '../rollout/template.ts';
 
 export interface PenaltyFacts {

@@ -37,7 +37,10 @@ export function weightedSample(weights: readonly number[], k: number, rng: Rng):
     let at = left.length - 1;
     for (let j = 0; j < left.length; j++) {
       u -= weights[left[j]];
-      if (u < 0) { at = j; break; }
+      if (u < 0) {
+        at = j;
+        break;
+      }
     }
     out.push(left[at]);
     left.splice(at, 1);
@@ -59,9 +62,17 @@ export function inclusionProbabilities(weights: readonly number[], k: number): n
     for (const i of left) {
       const q = prob * (weights[i] / total);
       p[i] += q;
-      walk(left.filter((j) => j !== i), picks - 1, q);
+      walk(
+        left.filter((j) => j !== i),
+        picks - 1,
+        q,
+      );
     }
   };
-  walk(weights.map((_, i) => i), k, 1);
+  walk(
+    weights.map((_, i) => i),
+    k,
+    1,
+  );
   return p;
 }

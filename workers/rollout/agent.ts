@@ -14,12 +14,26 @@
  */
 import type { GenerateFinish, InferenceEngine } from '../engines/types.ts';
 import { formatToolResult, DEFAULT_TOOL_FORMAT } from '../sandbox/format.ts';
-import { type ToolFormat } from '../../contracts/recipe.ts';
+import type { ToolFormat } from '../../contracts/recipe.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 import { afterGeneration, afterTool, maxTokensForNextTurn, type StopLimits } from './stop.ts';
-import { buildPrompt, DEFAULT_TEMPLATE_SETTINGS, stopStrings, toolResponseTurn, type TemplateSettings } from './template.ts';
-import { appendAssistantTurn, appendToolResult, finishTrajectory, newTrajectory, parseErrorRecord, responseText, usedTokens } from './trajectory.ts';
-import { type EngineFinish, type ToolCallRecord, type Trajectory } from '../../contracts/trajectory.ts';
+import {
+  buildPrompt,
+  DEFAULT_TEMPLATE_SETTINGS,
+  stopStrings,
+  toolResponseTurn,
+  type TemplateSettings,
+} from './template.ts';
+import {
+  appendAssistantTurn,
+  appendToolResult,
+  finishTrajectory,
+  newTrajectory,
+  parseErrorRecord,
+  responseText,
+  usedTokens,
+} from './trajectory.ts';
+import type { EngineFinish, ToolCallRecord, Trajectory } from '../../contracts/trajectory.ts';
 
 export type Schedule = 'async' | 'turn_sync';
 
@@ -77,15 +91,23 @@ class Rollout {
   t: Trajectory;
   private readonly prompt: string;
   private readonly session = `${process.pid}:${++sessions}`;
-  constructor(readonly req: RolloutRequest, private readonly o: Required<Omit<AgentOptions, 'onEvent' | 'signal' | 'tool' | 'weightVersion'>> & {
-    tool: ToolLimits; onEvent?: (e: RolloutEvent) => void; signal?: AbortSignal; weightVersion?: number;
-  }) {
+  constructor(
+    readonly req: RolloutRequest,
+    private readonly o: Required<Omit<AgentOptions, 'onEvent' | 'signal' | 'tool' | 'weightVersion'>> & {
+      tool: ToolLimits;
+      onEvent?: (e: RolloutEvent) => void;
+      signal?: AbortSignal;
+      weightVersion?: number;
+    },
+  ) {
     this.prompt = buildPrompt(req.problem, o.template);
     this.t = newTrajectory(this.prompt, o.engine.countTokens(this.prompt));
     o.onEvent?.({ type: 'start', id: req.id, prompt: this.prompt, at: Date.now() });
   }
 
-  get done() { return this.t.finishReason !== null; }
+  get done() {
+    return this.t.finishReason !== null;
+  }
 
   private finish(reason: Trajectory['finishReason'] & string, error: string | null = null) {
     this.t = finishTrajectory(this.t, reason, Date.now(), error);
@@ -97,28 +119,46 @@ class Rollout {
     const { engine, limits, template: s, onEvent } = this.o;
     const turn = this.t.turns.length;
     const started = Date.now();
-    const r = await engine.generate({
-      prompt: this.prompt + responseText(this.t),
-      maxTokens: maxTokensForNextTurn(limits, usedTokens(this.t)),
-      temperature: this.o.temperature,
-      topP: this.o.topP,
-      seed: this.req.seed == null ? undefined : this.req.seed * 1000 + turn,
-      sessionId: this.session,
-      stop: stopStrings(s),
-      signal: this.o.signal,
-      weightVersion: this.o.weightVersion,
-    }, onEvent ? (c) => onEvent({ type: 'text', id: this.req.id, turn, delta: c.text }) : undefined);
+    const r = await engine.generate(
+      {
+        prompt: this.prompt + responseText(this.t),
+        maxTokens: maxTokensForNextTurn(limits, usedTokens(this.t)),
+        temperature: this.o.temperature,
+        topP: this.o.topP,
+        seed: this.req.seed == null ? undefined : this.req.seed * 1000 + turn,
+        sessionId: this.session,
+        stop: stopStrings(s),
+        signal: this.o.signal,
+        weightVersion: this.o.weightVersion,
+      },
+      onEvent ? (c) => onEvent({ type: 'text', id: this.req.id, turn, delta: c.text }) : undefined,
+    );
     const finish = engineFinish(r.finishReason);
-    this.t = appendAssistantTurn(this.t, {
-      text: r.text, tokens: r.tokenIds.length, tokenIds: r.tokenIds, logprobs: r.logprobs, engineFinish: finish,
-      entropies: r.entropies, weightVersion: r.weightVersion,
-      genStartedAt: started, genFinishedAt: Date.now(),
-    }, s);
+    this.t = appendAssistantTurn(
+      this.t,
+      {
+        text: r.text,
+        tokens: r.tokenIds.length,
+        tokenIds: r.tokenIds,
+        logprobs: r.logprobs,
+        engineFinish: finish,
+        entropies: r.entropies,
+        weightVersion: r.weightVersion,
+        genStartedAt: started,
+        genFinishedAt: Date.now(),
+      },
+      s,
+    );
     const last = this.t.turns[turn]!;
     onEvent?.({ type: 'turn', id: this.req.id, turn, text: r.text, at: last.genFinishedAt });
-    const d = afterGeneration(limits, { usedTokens: usedTokens(this.t), turns: this.t.turns.length, engineFinish: finish, parse: last.parse });
+    const d = afterGeneration(limits, {
+      usedTokens: usedTokens(this.t),
+      turns: this.t.turns.length,
+      engineFinish: finish,
+      parse: last.parse,
+    });
     if (d.action === 'stop') {
-      this.finish(d.reason, d.reason === 'engine_error' ? r.error ?? `engine finished with ${r.finishReason}` : null);
+      this.finish(d.reason, d.reason === 'engine_error' ? (r.error ?? `engine finished with ${r.finishReason}`) : null);
       return null;
     }
     if (last.parse.kind === 'parse_error') {
@@ -138,21 +178,44 @@ class Rollout {
     const queuedAt = Date.now();
     onEvent?.({ type: 'tool_queued', id: this.req.id, turn, code: call.code, at: queuedAt });
     const history = tool.session
-      ? this.t.turns.filter((x) => x.tool?.status === 'ok' && x.parse.kind === 'call').map((x) => (x.parse as { arguments: { code: string } }).arguments.code)
+      ? this.t.turns
+          .filter((x) => x.tool?.status === 'ok' && x.parse.kind === 'call')
+          .map((x) => (x.parse as { arguments: { code: string } }).arguments.code)
       : undefined;
     const seed = tool.seedCalls && this.req.seed != null ? this.req.seed * 1000 + turn : undefined;
     const res = await sandbox.run(
-      { code: call.code, input: call.input, timeoutS: tool.timeoutS, memoryMb: tool.memoryMb, maxOutputBytes: tool.maxOutputBytes, history, seed },
+      {
+        code: call.code,
+        input: call.input,
+        timeoutS: tool.timeoutS,
+        memoryMb: tool.memoryMb,
+        maxOutputBytes: tool.maxOutputBytes,
+        history,
+        seed,
+      },
       { signal: this.o.signal },
     );
     const finishedAt = Date.now();
     const text = formatToolResult(res, this.o.toolFormat, tool.timeoutS);
     const appendedText = toolResponseTurn(text, this.o.template);
     this.appendTool({
-      name: this.o.template.toolName, arguments: { code: call.code, input: call.input }, status: res.status, text, appendedText,
-      tokens: this.o.engine.countTokens(appendedText), appended: true,
-      queuedAt, startedAt: Math.min(finishedAt, queuedAt + res.queueMs), finishedAt, durationMs: res.durationMs, queueMs: res.queueMs,
-      stdout: res.stdout, stderr: res.stderr, exitCode: res.exitCode, errorType: res.errorType, ...(seed === undefined ? {} : { seed }),
+      name: this.o.template.toolName,
+      arguments: { code: call.code, input: call.input },
+      status: res.status,
+      text,
+      appendedText,
+      tokens: this.o.engine.countTokens(appendedText),
+      appended: true,
+      queuedAt,
+      startedAt: Math.min(finishedAt, queuedAt + res.queueMs),
+      finishedAt,
+      durationMs: res.durationMs,
+      queueMs: res.queueMs,
+      stdout: res.stdout,
+      stderr: res.stderr,
+      exitCode: res.exitCode,
+      errorType: res.errorType,
+      ...(seed === undefined ? {} : { seed }),
     });
   }
 
@@ -168,17 +231,23 @@ class Rollout {
 /** Roll out every request; results in request order. Engine failures end a trajectory (engine_error), never the batch. */
 export async function runRollouts(requests: RolloutRequest[], opts: AgentOptions): Promise<Trajectory[]> {
   const o = {
-    template: DEFAULT_TEMPLATE_SETTINGS, toolFormat: DEFAULT_TOOL_FORMAT, topP: 1, schedule: 'async' as Schedule, ...opts,
+    template: DEFAULT_TEMPLATE_SETTINGS,
+    toolFormat: DEFAULT_TOOL_FORMAT,
+    topP: 1,
+    schedule: 'async' as Schedule,
+    ...opts,
     tool: { ...DEFAULT_TOOL_LIMITS, ...opts.tool },
   };
   const rollouts = requests.map((r) => new Rollout(r, o));
   if (o.schedule === 'async') {
-    await Promise.all(rollouts.map(async (r) => {
-      while (!r.done) {
-        const call = await r.generate();
-        if (call) await r.runTool(call);
-      }
-    }));
+    await Promise.all(
+      rollouts.map(async (r) => {
+        while (!r.done) {
+          const call = await r.generate();
+          if (call) await r.runTool(call);
+        }
+      }),
+    );
   } else {
     for (let live = rollouts; live.length > 0; live = live.filter((r) => !r.done)) {
       const calls = await Promise.all(live.map((r) => r.generate()));

@@ -5,7 +5,6 @@
 import type { RolloutEvent } from './agent.ts';
 import type { LiveRollout } from '../../contracts/live.ts';
 
-
 export class LiveBoard {
   private readonly items = new Map<string, LiveRollout>();
   private readonly dirty = new Set<string>();
@@ -20,11 +19,30 @@ export class LiveBoard {
       if (!r) return;
       const turn = (i: number) => (r.turns[i] ??= { text: '', tool: null });
       switch (e.type) {
-        case 'text': turn(e.turn).text += e.delta; r.status = 'generating'; break;
-        case 'turn': turn(e.turn).text = e.text; break;
-        case 'tool_queued': turn(e.turn).tool = { code: e.code, status: 'running' }; r.status = 'tool'; break;
-        case 'tool_done': turn(e.turn).tool = { code: turn(e.turn).tool?.code ?? '', status: e.record.status, output: e.record.text, ms: e.record.durationMs }; r.status = 'generating'; break;
-        case 'finish': r.status = 'finished'; r.finishReason = e.trajectory.finishReason; break;
+        case 'text':
+          turn(e.turn).text += e.delta;
+          r.status = 'generating';
+          break;
+        case 'turn':
+          turn(e.turn).text = e.text;
+          break;
+        case 'tool_queued':
+          turn(e.turn).tool = { code: e.code, status: 'running' };
+          r.status = 'tool';
+          break;
+        case 'tool_done':
+          turn(e.turn).tool = {
+            code: turn(e.turn).tool?.code ?? '',
+            status: e.record.status,
+            output: e.record.text,
+            ms: e.record.durationMs,
+          };
+          r.status = 'generating';
+          break;
+        case 'finish':
+          r.status = 'finished';
+          r.finishReason = e.trajectory.finishReason;
+          break;
       }
       r.updatedAt = now;
     }
@@ -33,7 +51,10 @@ export class LiveBoard {
 
   /** Every rollout changed since the last drain (full current state of each), oldest first. */
   drain(): LiveRollout[] {
-    const out = [...this.dirty].map((id) => this.items.get(id)!).filter(Boolean).map((r) => structuredClone(r));
+    const out = [...this.dirty]
+      .map((id) => this.items.get(id)!)
+      .filter(Boolean)
+      .map((r) => structuredClone(r));
     this.dirty.clear();
     for (const r of out) if (r.status === 'finished') this.items.delete(r.id);
     return out;

@@ -19,7 +19,6 @@
 import { DEFAULT_TEMPLATE_SETTINGS, tag, type TemplateSettings } from './template.ts';
 import type { ParseResult, Unterminated } from '../../contracts/trajectory.ts';
 
-
 export interface ParseOptions {
   /** The engine stopped on `</tool_call>` and trimmed it from the text: the end of the text stands for the close tag. */
   stopTrimmed?: boolean;
@@ -74,7 +73,8 @@ export function escapeControlCharsInStrings(json: string): string {
       if (ch === '"') inString = false;
       const code = ch.charCodeAt(0);
       if (code < 0x20) {
-        out += ch === '\n' ? '\\n' : ch === '\r' ? '\\r' : ch === '\t' ? '\\t' : `\\u${code.toString(16).padStart(4, '0')}`;
+        out +=
+          ch === '\n' ? '\\n' : ch === '\r' ? '\\r' : ch === '\t' ? '\\t' : `\\u${code.toString(16).padStart(4, '0')}`;
         continue;
       }
       out += ch;
@@ -90,7 +90,11 @@ const isWs = (ch: string | undefined) => ch === ' ' || ch === '\n' || ch === '\r
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const errText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
-export function parseTurn(text: string, s: TemplateSettings = DEFAULT_TEMPLATE_SETTINGS, opts: ParseOptions = {}): ParseResult {
+export function parseTurn(
+  text: string,
+  s: TemplateSettings = DEFAULT_TEMPLATE_SETTINGS,
+  opts: ParseOptions = {},
+): ParseResult {
   const open = tag.open(s.callTag);
   const close = tag.close(s.callTag);
   const at = text.indexOf(open);
@@ -101,8 +105,14 @@ export function parseTurn(text: string, s: TemplateSettings = DEFAULT_TEMPLATE_S
 
   const unterminated = (why: Unterminated): ParseResult => {
     const raw = text.slice(at);
-    const where = why === 'in_string' ? 'inside a JSON string' : why === 'in_object' ? 'inside the JSON object' : `before ${close}`;
-    return { kind: 'parse_error', message: `${DECODE}unterminated tool call (the text ended ${where})`, raw, unterminated: why };
+    const where =
+      why === 'in_string' ? 'inside a JSON string' : why === 'in_object' ? 'inside the JSON object' : `before ${close}`;
+    return {
+      kind: 'parse_error',
+      message: `${DECODE}unterminated tool call (the text ended ${where})`,
+      raw,
+      unterminated: why,
+    };
   };
   /** The call could not be delimited as `{…}`: report bad JSON over the text up to the close tag. */
   const badFraming = (): ParseResult => {
@@ -120,7 +130,10 @@ export function parseTurn(text: string, s: TemplateSettings = DEFAULT_TEMPLATE_S
     return { kind: 'parse_error', message: DECODE + why, raw };
   };
 
-  if (i >= text.length) return opts.stopTrimmed ? { kind: 'parse_error', message: `${DECODE}empty tool call`, raw: text.slice(at) } : unterminated('no_close_tag');
+  if (i >= text.length)
+    return opts.stopTrimmed
+      ? { kind: 'parse_error', message: `${DECODE}empty tool call`, raw: text.slice(at) }
+      : unterminated('no_close_tag');
   if (text[i] !== '{') return badFraming();
   const scan = scanJsonObject(text, i);
   if (scan.end < 0) return unterminated(scan.inString ? 'in_string' : 'in_object');
@@ -148,7 +161,8 @@ export function validateCall(obj: unknown, s: TemplateSettings, raw: string): Pa
   if (!isObject(obj)) return fail(`${DECODE}the tool call must be a JSON object with "name" and "arguments"`);
   if (!('name' in obj)) return fail(`${DECODE}missing key "name"`);
   if (typeof obj.name !== 'string') return fail(`${DECODE}"name" must be a string`);
-  if (obj.name !== s.toolName) return fail(`${EXEC}unknown tool ${JSON.stringify(obj.name)}; the available tool is ${JSON.stringify(s.toolName)}`);
+  if (obj.name !== s.toolName)
+    return fail(`${EXEC}unknown tool ${JSON.stringify(obj.name)}; the available tool is ${JSON.stringify(s.toolName)}`);
   if (!('arguments' in obj)) return fail(`${DECODE}missing key "arguments"`);
   let args: unknown = obj.arguments;
   if (typeof args === 'string') {

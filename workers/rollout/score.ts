@@ -7,10 +7,19 @@ import type { Verdict, Trajectory } from '../../contracts/trajectory.ts';
 
 export const modelText = (t: Trajectory) => t.turns.map((x) => x.text).join('');
 
-export interface Scored { reward: number; correct: boolean; verdict: Verdict }
+export interface Scored {
+  reward: number;
+  correct: boolean;
+  verdict: Verdict;
+}
 
 /** `problem`: the question, so that an answer repeating it earns nothing (reward-hacking guard). */
-export async function scoreTrajectory(t: Trajectory, gold: string, verifier: Verifier, problem?: string): Promise<Scored> {
+export async function scoreTrajectory(
+  t: Trajectory,
+  gold: string,
+  verifier: Verifier,
+  problem?: string,
+): Promise<Scored> {
   const verdict = await verifier.verify(gold, modelText(t), { bare: false, problem });
   return { reward: verdict.correct ? 1 : 0, correct: verdict.correct, verdict };
 }

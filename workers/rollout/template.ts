@@ -21,7 +21,6 @@
  */
 import type { PromptVariant } from '../../contracts/recipe.ts';
 
-
 export interface TemplateSettings {
   /** Tool (function) name the model must call. Paper: execute_python_code_with_standard_io; released code: python_code_with_standard_io. */
   toolName: string;
@@ -74,7 +73,11 @@ export const DEFAULT_TEMPLATE_SETTINGS: TemplateSettings = {
 export const COMPACT_TEMPLATE_SETTINGS: TemplateSettings = { ...DEFAULT_TEMPLATE_SETTINGS, variant: 'compact' };
 
 /** The embedded tiny model's template: minimal variant, tool named `python`; calls and responses as in the paper. */
-export const EMBEDDED_TEMPLATE_SETTINGS: TemplateSettings = { ...DEFAULT_TEMPLATE_SETTINGS, variant: 'minimal', toolName: 'python' };
+export const EMBEDDED_TEMPLATE_SETTINGS: TemplateSettings = {
+  ...DEFAULT_TEMPLATE_SETTINGS,
+  variant: 'minimal',
+  toolName: 'python',
+};
 
 export function templateSettings(over: Partial<TemplateSettings> = {}): TemplateSettings {
   return { ...DEFAULT_TEMPLATE_SETTINGS, ...over };
@@ -94,7 +97,8 @@ export function systemText(s: TemplateSettings): string {
   if (s.systemPrompt != null) return s.systemPrompt;
   const r = s.reasonTag;
   const a = s.answerTag;
-  if (s.variant === 'minimal') return `Tool: ${s.toolName}(${s.codeArg}, ${s.inputArg}). Answer: <${a}>\\boxed{}</${a}>`;
+  if (s.variant === 'minimal')
+    return `Tool: ${s.toolName}(${s.codeArg}, ${s.inputArg}). Answer: <${a}>\\boxed{}</${a}>`;
   if (s.variant === 'compact') {
     return `Think inside <${r}> </${r}>, then give the final answer inside <${a}> </${a}> as \\boxed{}. You may run Python code with the tool.`;
   }
@@ -152,7 +156,8 @@ export function toolSchema(s: TemplateSettings): Record<string, unknown> {
         properties: {
           [s.codeArg]: {
             type: 'string',
-            description: 'A string containing Python code to be executed. The code can read from standard input using the input() function.',
+            description:
+              'A string containing Python code to be executed. The code can read from standard input using the input() function.',
           },
           [s.inputArg]: {
             type: 'string',

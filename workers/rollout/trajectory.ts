@@ -6,13 +6,29 @@
  * tokens, mask 0). Both count against the length budget. A tool response that would overflow the budget is recorded
  * with `appended: false` and contributes no tokens.
  */
-import type { EngineFinish, ParseResult, Trajectory, Turn, ToolCallRecord, ToolStatus, FinishReason } from '../../contracts/trajectory.ts';
+import type {
+  EngineFinish,
+  ParseResult,
+  Trajectory,
+  Turn,
+  ToolCallRecord,
+  ToolStatus,
+  FinishReason,
+} from '../../contracts/trajectory.ts';
 import { DEFAULT_TEMPLATE_SETTINGS, type TemplateSettings } from './template.ts';
 import { countAnswerBlocks, parseTurn } from './parser.ts';
 
-
 export function newTrajectory(prompt: string, promptTokens: number): Trajectory {
-  return { prompt, promptTokens, turns: [], modelTokens: 0, toolTokens: 0, finishReason: null, finishedAt: null, error: null };
+  return {
+    prompt,
+    promptTokens,
+    turns: [],
+    modelTokens: 0,
+    toolTokens: 0,
+    finishReason: null,
+    finishedAt: null,
+    error: null,
+  };
 }
 
 /** Response tokens used so far (model + appended tool tokens; the prompt is not counted). */
@@ -34,12 +50,19 @@ export interface AssistantTurnInput {
   parse?: ParseResult;
 }
 
-export function appendAssistantTurn(t: Trajectory, a: AssistantTurnInput, s: TemplateSettings = DEFAULT_TEMPLATE_SETTINGS): Trajectory {
+export function appendAssistantTurn(
+  t: Trajectory,
+  a: AssistantTurnInput,
+  s: TemplateSettings = DEFAULT_TEMPLATE_SETTINGS,
+): Trajectory {
   if (t.finishReason) throw new Error('trajectory already finished');
   if (!Number.isInteger(a.tokens) || a.tokens < 0) throw new Error(`bad token count ${a.tokens}`);
-  if (a.tokenIds && a.tokenIds.length !== a.tokens) throw new Error(`tokenIds length ${a.tokenIds.length} != tokens ${a.tokens}`);
-  if (a.logprobs && a.logprobs.length !== a.tokens) throw new Error(`logprobs length ${a.logprobs.length} != tokens ${a.tokens}`);
-  if (a.entropies && a.entropies.length !== a.tokens) throw new Error(`entropies length ${a.entropies.length} != tokens ${a.tokens}`);
+  if (a.tokenIds && a.tokenIds.length !== a.tokens)
+    throw new Error(`tokenIds length ${a.tokenIds.length} != tokens ${a.tokens}`);
+  if (a.logprobs && a.logprobs.length !== a.tokens)
+    throw new Error(`logprobs length ${a.logprobs.length} != tokens ${a.tokens}`);
+  if (a.entropies && a.entropies.length !== a.tokens)
+    throw new Error(`entropies length ${a.entropies.length} != tokens ${a.tokens}`);
   const turn: Turn = {
     index: t.turns.length,
     text: a.text,
@@ -69,14 +92,35 @@ export function appendToolResult(t: Trajectory, r: ToolCallRecord): Trajectory {
 }
 
 /** A record for a parse error: the error message is the tool text; no sandbox involved. */
-export function parseErrorRecord(message: string, appendedText: string, tokens: number, at: number, appended = true): ToolCallRecord {
+export function parseErrorRecord(
+  message: string,
+  appendedText: string,
+  tokens: number,
+  at: number,
+  appended = true,
+): ToolCallRecord {
   return {
-    name: null, arguments: null, status: 'parse_error', text: message, appendedText, tokens, appended,
-    queuedAt: at, startedAt: at, finishedAt: at, durationMs: null, queueMs: null,
+    name: null,
+    arguments: null,
+    status: 'parse_error',
+    text: message,
+    appendedText,
+    tokens,
+    appended,
+    queuedAt: at,
+    startedAt: at,
+    finishedAt: at,
+    durationMs: null,
+    queueMs: null,
   };
 }
 
-export function finishTrajectory(t: Trajectory, reason: FinishReason, at: number, error: string | null = null): Trajectory {
+export function finishTrajectory(
+  t: Trajectory,
+  reason: FinishReason,
+  at: number,
+  error: string | null = null,
+): Trajectory {
   if (t.finishReason) throw new Error(`trajectory already finished (${t.finishReason})`);
   return { ...t, finishReason: reason, finishedAt: at, error };
 }
@@ -99,7 +143,10 @@ export function segments(t: Trajectory): Segment[] {
 }
 
 /** The response text (everything after the prompt). prompt + responseText is the full context. */
-export const responseText = (t: Trajectory) => segments(t).map((x) => x.text).join('');
+export const responseText = (t: Trajectory) =>
+  segments(t)
+    .map((x) => x.text)
+    .join('');
 
 /** Response mask from per-segment token counts: model tokens 1, tool tokens 0. */
 export function responseMask(segs: Pick<Segment, 'kind' | 'tokens'>[]): number[] {
@@ -138,7 +185,10 @@ export function toolStats(t: Trajectory): { calls: number; errors: number; parse
 }
 
 /** Answer-format facts for p_format: `<answer>` blocks in model text only (tool output is excluded), and turns. */
-export function answerFacts(t: Trajectory, s: TemplateSettings = DEFAULT_TEMPLATE_SETTINGS): { answerBlocks: number; turns: number } {
+export function answerFacts(
+  t: Trajectory,
+  s: TemplateSettings = DEFAULT_TEMPLATE_SETTINGS,
+): { answerBlocks: number; turns: number } {
   let answerBlocks = 0;
   for (const turn of t.turns) answerBlocks += countAnswerBlocks(turn.text, s);
   return { answerBlocks, turns: t.turns.length };

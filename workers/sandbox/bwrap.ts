@@ -5,7 +5,7 @@ import path from 'node:path';
  * new user/pid/net/ipc/uts/cgroup namespaces (network: an unconnected loopback only), a root made only of what the
  * interpreter needs (read-only), a fixed hostname, no /sys, a clean environment, no nested user namespaces, and of
  * the capabilities only CAP_SYS_ADMIN and CAP_SETPCAP inside the sandbox's own user namespace, which the zygote
- * needs to give each call namespaces of its own and which the call's code drops (zygote.py drop_capabilities). The zygote is the namespace's pid 1.
+ * needs to give each call namespaces of its own and which the call's code drops (zygote_seccomp.py drop_capabilities). The zygote is the namespace's pid 1.
  * When we are root, setpriv first drops to a uid of the pool's own, so that the sandbox's user owns nothing on the
  * host and its process limit is not shared with anyone else.
  */
@@ -28,11 +28,18 @@ export interface BwrapOptions {
 
 export type CgroupBind = { version: 'v1'; memory: string; pids: string } | { version: 'v2'; dir: string };
 
-/** The name the zygote's source runs under (it arrives on stdin, so no host path of it is mounted). */
+/** The name the zygote's main module runs under (its source arrives on stdin, so no host path of it is mounted);
+ *  each other module runs as its neighbour, /run/toolsmith/zygote_cgroup.py and so on. The boot line names it, so
+ *  a zygote's command line says what it is. */
 export const ZYGOTE_IN_SANDBOX = '/run/toolsmith/zygote.py';
 export const CGROUP_IN_SANDBOX = '/run/toolsmith/cgroup';
-/** `python -I -c ZYGOTE_BOOT`: reads the first line of stdin, {source, refused}, and runs the source as __main__. */
-export const ZYGOTE_BOOT = `import sys,json;B=json.loads(sys.stdin.buffer.readline());exec(compile(B['source'],${JSON.stringify(ZYGOTE_IN_SANDBOX)},'exec'),{'__name__':'__main__','BOOT':B})`;
+/** `python -I -c ZYGOTE_BOOT`: reads the first line of stdin, {modules: [[name, source], ...] in dependency order,
+ *  main, refused, bench}, compiles each module into a module object registered in sys.modules (so `import
+ *  zygote_cgroup` finds it with no file on disk: -I keeps sys.path to the standard library), then calls
+ *  main's main(boot) (pool.ts ZYGOTE_MODULES). */
+export const ZYGOTE_BOOT =
+  `import sys,json,types;B=json.loads(sys.stdin.buffer.readline());M=sys.modules;P=${JSON.stringify(ZYGOTE_IN_SANDBOX)};` +
+  `[M.__setitem__(n,m:=types.ModuleType(n)) or exec(compile(s,P.replace('zygote.py',n+'.py'),'exec'),m.__dict__) for n,s in B['modules']];M[B['main']].main(B)`;
 
 /** What of /etc the interpreter reads: the dynamic linker's cache, the time zone, and Debian's alternatives (the
  *  BLAS numpy loads is a symlink through /etc/alternatives); bound when present. */
@@ -44,54 +51,114 @@ export function bwrapCommand(o: BwrapOptions): { file: string; args: string[] } 
     // --as-pid-1: the zygote itself is the namespace's init. Without it bwrap leaves its own init there as pid 1,
     // dumpable and holding the protocol sockets, so a call could ptrace it and outlive the sweep (found by the
     // escape battery). --disable-userns: no nested user namespaces (and the kernel surface they open).
-    '--unshare-all', '--unshare-user', '--disable-userns', '--as-pid-1', '--die-with-parent', '--new-session',
-    '--uid', String(o.uid), '--gid', String(o.uid),
+    '--unshare-all',
+    '--unshare-user',
+    '--disable-userns',
+    '--as-pid-1',
+    '--die-with-parent',
+    '--new-session',
+    '--uid',
+    String(o.uid),
+    '--gid',
+    String(o.uid),
     // The root is bwrap's own empty tmpfs, made read-only at the end; nothing of the host's / is bound but this.
     ...minimalRootArgs(o.roots, o.links),
     ...o.files.flatMap((f) => ['--ro-bind', f.src, f.dest]),
     ...ETC_FILES.flatMap((f) => ['--ro-bind-try', f, f]),
-    '--proc', '/proc',
-    '--dev', '/dev',
-    '--size', String(o.tmpBytes), '--tmpfs', '/tmp',
-    '--size', String(Math.max(1 << 20, Math.floor(o.tmpBytes / 4))), '--tmpfs', '/dev/shm',
-    '--dir', '/run/toolsmith',
-    ...(cg?.version === 'v1' ? ['--bind', cg.memory, `${CGROUP_IN_SANDBOX}/memory`, '--bind', cg.pids, `${CGROUP_IN_SANDBOX}/pids`] : []),
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--size',
+    String(o.tmpBytes),
+    '--tmpfs',
+    '/tmp',
+    '--size',
+    String(Math.max(1 << 20, Math.floor(o.tmpBytes / 4))),
+    '--tmpfs',
+    '/dev/shm',
+    '--dir',
+    '/run/toolsmith',
+    ...(cg?.version === 'v1'
+      ? ['--bind', cg.memory, `${CGROUP_IN_SANDBOX}/memory`, '--bind', cg.pids, `${CGROUP_IN_SANDBOX}/pids`]
+      : []),
     ...(cg?.version === 'v2' ? ['--bind', cg.dir, CGROUP_IN_SANDBOX] : []),
-    '--remount-ro', '/',
-    '--remount-ro', '/dev',
-    '--cap-drop', 'ALL',
-    '--cap-add', 'CAP_SYS_ADMIN',
-    '--cap-add', 'CAP_SETPCAP',
-    '--hostname', 'sandbox',
+    '--remount-ro',
+    '/',
+    '--remount-ro',
+    '/dev',
+    '--cap-drop',
+    'ALL',
+    '--cap-add',
+    'CAP_SYS_ADMIN',
+    '--cap-add',
+    'CAP_SETPCAP',
+    '--hostname',
+    'sandbox',
     '--clearenv',
-    '--setenv', 'PATH', '/usr/local/bin:/usr/bin:/bin',
-    '--setenv', 'HOME', '/tmp',
-    '--setenv', 'USER', 'sandbox',
-    '--setenv', 'LANG', 'C.UTF-8',
-    '--setenv', 'OPENBLAS_NUM_THREADS', '1',
-    '--setenv', 'OMP_NUM_THREADS', '1',
-    '--setenv', 'MKL_NUM_THREADS', '1',
-    '--setenv', 'MPLBACKEND', 'Agg',
-    '--setenv', 'PYTHONDONTWRITEBYTECODE', '1',
-    '--setenv', 'TOOLSMITH_SANDBOX_ISOLATED', '1',
-    '--setenv', 'TOOLSMITH_SANDBOX_TMP_BYTES', String(o.tmpBytes),
+    '--setenv',
+    'PATH',
+    '/usr/local/bin:/usr/bin:/bin',
+    '--setenv',
+    'HOME',
+    '/tmp',
+    '--setenv',
+    'USER',
+    'sandbox',
+    '--setenv',
+    'LANG',
+    'C.UTF-8',
+    '--setenv',
+    'OPENBLAS_NUM_THREADS',
+    '1',
+    '--setenv',
+    'OMP_NUM_THREADS',
+    '1',
+    '--setenv',
+    'MKL_NUM_THREADS',
+    '1',
+    '--setenv',
+    'MPLBACKEND',
+    'Agg',
+    '--setenv',
+    'PYTHONDONTWRITEBYTECODE',
+    '1',
+    '--setenv',
+    'TOOLSMITH_SANDBOX_ISOLATED',
+    '1',
+    '--setenv',
+    'TOOLSMITH_SANDBOX_TMP_BYTES',
+    String(o.tmpBytes),
     ...(cg ? ['--setenv', 'TOOLSMITH_SANDBOX_CGROUP', cg.version] : []),
-    '--chdir', '/tmp',
-    o.python, '-I', '-c', ZYGOTE_BOOT, o.preload,
+    '--chdir',
+    '/tmp',
+    o.python,
+    '-I',
+    '-c',
+    ZYGOTE_BOOT,
+    o.preload,
   ];
   if (!o.asRoot) return { file: 'bwrap', args: bwrap };
   return {
     file: 'setpriv',
     // The bounding set keeps these two only so that bwrap can hand them to the zygote inside its user namespace.
-    args: ['--reuid', String(o.uid), '--regid', String(o.uid), '--clear-groups', '--inh-caps=-all', '--bounding-set=-all,+sys_admin,+setpcap', '--', 'bwrap', ...bwrap],
+    args: [
+      '--reuid',
+      String(o.uid),
+      '--regid',
+      String(o.uid),
+      '--clear-groups',
+      '--inh-caps=-all',
+      '--bounding-set=-all,+sys_admin,+setpcap',
+      '--',
+      'bwrap',
+      ...bwrap,
+    ],
   };
 }
 
 function minimalRootArgs(roots: string[], links: { path: string; target: string }[]): string[] {
-  return [
-    ...links.flatMap((l) => ['--symlink', l.target, l.path]),
-    ...roots.flatMap((r) => ['--ro-bind', r, r]),
-  ];
+  return [...links.flatMap((l) => ['--symlink', l.target, l.path]), ...roots.flatMap((r) => ['--ro-bind', r, r])];
 }
 
 /** What `python -I -c` reports about itself (interpreterRoot in pool.ts). */

@@ -6,7 +6,7 @@ import type { CgroupBind } from './bwrap.ts';
  * One call cgroup per zygote, charging everything a call's processes take (anonymous memory, memfd, SysV and
  * POSIX shared memory, /tmp pages) and counting its processes. The zygote itself starts in it (enterCgroup), so
  * its calls are in it from their fork with no migration per call (a migration waits for an RCU grace period); it
- * sets each call's limits on top of its own usage (zygote.py set_cgroup_limits). cgroup v1 (memory and pids hierarchies) or v2 (one folder). Creating
+ * sets each call's limits on top of its own usage (zygote_cgroup.py set_cgroup_limits). cgroup v1 (memory and pids hierarchies) or v2 (one folder). Creating
  * them needs root, or a delegated v2 folder (TOOLSMITH_SANDBOX_CGROUP_ROOT); without either the pool says so and
  * the zygote counts memory by polling its calls' processes instead.
  */
@@ -16,18 +16,24 @@ export type CgroupLayout = { version: 'v1'; memory: string; pids: string } | { v
 
 /** Pure: the folders of this process's own cgroups, from the text of /proc/self/cgroup and /proc/self/mountinfo. */
 export function cgroupLayout(procCgroup: string, mountinfo: string): CgroupLayout | null {
-  const mounts = mountinfo.split('\n').filter(Boolean).map((line) => {
-    const [left, right = ''] = line.split(' - ');
-    const f = left.split(' ');
-    const [fstype, , superOpts = ''] = right.split(' ');
-    return { root: unescape(f[3] ?? ''), point: unescape(f[4] ?? ''), fstype, opts: superOpts.split(',') };
-  });
+  const mounts = mountinfo
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [left, right = ''] = line.split(' - ');
+      const f = left.split(' ');
+      const [fstype, , superOpts = ''] = right.split(' ');
+      return { root: unescape(f[3] ?? ''), point: unescape(f[4] ?? ''), fstype, opts: superOpts.split(',') };
+    });
   // "hierarchy-id:controller,list:path"; v2's line is "0::path".
-  const own = procCgroup.split('\n').filter(Boolean).map((line) => {
-    const a = line.indexOf(':');
-    const b = line.indexOf(':', a + 1);
-    return { controllers: line.slice(a + 1, b).split(','), path: line.slice(b + 1) };
-  });
+  const own = procCgroup
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const a = line.indexOf(':');
+      const b = line.indexOf(':', a + 1);
+      return { controllers: line.slice(a + 1, b).split(','), path: line.slice(b + 1) };
+    });
   const v1 = (controller: string) => {
     const m = mounts.find((x) => x.fstype === 'cgroup' && x.opts.includes(controller));
     const c = own.find((x) => x.controllers.includes(controller));
@@ -57,7 +63,10 @@ const POLLING = "memory is counted by polling each call's processes (shared memo
 
 /** The pool's cgroups: one folder per zygote under toolsmith-sandbox-<pid> in each hierarchy. */
 export class PoolCgroups {
-  private constructor(readonly layout: CgroupLayout, private readonly bases: string[]) {}
+  private constructor(
+    readonly layout: CgroupLayout,
+    private readonly bases: string[],
+  ) {}
 
   /** Creates the pool's folders (as root, or under a delegated v2 folder), or logs why it cannot and gives null. */
   static create(poolId: string, log: (line: string) => void): PoolCgroups | null {
@@ -68,8 +77,13 @@ export class PoolCgroups {
     }
     let layout: CgroupLayout | null;
     try {
-      layout = cgroupLayout(fs.readFileSync('/proc/self/cgroup', 'utf8'), fs.readFileSync('/proc/self/mountinfo', 'utf8'));
-    } catch { layout = null; }
+      layout = cgroupLayout(
+        fs.readFileSync('/proc/self/cgroup', 'utf8'),
+        fs.readFileSync('/proc/self/mountinfo', 'utf8'),
+      );
+    } catch {
+      layout = null;
+    }
     if (delegated) layout = { version: 'v2', dir: delegated };
     if (!layout) {
       log(`no memory and pids cgroup controllers found: ${POLLING}`);
@@ -80,14 +94,22 @@ export class PoolCgroups {
     try {
       for (const root of roots) removeStale(root);
       const bases = roots.map((r) => path.join(r, name));
-      for (const b of bases) fs.mkdirSync(b, { recursive: true });
+      for (const b of bases) {
+        fs.mkdirSync(b, { recursive: true });
+        // The zygotes (another uid) reach their own folder through this one: searchable whatever the umask (077 in
+        // Toolsmith's processes, server/db/private-files.ts).
+        fs.chmodSync(b, 0o755);
+      }
       if (layout.version === 'v2') {
         // v2 hands controllers down explicitly; a folder with processes in it cannot (the no-internal-process rule).
-        for (const dir of [layout.dir, bases[0]]) fs.writeFileSync(path.join(dir, 'cgroup.subtree_control'), '+memory +pids');
+        for (const dir of [layout.dir, bases[0]])
+          fs.writeFileSync(path.join(dir, 'cgroup.subtree_control'), '+memory +pids');
       }
       return new PoolCgroups(layout, bases);
     } catch (e) {
-      log(`cannot create the sandbox's cgroups under ${roots.join(' and ')} (${(e as Error).message}): ${POLLING}. Run as root, or delegate a cgroup v2 folder and set TOOLSMITH_SANDBOX_CGROUP_ROOT.`);
+      log(
+        `cannot create the sandbox's cgroups under ${roots.join(' and ')} (${(e as Error).message}): ${POLLING}. Run as root, or delegate a cgroup v2 folder and set TOOLSMITH_SANDBOX_CGROUP_ROOT.`,
+      );
       return null;
     }
   }
@@ -100,7 +122,9 @@ export class PoolCgroups {
       fs.chownSync(d, uid, uid);
       for (const f of fs.readdirSync(d)) fs.chownSync(path.join(d, f), uid, uid);
     }
-    return this.layout.version === 'v1' ? { version: 'v1', memory: dirs[0], pids: dirs[1] } : { version: 'v2', dir: dirs[0] };
+    return this.layout.version === 'v1'
+      ? { version: 'v1', memory: dirs[0], pids: dirs[1] }
+      : { version: 'v2', dir: dirs[0] };
   }
 
   /** Remove the pool's folders (after its zygotes are gone: a cgroup with processes cannot be removed). */
@@ -118,7 +142,12 @@ export class PoolCgroups {
 function removeTree(dir: string): boolean {
   if (!fs.existsSync(dir)) return true;
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) removeTree(path.join(dir, e.name));
-  try { fs.rmdirSync(dir); return true; } catch { return false; }
+  try {
+    fs.rmdirSync(dir);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Folders of pools whose process is gone (killed without closing). */
@@ -130,19 +159,34 @@ function removeStale(root: string) {
 }
 
 function alive(pid: number) {
-  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**
- * Pure: `cmd` started inside the cgroups whose cgroup.procs files are given, with the lowest OOM score (as root;
- * elsewhere the score stays), which its processes inherit until a call raises its own (zygote.py
- * prefer_as_oom_victim): the kernel then kills a call over its limit, not the zygote that shares its cgroup.
+ * Pure: `cmd` started inside the cgroups whose cgroup.procs files are given, with the lowest OOM score where the
+ * kernel allows it (CAP_SYS_RESOURCE, which root on these machines lacks: the score then stays 0), which its
+ * processes inherit until a call raises its own (zygote_cgroup.py prefer_as_oom_victim): the kernel then kills a
+ * call over its limit, not the zygote that shares its cgroup (zygote_reserve.py covers the zygote when none is left).
  */
-export function enterCgroup(procsFiles: string[], cmd: { file: string; args: string[] }): { file: string; args: string[] } {
-  const script = 'echo -1000 2>/dev/null >/proc/self/oom_score_adj; n=$1; shift; while [ "$n" -gt 0 ]; do echo 0 >"$1" || exit 97; shift; n=$((n-1)); done; exec "$@"';
-  return { file: '/bin/sh', args: ['-c', script, 'sh', String(procsFiles.length), ...procsFiles, cmd.file, ...cmd.args] };
+export function enterCgroup(
+  procsFiles: string[],
+  cmd: { file: string; args: string[] },
+): { file: string; args: string[] } {
+  const script =
+    'echo -1000 2>/dev/null >/proc/self/oom_score_adj; n=$1; shift; while [ "$n" -gt 0 ]; do echo 0 >"$1" || exit 97; shift; n=$((n-1)); done; exec "$@"';
+  return {
+    file: '/bin/sh',
+    args: ['-c', script, 'sh', String(procsFiles.length), ...procsFiles, cmd.file, ...cmd.args],
+  };
 }
 
 export function procsFiles(bind: CgroupBind): string[] {
-  return bind.version === 'v1' ? [path.join(bind.memory, 'cgroup.procs'), path.join(bind.pids, 'cgroup.procs')] : [path.join(bind.dir, 'cgroup.procs')];
+  return bind.version === 'v1'
+    ? [path.join(bind.memory, 'cgroup.procs'), path.join(bind.pids, 'cgroup.procs')]
+    : [path.join(bind.dir, 'cgroup.procs')];
 }

@@ -18,7 +18,8 @@ export function failureReason(r: SandboxResult, timeoutS?: number): string | nul
     case 'ok':
       return null;
     case 'timeout':
-      return r.errorType === 'QueueTimeout' ? 'queue timeout: the code environment was too busy to run the call in time'
+      return r.errorType === 'QueueTimeout'
+        ? 'queue timeout: the code environment was too busy to run the call in time'
         : `timeout: execution exceeded the time limit${timeoutS ? ` of ${timeoutS} s` : ''}`;
     case 'memory':
       return 'memory limit exceeded (MemoryError)';
@@ -27,12 +28,17 @@ export function failureReason(r: SandboxResult, timeoutS?: number): string | nul
     case 'internal':
       return `internal error of the code environment: ${r.errorMessage ?? 'unknown'}`;
     case 'error':
-      return r.errorType ? `${r.errorType}${r.errorMessage ? `: ${r.errorMessage}` : ''}` : `exit code ${r.exitCode ?? '?'}`;
+      return r.errorType
+        ? `${r.errorType}${r.errorMessage ? `: ${r.errorMessage}` : ''}`
+        : `exit code ${r.exitCode ?? '?'}`;
   }
 }
 
 export function formatToolResult(r: SandboxResult, f: ToolFormat = DEFAULT_TOOL_FORMAT, timeoutS?: number): string {
-  const cut = (s: string) => (f.maxFieldChars != null && s.length > f.maxFieldChars ? `${s.slice(0, f.maxFieldChars)}…[truncated ${s.length - f.maxFieldChars} chars]` : s);
+  const cut = (s: string) =>
+    f.maxFieldChars != null && s.length > f.maxFieldChars
+      ? `${s.slice(0, f.maxFieldChars)}…[truncated ${s.length - f.maxFieldChars} chars]`
+      : s;
   const stdout = cut(r.stdout);
   const stderr = cut(r.stderr);
   const reason = failureReason(r, timeoutS);
@@ -48,7 +54,10 @@ export function formatToolResult(r: SandboxResult, f: ToolFormat = DEFAULT_TOOL_
     text = stdout;
   } else {
     // The traceback already names the error; other failures say which limit, with any partial output.
-    const detail = r.status === 'error' || r.status === 'memory' ? stderr || reason : [reason, stdout, stderr].filter(Boolean).join('\n');
+    const detail =
+      r.status === 'error' || r.status === 'memory'
+        ? stderr || reason
+        : [reason, stdout, stderr].filter(Boolean).join('\n');
     text = `tool call failed\n${detail}`;
   }
   return middleTruncate(text, f.middle ?? null);

@@ -3,6 +3,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
+import { checkServiceRequest, LOOPBACK_HOSTS } from '../../contracts/hosts.ts';
 import type { Sandbox, SandboxCall, SandboxResult } from './types.ts';
 
 /**
@@ -19,7 +20,25 @@ import type { Sandbox, SandboxCall, SandboxResult } from './types.ts';
  * `{ error, field }` naming the first bad field and why. An optional `x-sandbox-budget-ms` header bounds the
  * time (queue + run) each call of the request may take on this node; the client's own deadline travels that way.
  * While the node shuts down it answers 503, so clients retry elsewhere.
+ *
+ * The node's operator bounds what a client may ask for: a call's memoryMb, timeoutS and maxOutputBytes over the
+ * node's `limits` are refused (400 naming the field, the figure and the limit), never clamped, so a recipe that
+ * asks for more than a node gives fails loudly instead of running under other limits than it records.
+ * Host must be one of `allowedHosts` (421) and a browser Origin, when sent, one of them too (403). A client gets
+ * `headersTimeoutMs` to send its headers and `requestTimeoutMs` to send its whole request (then 408 and the
+ * connection is closed); a call may still take as long as its own limits allow to answer.
  */
+export interface NodeLimits {
+  /** Largest memoryMb one call may ask for (default 4096). */
+  memoryMb: number;
+  /** Largest timeoutS (default 600, the recipe schema's largest). */
+  timeoutS: number;
+  /** Largest maxOutputBytes (default 64 MiB). */
+  maxOutputBytes: number;
+}
+
+export const DEFAULT_NODE_LIMITS: NodeLimits = { memoryMb: 4096, timeoutS: 600, maxOutputBytes: 64 * 1024 * 1024 };
+
 export interface SandboxNodeOptions {
   sandbox: Sandbox & { status?: () => Record<string, unknown> };
   token: string;
@@ -30,6 +49,13 @@ export interface SandboxNodeOptions {
   maxBodyBytes?: number;
   /** Most calls in one /run/batch (default 1024). */
   maxBatch?: number;
+  /** The most a call may ask for (DEFAULT_NODE_LIMITS where unset). */
+  limits?: Partial<NodeLimits>;
+  /** Host values it answers to (default: the loopback names and `host`); cli/listen.ts serviceAllowedHosts. */
+  allowedHosts?: string[];
+  /** Time a client has to send its request headers (default 20 s) and its whole request body (default 120 s). */
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
   log?: (line: string) => void;
 }
 
@@ -37,15 +63,31 @@ export const sandboxCallSchema = z.strictObject({
   code: z.string(),
   input: z.string().optional(),
   timeoutS: z.number().positive().max(3600).optional(),
-  memoryMb: z.number().int().positive().max(1024 * 1024).optional(),
-  maxOutputBytes: z.number().int().positive().max(1024 * 1024 * 1024).optional(),
+  memoryMb: z
+    .number()
+    .int()
+    .positive()
+    .max(1024 * 1024)
+    .optional(),
+  maxOutputBytes: z
+    .number()
+    .int()
+    .positive()
+    .max(1024 * 1024 * 1024)
+    .optional(),
   history: z.array(z.string()).optional(),
 });
 
 const MAX_BUDGET_MS = 24 * 3600 * 1000;
 
 class HttpError extends Error {
-  constructor(readonly code: number, message: string, readonly field?: string) { super(message); }
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
 }
 
 export class SandboxNode {
@@ -56,6 +98,8 @@ export class SandboxNode {
   private tokenHash: Buffer;
   private readonly maxBodyBytes: number;
   private readonly maxBatch: number;
+  readonly limits: NodeLimits;
+  private readonly allowedHosts: string[];
   private readonly log: (line: string) => void;
   readonly metrics = {
     calls: {} as Record<string, number>,
@@ -69,11 +113,25 @@ export class SandboxNode {
     this.tokenHash = sha256(opts.token);
     this.maxBodyBytes = opts.maxBodyBytes ?? 16 * 1024 * 1024;
     this.maxBatch = opts.maxBatch ?? 1024;
+    this.limits = {
+      ...DEFAULT_NODE_LIMITS,
+      ...Object.fromEntries(Object.entries(opts.limits ?? {}).filter(([, v]) => v !== undefined)),
+    };
+    const host = opts.host ?? '127.0.0.1';
+    this.allowedHosts = opts.allowedHosts ?? [
+      ...LOOPBACK_HOSTS,
+      host.includes(':') && !host.startsWith('[') ? `[${host}]` : host,
+    ];
     this.log = opts.log ?? ((line) => console.error(`[sandbox-node] ${line}`));
-    this.server = http.createServer((req, res) => void this.handle(req, res));
+    const headersTimeout = opts.headersTimeoutMs ?? 20_000;
+    // These bound receiving the request only: a batch may take minutes to answer, which they do not limit.
+    // Node checks them every connectionsCheckingInterval (30 s by default): check often enough to matter.
+    const requestTimeout = Math.max(headersTimeout, opts.requestTimeoutMs ?? 120_000);
+    this.server = http.createServer(
+      { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.min(1000, headersTimeout) },
+      (req, res) => void this.handle(req, res),
+    );
     this.server.keepAliveTimeout = 30000;
-    // A batch may legitimately take minutes: no server-side request timeout (the client sets its own).
-    this.server.requestTimeout = 0;
   }
 
   /** Listen; resolves with the bound address. */
@@ -114,7 +172,10 @@ export class SandboxNode {
     let code = 500;
     this.inFlight++;
     try {
-      if (!this.authorized(req)) throw new HttpError(401, 'missing or wrong bearer token (send Authorization: Bearer <token>)');
+      const refusal = checkServiceRequest({ host: req.headers.host, origin: req.headers.origin }, this.allowedHosts);
+      if (refusal) throw new HttpError(refusal.status, refusal.message);
+      if (!this.authorized(req))
+        throw new HttpError(401, 'missing or wrong bearer token (send Authorization: Bearer <token>)');
       if (route === 'GET /health') {
         const status = this.opts.sandbox.status?.() ?? {};
         const alive = typeof status.alive === 'number' ? status.alive : 1;
@@ -128,28 +189,39 @@ export class SandboxNode {
       }
       if (route !== 'POST /run' && route !== 'POST /run/batch') {
         const known = ['GET /health', 'GET /metrics', 'POST /run', 'POST /run/batch'];
-        if (known.some((k) => k.endsWith(` ${url.pathname}`))) throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}`);
+        if (known.some((k) => k.endsWith(` ${url.pathname}`)))
+          throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}`);
         throw new HttpError(404, `no route ${url.pathname} (routes: /run, /run/batch, /health, /metrics)`);
       }
       if (this.draining) throw new HttpError(503, 'this sandbox node is shutting down');
       const budgetMs = parseBudget(req.headers['x-sandbox-budget-ms']);
       const body = await readJson(req, this.maxBodyBytes);
-      const calls = route === 'POST /run' ? [validate(sandboxCallSchema, body, '')] : validateBatch(body, this.maxBatch);
+      const calls =
+        route === 'POST /run' ? [validate(sandboxCallSchema, body, '')] : validateBatch(body, this.maxBatch);
+      calls.forEach((c, i) => withinLimits(c, this.limits, route === 'POST /run' ? '' : `calls.${i}.`));
       // The client hanging up cancels its calls that are still queued. One listener per call of the batch.
       const abort = new AbortController();
       setMaxListeners(0, abort.signal);
-      res.on('close', () => { if (!res.writableFinished) abort.abort(); });
+      res.on('close', () => {
+        if (!res.writableFinished) abort.abort();
+      });
       const deadline = budgetMs === undefined ? undefined : Date.now() + budgetMs;
       const results = await Promise.all(calls.map((c) => this.runOne(c, deadline, abort.signal)));
       // A pool closed under us answers `internal`; say 503 instead, so the client runs the calls elsewhere.
-      if (this.draining && results.some((r) => r.status === 'internal')) throw new HttpError(503, 'this sandbox node is shutting down');
+      if (this.draining && results.some((r) => r.status === 'internal'))
+        throw new HttpError(503, 'this sandbox node is shutting down');
       code = 200;
       return send(res, 200, route === 'POST /run' ? results[0] : { results });
     } catch (e) {
       const err = e instanceof HttpError ? e : new HttpError(500, `sandbox node error: ${(e as Error).message}`);
       if (!(e instanceof HttpError)) this.log(`${route}: ${(e as Error).stack ?? e}`);
       code = err.code;
-      send(res, err.code, { error: err.message, ...(err.field !== undefined ? { field: err.field } : {}) }, err.code === 401 ? { 'www-authenticate': 'Bearer' } : {});
+      send(
+        res,
+        err.code,
+        { error: err.message, ...(err.field !== undefined ? { field: err.field } : {}) },
+        err.code === 401 ? { 'www-authenticate': 'Bearer' } : {},
+      );
     } finally {
       const key = `${url.pathname}|${code}`;
       this.metrics.requests[key] = (this.metrics.requests[key] ?? 0) + 1;
@@ -185,29 +257,47 @@ export class SandboxNode {
     };
     const statuses = ['ok', 'error', 'timeout', 'memory', 'output_limit', 'internal'];
     for (const k of Object.keys(this.metrics.calls)) if (!statuses.includes(k)) statuses.push(k);
-    metric('toolsmith_sandbox_calls_total', 'counter', 'Calls this node answered, by result status.',
-      statuses.map((st) => [`{status="${st}"}`, this.metrics.calls[st] ?? 0]));
-    metric('toolsmith_sandbox_call_latency_seconds', 'summary', 'Time from receiving a call to its result (queue + run), seconds.', [
-      ['_sum', this.metrics.latencySumS], ['_count', this.metrics.latencyCount],
-    ]);
+    metric(
+      'toolsmith_sandbox_calls_total',
+      'counter',
+      'Calls this node answered, by result status.',
+      statuses.map((st) => [`{status="${st}"}`, this.metrics.calls[st] ?? 0]),
+    );
+    metric(
+      'toolsmith_sandbox_call_latency_seconds',
+      'summary',
+      'Time from receiving a call to its result (queue + run), seconds.',
+      [
+        ['_sum', this.metrics.latencySumS],
+        ['_count', this.metrics.latencyCount],
+      ],
+    );
     metric('toolsmith_sandbox_queue_depth', 'gauge', 'Calls waiting for a free interpreter.', [['', n(s.queued)]]);
     metric('toolsmith_sandbox_busy', 'gauge', 'Interpreters running a call now.', [['', n(s.busy)]]);
     metric('toolsmith_sandbox_interpreters', 'gauge', 'Interpreters in the pool.', [['', n(s.interpreters)]]);
     metric('toolsmith_sandbox_interpreters_alive', 'gauge', 'Interpreters alive and ready.', [['', n(s.alive)]]);
     metric('toolsmith_sandbox_restarts_total', 'counter', 'Interpreter restarts.', [['', n(s.restarts)]]);
-    metric('toolsmith_sandbox_retries_total', 'counter', 'Calls retried after their interpreter died.', [['', n(s.retries)]]);
+    metric('toolsmith_sandbox_retries_total', 'counter', 'Calls retried after their interpreter died.', [
+      ['', n(s.retries)],
+    ]);
     metric('toolsmith_sandbox_requests_in_flight', 'gauge', 'HTTP requests being served.', [['', this.inFlight]]);
-    metric('toolsmith_sandbox_http_requests_total', 'counter', 'HTTP requests, by path and response code.',
+    metric(
+      'toolsmith_sandbox_http_requests_total',
+      'counter',
+      'HTTP requests, by path and response code.',
       Object.entries(this.metrics.requests).map(([k, v]) => {
         const [p, c] = k.split('|');
         return [`{path="${p.replace(/["\\\n]/g, '_')}",code="${c}"}`, v];
-      }));
+      }),
+    );
     return `${lines.join('\n')}\n`;
   }
 }
 
 /** Start a node around `sandbox`; resolves once it listens. */
-export async function startSandboxNode(opts: SandboxNodeOptions): Promise<{ node: SandboxNode; url: string; port: number; host: string }> {
+export async function startSandboxNode(
+  opts: SandboxNodeOptions,
+): Promise<{ node: SandboxNode; url: string; port: number; host: string }> {
   const node = new SandboxNode(opts);
   const addr = await node.listen();
   return { node, ...addr };
@@ -227,7 +317,12 @@ function send(res: http.ServerResponse, code: number, body: unknown, headers: Re
 function parseBudget(h: string | string[] | undefined): number | undefined {
   if (h === undefined) return undefined;
   const v = Number(Array.isArray(h) ? h[0] : h);
-  if (!Number.isFinite(v) || v < 0 || v > MAX_BUDGET_MS) throw new HttpError(400, `header x-sandbox-budget-ms: expected milliseconds between 0 and ${MAX_BUDGET_MS}`, 'x-sandbox-budget-ms');
+  if (!Number.isFinite(v) || v < 0 || v > MAX_BUDGET_MS)
+    throw new HttpError(
+      400,
+      `header x-sandbox-budget-ms: expected milliseconds between 0 and ${MAX_BUDGET_MS}`,
+      'x-sandbox-budget-ms',
+    );
   return v;
 }
 
@@ -251,7 +346,12 @@ function readJson(req: http.IncomingMessage, limit: number): Promise<unknown> {
       }
       chunks.push(c);
     });
-    req.on('error', (e) => { if (!failed) { failed = true; reject(e); } });
+    req.on('error', (e) => {
+      if (!failed) {
+        failed = true;
+        reject(e);
+      }
+    });
     req.on('end', () => {
       if (failed) return;
       const text = Buffer.concat(chunks).toString('utf8');
@@ -274,10 +374,27 @@ function validate<T>(schema: z.ZodType<T>, body: unknown, prefix: string): T {
   throw new HttpError(400, `${p || 'body'}: ${issue.message}`, p || 'body');
 }
 
+/** Refuse a call that asks for more than the node gives (400 naming the field, the figure and the limit). */
+function withinLimits(call: SandboxCall, limits: NodeLimits, prefix: string): void {
+  const over = (field: keyof NodeLimits, value: number | undefined, unit: string, flag: string) => {
+    if (value !== undefined && value > limits[field]) {
+      throw new HttpError(
+        400,
+        `${prefix}${field}: ${value} ${unit} is over this node's limit of ${limits[field]} ${unit} (sandbox serve ${flag})`,
+        `${prefix}${field}`,
+      );
+    }
+  };
+  over('memoryMb', call.memoryMb, 'MiB', '--max-memory-mb');
+  over('timeoutS', call.timeoutS, 's', '--max-timeout-s');
+  over('maxOutputBytes', call.maxOutputBytes, 'bytes', '--max-output-mb');
+}
+
 const batchSchema = z.strictObject({ calls: z.array(z.unknown()) });
 
 function validateBatch(body: unknown, maxBatch: number): SandboxCall[] {
   const b = validate(batchSchema, body, '');
-  if (b.calls.length > maxBatch) throw new HttpError(400, `calls: ${b.calls.length} calls is over the limit of ${maxBatch} per batch`, 'calls');
+  if (b.calls.length > maxBatch)
+    throw new HttpError(400, `calls: ${b.calls.length} calls is over the limit of ${maxBatch} per batch`, 'calls');
   return b.calls.map((c, i) => validate(sandboxCallSchema, c, `calls.${i}`));
 }

@@ -27,10 +27,18 @@ export async function createSandbox(opts: CreateSandboxOptions = {}): Promise<Sa
   try {
     urls = parseNodeUrls(raw);
   } catch (e) {
-    throw new UserError(`TOOLSMITH_SANDBOX_URLS: ${(e as Error).message}`, { fix: 'give comma-separated node URLs such as http://10.0.0.5:8700,http://10.0.0.6:8700' });
+    throw new UserError(`TOOLSMITH_SANDBOX_URLS: ${(e as Error).message}`, {
+      fix: 'give comma-separated node URLs such as http://10.0.0.5:8700,http://10.0.0.6:8700',
+    });
   }
-  if (urls.length === 0) throw new UserError('TOOLSMITH_SANDBOX_URLS lists no URL', { fix: 'give comma-separated node URLs, or unset it to use a local pool' });
+  if (urls.length === 0)
+    throw new UserError('TOOLSMITH_SANDBOX_URLS lists no URL', {
+      fix: 'give comma-separated node URLs, or unset it to use a local pool',
+    });
   const token = cfg.sandboxToken;
-  if (!token) throw new UserError('TOOLSMITH_SANDBOX_URLS is set but TOOLSMITH_SANDBOX_TOKEN is not', { fix: 'set TOOLSMITH_SANDBOX_TOKEN to the token the nodes were started with (--token)' });
+  if (!token)
+    throw new UserError('TOOLSMITH_SANDBOX_URLS is set but TOOLSMITH_SANDBOX_TOKEN is not', {
+      fix: 'set TOOLSMITH_SANDBOX_TOKEN to the token the nodes were started with',
+    });
   return new RemoteSandbox({ ...opts.remote, urls, token });
 }

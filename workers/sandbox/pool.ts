@@ -9,12 +9,36 @@ import { bwrapCommand, minimalRoots, ZYGOTE_BOOT, type InterpreterInfo } from '.
 import { enterCgroup, PoolCgroups, procsFiles } from './cgroup.ts';
 import { REFUSED_SYSCALLS } from './syscall-filter.ts';
 import { internalResult, type RunOptions, type Sandbox, type SandboxCall, type SandboxResult } from './types.ts';
-import { type CallStatus } from '../../contracts/trajectory.ts';
+import type { CallStatus } from '../../contracts/trajectory.ts';
 import { ZygoteProcess, type ZygoteReply } from './zygote-process.ts';
 import { HEAVY_PRELOAD, STDLIB_PRELOAD, zygoteKind } from './route.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const ZYGOTE_SCRIPT = path.join(HERE, 'zygote.py');
+/** The zygote's Python modules, one per isolation concern, in dependency order (each imports only those before it);
+ *  the boot line carries them all (bwrap.ts ZYGOTE_BOOT) and the last, zygote.py, is the main one. */
+/**
+ * The longest a zygote waits before a call for an earlier call's shared memory to be released by the kernel
+ * (zygote_cgroup.settle_memory); past it the zygote reports itself unclean and is replaced.
+ */
+export const MEMORY_SETTLE_S = 30;
+export const ZYGOTE_MODULES = [
+  'zygote_os',
+  'zygote_signals',
+  'zygote_namespaces',
+  'zygote_cgroup',
+  'zygote_reserve',
+  'zygote_mounts',
+  'zygote_seccomp',
+  'zygote_limits',
+  'zygote_capture',
+  'zygote_classify',
+  'zygote_child',
+  'zygote_supervise',
+  'zygote_preload',
+  'zygote_bench',
+  'zygote',
+];
 let poolsStarted = 0;
 
 export interface PoolOptions {
@@ -58,7 +82,17 @@ interface Pending {
 type ZygoteKind = 'light' | 'heavy';
 /** `inflight`: requests sent to the zygote and not answered yet (at most 2: one running, one queued behind it);
  *  `busyUntil`: when the zygote will be done with them at the latest (their timeouts added up). */
-interface Slot { index: number; kind: ZygoteKind; uid: number; zygote: ZygoteProcess | null; inflight: number; busyUntil: number; starting: boolean; respawning: boolean; failures: number }
+interface Slot {
+  index: number;
+  kind: ZygoteKind;
+  uid: number;
+  zygote: ZygoteProcess | null;
+  inflight: number;
+  busyUntil: number;
+  starting: boolean;
+  respawning: boolean;
+  failures: number;
+}
 
 /**
  * A pool of warm zygotes. Each call goes to an idle zygote, which forks a fresh child for it; a zygote that dies
@@ -104,24 +138,47 @@ export class SandboxPool implements Sandbox {
   static async start(opts: PoolOptions = {}): Promise<SandboxPool> {
     const pool = new SandboxPool(opts);
     if (pool.opts.unsafe) {
-      pool.opts.log('!!! UNSAFE MODE: model code runs WITHOUT isolation (no bubblewrap): it can read your files and reach the network. Never use this with untrusted models. !!!');
+      pool.opts.log(
+        '!!! UNSAFE MODE: model code runs WITHOUT isolation (no bubblewrap): it can read your files and reach the network. Never use this with untrusted models. !!!',
+      );
     } else {
       checkBubblewrap(pool.opts.python);
       pool.root = interpreterRoot(pool.opts.python, pool.opts.preload);
       pool.cgroups = PoolCgroups.create(`${process.pid}-${++poolsStarted}`, pool.opts.log);
     }
-    pool.boot = JSON.stringify({ source: fs.readFileSync(ZYGOTE_SCRIPT, 'utf8'), refused: pool.opts.unsafe ? [] : REFUSED_SYSCALLS, bench: pool.opts.bench });
+    const modules = ZYGOTE_MODULES.map((name) => [name, fs.readFileSync(path.join(HERE, `${name}.py`), 'utf8')]);
+    pool.boot = JSON.stringify({
+      modules,
+      main: 'zygote',
+      refused: pool.opts.unsafe ? [] : REFUSED_SYSCALLS,
+      bench: pool.opts.bench,
+      settle_s: MEMORY_SETTLE_S,
+    });
     const base = 100000 + (process.pid % 20000) * 64;
     const kinds: ZygoteKind[] = pool.opts.light ? ['heavy', 'light'] : ['heavy'];
-    pool.slots = kinds.flatMap((kind, k) => Array.from({ length: pool.opts.size }, (_, i): Slot => {
-      const index = k * pool.opts.size + i;
-      return { index, kind, uid: base + index, zygote: null, inflight: 0, busyUntil: 0, starting: false, respawning: false, failures: 0 };
-    }));
+    pool.slots = kinds.flatMap((kind, k) =>
+      Array.from({ length: pool.opts.size }, (_, i): Slot => {
+        const index = k * pool.opts.size + i;
+        return {
+          index,
+          kind,
+          uid: base + index,
+          zygote: null,
+          inflight: 0,
+          busyUntil: 0,
+          starting: false,
+          respawning: false,
+          failures: 0,
+        };
+      }),
+    );
     await Promise.all(pool.slots.map((s) => pool.spawn(s)));
     const up = pool.slots.filter((s) => s.zygote?.alive).length;
     if (up === 0) {
       await pool.close();
-      throw new UserError('no sandbox interpreter could start', { fix: 'run `npx toolsmith diagnostics` to see which part is missing' });
+      throw new UserError('no sandbox interpreter could start', {
+        fix: 'run `npx toolsmith diagnostics` to see which part is missing',
+      });
     }
     pool.health = setInterval(() => void pool.checkHealth(), pool.opts.healthIntervalMs);
     pool.health.unref();
@@ -133,8 +190,13 @@ export class SandboxPool implements Sandbox {
     if (this.opts.unsafe) return { file: this.opts.python, args: ['-I', '-c', ZYGOTE_BOOT, preload] };
     const cgroup = this.cgroups?.forZygote(slot.index, slot.uid);
     const cmd = bwrapCommand({
-      python: this.opts.python, ...this.root, uid: slot.uid,
-      asRoot: process.getuid?.() === 0, tmpBytes: this.opts.tmpMb * 1024 * 1024, preload, cgroup,
+      python: this.opts.python,
+      ...this.root,
+      uid: slot.uid,
+      asRoot: process.getuid?.() === 0,
+      tmpBytes: this.opts.tmpMb * 1024 * 1024,
+      preload,
+      cgroup,
     });
     return cgroup ? enterCgroup(procsFiles(cgroup), cmd) : cmd;
   }
@@ -147,6 +209,9 @@ export class SandboxPool implements Sandbox {
     slot.zygote = z;
     z.on('exit', () => {
       if (slot.zygote !== z || this.closed) return;
+      // Its last words say why (a zygote that finds an earlier call's leftovers exits to be replaced).
+      const why = z.lastError.trim().split('\n').pop();
+      this.opts.log(`interpreter ${slot.index} exited: ${why || 'no output'}`);
       slot.zygote = null;
       if (slot.inflight === 0) this.respawnLater(slot);
     });
@@ -172,23 +237,37 @@ export class SandboxPool implements Sandbox {
     this.stats.restarts++;
     // Back off when starting keeps failing, so a broken environment does not spin.
     const delay = Math.min(30000, slot.failures === 0 ? 0 : 250 * 2 ** slot.failures);
-    setTimeout(() => { slot.respawning = false; void this.spawn(slot); }, delay).unref();
+    setTimeout(() => {
+      slot.respawning = false;
+      void this.spawn(slot);
+    }, delay).unref();
   }
 
   run(call: SandboxCall, opts: RunOptions = {}): Promise<SandboxResult> {
     const enqueuedAt = Date.now();
-    const deadline = opts.deadline ?? enqueuedAt + this.opts.queueTimeoutMs + (call.timeoutS ?? this.opts.timeoutS) * 1000;
+    const deadline =
+      opts.deadline ?? enqueuedAt + this.opts.queueTimeoutMs + (call.timeoutS ?? this.opts.timeoutS) * 1000;
     return new Promise<SandboxResult>((resolve) => {
       if (this.closed) return resolve(internalResult('the sandbox pool is closed'));
       const kind: ZygoteKind = this.opts.light ? zygoteKind(call.code, call.history) : 'heavy';
       let onAbort: (() => void) | undefined;
-      const p: Pending = { call, kind, enqueuedAt, deadline, retried: false, resolve: (r) => {
-        if (onAbort) opts.signal?.removeEventListener('abort', onAbort);
-        resolve(r);
-      } };
+      const p: Pending = {
+        call,
+        kind,
+        enqueuedAt,
+        deadline,
+        retried: false,
+        resolve: (r) => {
+          if (onAbort) opts.signal?.removeEventListener('abort', onAbort);
+          resolve(r);
+        },
+      };
       const admit = () => {
         if (this.closed) return resolve(internalResult('the sandbox pool is closed'));
-        if (this.queue.length >= this.opts.maxQueue) { this.spaceWaiters.push(admit); return; }
+        if (this.queue.length >= this.opts.maxQueue) {
+          this.spaceWaiters.push(admit);
+          return;
+        }
         p.timer = setTimeout(() => this.expire(p), Math.max(0, deadline - Date.now()));
         this.queue.push(p);
         this.pump();
@@ -238,7 +317,11 @@ export class SandboxPool implements Sandbox {
     for (let i = 0; i < this.queue.length && full.size < 2; ) {
       const kind = this.queue[i].kind;
       const slot = full.has(kind) ? undefined : this.slotFor(kind);
-      if (!slot) { full.add(kind); i++; continue; }
+      if (!slot) {
+        full.add(kind);
+        i++;
+        continue;
+      }
       const [p] = this.queue.splice(i, 1);
       this.freeSpace();
       void this.execute(slot, p);
@@ -249,7 +332,8 @@ export class SandboxPool implements Sandbox {
     const up = (s: Slot) => !s.starting && !!s.zygote?.alive;
     let own = this.slots.filter((s) => s.kind === kind);
     // No light zygote up at all (say, it keeps failing to start): a heavy one runs the call just the same.
-    if (kind === 'light' && !own.some((s) => s.zygote?.alive || s.starting)) own = this.slots.filter((s) => s.kind === 'heavy');
+    if (kind === 'light' && !own.some((s) => s.zygote?.alive || s.starting))
+      own = this.slots.filter((s) => s.kind === 'heavy');
     const idle = own.find((s) => up(s) && s.inflight === 0);
     if (idle && this.busySlots() < this.opts.size) return idle;
     return own.filter((s) => up(s) && s.inflight === 1).sort((a, b) => a.busyUntil - b.busyUntil)[0];
@@ -267,22 +351,35 @@ export class SandboxPool implements Sandbox {
     slot.inflight++;
     let reply: ZygoteReply | null = null;
     try {
-      // The zygote enforces the timeout itself; this guard only catches a zygote that stopped answering.
-      reply = await withTimeout(z.call({ ...p.call, timeoutS, deadlineMs: p.deadline }, this.opts), startsBy - startedAt + (timeoutS + 10) * 1000, 'no answer').catch(() => null);
+      // The zygote enforces the timeout itself; this guard only catches a zygote that stopped answering. Before the
+      // call starts the zygote may wait up to MEMORY_SETTLE_S for a dead call's memory to be released (seconds
+      // when the kernel's workers are starved of CPU): that wait is not a hang.
+      reply = await withTimeout(
+        z.call({ ...p.call, timeoutS, deadlineMs: p.deadline }, this.opts),
+        startsBy - startedAt + (MEMORY_SETTLE_S + timeoutS + 10) * 1000,
+        'no answer',
+      ).catch(() => null);
     } finally {
       slot.inflight--;
       if (slot.inflight === 0) slot.busyUntil = 0;
     }
     if (reply === null) {
       // The zygote died (or hung) during the call: replace it, and retry the call once on a fresh one.
-      if (slot.zygote === z) { z.kill(); slot.zygote = null; }
+      if (slot.zygote === z) {
+        this.opts.log(`interpreter ${slot.index} did not answer a call in time; replacing it`);
+        z.kill();
+        slot.zygote = null;
+      }
       if (!slot.zygote) this.respawnLater(slot);
       if (!p.retried && Date.now() < p.deadline && !this.closed) {
         p.retried = true;
         this.stats.retries++;
         this.queue.unshift(p);
       } else {
-        this.finish(p, internalResult('the sandbox interpreter died during the call (the call was retried once)', queueMs));
+        this.finish(
+          p,
+          internalResult('the sandbox interpreter died during the call (the call was retried once)', queueMs),
+        );
       }
     } else {
       // Waiting counts from enqueue to the start of the run, including any wait behind a call in the zygote.
@@ -300,7 +397,9 @@ export class SandboxPool implements Sandbox {
       const pong = await withTimeout(z.request({ ping: true }), 5000, 'ping timeout').catch(() => null);
       slot.inflight--;
       if ((!pong || pong.clean === false) && slot.zygote === z) {
-        this.opts.log(`interpreter ${slot.index} ${pong ? 'cannot prove its state clean' : 'did not answer a health check'}; replacing it`);
+        this.opts.log(
+          `interpreter ${slot.index} ${pong ? 'cannot prove its state clean' : 'did not answer a health check'}; replacing it`,
+        );
         z.kill();
       }
       this.pump();
@@ -311,13 +410,19 @@ export class SandboxPool implements Sandbox {
    *  the code process running `code`). */
   async measureIsolation(n: number, code = '', kind: ZygoteKind = 'heavy'): Promise<{ measure: string; ms: number }[]> {
     const slot = this.slots.find((s) => s.kind === kind && s.zygote?.alive && s.inflight === 0);
-    if (!slot || !this.opts.bench) throw new Error(`measureIsolation needs an idle ${kind} zygote of a pool started with bench: true`);
+    if (!slot || !this.opts.bench)
+      throw new Error(`measureIsolation needs an idle ${kind} zygote of a pool started with bench: true`);
     slot.inflight++;
     try {
-      const r = (await slot.zygote!.request({ measure: n, code })) as unknown as { measures?: { measure: string; ms: number }[] } | null;
+      const r = (await slot.zygote!.request({ measure: n, code })) as unknown as {
+        measures?: { measure: string; ms: number }[];
+      } | null;
       if (!r?.measures) throw new Error('the zygote did not answer the measurement');
       return r.measures;
-    } finally { slot.inflight--; this.pump(); }
+    } finally {
+      slot.inflight--;
+      this.pump();
+    }
   }
 
   /** Pool state for /health and /metrics. */
@@ -340,7 +445,16 @@ export class SandboxPool implements Sandbox {
     clearInterval(this.health);
     for (const p of this.queue.splice(0)) this.finish(p, internalResult('the sandbox pool is closed'));
     for (const w of this.spaceWaiters.splice(0)) w();
-    const exits = this.slots.map((s) => s.zygote).filter((z): z is ZygoteProcess => !!z && z.alive).map((z) => new Promise<void>((r) => { z.once('exit', () => r()); z.kill(); }));
+    const exits = this.slots
+      .map((s) => s.zygote)
+      .filter((z): z is ZygoteProcess => !!z && z.alive)
+      .map(
+        (z) =>
+          new Promise<void>((r) => {
+            z.once('exit', () => r());
+            z.kill();
+          }),
+      );
     await Promise.all(exits);
     await this.cgroups?.remove();
   }
@@ -348,16 +462,33 @@ export class SandboxPool implements Sandbox {
 
 function toResult(r: ZygoteReply, queueMs: number): SandboxResult {
   return {
-    status: r.status as CallStatus, stdout: r.stdout ?? '', stderr: r.stderr ?? '', exitCode: r.exit_code ?? null, errorType: r.error_type ?? null,
-    errorLine: r.error_line ?? null, errorMessage: r.error_message ?? null, durationMs: r.duration_ms ?? 0, queueMs,
-    stdoutTruncated: Boolean(r.stdout_truncated), stderrTruncated: Boolean(r.stderr_truncated),
+    status: r.status as CallStatus,
+    stdout: r.stdout ?? '',
+    stderr: r.stderr ?? '',
+    exitCode: r.exit_code ?? null,
+    errorType: r.error_type ?? null,
+    errorLine: r.error_line ?? null,
+    errorMessage: r.error_message ?? null,
+    durationMs: r.duration_ms ?? 0,
+    queueMs,
+    stdoutTruncated: Boolean(r.stdout_truncated),
+    stderrTruncated: Boolean(r.stderr_truncated),
   };
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(message)), ms);
-    p.then((v) => { clearTimeout(t); resolve(v); }, (e) => { clearTimeout(t); reject(e); });
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
   });
 }
 
@@ -369,18 +500,44 @@ export function checkBubblewrap(python: string) {
       fix: 'apt-get install -y bubblewrap (or set TOOLSMITH_SANDBOX_UNSAFE=1 to run code without isolation, never with untrusted models)',
     });
   }
-  if (!fs.existsSync(python)) throw new UserError(`the sandbox interpreter ${python} does not exist`, { fix: 'apt-get install -y python3 python3-numpy python3-sympy python3-scipy, or set TOOLSMITH_PYTHON' });
+  if (!fs.existsSync(python))
+    throw new UserError(`the sandbox interpreter ${python} does not exist`, {
+      fix: 'apt-get install -y python3 python3-numpy python3-sympy python3-scipy, or set TOOLSMITH_PYTHON',
+    });
   const seccomp = spawnSync(python, ['-I', '-c', 'import seccomp'], { encoding: 'utf8', timeout: 20000 });
   if (seccomp.status !== 0) {
-    throw new UserError(`the sandbox's syscall filter needs libseccomp's Python module, which ${python} cannot import`, {
-      fix: 'apt-get install -y python3-seccomp (or set TOOLSMITH_SANDBOX_UNSAFE=1 to run code without isolation, never with untrusted models)',
-    });
+    throw new UserError(
+      `the sandbox's syscall filter needs libseccomp's Python module, which ${python} cannot import`,
+      {
+        fix: 'apt-get install -y python3-seccomp (or set TOOLSMITH_SANDBOX_UNSAFE=1 to run code without isolation, never with untrusted models)',
+      },
+    );
   }
-  const probe = spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-all', '--unshare-user', '--disable-userns', '--as-pid-1', '--die-with-parent', '--', python, '-c', 'pass'], { encoding: 'utf8', timeout: 20000 });
+  const probe = spawnSync(
+    'bwrap',
+    [
+      '--ro-bind',
+      '/',
+      '/',
+      '--unshare-all',
+      '--unshare-user',
+      '--disable-userns',
+      '--as-pid-1',
+      '--die-with-parent',
+      '--',
+      python,
+      '-c',
+      'pass',
+    ],
+    { encoding: 'utf8', timeout: 20000 },
+  );
   if (probe.status !== 0) {
-    throw new UserError(`bubblewrap cannot create an isolated sandbox here: ${(probe.stderr || probe.error?.message || '').trim().split('\n')[0]}`, {
-      fix: 'install bubblewrap 0.8 or newer (for --disable-userns) and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, or run as root); TOOLSMITH_SANDBOX_UNSAFE=1 runs without isolation',
-    });
+    throw new UserError(
+      `bubblewrap cannot create an isolated sandbox here: ${(probe.stderr || probe.error?.message || '').trim().split('\n')[0]}`,
+      {
+        fix: 'install bubblewrap 0.8 or newer (for --disable-userns) and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, or run as root); TOOLSMITH_SANDBOX_UNSAFE=1 runs without isolation',
+      },
+    );
   }
 }
 
@@ -404,17 +561,40 @@ function interpreterRoot(python: string, preload: string[]): Root {
     "maps = {l.split()[-1].rsplit('/', 1)[0] for l in open('/proc/self/maps') if len(l.split()) >= 6 and l.split()[-1].startswith('/')}",
     "print(json.dumps({'executable': sys.executable, 'paths': sorted(maps) + sys.path + [sysconfig.get_config_var('LIBDIR') or '']}))",
   ].join('\n');
-  const r = spawnSync(python, ['-I', '-c', script, [...STDLIB_PRELOAD, ...preload].join(',')], { encoding: 'utf8', timeout: 60000 });
-  if (r.status !== 0) throw new UserError(`the sandbox interpreter ${python} cannot import its preloaded modules: ${(r.stderr || '').trim().split('\n').slice(-1)[0]}`, { fix: 'apt-get install -y python3-numpy python3-sympy python3-scipy, or set TOOLSMITH_SANDBOX_PRELOAD' });
+  const r = spawnSync(python, ['-I', '-c', script, [...STDLIB_PRELOAD, ...preload].join(',')], {
+    encoding: 'utf8',
+    timeout: 60000,
+  });
+  if (r.status !== 0)
+    throw new UserError(
+      `the sandbox interpreter ${python} cannot import its preloaded modules: ${(r.stderr || '').trim().split('\n').slice(-1)[0]}`,
+      { fix: 'apt-get install -y python3-numpy python3-sympy python3-scipy, or set TOOLSMITH_SANDBOX_PRELOAD' },
+    );
   const info = JSON.parse(r.stdout) as InterpreterInfo;
   const links = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'].flatMap((p) => {
-    try { return fs.lstatSync(p).isSymbolicLink() ? [{ path: p, target: fs.readlinkSync(p) }] : []; } catch { return []; }
+    try {
+      return fs.lstatSync(p).isSymbolicLink() ? [{ path: p, target: fs.readlinkSync(p) }] : [];
+    } catch {
+      return [];
+    }
   });
   // A symlinked /lib64 and the like resolve into /usr: bind the real folders.
-  const real = (p: string) => { try { return fs.realpathSync(p); } catch { return p; } };
+  const real = (p: string) => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
   const loader = elfInterpreter(real(info.executable));
-  const files = loader ? [{ src: real(loader), dest: path.join(real(path.dirname(loader)), path.basename(loader)) }] : [];
-  const value = { roots: minimalRoots({ executable: real(info.executable), paths: info.paths.map(real) }, (p) => fs.existsSync(p)), links, files };
+  const files = loader
+    ? [{ src: real(loader), dest: path.join(real(path.dirname(loader)), path.basename(loader)) }]
+    : [];
+  const value = {
+    roots: minimalRoots({ executable: real(info.executable), paths: info.paths.map(real) }, (p) => fs.existsSync(p)),
+    links,
+    files,
+  };
   roots.set(key, value);
   return value;
 }
@@ -432,8 +612,13 @@ function elfInterpreter(file: string): string | null {
       if (b.readUInt32LE(h) !== 3) continue; // PT_INTERP
       const off = Number(b.readBigUInt64LE(h + 8));
       const size = Number(b.readBigUInt64LE(h + 32));
-      return b.subarray(off, off + size).toString('latin1').replace(/\0+$/, '');
+      return b
+        .subarray(off, off + size)
+        .toString('latin1')
+        .replace(/\0+$/, '');
     }
-  } catch { /* not readable: no loader to bind */ }
+  } catch {
+    /* not readable: no loader to bind */
+  }
   return null;
 }

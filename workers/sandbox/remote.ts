@@ -56,6 +56,17 @@ export interface NodeState {
 
 class Permanent extends Error {}
 
+const freshNode = (u: string): NodeState => ({
+  url: u.replace(/\/+$/, ''),
+  healthy: true,
+  inFlight: 0,
+  failures: 0,
+  lastError: null,
+  lastProbe: 0,
+  probing: false,
+  served: 0,
+});
+
 /** Past its deadline, a call waits this long more for an answer from a node that is running it. */
 const ANSWER_GRACE_MS = 3000;
 
@@ -84,9 +95,7 @@ export class RemoteSandbox implements Sandbox {
       healthIntervalMs: options.healthIntervalMs ?? 5000,
       log: options.log ?? ((line) => console.error(`[sandbox-remote] ${line}`)),
     };
-    this.nodes = options.urls.map((u) => ({
-      url: u.replace(/\/+$/, ''), healthy: true, inFlight: 0, failures: 0, lastError: null, lastProbe: 0, probing: false, served: 0,
-    }));
+    this.nodes = options.urls.map(freshNode);
     this.probeTimer = setInterval(() => this.probeDue(), this.o.probeIntervalMs);
     this.probeTimer.unref();
   }
@@ -118,7 +127,30 @@ export class RemoteSandbox implements Sandbox {
 
   /** Node states, for logs and diagnostics. */
   status() {
-    return { nodes: this.nodes.map((n) => ({ url: n.url, healthy: n.healthy, inFlight: n.inFlight, failures: n.failures, lastError: n.lastError, served: n.served })), ...this.stats };
+    return {
+      nodes: this.nodes.map((n) => ({
+        url: n.url,
+        healthy: n.healthy,
+        inFlight: n.inFlight,
+        failures: n.failures,
+        lastError: n.lastError,
+        served: n.served,
+      })),
+      ...this.stats,
+    };
+  }
+
+  /**
+   * The nodes to use from now on (a cluster restarted one on a new address, or placed more): nodes still listed keep
+   * their state, new ones start healthy, dropped ones get no new batch (a batch in flight there finishes, or fails
+   * and is retried elsewhere as usual). An empty list is ignored: calls wait in their retries for a node to return.
+   */
+  setNodes(urls: string[]) {
+    if (urls.length === 0) return;
+    const want = urls.map((u) => u.replace(/\/+$/, ''));
+    const kept = this.nodes.filter((n) => want.includes(n.url));
+    const added = want.filter((u) => !kept.some((n) => n.url === u)).map(freshNode);
+    this.nodes.splice(0, this.nodes.length, ...kept, ...added);
   }
 
   async close(): Promise<void> {
@@ -180,7 +212,8 @@ export class RemoteSandbox implements Sandbox {
         const msg = `${node.url}: ${(e as Error).message}`;
         for (const p of sending) p.lastError = msg;
         if (e instanceof Permanent) {
-          for (const p of sending) this.settle(p, internalResult(`sandbox node refused the call: ${msg}`, Date.now() - p.enqueuedAt));
+          for (const p of sending)
+            this.settle(p, internalResult(`sandbox node refused the call: ${msg}`, Date.now() - p.enqueuedAt));
           return;
         }
         this.fail(node, msg);
@@ -207,14 +240,21 @@ export class RemoteSandbox implements Sandbox {
     const ac = new AbortController();
     this.controllers.add(ac);
     // A node that hangs is given up on a little after the calls' deadline, and the batch goes elsewhere.
-    const timer = setTimeout(() => ac.abort(new Error(`no answer within ${Math.round((budgetMs + ANSWER_GRACE_MS) / 1000)} s`)), budgetMs + ANSWER_GRACE_MS);
+    const timer = setTimeout(
+      () => ac.abort(new Error(`no answer within ${Math.round((budgetMs + ANSWER_GRACE_MS) / 1000)} s`)),
+      budgetMs + ANSWER_GRACE_MS,
+    );
     node.inFlight += live.length;
     try {
       let res: Response;
       try {
         res = await fetch(`${node.url}/run/batch`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${this.options.token}`, 'x-sandbox-budget-ms': String(Math.round(budgetMs)) },
+          headers: {
+            'content-type': 'application/json',
+            authorization: `Bearer ${this.options.token}`,
+            'x-sandbox-budget-ms': String(Math.round(budgetMs)),
+          },
           body: JSON.stringify({ calls: live.map((p) => p.call) }),
           signal: ac.signal,
         });
@@ -223,14 +263,17 @@ export class RemoteSandbox implements Sandbox {
       }
       let body: { results?: SandboxResult[]; error?: string };
       try {
-        body = await res.json() as typeof body;
+        body = (await res.json()) as typeof body;
       } catch (e) {
         throw new Error(`HTTP ${res.status} with an unreadable body (${connectionError(e, ac.signal)})`);
       }
-      if (res.status >= 500 || res.status === 429 || res.status === 408) throw new Error(`HTTP ${res.status}: ${body.error ?? 'no message'}`);
+      if (res.status >= 500 || res.status === 429 || res.status === 408)
+        throw new Error(`HTTP ${res.status}: ${body.error ?? 'no message'}`);
       if (res.status !== 200) throw new Permanent(`HTTP ${res.status}: ${body.error ?? 'no message'}`);
       if (!Array.isArray(body.results) || body.results.length !== live.length) {
-        throw new Error(`HTTP 200 with ${Array.isArray(body.results) ? body.results.length : 'no'} results for ${live.length} calls`);
+        throw new Error(
+          `HTTP 200 with ${Array.isArray(body.results) ? body.results.length : 'no'} results for ${live.length} calls`,
+        );
       }
       node.failures = 0;
       node.served += live.length;
@@ -247,7 +290,9 @@ export class RemoteSandbox implements Sandbox {
     node.lastError = msg;
     if (node.healthy && node.failures >= this.o.unhealthyAfter) {
       node.healthy = false;
-      this.o.log(`node ${node.url} marked unhealthy after ${node.failures} failures (${msg}); probing /health to bring it back`);
+      this.o.log(
+        `node ${node.url} marked unhealthy after ${node.failures} failures (${msg}); probing /health to bring it back`,
+      );
     }
   }
 
@@ -267,7 +312,10 @@ export class RemoteSandbox implements Sandbox {
     this.controllers.add(ac);
     const timer = setTimeout(() => ac.abort(new Error('/health did not answer within 5 s')), 5000);
     try {
-      const res = await fetch(`${n.url}/health`, { headers: { authorization: `Bearer ${this.options.token}` }, signal: ac.signal });
+      const res = await fetch(`${n.url}/health`, {
+        headers: { authorization: `Bearer ${this.options.token}` },
+        signal: ac.signal,
+      });
       await res.arrayBuffer().catch(() => undefined);
       if (res.status === 200) {
         if (!n.healthy) this.o.log(`node ${n.url} is healthy again`);
@@ -287,16 +335,28 @@ export class RemoteSandbox implements Sandbox {
   }
 
   private deadlineResult(p: Pending): SandboxResult {
-    return internalResult(`no sandbox node answered before the call's deadline${p.lastError ? ` (last error: ${p.lastError})` : ''}; nodes: ${this.describeNodes()}`, Date.now() - p.enqueuedAt);
+    return internalResult(
+      `no sandbox node answered before the call's deadline${p.lastError ? ` (last error: ${p.lastError})` : ''}; nodes: ${this.describeNodes()}`,
+      Date.now() - p.enqueuedAt,
+    );
   }
 
   private describeNodes() {
-    return this.nodes.map((n) => `${n.url} ${n.healthy ? 'healthy' : `unhealthy${n.lastError ? ` (${n.lastError.replace(`${n.url}: `, '')})` : ''}`}`).join(', ');
+    return this.nodes
+      .map(
+        (n) =>
+          `${n.url} ${n.healthy ? 'healthy' : `unhealthy${n.lastError ? ` (${n.lastError.replace(`${n.url}: `, '')})` : ''}`}`,
+      )
+      .join(', ');
   }
 }
 
 function cancelled(p: Pending): SandboxResult {
-  return { ...internalResult('cancelled by the caller', Date.now() - p.enqueuedAt), status: 'timeout', errorType: 'QueueTimeout' };
+  return {
+    ...internalResult('cancelled by the caller', Date.now() - p.enqueuedAt),
+    status: 'timeout',
+    errorType: 'QueueTimeout',
+  };
 }
 
 function connectionError(e: unknown, signal: AbortSignal): string {
@@ -311,10 +371,18 @@ function sleep(ms: number) {
 
 /** Parse TOOLSMITH_SANDBOX_URLS-style lists: comma-separated, whitespace ignored, each must be http(s). */
 export function parseNodeUrls(raw: string): string[] {
-  return raw.split(',').map((s) => s.trim()).filter(Boolean).map((s) => {
-    let u: URL;
-    try { u = new URL(s); } catch { throw new Error(`"${s}" is not a URL`); }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`"${s}" is not an http(s) URL`);
-    return s.replace(/\/+$/, '');
-  });
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => {
+      let u: URL;
+      try {
+        u = new URL(s);
+      } catch {
+        throw new Error(`"${s}" is not a URL`);
+      }
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`"${s}" is not an http(s) URL`);
+      return s.replace(/\/+$/, '');
+    });
 }

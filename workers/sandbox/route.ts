@@ -8,8 +8,25 @@
 
 /** Standard-library modules both zygotes import up front; cheap, and all a light call may import. */
 export const STDLIB_PRELOAD = [
-  'math', 'cmath', 'fractions', 'decimal', 'itertools', 'functools', 'collections', 'random', 're', 'statistics', 'string',
-  'heapq', 'bisect', 'operator', 'numbers', 'copy', 'os', 'sys', 'time',
+  'math',
+  'cmath',
+  'fractions',
+  'decimal',
+  'itertools',
+  'functools',
+  'collections',
+  'random',
+  're',
+  'statistics',
+  'string',
+  'heapq',
+  'bisect',
+  'operator',
+  'numbers',
+  'copy',
+  'os',
+  'sys',
+  'time',
 ];
 
 export const HEAVY_PRELOAD = ['numpy', 'sympy', 'scipy', 'scipy.special'];
@@ -23,10 +40,11 @@ export function importedRoots(code: string): string[] {
   const roots: string[] = [];
   for (const m of code.matchAll(IMPORT_LINE)) {
     if (m[1]) roots.push(m[1].split('.')[0]);
-    else for (const part of m[2].split(',')) {
-      const name = part.trim().split(/\s+/)[0];
-      if (name) roots.push(name.replace(/[()\\]/g, '').split('.')[0]);
-    }
+    else
+      for (const part of m[2].split(',')) {
+        const name = part.trim().split(/\s+/)[0];
+        if (name) roots.push(name.replace(/[()\\]/g, '').split('.')[0]);
+      }
   }
   // `import a; import b` on one line: the first statement is caught above, the rest here.
   for (const m of code.matchAll(/;[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w., \t]+))/g)) {

@@ -1,6 +1,6 @@
 /**
  * The system calls the sandboxed code may not make: each answers its errno instead of running (the zygote compiles
- * this list into a seccomp program with libseccomp, zygote.py build_syscall_filter). A math tool needs none of
+ * this list into a seccomp program with libseccomp, zygote_seccomp.py build_syscall_filter). A math tool needs none of
  * them; many would already fail for want of a capability, and the filter makes sure of it whatever the kernel
  * grows next. Whole calls answer ENOSYS, as on a kernel without them (libraries then fall back, and no kernel
  * that has the call answers that, so a test can tell the filter's refusal from the kernel's);
@@ -21,7 +21,10 @@ export interface RefusedCall {
 export const AF_VSOCK = 40;
 
 export const REFUSED_SYSCALLS: RefusedCall[] = [
-  { name: 'io_uring_setup', why: 'io_uring: a second syscall interface, outside this filter and a large kernel attack surface' },
+  {
+    name: 'io_uring_setup',
+    why: 'io_uring: a second syscall interface, outside this filter and a large kernel attack surface',
+  },
   { name: 'io_uring_enter', why: 'io_uring' },
   { name: 'io_uring_register', why: 'io_uring' },
   { name: 'userfaultfd', why: 'lets a process stall the kernel mid-copy, a staple of kernel exploits' },
@@ -37,7 +40,12 @@ export const REFUSED_SYSCALLS: RefusedCall[] = [
   { name: 'kcmp', why: "compares other processes' kernel objects" },
   { name: 'process_madvise', why: "another process's memory" },
   { name: 'prlimit64', why: "another process's limits (its own, pid 0, stay allowed)", arg0_not: 0, errno: 'EPERM' },
-  { name: 'socket', why: 'AF_VSOCK reaches the hypervisor host, outside the network namespace', arg0: AF_VSOCK, errno: 'EPERM' },
+  {
+    name: 'socket',
+    why: 'AF_VSOCK reaches the hypervisor host, outside the network namespace',
+    arg0: AF_VSOCK,
+    errno: 'EPERM',
+  },
   { name: 'mount', why: 'file system views' },
   { name: 'umount2', why: 'file system views' },
   { name: 'pivot_root', why: 'file system views' },
@@ -50,7 +58,7 @@ export const REFUSED_SYSCALLS: RefusedCall[] = [
   { name: 'move_mount', why: 'the new mount API' },
   { name: 'mount_setattr', why: 'the new mount API' },
   { name: 'unshare', why: 'new namespaces' },
-  { name: 'setns', why: "other namespaces" },
+  { name: 'setns', why: 'other namespaces' },
   { name: 'name_to_handle_at', why: 'file handles bypass the mount view' },
   { name: 'open_by_handle_at', why: 'file handles bypass the mount view' },
   { name: 'fanotify_init', why: 'file system monitoring' },

@@ -48,7 +48,16 @@ export interface Sandbox {
 
 export function internalResult(message: string, queueMs = 0): SandboxResult {
   return {
-    status: 'internal', stdout: '', stderr: message, exitCode: null, errorType: 'SandboxInternal', errorLine: null, errorMessage: message,
-    durationMs: 0, queueMs, stdoutTruncated: false, stderrTruncated: false,
+    status: 'internal',
+    stdout: '',
+    stderr: message,
+    exitCode: null,
+    errorType: 'SandboxInternal',
+    errorLine: null,
+    errorMessage: message,
+    durationMs: 0,
+    queueMs,
+    stdoutTruncated: false,
+    stderrTruncated: false,
   };
 }

@@ -3,11 +3,22 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { SandboxCall } from './types.ts';
 
-/** What the zygote answers for one call (snake_case, as zygote.py writes it). */
+/** What the zygote answers for one call (snake_case, as zygote_classify.py writes it). */
 export interface ZygoteReply {
-  id: string; status: string; stdout: string; stderr: string; exit_code: number | null; error_type: string | null;
-  error_line: number | null; error_message: string | null; duration_ms: number; stdout_truncated: boolean; stderr_truncated: boolean;
-  pong?: boolean; leftover?: number; clean?: boolean;
+  id: string;
+  status: string;
+  stdout: string;
+  stderr: string;
+  exit_code: number | null;
+  error_type: string | null;
+  error_line: number | null;
+  error_message: string | null;
+  duration_ms: number;
+  stdout_truncated: boolean;
+  stderr_truncated: boolean;
+  pong?: boolean;
+  leftover?: number;
+  clean?: boolean;
 }
 
 /**
@@ -23,14 +34,20 @@ export class ZygoteProcess extends EventEmitter {
   readonly ready: Promise<void>;
   alive = true;
 
-  /** `boot`: the first line sent, before any request (the zygote's source and its syscall filter, bwrap.ts). */
+  /** `boot`: the first line sent, before any request (the zygote's modules and its syscall filter, bwrap.ts ZYGOTE_BOOT). */
   constructor(file: string, args: string[], boot: string) {
     super();
-    this.proc = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } as unknown as NodeJS.ProcessEnv });
+    this.proc = spawn(file, args, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } as unknown as NodeJS.ProcessEnv,
+    });
     this.proc.stdin.write(boot + '\n');
     let markReady!: () => void;
     let fail!: (e: Error) => void;
-    this.ready = new Promise<void>((res, rej) => { markReady = res; fail = rej; });
+    this.ready = new Promise<void>((res, rej) => {
+      markReady = res;
+      fail = rej;
+    });
     this.ready.catch(() => {});
     this.proc.stdout.setEncoding('utf8');
     this.proc.stdout.on('data', (d: string) => {
@@ -40,24 +57,47 @@ export class ZygoteProcess extends EventEmitter {
         const line = this.buf.slice(0, nl);
         this.buf = this.buf.slice(nl + 1);
         let msg: ZygoteReply & { ready?: boolean };
-        try { msg = JSON.parse(line); } catch { continue; }
-        if (msg.ready) { markReady(); continue; }
+        try {
+          msg = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        if (msg.ready) {
+          markReady();
+          continue;
+        }
         const resolve = this.waiting.get(msg.id);
-        if (resolve) { this.waiting.delete(msg.id); resolve(msg); }
+        if (resolve) {
+          this.waiting.delete(msg.id);
+          resolve(msg);
+        }
       }
     });
     this.proc.stderr.setEncoding('utf8');
-    this.proc.stderr.on('data', (d: string) => { this.stderrTail = (this.stderrTail + d).slice(-4000); });
+    this.proc.stderr.on('data', (d: string) => {
+      this.stderrTail = (this.stderrTail + d).slice(-4000);
+    });
     this.proc.stdin.on('error', () => {});
-    this.proc.on('error', (e) => { fail(e); this.die(); });
+    this.proc.on('error', (e) => {
+      fail(e);
+      this.die();
+    });
     this.proc.on('exit', () => {
-      fail(new Error(`the sandbox interpreter exited during start-up: ${this.stderrTail.trim().split('\n').slice(-3).join(' | ') || 'no output'}`));
+      fail(
+        new Error(
+          `the sandbox interpreter exited during start-up: ${this.stderrTail.trim().split('\n').slice(-3).join(' | ') || 'no output'}`,
+        ),
+      );
       this.die();
     });
   }
 
-  get pid() { return this.proc.pid; }
-  get lastError() { return this.stderrTail; }
+  get pid() {
+    return this.proc.pid;
+  }
+  get lastError() {
+    return this.stderrTail;
+  }
 
   private die() {
     if (!this.alive) return;
@@ -77,11 +117,21 @@ export class ZygoteProcess extends EventEmitter {
     });
   }
 
-  call(c: SandboxCall & { deadlineMs?: number }, defaults: { timeoutS: number; memoryMb: number; maxOutputBytes: number; maxProcesses: number; maxFileMb: number }) {
+  call(
+    c: SandboxCall & { deadlineMs?: number },
+    defaults: { timeoutS: number; memoryMb: number; maxOutputBytes: number; maxProcesses: number; maxFileMb: number },
+  ) {
     return this.request({
-      code: c.code, input: c.input ?? '', history: c.history ?? [], timeout: c.timeoutS ?? defaults.timeoutS, memory_mb: c.memoryMb ?? defaults.memoryMb,
-      max_output: c.maxOutputBytes ?? defaults.maxOutputBytes, max_processes: defaults.maxProcesses, max_file_mb: defaults.maxFileMb,
-      deadline_ms: c.deadlineMs, seed: c.seed ?? null,
+      code: c.code,
+      input: c.input ?? '',
+      history: c.history ?? [],
+      timeout: c.timeoutS ?? defaults.timeoutS,
+      memory_mb: c.memoryMb ?? defaults.memoryMb,
+      max_output: c.maxOutputBytes ?? defaults.maxOutputBytes,
+      max_processes: defaults.maxProcesses,
+      max_file_mb: defaults.maxFileMb,
+      deadline_ms: c.deadlineMs,
+      seed: c.seed ?? null,
     });
   }
 

@@ -58,7 +58,8 @@ export function splitOf(text: string): Split {
 /** Integer uniform in [lo, hi]. */
 export const randInt = (rng: Rng, lo: number, hi: number): number => lo + Math.floor(rng() * (hi - lo + 1));
 /** A number with exactly `digits` digits (digits ≥ 1; 1 digit means 2..9). */
-const withDigits = (rng: Rng, digits: number): number => (digits <= 1 ? randInt(rng, 2, 9) : randInt(rng, 10 ** (digits - 1), 10 ** digits - 1));
+const withDigits = (rng: Rng, digits: number): number =>
+  digits <= 1 ? randInt(rng, 2, 9) : randInt(rng, 10 ** (digits - 1), 10 ** digits - 1);
 export const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!;
 
 const B = (x: number | bigint) => BigInt(x);
@@ -104,7 +105,8 @@ const MAKERS: Record<Family, Maker> = {
     const form = randInt(rng, 0, 2);
     if (form === 0) return { problem: `Compute ${a}*${b}.`, answer: B(a) * B(b), code: `print(${a}*${b})` };
     const c = withDigits(rng, randInt(rng, 1, d + 1));
-    if (form === 1 || B(c) >= B(a) * B(b)) return { problem: `Compute ${a}*${b}+${c}.`, answer: B(a) * B(b) + B(c), code: `print(${a}*${b}+${c})` };
+    if (form === 1 || B(c) >= B(a) * B(b))
+      return { problem: `Compute ${a}*${b}+${c}.`, answer: B(a) * B(b) + B(c), code: `print(${a}*${b}+${c})` };
     return { problem: `Compute ${a}*${b}-${c}.`, answer: B(a) * B(b) - B(c), code: `print(${a}*${b}-${c})` };
   },
   sum(rng, d) {
@@ -140,12 +142,20 @@ const MAKERS: Record<Family, Maker> = {
   choose(rng, d) {
     const n = randInt(rng, 8, 10 + 10 * d);
     const k = randInt(rng, 2, Math.min(n - 2, 3 + d));
-    return { problem: `How many ways to choose ${k} of ${n}?`, answer: bcomb(n, k), code: `import math\nprint(math.comb(${n},${k}))` };
+    return {
+      problem: `How many ways to choose ${k} of ${n}?`,
+      answer: bcomb(n, k),
+      code: `import math\nprint(math.comb(${n},${k}))`,
+    };
   },
   arrange(rng, d) {
     const n = randInt(rng, 7, 9 + 5 * d);
     const k = randInt(rng, 3, 1 + 2 * d);
-    return { problem: `How many ways to line up ${k} of ${n}?`, answer: bperm(n, k), code: `import math\nprint(math.perm(${n},${k}))` };
+    return {
+      problem: `How many ways to line up ${k} of ${n}?`,
+      answer: bperm(n, k),
+      code: `import math\nprint(math.perm(${n},${k}))`,
+    };
   },
   factorial(rng, d) {
     const n = randInt(rng, 7, 6 + 3 * d);
@@ -160,7 +170,11 @@ const MAKERS: Record<Family, Maker> = {
     const gcd = (x: number, y: number): number => (y === 0 ? x : gcd(y, x % y));
     const lcm = (a * b) / gcd(a, b);
     const answer = B(Math.floor(n / a)) + B(Math.floor(n / b)) - B(Math.floor(n / lcm));
-    return { problem: `How many of 1..${n} are multiples of ${a} or ${b}?`, answer, code: `print(sum(1 for i in range(1,${n}+1) if i%${a}==0 or i%${b}==0))` };
+    return {
+      problem: `How many of 1..${n} are multiples of ${a} or ${b}?`,
+      answer,
+      code: `print(sum(1 for i in range(1,${n}+1) if i%${a}==0 or i%${b}==0))`,
+    };
   },
   word(rng, d) {
     const small = () => withDigits(rng, randInt(rng, 2, Math.min(3, d + 1)));
@@ -169,28 +183,48 @@ const MAKERS: Record<Family, Maker> = {
         const a = small();
         const b = small();
         const c = randInt(rng, 1, Math.min(a * b - 1, 10 ** (d + 1)));
-        return { problem: `${a} rows of ${b} apples; ${c} are eaten. How many are left?`, answer: B(a) * B(b) - B(c), code: `print(${a}*${b}-${c})` };
+        return {
+          problem: `${a} rows of ${b} apples; ${c} are eaten. How many are left?`,
+          answer: B(a) * B(b) - B(c),
+          code: `print(${a}*${b}-${c})`,
+        };
       }
       case 1: {
         const a = small();
         const b = small();
-        return { problem: `${a} crates hold ${b} eggs each. How many eggs in all?`, answer: B(a) * B(b), code: `print(${a}*${b})` };
+        return {
+          problem: `${a} crates hold ${b} eggs each. How many eggs in all?`,
+          answer: B(a) * B(b),
+          code: `print(${a}*${b})`,
+        };
       }
       case 2: {
         const a = small();
         const b = small();
-        return { problem: `A train goes ${a} km per hour for ${b} hours. How far?`, answer: B(a) * B(b), code: `print(${a}*${b})` };
+        return {
+          problem: `A train goes ${a} km per hour for ${b} hours. How far?`,
+          answer: B(a) * B(b),
+          code: `print(${a}*${b})`,
+        };
       }
       case 3: {
         const a = randInt(rng, 3, 9 + 10 * d);
         const n = withDigits(rng, d + 2);
-        return { problem: `${n} coins shared equally by ${a} kids. How many left over?`, answer: B(n) % B(a), code: `print(${n}%${a})` };
+        return {
+          problem: `${n} coins shared equally by ${a} kids. How many left over?`,
+          answer: B(n) % B(a),
+          code: `print(${n}%${a})`,
+        };
       }
       default: {
         const a = small();
         const b = small();
         const c = small();
-        return { problem: `Ann has ${a} cards, buys ${b} packs of ${c}. How many now?`, answer: B(a) + B(b) * B(c), code: `print(${a}+${b}*${c})` };
+        return {
+          problem: `Ann has ${a} cards, buys ${b} packs of ${c}. How many now?`,
+          answer: B(a) + B(b) * B(c),
+          code: `print(${a}+${b}*${c})`,
+        };
       }
     }
   },
@@ -207,7 +241,14 @@ const MAKERS: Record<Family, Maker> = {
 /** One problem of a family (any split). */
 export function makeProblem(family: Family, rng: Rng, difficulty: Difficulty = 2): Problem {
   const d = MAKERS[family](rng, difficulty);
-  return { id: problemId(family, d.problem), family, difficulty, problem: d.problem, answer: d.answer.toString(), code: d.code };
+  return {
+    id: problemId(family, d.problem),
+    family,
+    difficulty,
+    problem: d.problem,
+    answer: d.answer.toString(),
+    code: d.code,
+  };
 }
 
 export interface GenerateOptions {
@@ -226,7 +267,8 @@ export interface GenerateOptions {
 export function generate(opts: GenerateOptions): Problem[] {
   const families = opts.families ?? DEFAULT_FAMILIES;
   if (families.length === 0) throw new Error('generate: no families');
-  const levels: readonly Difficulty[] = opts.difficulty == null ? [1, 2, 3] : typeof opts.difficulty === 'number' ? [opts.difficulty] : opts.difficulty;
+  const levels: readonly Difficulty[] =
+    opts.difficulty == null ? [1, 2, 3] : typeof opts.difficulty === 'number' ? [opts.difficulty] : opts.difficulty;
   const unique = opts.unique ?? true;
   const rng = mulberry32(opts.seed);
   const out: Problem[] = [];
@@ -234,7 +276,9 @@ export function generate(opts: GenerateOptions): Problem[] {
   const maxAttempts = 1000 + 200 * opts.n;
   for (let attempt = 0; out.length < opts.n; attempt++) {
     if (attempt >= maxAttempts) {
-      throw new Error(`generate: only ${out.length} of ${opts.n} distinct ${opts.split} problems found for families ${families.join(',')}`);
+      throw new Error(
+        `generate: only ${out.length} of ${opts.n} distinct ${opts.split} problems found for families ${families.join(',')}`,
+      );
     }
     const p = makeProblem(pick(rng, families), rng, pick(rng, levels));
     if (splitOf(p.problem) !== opts.split) continue;

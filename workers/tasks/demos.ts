@@ -25,7 +25,15 @@
 import type { DemoShares, Difficulty, Family } from '../../contracts/recipe.ts';
 import { mulberry32 } from '../engines/sampling.ts';
 import type { Tokenizer } from '../engines/tokenizer.ts';
-import { EMBEDDED_TEMPLATE_SETTINGS, IM_END, buildPrompt, pyJson, tag, toolResponseTurn, type TemplateSettings } from '../rollout/template.ts';
+import {
+  EMBEDDED_TEMPLATE_SETTINGS,
+  IM_END,
+  buildPrompt,
+  pyJson,
+  tag,
+  toolResponseTurn,
+  type TemplateSettings,
+} from '../rollout/template.ts';
 import { DEFAULT_TOOL_FORMAT, formatToolResult } from '../sandbox/format.ts';
 import type { SandboxResult } from '../sandbox/types.ts';
 import { generate, pick, type Problem, type Rng } from './arith.ts';
@@ -44,15 +52,15 @@ export interface ExpectedResult {
 export type Segment =
   | { kind: 'model'; text: string }
   | {
-    kind: 'tool';
-    /** toolResponseTurn(toolText): exactly what the rollout appends. */
-    text: string;
-    /** The text inside <tool_response> (formatToolResult of the expected result, paper style). */
-    toolText: string;
-    /** The call this responds to. */
-    call: { code: string; input: string };
-    expected: ExpectedResult;
-  };
+      kind: 'tool';
+      /** toolResponseTurn(toolText): exactly what the rollout appends. */
+      text: string;
+      /** The text inside <tool_response> (formatToolResult of the expected result, paper style). */
+      toolText: string;
+      /** The call this responds to. */
+      call: { code: string; input: string };
+      expected: ExpectedResult;
+    };
 
 export interface Demo {
   problem: Problem;
@@ -68,7 +76,7 @@ export interface Demo {
 export const DEFAULT_SHARES: DemoShares = { tool: 0.7, recover: 0.15, no_tool: 0.15, direct: 0 };
 const KINDS: readonly DemoKind[] = ['tool', 'recover', 'no_tool', 'direct'];
 
-// ---- Python error texts (as workers/sandbox/zygote.py prints them) ----------------------------------------------
+// ---- Python error texts (as workers/sandbox/zygote_child.py prints them) ----------------------------------------------
 
 /** Traceback of a NameError raised on line `line` of the model's code (zygote: frames start at main.py). */
 export function nameErrorTraceback(name: string, line: number): string {
@@ -84,13 +92,27 @@ export function unclosedParenError(code: string, line: number, col: number): str
 }
 
 const okResult = (stdout: string): ExpectedResult => ({ status: 'ok', stdout, stderr: '', errorType: null });
-const errResult = (errorType: string, stderr: string): ExpectedResult => ({ status: 'error', stdout: '', stderr, errorType });
+const errResult = (errorType: string, stderr: string): ExpectedResult => ({
+  status: 'error',
+  stdout: '',
+  stderr,
+  errorType,
+});
 
 /** The sandbox result formatToolResult needs, from an expected result. */
 export function asSandboxResult(e: ExpectedResult): SandboxResult {
   return {
-    status: e.status, stdout: e.stdout, stderr: e.stderr, exitCode: e.status === 'ok' ? 0 : 1, errorType: e.errorType,
-    errorLine: null, errorMessage: null, durationMs: 0, queueMs: 0, stdoutTruncated: false, stderrTruncated: false,
+    status: e.status,
+    stdout: e.stdout,
+    stderr: e.stderr,
+    exitCode: e.status === 'ok' ? 0 : 1,
+    errorType: e.errorType,
+    errorLine: null,
+    errorMessage: null,
+    durationMs: 0,
+    queueMs: 0,
+    stdoutTruncated: false,
+    stderrTruncated: false,
   };
 }
 
@@ -104,7 +126,8 @@ export function breakCode(code: string, error: RecoverError): { code: string; ex
   const lines = code.split('\n');
   const last = lines.length;
   const lastLine = lines[last - 1]!;
-  if (!lastLine.startsWith('print(') || !lastLine.endsWith(')')) throw new Error(`breakCode: the last line must be print(...): ${code}`);
+  if (!lastLine.startsWith('print(') || !lastLine.endsWith(')'))
+    throw new Error(`breakCode: the last line must be print(...): ${code}`);
   switch (error) {
     case 'name_typo': {
       const bad = [...lines.slice(0, -1), `prnt(${lastLine.slice('print('.length)}`].join('\n');
@@ -159,7 +182,8 @@ export function answerTurn(reason: string, answer: string, s: TemplateSettings =
   return `${reason}${tag.close(s.reasonTag)}\n${tag.open(s.answerTag)}\\boxed{${answer}}${tag.close(s.answerTag)}${IM_END}`;
 }
 
-function toolSegment(code: string, expected: ExpectedResult, s: TemplateSettings): Segment {
+/** A tool segment: exactly what the rollout appends for this call and result. */
+export function toolSegment(code: string, expected: ExpectedResult, s: TemplateSettings): Segment {
   const toolText = formatToolResult(asSandboxResult(expected), DEFAULT_TOOL_FORMAT);
   return { kind: 'tool', text: toolResponseTurn(toolText, s), toolText, call: { code, input: '' }, expected };
 }
@@ -168,18 +192,25 @@ function toolSegment(code: string, expected: ExpectedResult, s: TemplateSettings
  * One demonstration. 'no_tool' needs an `easy` problem (demonstrations are always correct, and only those can be
  * done without the tool). `error` forces the mistake of a 'recover' demo (default: drawn from recoverErrorsFor).
  */
-export function sftDemo(problem: Problem, kind: DemoKind, rng: Rng, opts: { error?: RecoverError; settings?: TemplateSettings } = {}): Demo {
+export function sftDemo(
+  problem: Problem,
+  kind: DemoKind,
+  rng: Rng,
+  opts: { error?: RecoverError; settings?: TemplateSettings } = {},
+): Demo {
   const s = opts.settings ?? EMBEDDED_TEMPLATE_SETTINGS;
   const prompt = buildPrompt(problem.problem, s);
   const final = () => answerTurn(pick(rng, FINAL_REASON).replace('{x}', problem.answer), problem.answer, s);
   const segments: Segment[] = [];
   let error: RecoverError | null = null;
   if (kind === 'no_tool') {
-    if (problem.family !== 'easy') throw new Error(`sftDemo: no_tool demos are for easy problems only (got ${problem.family})`);
+    if (problem.family !== 'easy')
+      throw new Error(`sftDemo: no_tool demos are for easy problems only (got ${problem.family})`);
     const expr = problem.code.slice('print('.length, -1);
     segments.push({ kind: 'model', text: answerTurn(`${expr}=${problem.answer}.`, problem.answer, s) });
   } else if (kind === 'direct') {
-    if (problem.family === 'easy') throw new Error('sftDemo: direct demos are for tool-worthy problems (easy ones are no_tool)');
+    if (problem.family === 'easy')
+      throw new Error('sftDemo: direct demos are for tool-worthy problems (easy ones are no_tool)');
     segments.push({ kind: 'model', text: answerTurn(pick(rng, DIRECT_REASON), problem.answer, s) });
   } else {
     const first = pick(rng, FIRST_REASON[problem.family]);
@@ -228,14 +259,21 @@ export function kindCounts(n: number, shares: Partial<DemoShares> = {}): Record<
 export function sftDataset(opts: SftDatasetOptions): Demo[] {
   const counts = kindCounts(opts.n, opts.shares);
   const rng = mulberry32(opts.seed ^ 0x5f7d_a11c);
-  const hard = generate({ split: 'train', n: counts.tool + counts.recover + counts.direct, seed: opts.seed, families: opts.families, difficulty: opts.difficulty });
+  const hard = generate({
+    split: 'train',
+    n: counts.tool + counts.recover + counts.direct,
+    seed: opts.seed,
+    families: opts.families,
+    difficulty: opts.difficulty,
+  });
   const easy = generate({ split: 'train', n: counts.no_tool, seed: opts.seed + 1, families: ['easy'], unique: false });
   const kinds: DemoKind[] = KINDS.flatMap((k) => Array<DemoKind>(counts[k]).fill(k));
   // Pair problems with kinds, then shuffle (Fisher–Yates) so that kinds are interleaved.
   const demos: Demo[] = [];
   let h = 0;
   let e = 0;
-  for (const k of kinds) demos.push(sftDemo(k === 'no_tool' ? easy[e++]! : hard[h++]!, k, rng, { settings: opts.settings }));
+  for (const k of kinds)
+    demos.push(sftDemo(k === 'no_tool' ? easy[e++]! : hard[h++]!, k, rng, { settings: opts.settings }));
   for (let i = demos.length - 1; i > 0; i--) {
     const j = Math.floor(rng() * (i + 1));
     [demos[i], demos[j]] = [demos[j]!, demos[i]!];
@@ -266,4 +304,3 @@ export function tokenizeDemo(d: Demo, tokenizer: Tokenizer): TokenizedDemo {
   }
   return { ids, lossMask, promptTokens };
 }
-

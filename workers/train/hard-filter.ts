@@ -22,10 +22,21 @@ export async function stagePool(run: TrainRun, stage: RlStage, i: number): Promi
   }
   const k = stage.dataFilter.k;
   await ctx.log(`hard-subset filter: ${all.length} problems × ${k} rollouts with the current policy`);
-  const ts = await runRollouts(all.flatMap((p, g) => Array.from({ length: k }, (_, j) => ({ id: `f${g}:${j}`, problem: p.question, seed: 900_000_000 + g * k + j }))), {
-    engine: run.policy.engine!, sandbox: ctx.sandbox, template: run.template, toolFormat: run.recipe.template.toolFormat,
-    limits: { maxResponseTokens: stage.maxResponseTokens, maxTurns: stage.maxTurns }, temperature: stage.temperature, tool: stage.tool, signal: ctx.signal,
-  });
+  const ts = await runRollouts(
+    all.flatMap((p, g) =>
+      Array.from({ length: k }, (_, j) => ({ id: `f${g}:${j}`, problem: p.question, seed: 900_000_000 + g * k + j })),
+    ),
+    {
+      engine: run.policy.engine!,
+      sandbox: ctx.sandbox,
+      template: run.template,
+      toolFormat: run.recipe.template.toolFormat,
+      limits: { maxResponseTokens: stage.maxResponseTokens, maxTurns: stage.maxTurns },
+      temperature: stage.temperature,
+      tool: stage.tool,
+      signal: ctx.signal,
+    },
+  );
   const solved = new Array(all.length).fill(0);
   for (let n = 0; n < ts.length; n++) {
     const g = Math.floor(n / k);
@@ -33,6 +44,9 @@ export async function stagePool(run: TrainRun, stage: RlStage, i: number): Promi
   }
   const kept = all.filter((_, g) => solved[g] < k);
   fs.writeFileSync(file, JSON.stringify(kept.map((p) => p.id)));
-  await ctx.log(`hard-subset filter: kept ${kept.length} of ${all.length} (dropped ${all.length - kept.length} solved ${k}/${k})`, { type: 'filter', data: { kept: kept.length, total: all.length, k } });
+  await ctx.log(
+    `hard-subset filter: kept ${kept.length} of ${all.length} (dropped ${all.length - kept.length} solved ${k}/${k})`,
+    { type: 'filter', data: { kept: kept.length, total: all.length, k } },
+  );
   return kept;
 }

@@ -22,11 +22,17 @@ export function policySample(t: Trajectory, tok: Tokenizer): PolicySample {
   for (const turn of t.turns) {
     const m = turn.tokenIds ?? tok.encode(turn.text);
     ids.push(...m);
-    for (let i = 0; i < m.length; i++) { responseMask.push(1); engineLogprobs.push(turn.logprobs?.[i] ?? null); }
+    for (let i = 0; i < m.length; i++) {
+      responseMask.push(1);
+      engineLogprobs.push(turn.logprobs?.[i] ?? null);
+    }
     if (turn.tool?.appended) {
       const x = tok.encode(turn.tool.appendedText);
       ids.push(...x);
-      for (let i = 0; i < x.length; i++) { responseMask.push(0); engineLogprobs.push(null); }
+      for (let i = 0; i < x.length; i++) {
+        responseMask.push(0);
+        engineLogprobs.push(null);
+      }
     }
   }
   return { ids, responseStart, responseMask, engineLogprobs };

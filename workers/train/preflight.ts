@@ -12,6 +12,8 @@ export interface WorkerResources {
   modelsRoot: string;
   /** GPUs torch sees on this worker. */
   gpus: number;
+  /** The trainer's ranks are placed by a Ray cluster (this process runs inside the run's Ray job). */
+  onRay?: boolean;
   /** The stored datasets (by name) that exist, of those the recipe names (storedDatasetNames). */
   datasets: ReadonlySet<string>;
   /**
@@ -23,10 +25,10 @@ export interface WorkerResources {
 
 const bareUrl = (u: string) => u.trim().replace(/\/+$/, '');
 
-/** Every stored dataset the recipe reads: RL prompts and evaluation sets. */
+/** Every stored dataset the recipe reads: SFT demonstrations' problems, RL prompts and evaluation sets. */
 export function storedDatasetNames(recipe: Recipe): string[] {
   const names = new Set<string>();
-  for (const s of recipe.stages) if (s.type === 'rl' && s.data.kind === 'stored') names.add(s.data.name);
+  for (const s of recipe.stages) if (s.data.kind === 'stored') names.add(s.data.name);
   for (const d of recipe.eval?.datasets ?? []) if (d.kind === 'stored') names.add(d.name);
   return [...names];
 }
@@ -35,29 +37,47 @@ export function preflight(recipe: Recipe, w: WorkerResources): string[] {
   const problems: string[] = [];
   const t = recipe.trainer;
   if (recipe.model.kind === 'model' && w.modelDir(recipe.model.name) === null) {
-    problems.push(`model.name: no model "${recipe.model.name}" under ${w.modelsRoot} (register it: npx toolsmith model import DIR --name ${recipe.model.name})`);
+    problems.push(
+      `model.name: no model "${recipe.model.name}" under ${w.modelsRoot} (register it: npx toolsmith model import DIR --name ${recipe.model.name})`,
+    );
   }
   for (const name of storedDatasetNames(recipe)) {
-    if (!w.datasets.has(name)) problems.push(`dataset "${name}": not stored here (import it: npx toolsmith dataset import FILE --name ${name})`);
+    if (!w.datasets.has(name))
+      problems.push(`dataset "${name}": not stored here (import it: npx toolsmith dataset import FILE --name ${name})`);
   }
-  if (t.device === 'cuda' && w.gpus < t.ranks) {
-    problems.push(`trainer.ranks: ${t.ranks} rank${t.ranks > 1 ? 's' : ''} on cuda need ${t.ranks} GPU${t.ranks > 1 ? 's' : ''} on this worker; it has ${w.gpus}`);
+  if (t.device === 'cuda' && w.gpus < t.ranks && !w.onRay) {
+    problems.push(
+      `trainer.ranks: ${t.ranks} rank${t.ranks > 1 ? 's' : ''} on cuda need ${t.ranks} GPU${t.ranks > 1 ? 's' : ''} on this worker; it has ${w.gpus}`,
+    );
   }
-  if (t.nodes > 1) {
-    problems.push(`trainer.nodes: ${t.nodes} nodes × ${t.ranks} ranks is a multi-node torchrun job, started on each node by hand (README "Scaling out"); a worker runs one node`);
+  if (t.nodes > 1 && !w.onRay) {
+    problems.push(
+      `trainer.nodes: ${t.nodes} nodes × ${t.ranks} ranks needs a cluster to place them: launch the run on Ray (TOOLSMITH_RAY_ADDRESS; README "Scaling out"), whose private network the ranks then meet on; a worker alone runs one node`,
+    );
+  }
+  if (recipe.engine.kind === 'ray' && !w.onRay) {
+    problems.push(
+      'engine.kind: "ray" starts the rollout servers on the Ray cluster: launch the run on Ray (Launch run → Ray, or npx toolsmith train --cluster ray)',
+    );
   }
   if (recipe.engine.kind === 'openai') {
     const allowed = new Set(w.rolloutServers.map(bareUrl));
     recipe.engine.urls.forEach((u, i) => {
       if (!allowed.has(bareUrl(u))) {
-        problems.push(`engine.urls.${i}: ${u} is not one of this deployment's rollout servers (${allowed.size ? [...allowed].join(', ') : 'none configured'}); an admin lists them in TOOLSMITH_ROLLOUT_URLS`);
+        problems.push(
+          `engine.urls.${i}: ${u} is not one of this deployment's rollout servers (${allowed.size ? [...allowed].join(', ') : 'none configured'}); an admin lists them in TOOLSMITH_ROLLOUT_URLS`,
+        );
       }
     });
     const ws = recipe.engine.weightSync;
     if (!ws) {
-      problems.push(`engine.weightSync: rollouts on OpenAI-compatible servers (${recipe.engine.urls.join(', ')}) need the new weights pushed to them after every update: set engine.weightSync.mode ("sglang" for SGLang and toolsmith serve-model, "vllm", or "vllm-lora"; README "Weight sync")`);
+      problems.push(
+        `engine.weightSync: rollouts on OpenAI-compatible servers (${recipe.engine.urls.join(', ')}) need the new weights pushed to them after every update: set engine.weightSync.mode ("sglang" for SGLang and toolsmith serve-model, "vllm", or "vllm-lora"; README "Weight sync")`,
+      );
     } else if (ws.mode === 'vllm-lora' && !t.lora) {
-      problems.push('engine.weightSync.mode: "vllm-lora" pushes LoRA adapters, so it needs trainer.lora; use "vllm" to push the whole model');
+      problems.push(
+        'engine.weightSync.mode: "vllm-lora" pushes LoRA adapters, so it needs trainer.lora; use "vllm" to push the whole model',
+      );
     }
   }
   return problems;

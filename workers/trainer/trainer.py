@@ -1,9 +1,9 @@
 """
-The trainer: one long-lived PyTorch process (or a torchrun group, dist.py) that owns the policy, a Hugging Face
+The trainer: one long-lived PyTorch process (or a group of ranks, dist.py) that owns the policy, a Hugging Face
 model (hf_model.py), and its optimiser, driven over JSON lines on stdin/stdout (client: workers/trainer/client.ts).
 
     .venv/bin/python -u workers/trainer/trainer.py   (the virtual environment set-up builds from requirements.txt)
-    .venv/bin/torchrun --standalone --nproc-per-node N workers/trainer/trainer.py
+    N ranks: client.ts starts N of these itself (dist.py: a FileStore in a private folder, loopback only)
 
 This file holds the Trainer (model, optimiser, steps) and is the entry point; the rest, by job:
 rpc.py (the JSON-lines loop), dist.py (ranks, FSDP2), validation.py (params), optim.py (AdamW, lr schedule),
@@ -50,6 +50,9 @@ save {path} → {path, bytes, step}.  The checkpoint directory, written into a s
      load them as they are; with LoRA the merged model is there and the adapter beside it).
 tokenizer {} → {files: {name: text}}: the model's tokenizer files.
 set_optim {optim, reset?: bool} → {step, optim}.  A stage's optimiser settings: the schedule restarts at the current step.
+set_threads {threads: int | null} → {threads}.  The cores this trainer may use from now on: a number caps every compute
+     call's threads (the worker runs the engine beside it: async RL), null goes back to TOOLSMITH_TRAINER_THREADS or
+     the measured policy. An operator's TOOLSMITH_TRAINER_THREADS wins over a number.
 reset_optimizer {} → {step}.  Fresh AdamW moments (stage 3 of the recipe); the step counter (and so the lr
      schedule) keeps going.
 sft_step {sequences: [[int]], loss_masks?: [[int]] (aligned with sequences; 1 = train on predicting this token,
@@ -100,8 +103,9 @@ shutdown {} → {} and the process exits.
 
 Device: CUDA when available and device is not "cpu" (ROCm's torch.cuda too): bf16 compute with fp32 master weights
 under FSDP2; on CPU fp32. Several ranks: see dist.py (each rank takes a share of the micro-batches; the results are
-summed over ranks, so they equal one process's up to float rounding). TOOLSMITH_TRAINER_THREADS sets
-torch.set_num_threads.
+summed over ranks, so they equal one process's up to float rounding). Threads on CPU (threads.py): a number in
+TOOLSMITH_TRAINER_THREADS fixes them; otherwise each kind of compute call keeps the faster of all cores and one thread
+by measuring, so a busy neighbour does not stall the trainer's threads at every barrier.
 """
 import math
 import os
@@ -119,15 +123,17 @@ import checkpoint  # noqa: E402
 import dist  # noqa: E402
 import export_onnx  # noqa: E402
 import hf_model  # noqa: E402
+import lifeline  # noqa: E402
 import lora  # noqa: E402
+import threads  # noqa: E402
 import losses  # noqa: E402
 from optim import init_state, lr_at, make_optimizer, optim_config, set_hyperparameters  # noqa: E402
 from validation import (RpcError, bad, get_advantages, get_aligned, get_clip, get_int, get_model_config,  # noqa: E402
                         get_num, get_old_logprobs, get_response_start, get_rollout_logprobs, get_sequences, get_tis,
                         get_vocab)
 
-if os.environ.get("TOOLSMITH_TRAINER_THREADS"):
-    torch.set_num_threads(int(os.environ["TOOLSMITH_TRAINER_THREADS"]))
+THREADS = threads.policy_from_env()
+torch.set_num_threads(THREADS.begin())
 # Subnormal floats are 10-100× slower on x86 CPUs; after a few hundred steps AdamW's second moments and the
 # attention weights of a small model are full of them (a 2,000-step SFT ran at a third of its speed). Flush to zero.
 torch.set_flush_denormal(True)
@@ -135,8 +141,8 @@ torch.set_flush_denormal(True)
 # Fault injection for tests, named as such: TOOLSMITH_TRAINER_FAULT_NAN_AT_STEP=N makes update N report a NaN loss.
 FAULT_NAN_AT_STEP = int(os.environ["TOOLSMITH_TRAINER_FAULT_NAN_AT_STEP"]) if os.environ.get("TOOLSMITH_TRAINER_FAULT_NAN_AT_STEP") else None
 
-METHODS = {"init", "load", "save", "reset_optimizer", "set_optim", "sft_step", "eval_loss", "logprobs", "policy_step",
-           "export_onnx", "export_hf", "digest", "info", "sleep", "tokenizer"}
+METHODS = {"init", "load", "save", "reset_optimizer", "set_optim", "set_threads", "sft_step", "eval_loss", "logprobs",
+           "policy_step", "export_onnx", "export_hf", "digest", "info", "sleep", "tokenizer"}
 
 
 def forward_logits(model, idx, attn):
@@ -162,6 +168,8 @@ class Trainer:
         self.sched_start = 0  # the step the current optimiser schedule (warm-up, cosine) started at
         self.home = device  # the rank's device (dist.setup)
         self.device = device
+        # One thread tuner per kind of call: a forward-only logprobs pass costs a third of an update per token.
+        self.thread_policies = {}
 
     # -- set-up ------------------------------------------------------------------------------------------------
 
@@ -192,6 +200,7 @@ class Trainer:
             "initialised": self.model is not None, "step": self.step, "world_size": dist.WORLD,
             "params": self.summary["params"] if self.summary else 0, "trainable_params": trainable,
             "config": self.summary, "optim": self.optim_cfg, "lora": self.lora,
+            "threads": {kind: t.describe() for kind, t in self.thread_policies.items()} or THREADS.describe(),
         }
 
     def _install(self, model, p, tok_files, lora_cfg, base_dir, adapter=None):
@@ -234,6 +243,16 @@ class Trainer:
         self.need_model()
         self.opt = make_optimizer(self.model, self.optim_cfg)
         return {"step": self.step}
+
+    def set_threads(self, p):
+        n = p.get("threads")
+        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
+            raise bad("threads", "must be a positive integer or null")
+        fixed_by_operator = (os.environ.get("TOOLSMITH_TRAINER_THREADS") or "auto").strip() != "auto"
+        self.threads_cap = None if n is None or fixed_by_operator else n
+        # Each kind of call starts over under the new budget (its old measurements were of another machine state).
+        self.thread_policies.clear()
+        return {"threads": self.threads_cap}
 
     def set_optim(self, p):
         """A new stage's optimiser settings: its schedule (warm-up, cosine) restarts at the current step; the AdamW
@@ -372,13 +391,11 @@ class Trainer:
         return [(b, 1.0) for b in mine] + [(filler, 0.0)] * (rounds - len(mine))
 
     def _pad(self, seqs, idxs):
-        T = max(len(seqs[i]) for i in idxs)
-        ids = torch.zeros(len(idxs), T, dtype=torch.long)
-        attn = torch.zeros(len(idxs), T, dtype=torch.float32)
-        for r, i in enumerate(idxs):
-            s = seqs[i]
-            ids[r, :len(s)] = torch.tensor(s, dtype=torch.long)
-            attn[r, :len(s)] = 1
+        rows = [torch.tensor(seqs[i], dtype=torch.long) for i in idxs]
+        ids = torch.nn.utils.rnn.pad_sequence(rows, batch_first=True)  # right-padded with 0
+        T = ids.shape[1]
+        lens = torch.tensor([len(r) for r in rows])
+        attn = (torch.arange(T)[None, :] < lens[:, None]).float()
         return ids.to(self.device), attn.to(self.device), T
 
     def _backward(self, loss, weight):
@@ -449,15 +466,35 @@ class Trainer:
                     "tokens_per_s": tokens / max(time.time() - t0, 1e-9)}
         return {"loss": loss_sum, **self._apply_update(loss_sum, t0, tokens, masked)}
 
+    def _threaded(self, kind, fn, p):
+        """Run fn(p) with the thread count kind's policy picks, and tell the policy how long it took per token."""
+        if self.device.type != "cpu" or dist.WORLD > 1:
+            return fn(p)
+        policy = self.thread_policies.get(kind)
+        if policy is None:
+            cap = getattr(self, "threads_cap", None)
+            policy = self.thread_policies[kind] = threads.FixedThreads(cap) if cap else threads.policy_from_env()
+        n = policy.begin()
+        if n != torch.get_num_threads():
+            torch.set_num_threads(n)
+        t0 = time.perf_counter()
+        out = fn(p)
+        seqs = p.get("sequences") if isinstance(p, dict) else None
+        policy.end(time.perf_counter() - t0, sum(len(s) for s in seqs) if isinstance(seqs, list) else 1)
+        return out
+
     def sft_step(self, p):
-        return self._sft(p, True)
+        return self._threaded("sft_step", lambda q: self._sft(q, True), p)
 
     def eval_loss(self, p):
-        return self._sft(p, False)
+        return self._threaded("eval_loss", lambda q: self._sft(q, False), p)
 
     # -- log-probs ---------------------------------------------------------------------------------------------
 
     def logprobs(self, p):
+        return self._threaded("logprobs", self._logprobs, p)
+
+    def _logprobs(self, p):
         self.need_model()
         seqs = self._seqs(p)
         lens = [len(s) for s in seqs]
@@ -530,6 +567,9 @@ class Trainer:
         return w, truncated, masked, metrics
 
     def policy_step(self, p):
+        return self._threaded("policy_step", self._policy_step, p)
+
+    def _policy_step(self, p):
         self.need_model()
         seqs = self._seqs(p)
         lens = [len(s) for s in seqs]
@@ -599,4 +639,6 @@ class Trainer:
 
 
 if __name__ == "__main__":
+    lifeline.die_with_parent()
+    os.umask(0o077)  # checkpoints and exports are owner-only (0700 folders, 0600 files)
     rpc.serve(Trainer(dist.setup()), METHODS)

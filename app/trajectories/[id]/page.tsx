@@ -9,7 +9,13 @@ const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v
  * /trajectories/<id>[?compare=<id>][&t=<ms>][&speed=1|2|4|8][&view=tokens]. The query is read here once, as the replay's starting
  * point; after that the client owns the position and writes it back to the URL itself.
  */
-export default async function TrajectoryPage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: Promise<Search> }) {
+export default async function TrajectoryPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ id: string }>;
+  searchParams: Promise<Search>;
+}) {
   const { id } = await params;
   const q = await searchParams;
   const compare = first(q.compare)?.trim() || null;

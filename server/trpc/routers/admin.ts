@@ -1,6 +1,15 @@
 import { z } from 'zod';
-import { adminProcedure, publicProcedure, router } from '../init.ts';
-import { createUser, listUsers, setRole } from '../../auth/users.ts';
+import { adminProcedure, publicProcedure, router, viewerProcedure } from '../init.ts';
+import {
+  changeOwnPassword,
+  createUser,
+  disableUser,
+  enableUser,
+  listUsers,
+  mustGetActiveUser,
+  removeUser,
+  setRole,
+} from '../../auth/users.ts';
 import { createToken, listTokens, revokeToken } from '../../auth/tokens.ts';
 import { listAudit } from '../../auth/audit.ts';
 import { signInLink } from '../../auth/auth.ts';
@@ -13,16 +22,40 @@ const role = z.enum(['viewer', 'researcher', 'admin']);
 export const adminRouter = router({
   users: adminProcedure.query(({ ctx }) => listUsers(ctx.db)),
   addUser: adminProcedure.input(z.object({ email, role })).mutation(({ ctx, input }) => createUser(ctx.db, input)),
-  setRole: adminProcedure.input(z.object({ email, role })).mutation(({ ctx, input }) => setRole(ctx.db, input.email, input.role)),
+  setRole: adminProcedure
+    .input(z.object({ email, role }))
+    .mutation(({ ctx, input }) => setRole(ctx.db, input.email, input.role)),
+  /** Disable / remove end the user's sessions and tokens at once; an admin cannot do either to themselves. */
+  disableUser: adminProcedure
+    .input(z.object({ email }))
+    .mutation(({ ctx, input }) => disableUser(ctx.db, input.email, ctx.principal.userId)),
+  enableUser: adminProcedure.input(z.object({ email })).mutation(({ ctx, input }) => enableUser(ctx.db, input.email)),
+  removeUser: adminProcedure
+    .input(z.object({ email }))
+    .mutation(({ ctx, input }) => removeUser(ctx.db, input.email, ctx.principal.userId)),
   /** A one-time sign-in URL for the user, to hand over in person (nothing is mailed). */
-  signInLink: adminProcedure.input(z.object({ email })).mutation(async ({ ctx, input }) => ({ url: await signInLink(ctx.db, input.email) })),
+  signInLink: adminProcedure.input(z.object({ email })).mutation(async ({ ctx, input }) => ({
+    url: await signInLink(ctx.db, (await mustGetActiveUser(ctx.db, input.email)).email),
+  })),
   tokens: adminProcedure.query(({ ctx }) => listTokens(ctx.db)),
   createToken: adminProcedure
-    .input(z.object({ email, name: z.string().min(1).max(100).optional(), expiresDays: z.number().int().min(1).max(3650).optional() }))
+    .input(
+      z.object({
+        email,
+        name: z.string().min(1).max(100).optional(),
+        expiresDays: z.number().int().min(1).max(3650).optional(),
+      }),
+    )
     .mutation(({ ctx, input }) => createToken(ctx.db, input)),
-  revokeToken: adminProcedure.input(z.object({ id: z.string().min(1).max(100) })).mutation(({ ctx, input }) => revokeToken(ctx.db, input.id)),
+  revokeToken: adminProcedure
+    .input(z.object({ id: z.string().min(1).max(100) }))
+    .mutation(({ ctx, input }) => revokeToken(ctx.db, input.id)),
   audit: adminProcedure
-    .input(z.object({ limit: z.number().int().min(1).max(500).default(100), before: z.number().int().min(1).optional() }).default({ limit: 100 }))
+    .input(
+      z
+        .object({ limit: z.number().int().min(1).max(500).default(100), before: z.number().int().min(1).optional() })
+        .default({ limit: 100 }),
+    )
     .query(({ ctx, input }) => listAudit(ctx.db, input)),
 });
 
@@ -32,4 +65,8 @@ export const authRouter = router({
     user: ctx.principal ? { email: ctx.principal.email, role: ctx.principal.role } : null,
     oidc: config().oidc ? { name: config().oidc!.name } : null,
   })),
+  /** Anyone signed in changes their own password (the current one required); their other sessions end. */
+  changePassword: viewerProcedure
+    .input(z.object({ currentPassword: z.string().min(1).max(256), newPassword: z.string().max(256) }))
+    .mutation(({ ctx, input }) => changeOwnPassword(ctx.db, ctx.principal, input.currentPassword, input.newPassword)),
 });

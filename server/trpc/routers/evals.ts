@@ -37,7 +37,12 @@ export const evalsRouter = router({
   /** Two evaluations on the same problems — two steps of one run, or two runs (each at a step, default its latest
    *  evaluated one): per benchmark both, pass@1 with intervals, and the paired difference b − a with its interval. */
   compare: viewerProcedure
-    .input(z.object({ a: z.object({ runId: id, step: z.number().int().min(0).optional() }), b: z.object({ runId: id, step: z.number().int().min(0).optional() }) }))
+    .input(
+      z.object({
+        a: z.object({ runId: id, step: z.number().int().min(0).optional() }),
+        b: z.object({ runId: id, step: z.number().int().min(0).optional() }),
+      }),
+    )
     .query(async ({ ctx, input }) => {
       await assertRunExists(ctx.db, input.a.runId);
       await assertRunExists(ctx.db, input.b.runId);

@@ -2,9 +2,19 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { researcherProcedure, shareProcedure, router } from '../init.ts';
 import {
-  createShareLink, createShareLinkInput, listShareLinks, revokeShareLink, ShareLinkNotFound,
-  sharedEvents, sharedMetrics, sharedTrajectories, sharedTrajectory, sharedTrajectoryTokens, sharedView, runsOf, type ShareTarget,
+  createShareLink,
+  listShareLinks,
+  revokeShareLink,
+  ShareLinkNotFound,
+  sharedEvents,
+  sharedMetrics,
+  sharedTrajectories,
+  sharedTrajectory,
+  sharedTrajectoryTokens,
+  sharedView,
+  runsOf,
 } from '../../share/links.ts';
+import { createShareLinkInput, type ShareTarget } from '../../../contracts/share.ts';
 import { assertOwnsLink, assertOwnsRun } from '../../auth/ownership.ts';
 import { deleteShareLink, setShareLinkCreator, shareLinkIdsBy } from '../../store/share-links.ts';
 
@@ -13,7 +23,11 @@ export { assertReadOnlyToken } from '../../share/links.ts';
 const id = z.string().min(1).max(100);
 // Any string up to a sane length: a malformed token is answered like an unknown one (NOT_FOUND), not BAD_REQUEST.
 const token = z.string().max(512);
-const stepNumber = z.number().int().min(0).max(2 ** 31 - 1);
+const stepNumber = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 31 - 1);
 
 /** Dead links and requests outside a link's scope are one indistinguishable NOT_FOUND. */
 async function shared<T>(fn: () => Promise<T>): Promise<T> {
@@ -30,14 +44,26 @@ async function shared<T>(fn: () => Promise<T>): Promise<T> {
  * Nothing here writes, and nothing lists anything beyond the link's own run(s), step or trajectory.
  */
 export const shareViewRouter = router({
-  summary: shareProcedure.input(z.object({ token })).query(({ ctx, input }) => shared(() => sharedView(ctx.db, input.token))),
+  summary: shareProcedure
+    .input(z.object({ token }))
+    .query(({ ctx, input }) => shared(() => sharedView(ctx.db, input.token))),
 
   metrics: shareProcedure
     .input(z.object({ token, runId: id, keys: z.array(z.string().min(1).max(200)).max(100).optional() }))
-    .query(({ ctx, input }) => shared(() => sharedMetrics(ctx.db, input.token, { runId: input.runId, keys: input.keys }))),
+    .query(({ ctx, input }) =>
+      shared(() => sharedMetrics(ctx.db, input.token, { runId: input.runId, keys: input.keys })),
+    ),
 
   trajectories: shareProcedure
-    .input(z.object({ token, runId: id, step: stepNumber, limit: z.number().int().min(1).max(500).default(50), cursor: z.number().int().min(0).optional() }))
+    .input(
+      z.object({
+        token,
+        runId: id,
+        step: stepNumber,
+        limit: z.number().int().min(1).max(500).default(50),
+        cursor: z.number().int().min(0).optional(),
+      }),
+    )
     .query(({ ctx, input }) => shared(() => sharedTrajectories(ctx.db, input.token, input))),
 
   trajectory: shareProcedure
@@ -50,8 +76,16 @@ export const shareViewRouter = router({
     .query(({ ctx, input }) => shared(() => sharedTrajectoryTokens(ctx.db, input.token, input.trajectoryId))),
 
   events: shareProcedure
-    .input(z.object({ token, afterSeq: z.number().int().min(0).optional(), limit: z.number().int().min(1).max(1000).default(500) }))
-    .query(({ ctx, input }) => shared(() => sharedEvents(ctx.db, input.token, { afterSeq: input.afterSeq, limit: input.limit }))),
+    .input(
+      z.object({
+        token,
+        afterSeq: z.number().int().min(0).optional(),
+        limit: z.number().int().min(1).max(1000).default(500),
+      }),
+    )
+    .query(({ ctx, input }) =>
+      shared(() => sharedEvents(ctx.db, input.token, { afterSeq: input.afterSeq, limit: input.limit })),
+    ),
 });
 
 /** Owner side (the workbench's own API): create, list and revoke links; plus `view`, what a link holder may call. */
@@ -61,7 +95,8 @@ export const shareRouter = router({
     const link = await createShareLink(ctx.db, input);
     // A researcher shares only their own runs (a trajectory link's run is known once the link resolved it).
     try {
-      for (const runId of runsOf({ scope: link.scope, target: link.target } as ShareTarget)) await assertOwnsRun(ctx.db, ctx.principal, runId);
+      for (const runId of runsOf({ scope: link.scope, target: link.target } as ShareTarget))
+        await assertOwnsRun(ctx.db, ctx.principal, runId);
     } catch (e) {
       await deleteShareLink(ctx.db, link.id);
       throw e;
@@ -78,7 +113,9 @@ export const shareRouter = router({
 
   /** Links, newest first, optionally only those naming a run. Never includes tokens or their hashes. */
   list: researcherProcedure
-    .input(z.object({ runId: id.optional(), limit: z.number().int().min(1).max(500).default(100) }).default({ limit: 100 }))
+    .input(
+      z.object({ runId: id.optional(), limit: z.number().int().min(1).max(500).default(100) }).default({ limit: 100 }),
+    )
     .query(async ({ ctx, input }) => {
       const links = await listShareLinks(ctx.db, input);
       if (ctx.principal.role === 'admin') return links;

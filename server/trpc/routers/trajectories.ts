@@ -4,12 +4,22 @@ import { viewerProcedure, router } from '../init.ts';
 import type { Database } from '../../db/client.ts';
 import { assertRunExists } from '../guards.ts';
 import {
-  getTrajectoryRun, getTrajectoryWithToolCalls, listStepStats, listTrajectoriesOfProblem, listTrajectoryPage, readTrajectoryTokens, type TrajectorySort,
+  getTrajectoryRun,
+  getTrajectoryWithToolCalls,
+  listStepStats,
+  listTrajectoriesOfProblem,
+  listTrajectoryPage,
+  readTrajectoryTokens,
+  type TrajectorySort,
 } from '../../store/trajectories.ts';
 import { tokenRecordToWire } from '../../store/token-codec.ts';
 
 const id = z.string().min(1).max(100);
-const stepNumber = z.number().int().min(-(2 ** 31)).max(2 ** 31 - 1);
+const stepNumber = z
+  .number()
+  .int()
+  .min(-(2 ** 31))
+  .max(2 ** 31 - 1);
 const split = z.enum(['train', 'eval']);
 
 export const trajectoryFilter = z.object({
@@ -33,7 +43,12 @@ export const listInput = z.object({
   filter: trajectoryFilter.optional(),
   sort: trajectorySort.default('index'),
   limit: z.number().int().min(1).max(500).default(100),
-  offset: z.number().int().min(0).max(2 ** 31 - 1).default(0),
+  offset: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 31 - 1)
+    .default(0),
 });
 
 /** A page of a run's trajectories; NOT_FOUND when the run does not exist. */
@@ -54,13 +69,26 @@ export const trajectoriesRouter = router({
 
   /** The k best or worst of one step by reward or response length (the list, sorted, first page). */
   topK: viewerProcedure
-    .input(z.object({
-      runId: id, step: stepNumber, k: z.number().int().min(1).max(500), by: z.enum(['reward', 'length']), order: z.enum(['top', 'bottom']),
-      split: z.enum(['train', 'eval', 'all']).default('train'),
-    }))
+    .input(
+      z.object({
+        runId: id,
+        step: stepNumber,
+        k: z.number().int().min(1).max(500),
+        by: z.enum(['reward', 'length']),
+        order: z.enum(['top', 'bottom']),
+        split: z.enum(['train', 'eval', 'all']).default('train'),
+      }),
+    )
     .query(async ({ ctx, input }) => {
       const sort: TrajectorySort = `${input.by}_${input.order === 'top' ? 'desc' : 'asc'}`;
-      const r = await listTrajectories(ctx.db, { runId: input.runId, step: input.step, split: input.split, sort, limit: input.k, offset: 0 });
+      const r = await listTrajectories(ctx.db, {
+        runId: input.runId,
+        step: input.step,
+        split: input.split,
+        sort,
+        limit: input.k,
+        offset: 0,
+      });
       return r.items;
     }),
 
@@ -76,14 +104,22 @@ export const trajectoriesRouter = router({
    * `record` is null when none was stored. NOT_FOUND when there is no such trajectory.
    */
   tokens: viewerProcedure.input(z.object({ id })).query(async ({ ctx, input }) => {
-    if (!(await getTrajectoryRun(ctx.db, input.id))) throw new TRPCError({ code: 'NOT_FOUND', message: `trajectory ${input.id} not found` });
+    if (!(await getTrajectoryRun(ctx.db, input.id)))
+      throw new TRPCError({ code: 'NOT_FOUND', message: `trajectory ${input.id} not found` });
     const r = await readTrajectoryTokens(ctx.db, input.id);
     return { record: r ? tokenRecordToWire(r) : null };
   }),
 
   /** Every trajectory of one problem in a run (no content), by step then sample: how answers to it evolved. */
   samePrompt: viewerProcedure
-    .input(z.object({ runId: id, problemId: z.string().min(1).max(500), split: z.enum(['train', 'eval', 'all']).default('all'), limit: z.number().int().min(1).max(5000).default(1000) }))
+    .input(
+      z.object({
+        runId: id,
+        problemId: z.string().min(1).max(500),
+        split: z.enum(['train', 'eval', 'all']).default('all'),
+        limit: z.number().int().min(1).max(5000).default(1000),
+      }),
+    )
     .query(async ({ ctx, input }) => {
       await assertRunExists(ctx.db, input.runId);
       return listTrajectoriesOfProblem(ctx.db, input);

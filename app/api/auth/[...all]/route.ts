@@ -1,5 +1,8 @@
 import { getDb } from '@/server/db/shared.ts';
 import { getAuth } from '@/server/auth/auth.ts';
+import { config } from '@/server/config.ts';
+import { processAuthEdge, withAuthEdge } from '@/server/http/auth-edge.ts';
+import { findUserByEmail } from '@/server/store/users.ts';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -9,4 +12,11 @@ async function handler(req: Request) {
   return getAuth(await getDb()).handler(req);
 }
 
-export { handler as GET, handler as POST };
+// The body cap, the per-account and hash limits on password sign-in, and the link-request limits run first
+// (server/http/auth-edge.ts); Better Auth's own per-address limit runs inside its handler.
+const guarded = withAuthEdge(handler, processAuthEdge(), {
+  maxBodyBytes: () => config().maxBodyBytes,
+  knownEmail: async (email) => (await findUserByEmail(await getDb(), email)) !== null,
+});
+
+export { guarded as GET, guarded as POST };

@@ -15,7 +15,12 @@ function handler(req: Request) {
     router: appRouter,
     createContext: async () => {
       const db = await getDb();
-      return { db, principal: await resolvePrincipal(db, req.headers), ip: clientIp(req.headers), userAgent: req.headers.get('user-agent') };
+      return {
+        db,
+        principal: await resolvePrincipal(db, req.headers),
+        ip: clientIp(req.headers),
+        userAgent: req.headers.get('user-agent'),
+      };
     },
     onError({ error, path }) {
       if (error.code === 'INTERNAL_SERVER_ERROR') console.error(`tRPC ${path ?? '?'}: ${error.message}`);

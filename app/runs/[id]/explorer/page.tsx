@@ -4,7 +4,13 @@ import { RolloutExplorer } from '@/components/explorer/rollout-explorer.tsx';
 type Search = Record<string, string | string[] | undefined>;
 
 /** /runs/<id>/explorer[?step=N]: every stored rollout of a run, step by step. */
-export default async function RunExplorerPage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: Promise<Search> }) {
+export default async function RunExplorerPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ id: string }>;
+  searchParams: Promise<Search>;
+}) {
   const { id } = await params;
   const q = await searchParams;
   const raw = Array.isArray(q.step) ? q.step[0] : q.step;

@@ -1,0 +1,144 @@
+import { UserError } from '../contracts/errors.ts';
+import { FOREIGN_FORMATS } from '../contracts/foreign.ts';
+import { config } from '../server/config.ts';
+import { openDatabase } from '../server/db/client.ts';
+import { migrate } from '../server/db/migrate.ts';
+import { launchImport } from '../server/imports/launch.ts';
+import { cancelRun } from '../server/lifecycle.ts';
+import { runExists, setRunStatus } from '../server/store/runs.ts';
+import { codeVersion } from '../server/version.ts';
+import { exportRunAtif } from '../workers/imports/export.ts';
+import { importPass } from '../workers/imports/importer.ts';
+import { parseFlags } from './args.ts';
+import type { Command } from './commands.ts';
+
+const USAGE = `PATH [--format ${FOREIGN_FORMATS.join('|')}] [--name N] [--follow] [--weights name=w,…] [--framework-version V]
+
+  Reads the rollouts another framework wrote to PATH into a read-only run every view opens (README "Open runs
+  trained elsewhere"). The format is detected from the folder's layout unless named. Without --follow the folder is
+  read once, here. With --follow a worker tails it (new steps and appended lines within seconds, from the byte
+  offsets stored per file, across restarts) until the run is cancelled. --weights: TRL's reward_weights (the
+  trajectory's reward is the weighted sum of the reward columns; 1 each unless given).
+
+  import stop RUN   stop following an imported run (what it read stays).`;
+
+/** name=w,name=w → weights; every entry must be a name and a finite number. */
+export function parseWeights(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const part of text.split(',').filter(Boolean)) {
+    const [k, v] = part.split('=');
+    const n = Number(v);
+    if (!k || v === undefined || !Number.isFinite(n))
+      throw new UserError(`--weights: "${part}" is not name=number`, { field: '--weights' });
+    out[k] = n;
+  }
+  return out;
+}
+
+export const importCommand: Command = {
+  name: 'import',
+  summary: 'open a run trained elsewhere (prime-rl, verl, NeMo-RL, TRL, ART, rLLM, ATIF): read it once, or follow it',
+  usage: USAGE,
+  async run(args) {
+    if (args[0] === 'stop') return stopFollowing(args[1]);
+    const path = args[0] !== undefined && !args[0].startsWith('--') ? args[0] : undefined;
+    if (!path)
+      throw new UserError('import needs the folder the run writes to', { fix: `npx toolsmith import ${USAGE}` });
+    const f = parseFlags(args.slice(1), {
+      format: 'string',
+      name: 'string',
+      follow: 'boolean',
+      weights: 'string',
+      'framework-version': 'string',
+    });
+    const url = config().databaseUrl;
+    await migrate(url);
+    const db = await openDatabase(url);
+    try {
+      const follow = f.follow === true;
+      const weights = typeof f.weights === 'string' ? parseWeights(f.weights) : undefined;
+      // The operator's shell may name any folder it reads: no import roots here (they bind the web app and the API).
+      const launched = await launchImport(
+        db,
+        {
+          path,
+          ...(typeof f.format === 'string' ? { format: f.format } : {}),
+          ...(typeof f.name === 'string' ? { name: f.name } : {}),
+          ...(typeof f['framework-version'] === 'string' ? { frameworkVersion: f['framework-version'] } : {}),
+          ...(weights ? { weights } : {}),
+          follow,
+        },
+        { roots: null, enqueue: follow },
+      );
+      console.log(`${launched.format} run in ${launched.folder}: run ${launched.runId}`);
+      if (follow) {
+        console.log(
+          `a worker follows it (job ${launched.jobId}); open /runs/${launched.runId} — stop with: npx toolsmith import stop ${launched.runId}`,
+        );
+        return 0;
+      }
+      const r = await importPass({
+        db,
+        runId: launched.runId,
+        folder: launched.folder,
+        format: launched.format,
+        ...(weights ? { weights } : {}),
+      });
+      await setRunStatus(db, launched.runId, 'succeeded', {
+        message: `imported ${r.trajectories} trajectories from ${r.lines} records`,
+      });
+      console.log(`imported ${r.trajectories} trajectories from ${r.lines} records in ${launched.files.length} files`);
+      if (r.problems.length) {
+        console.log(`${r.problems.length} malformed record(s) skipped:`);
+        for (const p of r.problems.slice(0, 20)) console.log(`  ${p.file}${p.line ? `:${p.line}` : ''}: ${p.reason}`);
+        if (r.problems.length > 20)
+          console.log(`  … and ${r.problems.length - 20} more (the run's log lists the first 50)`);
+      }
+      return 0;
+    } finally {
+      await db.close();
+    }
+  },
+};
+
+async function stopFollowing(runId: string | undefined) {
+  if (!runId) throw new UserError('import stop needs the run id', { field: 'RUN' });
+  const url = config().databaseUrl;
+  await migrate(url);
+  const db = await openDatabase(url);
+  try {
+    const r = await cancelRun(db, runId);
+    console.log(`run ${runId}: ${r.status}`);
+    return 0;
+  } finally {
+    await db.close();
+  }
+}
+
+export const exportCommand: Command = {
+  name: 'export',
+  summary: 'write every trajectory of a run (native or imported) as ATIF v1.4, token ids and logprobs included',
+  usage: `RUN --format atif --out DIR
+
+  One DIR/<trajectory id>.trajectory.json per trajectory (Harbor's Agent Trajectory Interchange Format v1.4);
+  Toolsmith's own fields (step, split, group, rewards, the whole token record) ride under "extra", so
+  \`npx toolsmith import DIR\` gives back the same trajectories.`,
+  async run(args) {
+    const runId = args[0] !== undefined && !args[0].startsWith('--') ? args[0] : undefined;
+    if (!runId) throw new UserError('export needs a run id', { field: 'RUN' });
+    const f = parseFlags(args.slice(1), { format: 'string', out: 'string' });
+    if (f.format !== 'atif') throw new UserError('--format: only atif is written', { field: '--format' });
+    if (typeof f.out !== 'string' || !f.out) throw new UserError('--out: name the folder to write', { field: '--out' });
+    const url = config().databaseUrl;
+    await migrate(url);
+    const db = await openDatabase(url);
+    try {
+      if (!(await runExists(db, runId))) throw new UserError(`run ${runId} not found`, { field: 'RUN' });
+      const r = await exportRunAtif(db, runId, f.out, { name: 'toolsmith', version: codeVersion() });
+      console.log(`wrote ${r.trajectories} ATIF v1.4 trajectories to ${f.out}`);
+      return 0;
+    } finally {
+      await db.close();
+    }
+  },
+};

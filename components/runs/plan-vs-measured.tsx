@@ -1,0 +1,49 @@
+'use client';
+/**
+ * Predicted against measured step time on the run page (issue 30): the plan of the run's frozen recipe on this
+ * machine (contracts/plan.ts, the stated defaults, as `npx toolsmith plan --cluster local` prints it) beside the
+ * median of the RL steps measured so far, and the same plan calibrated on those steps. For the embedded model (a
+ * named model's parameter count is not known in the browser).
+ */
+import { useMemo } from 'react';
+import {
+  CLUSTER_PRESETS,
+  CALIBRATION_KEYS,
+  calibrate,
+  DEFAULT_CONSTANTS,
+  embeddedParams,
+  measuredSteps,
+  medianStepSeconds,
+  parseCluster,
+  planRun,
+} from '../../contracts/plan.ts';
+import { validateRecipe } from '../../contracts/recipe.ts';
+
+type Points = Record<string, { step: number; value: number }[]>;
+
+export function PlanVsMeasured({ spec, series, runId }: { spec: unknown; series: Points; runId: string }) {
+  const view = useMemo(() => {
+    const v = validateRecipe(spec);
+    if (!v.ok || v.recipe.model.kind !== 'embedded') return null;
+    const steps = measuredSteps(v.recipe, Object.fromEntries(CALIBRATION_KEYS.map((k) => [k, series[k] ?? []])));
+    if (steps.length === 0) return null;
+    const params = embeddedParams(v.recipe.model);
+    const cluster = parseCluster(CLUSTER_PRESETS.local);
+    return {
+      predicted: planRun(v.recipe, params, cluster, DEFAULT_CONSTANTS).stepSeconds,
+      calibrated: planRun(v.recipe, params, cluster, calibrate(steps, runId)).stepSeconds,
+      measured: medianStepSeconds(steps),
+      steps: steps.length,
+    };
+  }, [spec, series, runId]);
+  if (!view) return null;
+  const pct = (x: number) =>
+    `${x >= view.measured ? '+' : ''}${((100 * (x - view.measured)) / view.measured).toFixed(0)}%`;
+  return (
+    <p className="muted" aria-label="Plan against measured">
+      RL step: measured median {view.measured.toFixed(2)} s over {view.steps} step{view.steps > 1 ? 's' : ''}; planned
+      before launch {view.predicted.toFixed(2)} s ({pct(view.predicted)}, the planner's defaults); calibrated on these
+      steps {view.calibrated.toFixed(2)} s ({pct(view.calibrated)})
+    </p>
+  );
+}

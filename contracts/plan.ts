@@ -1,0 +1,452 @@
+/**
+ * Plan before launch (issue 30): what one RL step and the whole run of a recipe cost on a cluster, from a handful of
+ * constants that are either calibrated on measured runs (calibrate) or stated defaults, every one shown with its
+ * source. Pure: the CLI (`npx toolsmith plan`) and the workbench call it with the model's parameter count.
+ *
+ * Per RL step of a stage (docs/method.md §5–§7):
+ * - rollout: tokens generated = prompts × 2G × (mean response tokens), at an engine throughput per GPU on the
+ *   engine's GPUs (on a CPU-only cluster: the measured tokens/s of this machine's engine);
+ * - tool calls = prompts × 2G × calls per trajectory; the sandbox cores that keep the mean tool latency under a
+ *   target from the CPU seconds a call takes, by an M/M/c queue (Erlang C);
+ * - training: (6 + 2)·N FLOPs per trained token (the update, and the forward that recomputes the old logprobs) over
+ *   GPUs × peak dense bf16 × MFU; on CPUs, the calibrated trained tokens/s;
+ * - weight sync: 2 bytes per parameter over the sync bandwidth, plus a fixed cost;
+ * - storage: every trajectory's text and token record; database rows: trajectories, tool calls, metric points.
+ * A synchronous step is rollout + train + sync; an async one (k ≥ 1) max(rollout, train + sync). The phase with the
+ * largest share bounds it.
+ */
+import { z } from 'zod';
+import type { Recipe, RlStage } from './recipe.ts';
+
+// ---- The cluster ------------------------------------------------------------------------------------------------
+
+export const GpuSchema = z.object({
+  name: z.string().min(1).max(60),
+  /** Peak dense bf16 TFLOP/s per GPU (datasheet). */
+  peakTflops: z.number().positive().max(1e5),
+  memoryGb: z.number().positive().max(1e4),
+});
+
+export const ClusterSchema = z.object({
+  name: z.string().min(1).max(60).default('custom'),
+  nodes: z.number().int().min(1).max(100_000),
+  gpusPerNode: z.number().int().min(0).max(64),
+  gpu: GpuSchema.nullable().default(null),
+  cpuCoresPerNode: z.number().int().min(1).max(100_000),
+  /** Nodes that run only sandboxes (0: the sandboxes use the training nodes' cores). */
+  sandboxNodes: z.number().int().min(0).max(100_000).default(0),
+  sandboxCoresPerNode: z.number().int().min(1).max(100_000).optional(),
+  /** Share of the GPUs that serve rollouts; the rest train (default: all of them do both, in turn). */
+  engineGpuShare: z.number().gt(0).max(1).default(1),
+});
+export type Cluster = z.output<typeof ClusterSchema>;
+export type ClusterInput = z.input<typeof ClusterSchema>;
+
+export const CLUSTER_PRESETS: Record<'local' | 'h200' | 'report', ClusterInput> = {
+  /** This machine: CPUs only; the engine and the trainer share its cores. */
+  local: { name: 'local', nodes: 1, gpusPerNode: 0, gpu: null, cpuCoresPerNode: 2 },
+  /** One 8 × H200 node (989 dense bf16 TFLOP/s, 141 GB each; 2 × 56-core CPUs). */
+  h200: {
+    name: 'h200',
+    nodes: 1,
+    gpusPerNode: 8,
+    gpu: { name: 'H200', peakTflops: 989, memoryGb: 141 },
+    cpuCoresPerNode: 112,
+  },
+  /** The report's: 8 nodes × 8 MI300X (1,307 dense bf16 TFLOP/s, 192 GB each), the code service on their CPUs. */
+  report: {
+    name: 'report',
+    nodes: 8,
+    gpusPerNode: 8,
+    gpu: { name: 'MI300X', peakTflops: 1307, memoryGb: 192 },
+    cpuCoresPerNode: 128,
+  },
+};
+
+export function parseCluster(value: unknown): Cluster {
+  const r = ClusterSchema.safeParse(value);
+  if (!r.success)
+    throw new Error(
+      `cluster: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
+  return r.data;
+}
+
+/** The vocabulary of the embedded character tokenizer, rounded up (workers/engines/tokenizer.ts). */
+const EMBEDDED_VOCAB_SIZE = 128;
+
+/** Parameters of an embedded model from its recipe sizes (workers/trainer/hf_model.py make_config: tied embeddings, 4× MLP). */
+export function embeddedParams(m: { n_layer: number; n_embd: number; n_head: number; n_kv_head?: number }): number {
+  const d = m.n_embd;
+  const kv = (m.n_kv_head ?? m.n_head) * Math.floor(d / m.n_head);
+  const perLayer = 2 * d * d + 2 * d * kv + 3 * d * 4 * d + 2 * d;
+  return EMBEDDED_VOCAB_SIZE * d + m.n_layer * perLayer + d;
+}
+
+// ---- The constants ----------------------------------------------------------------------------------------------
+
+/** Where a constant comes from: a measured run (named), the report, or a stated default. */
+export interface Source {
+  kind: 'measured' | 'report' | 'default';
+  /** The run it was measured on, or the report's section, or why the default is what it is. */
+  detail: string;
+}
+
+export interface Constant {
+  value: number;
+  source: Source;
+}
+
+/** Everything the planner assumes that a recipe and a cluster do not say. */
+export interface PlanConstants {
+  /** Mean response tokens as a share of the stage's maxResponseTokens. */
+  responseShare: Constant;
+  /** Tool calls per trajectory. */
+  callsPerTrajectory: Constant;
+  /** Prompt tokens per trajectory. */
+  promptTokens: Constant;
+  /** GPU clusters: decode throughput per engine GPU, as a share of peak FLOPs spent at 2·N per token. */
+  engineDecodeEfficiency: Constant;
+  /** CPU clusters: the engine's generated tokens per second on the whole machine. */
+  engineTokensPerS: Constant;
+  /** GPU clusters: model FLOPs utilisation of training. */
+  mfu: Constant;
+  /** CPU clusters: trained tokens per second (the update and the old-logprob recompute together). */
+  trainTokensPerS: Constant;
+  /** Seconds of fixed work per step outside the phases (reward, RoC, storage, bookkeeping). */
+  overheadS: Constant;
+  /** Weight sync: a fixed cost per sync, and bytes per second for 2 bytes per parameter. */
+  syncFixedS: Constant;
+  syncBytesPerS: Constant;
+  /** CPU seconds one tool call takes in the sandbox. */
+  cpuPerCallS: Constant;
+  /** The mean tool latency (queue + run) the sandbox fleet is sized for. */
+  targetToolLatencyS: Constant;
+  /** Stored bytes per response token (text, token record) and per trajectory. */
+  bytesPerToken: Constant;
+  bytesPerTrajectory: Constant;
+  /** Metric points per step. */
+  metricsPerStep: Constant;
+}
+
+const def = (value: number, detail: string): Constant => ({ value, source: { kind: 'default', detail } });
+
+export const DEFAULT_CONSTANTS: PlanConstants = {
+  responseShare: def(0.5, 'half the response budget (calibrate on a run of the recipe)'),
+  callsPerTrajectory: def(2.75, 'the report: ~45K calls over 512 × 32 trajectories per step (§1)'),
+  promptTokens: def(200, 'a math problem and the template'),
+  engineDecodeEfficiency: def(0.04, 'batched decode reaches a few % of peak FLOPs (memory-bound)'),
+  engineTokensPerS: def(3000, "this machine's embedded engine, batched (bench:engine)"),
+  mfu: def(0.3, 'FSDP2 bf16 training of a 14B model'),
+  trainTokensPerS: def(4000, "this machine's trainer on the embedded model (bench:trainer)"),
+  overheadS: def(0.05, 'reward, RoC and storage of a small step'),
+  syncFixedS: def(0.3, 'export and reload of the embedded model (README step-time breakdown)'),
+  syncBytesPerS: def(5e9, 'weights over the cluster network and into the engines'),
+  cpuPerCallS: def(0.05, 'a sympy or numpy snippet in the pool (bench:sandbox); print(1+1) takes ~5 ms'),
+  targetToolLatencyS: def(0.3, "the report's mean tool latency (§3)"),
+  bytesPerToken: def(20, 'text (~4 B) and token record (ids, two logprobs, weight, clip: ~16 B)'),
+  bytesPerTrajectory: def(1500, 'the row, its turns and tool-call rows (bench:db)'),
+  metricsPerStep: def(60, 'the RL step metrics'),
+};
+
+// ---- The plan ---------------------------------------------------------------------------------------------------
+
+export type Phase = 'rollout' | 'train' | 'sync' | 'overhead';
+
+export interface StagePlan {
+  name: string;
+  steps: number;
+  trajectories: number;
+  generatedTokens: number;
+  trainedTokens: number;
+  toolCalls: number;
+  rolloutS: number;
+  trainS: number;
+  syncS: number;
+  overheadS: number;
+  stepS: number;
+  boundBy: Phase;
+  sandboxCores: number;
+  toolLatencyS: number;
+  storageBytes: number;
+  dbRows: number;
+}
+
+export interface Plan {
+  cluster: Cluster;
+  params: number;
+  stages: StagePlan[];
+  /** Step-weighted over the RL stages. */
+  stepSeconds: number;
+  toolCallsPerStep: number;
+  sandboxCores: number;
+  storageBytesPerStep: number;
+  boundBy: Phase;
+  steps: number;
+  runSeconds: number;
+  gpuHours: number;
+  storageBytes: number;
+  dbRows: number;
+  /** Training memory per GPU (bf16 weights and grads, fp32 AdamW moments and master weights: 16 B/parameter, sharded). */
+  trainMemoryGbPerGpu: number | null;
+  constants: PlanConstants;
+}
+
+/** The plan of `recipe`'s RL stages for a model of `params` parameters on `cluster`. */
+export function planRun(
+  recipe: Recipe,
+  params: number,
+  cluster: Cluster,
+  constants: PlanConstants = DEFAULT_CONSTANTS,
+): Plan {
+  const stages = recipe.stages
+    .filter((s): s is RlStage => s.type === 'rl')
+    .map((s) => planStage(s, params, cluster, constants));
+  const steps = stages.reduce((a, s) => a + s.steps, 0);
+  const weighted = (f: (s: StagePlan) => number) =>
+    steps === 0 ? 0 : stages.reduce((a, s) => a + f(s) * s.steps, 0) / steps;
+  const runSeconds = stages.reduce((a, s) => a + s.stepS * s.steps, 0);
+  const gpus = cluster.nodes * cluster.gpusPerNode;
+  const phaseTotals: Record<Phase, number> = { rollout: 0, train: 0, sync: 0, overhead: 0 };
+  for (const s of stages) {
+    phaseTotals.rollout += s.rolloutS * s.steps;
+    phaseTotals.train += s.trainS * s.steps;
+    phaseTotals.sync += s.syncS * s.steps;
+    phaseTotals.overhead += s.overheadS * s.steps;
+  }
+  return {
+    cluster,
+    params,
+    stages,
+    stepSeconds: weighted((s) => s.stepS),
+    toolCallsPerStep: weighted((s) => s.toolCalls),
+    sandboxCores: Math.max(0, ...stages.map((s) => s.sandboxCores)),
+    storageBytesPerStep: weighted((s) => s.storageBytes),
+    boundBy: argmax(phaseTotals),
+    steps,
+    runSeconds,
+    gpuHours: (gpus * runSeconds) / 3600,
+    storageBytes: stages.reduce((a, s) => a + s.storageBytes * s.steps, 0),
+    dbRows: stages.reduce((a, s) => a + s.dbRows * s.steps, 0),
+    trainMemoryGbPerGpu: gpus > 0 ? (16 * params) / gpus / 1e9 : null,
+    constants,
+  };
+}
+
+function planStage(s: RlStage, params: number, cluster: Cluster, c: PlanConstants): StagePlan {
+  const trajectories = s.promptsPerStep * s.rolloutsPerPrompt;
+  const response = c.responseShare.value * s.maxResponseTokens;
+  const generatedTokens = trajectories * response;
+  const trainedTokens = s.promptsPerStep * s.keep * (response + c.promptTokens.value);
+  const gpus = cluster.nodes * cluster.gpusPerNode;
+  const gpu = cluster.gpu;
+  let rolloutS: number;
+  let trainS: number;
+  if (gpus > 0 && gpu) {
+    const engineGpus = Math.max(1, Math.round(gpus * cluster.engineGpuShare));
+    const perGpu = (c.engineDecodeEfficiency.value * gpu.peakTflops * 1e12) / (2 * params);
+    rolloutS = generatedTokens / (perGpu * engineGpus);
+    trainS = (8 * params * trainedTokens) / (gpus * gpu.peakTflops * 1e12 * c.mfu.value);
+  } else {
+    rolloutS = generatedTokens / c.engineTokensPerS.value;
+    trainS = trainedTokens / c.trainTokensPerS.value;
+  }
+  const syncS = c.syncFixedS.value + (2 * params) / c.syncBytesPerS.value;
+  const overheadS = c.overheadS.value;
+  const asyncOn = s.async.enabled && s.async.maxStaleness > 0;
+  const phases: Record<Phase, number> = { rollout: rolloutS, train: trainS, sync: syncS, overhead: overheadS };
+  const stepS = asyncOn ? Math.max(rolloutS, trainS + syncS) + overheadS : rolloutS + trainS + syncS + overheadS;
+  const toolCalls = trajectories * c.callsPerTrajectory.value;
+  const sandboxCoresAvailable =
+    cluster.sandboxNodes > 0
+      ? cluster.sandboxNodes * (cluster.sandboxCoresPerNode ?? cluster.cpuCoresPerNode)
+      : cluster.nodes * cluster.cpuCoresPerNode;
+  // Calls arrive over the rollout phase; each takes cpuPerCallS of one core.
+  const rate = rolloutS > 0 ? toolCalls / rolloutS : 0;
+  const sandboxCores = coresForLatency(rate, c.cpuPerCallS.value, c.targetToolLatencyS.value);
+  const toolLatencyS = meanLatency(
+    rate,
+    c.cpuPerCallS.value,
+    Math.min(sandboxCoresAvailable, Math.max(sandboxCores, 1)),
+  );
+  const storageBytes = trajectories * (c.bytesPerTrajectory.value + response * c.bytesPerToken.value);
+  const dbRows = trajectories + toolCalls + c.metricsPerStep.value;
+  return {
+    name: s.name,
+    steps: s.steps,
+    trajectories,
+    generatedTokens,
+    trainedTokens,
+    toolCalls,
+    rolloutS,
+    trainS,
+    syncS,
+    overheadS,
+    stepS,
+    boundBy: asyncOn ? (rolloutS >= trainS + syncS ? 'rollout' : trainS >= syncS ? 'train' : 'sync') : argmax(phases),
+    sandboxCores,
+    toolLatencyS,
+    storageBytes,
+    dbRows,
+  };
+}
+
+function argmax(x: Record<Phase, number>): Phase {
+  return (Object.entries(x) as [Phase, number][]).reduce((a, b) => (b[1] > a[1] ? b : a))[0];
+}
+
+// ---- Display --------------------------------------------------------------------------------------------------
+
+/** Seconds as the CLI and the Plan panel show them: s, min or h. */
+export function formatSeconds(s: number): string {
+  if (!Number.isFinite(s)) return '∞';
+  if (s >= 3600) return `${(s / 3600).toFixed(1)} h`;
+  return s >= 60 ? `${(s / 60).toFixed(1)} min` : `${s.toFixed(2)} s`;
+}
+
+/** Bytes in decimal units (MB, GB, TB), as storage is sold. */
+export function formatBytes(b: number): string {
+  if (b >= 1e12) return `${(b / 1e12).toFixed(1)} TB`;
+  return b >= 1e9 ? `${(b / 1e9).toFixed(1)} GB` : `${(b / 1e6).toFixed(1)} MB`;
+}
+
+// ---- Queueing ---------------------------------------------------------------------------------------------------
+
+/**
+ * Erlang C: the probability that a call waits, with arrival rate `lambda` (calls/s), service time `s` (s) and `c`
+ * servers (cores). Computed by the stable recurrence over the Erlang B formula.
+ */
+export function erlangC(lambda: number, s: number, c: number): number {
+  const a = lambda * s; // offered load in cores
+  if (c <= a) return 1;
+  let b = 1;
+  for (let k = 1; k <= c; k++) b = (a * b) / (k + a * b);
+  const rho = a / c;
+  return b / (1 - rho + rho * b);
+}
+
+/** Mean latency (queue + service) of an M/M/c queue; Infinity when the cores cannot keep up. */
+export function meanLatency(lambda: number, s: number, c: number): number {
+  if (lambda <= 0) return s;
+  if (c <= lambda * s) return Number.POSITIVE_INFINITY;
+  return (erlangC(lambda, s, c) * s) / (c - lambda * s) + s;
+}
+
+/** The fewest cores whose mean latency is within `target` (at least 1; the service time alone when it exceeds it). */
+export function coresForLatency(lambda: number, s: number, target: number): number {
+  if (lambda <= 0) return 1;
+  let c = Math.max(1, Math.ceil(lambda * s + 1e-9));
+  const goal = Math.max(target, s * 1.0001);
+  while (meanLatency(lambda, s, c) > goal && c < 1e7) c++;
+  return c;
+}
+
+// ---- Calibration ------------------------------------------------------------------------------------------------
+
+/** One measured RL step: the run's metrics at that step (time/*, rollout/*, train/*) and its stage's settings. */
+export interface MeasuredStep {
+  metrics: Record<string, number>;
+  stage: Pick<RlStage, 'promptsPerStep' | 'rolloutsPerPrompt' | 'keep' | 'maxResponseTokens'>;
+}
+
+const median = (xs: number[]) => {
+  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  return s.length ? s[Math.floor(s.length / 2)]! : Number.NaN;
+};
+
+/**
+ * Constants fitted on the measured steps of a CPU run (this machine's engine and trainer; the GPU constants keep
+ * their defaults): medians over the steps, so one slow step does not move them. `run` names it in each source.
+ */
+export function calibrate(steps: MeasuredStep[], run: string, base: PlanConstants = DEFAULT_CONSTANTS): PlanConstants {
+  if (steps.length === 0) return base;
+  const m = (detail: string, xs: number[], fallback: Constant): Constant => {
+    const v = median(xs);
+    return Number.isFinite(v) && v > 0
+      ? { value: v, source: { kind: 'measured', detail: `${detail} (${run}, ${steps.length} steps)` } }
+      : fallback;
+  };
+  const length = (x: MeasuredStep) => x.metrics['rollout/response_length'] ?? Number.NaN;
+  const trajectories = (x: MeasuredStep) => x.stage.promptsPerStep * x.stage.rolloutsPerPrompt;
+  return {
+    ...base,
+    responseShare: m(
+      'mean response length ÷ budget',
+      steps.map((x) => length(x) / x.stage.maxResponseTokens),
+      base.responseShare,
+    ),
+    callsPerTrajectory: m(
+      'rollout/tool_calls',
+      steps.map((x) => x.metrics['rollout/tool_calls'] ?? Number.NaN),
+      base.callsPerTrajectory,
+    ),
+    engineTokensPerS: m(
+      'generated tokens ÷ time/rollout',
+      steps.map((x) => (trajectories(x) * length(x)) / (x.metrics['time/rollout'] ?? Number.NaN)),
+      base.engineTokensPerS,
+    ),
+    trainTokensPerS: m(
+      'trained tokens ÷ time/train',
+      steps.map(
+        (x) =>
+          (x.stage.promptsPerStep * x.stage.keep * (length(x) + base.promptTokens.value)) /
+          (x.metrics['time/train'] ?? Number.NaN),
+      ),
+      base.trainTokensPerS,
+    ),
+    syncFixedS: m(
+      'time/sync',
+      steps.map((x) => x.metrics['time/sync'] ?? Number.NaN),
+      base.syncFixedS,
+    ),
+    overheadS: m(
+      'time/reward + time/roc + time/storage',
+      steps.map(
+        (x) => (x.metrics['time/reward'] ?? 0) + (x.metrics['time/roc'] ?? 0) + (x.metrics['time/storage'] ?? 0),
+      ),
+      base.overheadS,
+    ),
+  };
+}
+
+/** The median of measured RL steps' `time/step`: what the CLI and the run page set the plan against. */
+export function medianStepSeconds(steps: MeasuredStep[]): number {
+  return median(steps.map((s) => s.metrics['time/step'] ?? Number.NaN));
+}
+
+/** The metrics calibrate reads. */
+export const CALIBRATION_KEYS = [
+  'time/rollout',
+  'time/reward',
+  'time/roc',
+  'time/train',
+  'time/sync',
+  'time/storage',
+  'time/step',
+  'rollout/response_length',
+  'rollout/tool_calls',
+] as const;
+
+/**
+ * A run's RL steps as calibrate takes them: its metric series by key and its frozen recipe. The RL steps are those
+ * with a rollout time, in step order; they belong to the recipe's RL stages in turn (stage 1's `steps` first).
+ */
+export function measuredSteps(
+  recipe: Recipe,
+  series: Record<string, { step: number; value: number }[]>,
+): MeasuredStep[] {
+  const byStep = new Map<number, Record<string, number>>();
+  for (const [key, points] of Object.entries(series))
+    for (const p of points) {
+      const row = byStep.get(p.step) ?? {};
+      row[key] = p.value;
+      byStep.set(p.step, row);
+    }
+  const rlSteps = [...byStep.entries()].filter(([, m]) => m['time/rollout'] !== undefined).sort((a, b) => a[0] - b[0]);
+  const stages = recipe.stages.filter((s): s is RlStage => s.type === 'rl');
+  const out: MeasuredStep[] = [];
+  let k = 0;
+  for (const stage of stages)
+    for (let n = 0; n < stage.steps && k < rlSteps.length; n++, k++) out.push({ metrics: rlSteps[k]![1], stage });
+  return out;
+}

@@ -1,0 +1,30 @@
+import { expect, test } from '@playwright/test';
+import { expectAccessibleNames, shot, signIn, watchErrors } from './helpers.ts';
+
+/**
+ * The designer's Plan panel in Chromium (issue 30): the micro template planned as it is edited: a stage's step
+ * time follows its fields, the bound phase is named, the cluster preset changes the figures, and a named model asks
+ * for its parameter count. Any console error fails the test.
+ */
+test('Plan panel: the recipe planned as it is edited, on a cluster preset', async ({ page }) => {
+  const problems: string[] = [];
+  watchErrors(page, problems);
+  await signIn(page);
+  await page.goto('/recipes/new?template=micro');
+  const plan = page.getByRole('region', { name: 'Plan' });
+  const rows = plan.getByRole('table', { name: 'Plan per stage' }).getByRole('row');
+  await expect(rows).toHaveCount(2); // the header and the micro recipe's one RL stage
+  await expect(plan.getByLabel('Plan totals')).toContainText(/RL steps in .* bound by (rollout|train|sync|overhead)/);
+  const before = await plan.getByLabel('Plan totals').textContent();
+  // More steps: the run's total follows once the recipe validates again.
+  await page.locator('[id="f-stages.1.steps"]').fill('40');
+  await expect(plan.getByLabel('Plan totals')).toContainText(/^40 RL steps/);
+  expect(await plan.getByLabel('Plan totals').textContent()).not.toBe(before);
+  // The report's cluster: GPU-hours appear.
+  await plan.getByLabel('Cluster').selectOption('report');
+  await expect(plan.getByLabel('Plan totals')).toContainText(/[1-9]\d* GPU-hours|0 GPU-hours/);
+  await expect(plan.getByRole('img', { name: 'Step time by phase' })).toBeVisible();
+  await shot(page, 'plan-panel');
+  await expectAccessibleNames(page);
+  expect(problems).toEqual([]);
+});

@@ -1,0 +1,2 @@
+// Types for scripts/failure-details.mjs (plain JS: scripts/test.mjs runs without a TypeScript loader).
+export function failureDetails(out: string): string;

@@ -1,0 +1,114 @@
+/**
+ * Starting an imported run (issue 28) from the CLI, the web app or the ingest API: the folder checked (after symlinks,
+ * against the import roots unless the caller is the operator's shell), its format detected from the layout or named,
+ * pickled training batches refused, then the run and, unless the caller reads the folder itself, its job.
+ */
+import path from 'node:path';
+import { UserError } from '../../contracts/errors.ts';
+import { FOREIGN_FORMATS, type ForeignFormat, isForeignFormat } from '../../contracts/foreign.ts';
+import { detectFormat, LAYOUTS } from '../../contracts/foreign-layouts.ts';
+import type { Database } from '../db/client.ts';
+import { createImportRun, getImportSource, setImportFollow } from '../store/imports.ts';
+import { cancel as cancelJob, enqueue, unfinishedJobs } from '../store/jobs.ts';
+import { setRunStatus } from '../store/runs.ts';
+import { listFiles, PICKLED, resolveImportFolder } from './folder.ts';
+
+export interface ImportRequest {
+  path: string;
+  format?: string;
+  name?: string;
+  follow?: boolean;
+  frameworkVersion?: string;
+  /** TRL's reward_weights by reward function name. */
+  weights?: Record<string, number>;
+  createdBy?: string | null;
+}
+
+export interface PreparedImport {
+  folder: string;
+  format: ForeignFormat;
+  files: string[];
+}
+
+/** Check the folder and find its format; every refusal names the field and says what to do. */
+export function prepareImport(req: ImportRequest, roots: string[] | null): PreparedImport {
+  if (typeof req.path !== 'string' || req.path.trim() === '')
+    throw new UserError('path: name the folder the run writes its rollouts to', { field: 'path' });
+  const folder = resolveImportFolder(req.path.trim(), roots);
+  const { files } = listFiles(folder);
+  if (req.format !== undefined && !isForeignFormat(req.format))
+    throw new UserError(`format "${req.format}" is not one of ${FOREIGN_FORMATS.join(', ')}`, { field: 'format' });
+  const pickled = files.filter((f) => PICKLED.test(f));
+  const refusePickles = () =>
+    new UserError(
+      `${folder} holds pickled training batches (${pickled.slice(0, 3).join(', ')}${pickled.length > 3 ? ', …' : ''}) and no rollout files Toolsmith reads: loading a pickle runs whatever code it names, so .pt/.pkl files (slime's and SkyRL's dumps) are never read — export the rollouts as JSONL or Parquet, or push them through the ingest API (README "Open runs trained elsewhere")`,
+      { field: 'path' },
+    );
+  if (req.format) {
+    const format = req.format as ForeignFormat;
+    const own = files.filter((f) => LAYOUTS[format].test(f));
+    // A followed run may not have written its first file yet.
+    if (own.length === 0 && pickled.length > 0) throw refusePickles();
+    if (own.length === 0 && !req.follow)
+      throw new UserError(`no ${format} rollout files in ${folder} (expected names like ${LAYOUTS[format].source})`, {
+        field: 'path',
+      });
+    return { folder, format, files: own };
+  }
+  const found = detectFormat(files);
+  if (!found.ok) {
+    if (pickled.length > 0) throw refusePickles();
+    throw new UserError(`${folder}: ${found.reason}`, { field: 'format' });
+  }
+  return { folder, format: found.format, files: found.files };
+}
+
+/** Create the imported run; with `enqueue`, also the job a worker reads (or follows) it with. */
+export async function launchImport(
+  db: Database,
+  req: ImportRequest,
+  opts: { roots: string[] | null; enqueue: boolean },
+) {
+  const p = prepareImport(req, opts.roots);
+  const name = req.name?.trim() || `${p.format} ${path.basename(p.folder)}`;
+  if (name.length > 200) throw new UserError('name: at most 200 characters', { field: 'name' });
+  const run = await createImportRun(db, {
+    name,
+    format: p.format,
+    path: p.folder,
+    frameworkVersion: req.frameworkVersion ?? null,
+    follow: Boolean(req.follow),
+    createdBy: req.createdBy ?? null,
+  });
+  const jobId = opts.enqueue
+    ? await enqueue(db, {
+        kind: 'import',
+        runId: run.id,
+        payload: { follow: Boolean(req.follow), ...(req.weights ? { weights: req.weights } : {}) },
+        maxAttempts: 3,
+      })
+    : null;
+  return { runId: run.id, jobId, ...p };
+}
+
+/**
+ * Follow an imported run again, or stop following it. Following enqueues the job that tails the folder from the
+ * stored offsets; stopping cancels that job (what was read stays).
+ */
+export async function setImportFollowing(db: Database, runId: string, follow: boolean) {
+  const source = await getImportSource(db, runId);
+  if (!source) throw new UserError(`run ${runId} is not an imported run`, { field: 'runId' });
+  const jobs = await unfinishedJobs(db, runId);
+  await setImportFollow(db, runId, follow);
+  if (!follow) {
+    for (const j of jobs) await cancelJob(db, j.id);
+    return { following: false };
+  }
+  if (jobs.length === 0) {
+    await setRunStatus(db, runId, 'running', {
+      message: `following ${source.format} rollouts in ${source.path} again`,
+    });
+    await enqueue(db, { kind: 'import', runId, payload: { follow: true }, maxAttempts: 3 });
+  }
+  return { following: true };
+}

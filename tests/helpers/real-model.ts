@@ -1,0 +1,51 @@
+/**
+ * The real pretrained model for tests/model/: SmolLM2-135M-Instruct fetched once (by its pins, idempotent) into a
+ * models folder under the data folder's cache/, and its ONNX export, cached by the export code and the GGUF's hash.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { config } from '../../server/config.ts';
+import { catalogueModel } from '../../server/models/catalogue.ts';
+import { trainerPython } from '../../workers/trainer/python.ts';
+
+export const REAL_MODEL = 'smollm2-135m-instruct';
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** The models folder the real-model tests share (set TOOLSMITH_MODELS_DIR to it) and the model's directory in it. */
+export async function realModel(): Promise<{ modelsDir: string; dir: string }> {
+  const modelsDir = path.join(config().cacheDir, 'test-models');
+  const saved = process.env.TOOLSMITH_MODELS_DIR;
+  process.env.TOOLSMITH_MODELS_DIR = modelsDir;
+  try {
+    const { fetchModel } = await import('../../workers/trainer/model-fetch.ts');
+    const r = await fetchModel(REAL_MODEL);
+    return { modelsDir, dir: r.dir };
+  } finally {
+    if (saved === undefined) delete process.env.TOOLSMITH_MODELS_DIR;
+    else process.env.TOOLSMITH_MODELS_DIR = saved;
+  }
+}
+
+/** The ONNX export of the real model (model.onnx, tokenizer files), made once per exporter version. */
+export async function realOnnx(): Promise<string> {
+  const { dir } = await realModel();
+  const exporter = ['export_onnx.py', 'hf_model.py'].map((f) => fs.readFileSync(path.join(ROOT, 'workers/trainer', f)));
+  const key = createHash('sha256')
+    .update(catalogueModel(REAL_MODEL)!.gguf.sha256)
+    .update(Buffer.concat(exporter))
+    .digest('hex')
+    .slice(0, 16);
+  const out = path.join(config().cacheDir, `onnx-${REAL_MODEL}-${key}`);
+  if (fs.existsSync(path.join(out, 'model.onnx'))) return out;
+  const tmp = `${out}.tmp-${process.pid}`;
+  fs.rmSync(tmp, { recursive: true, force: true });
+  execFileSync(trainerPython(), [path.join(ROOT, 'workers/trainer/export_onnx.py'), '--out', tmp, '--model', dir], {
+    stdio: 'pipe',
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+  });
+  fs.rmSync(out, { recursive: true, force: true });
+  fs.renameSync(tmp, out);
+  return out;
+}

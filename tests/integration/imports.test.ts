@@ -1,0 +1,241 @@
+/**
+ * Runs trained elsewhere (issue 28), against the real database: a verl dump folder read into an imported run (groups,
+ * reward components, per-step dashboard figures, a malformed line counted with its file and line and the rest
+ * imported), a second read adding nothing, a follower under a writer that appends (a half-written last line waits
+ * for its newline; a follower restarted from the stored offsets neither repeats nor skips a line), the import roots
+ * enforced after symlinks, pickled training batches refused, and the web app's Import run action and Follow switch.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, test } from 'node:test';
+import type { Database } from '../../server/db/client.ts';
+import { launchImport, prepareImport } from '../../server/imports/launch.ts';
+import { readEvents } from '../../server/store/events.ts';
+import { getImportSource, readImportFiles } from '../../server/store/imports.ts';
+import { readSeries } from '../../server/store/metrics.ts';
+import { followImport, importPass } from '../../workers/imports/importer.ts';
+import { appRouter } from '../../server/trpc/root.ts';
+import { createCallerFactory } from '../../server/trpc/init.ts';
+import { freshDatabase } from '../helpers/db.ts';
+import { principal } from '../helpers/principals.ts';
+
+let fresh: Awaited<ReturnType<typeof freshDatabase>>;
+let db: Database;
+let dir: string;
+
+beforeEach(async () => {
+  fresh = await freshDatabase();
+  db = fresh.db;
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolsmith-import-'));
+});
+afterEach(async () => {
+  await fresh.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A line as verl's RayPPOTrainer._dump_generations writes it (older trainer: no uid). */
+function verlLine(step: number, group: number, sample: number) {
+  return `${JSON.stringify({
+    input: `problem ${group}: what is ${group} + ${step}?`,
+    output: `<think>…</think> the answer is ${sample === 0 ? -1 : group + step}`,
+    gts: String(group + step),
+    score: sample === 0 ? 0 : 1,
+    step,
+    acc: sample !== 0,
+    format_reward: 0.5,
+  })}\n`;
+}
+
+function writeVerl(root: string, steps: number[], groups = 2, samples = 3) {
+  fs.mkdirSync(path.join(root, 'rollout'), { recursive: true });
+  for (const step of steps) {
+    let text = '';
+    for (let g = 0; g < groups; g++) for (let s = 0; s < samples; s++) text += verlLine(step, g, s);
+    fs.writeFileSync(path.join(root, 'rollout', `${step}.jsonl`), text);
+  }
+}
+
+async function trajectories(runId: string) {
+  return db.prisma.trajectory.findMany({ where: { runId }, orderBy: [{ step: 'asc' }, { id: 'asc' }] });
+}
+
+test('a verl dump folder becomes a read-only run: groups, reward components, dashboard figures, malformed lines counted', async () => {
+  writeVerl(dir, [1, 2]);
+  fs.appendFileSync(path.join(dir, 'rollout', '2.jsonl'), '{"input": "cut short\n');
+  fs.appendFileSync(path.join(dir, 'rollout', '2.jsonl'), `${JSON.stringify({ input: 'x', output: 'y', step: 2 })}\n`);
+  fs.mkdirSync(path.join(dir, 'validation'));
+  fs.writeFileSync(
+    path.join(dir, 'validation', '2.jsonl'),
+    `${JSON.stringify({ input: 'held out', output: '4', gts: '4', score: 1, step: 2 })}\n`,
+  );
+  const launched = await launchImport(db, { path: dir, name: 'verl run' }, { roots: null, enqueue: false });
+  assert.equal(launched.format, 'verl', 'detected from the layout');
+  const r = await importPass({ db, runId: launched.runId, folder: launched.folder, format: 'verl' });
+  assert.equal(r.trajectories, 13);
+  assert.equal(r.lines, 15);
+  assert.deepEqual(
+    r.problems.map((p) => [p.file, p.line]),
+    [
+      ['rollout/2.jsonl', 7],
+      ['rollout/2.jsonl', 8],
+    ],
+  );
+  assert.match(r.problems[1]!.reason, /"score" is missing/);
+  const rows = await trajectories(launched.runId);
+  assert.equal(rows.length, 13);
+  const step1 = rows.filter((t) => t.step === 1 && t.split === 'train');
+  assert.equal(new Set(step1.map((t) => t.groupId)).size, 2, 'no uid: the same input is one group');
+  const content = JSON.parse(step1[0]!.content);
+  assert.deepEqual(content.imported.trajectory.rewards, { acc: step1[0]!.reward, format_reward: 0.5 });
+  assert.equal(content.turns.length, 1);
+  assert.match(content.prompt, /^problem \d: what is/);
+  assert.equal(rows.filter((t) => t.split === 'eval').length, 1, 'the validation dump is the eval split');
+  const acc = await readSeries(db, launched.runId, 'rollout/accuracy');
+  assert.deepEqual(
+    acc.map((p) => [p.step, Number(p.value.toFixed(4))]),
+    [
+      [1, 0.6667],
+      [2, 0.6667],
+    ],
+  );
+  assert.equal((await readSeries(db, launched.runId, 'eval/validation/mean_reward'))[0]?.value, 1);
+  const evals = await db.prisma.evalResult.findMany({ where: { runId: launched.runId } });
+  assert.deepEqual(
+    evals.map((e) => [e.benchmark, e.step, e.pass1, e.toolErrors]),
+    [['validation', 2, 1, null]],
+    'the validation dump in the evaluations table; tool errors unknown, not 0',
+  );
+  const warnings = (await readEvents(db, launched.runId)).filter((e) => e.type === 'import_problem');
+  assert.equal(warnings.length, 2);
+  assert.match(warnings[0]!.message, /^rollout\/2\.jsonl:7: not JSON/);
+  const source = await getImportSource(db, launched.runId);
+  assert.deepEqual([source?.trajectories, source?.problems, source?.lines], [13, 2, 15]);
+
+  const again = await importPass({ db, runId: launched.runId, folder: launched.folder, format: 'verl' });
+  assert.deepEqual([again.lines, again.trajectories], [0, 0], 'a second read finds nothing new');
+  assert.equal((await trajectories(launched.runId)).length, 13);
+});
+
+test('following: appended lines arrive, a half-written line waits for its newline, a restart neither repeats nor skips', async () => {
+  fs.mkdirSync(path.join(dir, 'rollout'));
+  const file = path.join(dir, 'rollout', '1.jsonl');
+  fs.writeFileSync(file, verlLine(1, 0, 0));
+  const launched = await launchImport(db, { path: dir, format: 'verl', follow: true }, { roots: null, enqueue: false });
+  const stop = new AbortController();
+  const following = followImport({
+    db,
+    runId: launched.runId,
+    folder: launched.folder,
+    format: 'verl',
+    signal: stop.signal,
+    pollMs: 50,
+  });
+  const count = async () => (await trajectories(launched.runId)).length;
+  const until = async (n: number) => {
+    const deadline = Date.now() + 20_000;
+    while ((await count()) < n) {
+      if (Date.now() > deadline) throw new Error(`waited for ${n} trajectories, have ${await count()}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  await until(1);
+  // A writer appends while the follower reads: 40 lines in bursts, the last of each burst cut in two.
+  let written = 1;
+  for (let burst = 0; burst < 8; burst++) {
+    for (let i = 0; i < 4; i++) fs.appendFileSync(file, verlLine(1, 1 + burst, i));
+    const half = verlLine(2, burst, 1);
+    fs.appendFileSync(file, half.slice(0, 20));
+    written += 4;
+    await until(written);
+    await new Promise((r) => setTimeout(r, 120));
+    assert.equal(await count(), written, 'the half-written line is not read');
+    fs.appendFileSync(file, half.slice(20));
+    written += 1;
+  }
+  await until(written);
+  stop.abort();
+  await following;
+  const offsets = await readImportFiles(db, launched.runId);
+  assert.equal(offsets.get('rollout/1.jsonl')?.line, written);
+  assert.equal(offsets.get('rollout/1.jsonl')?.offset, fs.statSync(file).size);
+
+  // Restart from the stored offsets: lines written while nothing followed, and a new step's file.
+  for (let i = 0; i < 5; i++) fs.appendFileSync(file, verlLine(3, 9, i));
+  writeVerl(dir, [4], 1, 2);
+  const r = await importPass({ db, runId: launched.runId, folder: launched.folder, format: 'verl' });
+  assert.deepEqual([r.lines, r.trajectories], [7, 7]);
+  const rows = await trajectories(launched.runId);
+  assert.equal(rows.length, written + 7);
+  assert.equal(new Set(rows.map((t) => t.id)).size, rows.length, 'no trajectory twice');
+
+  // A crash after storing a chunk but before its offset: the lines are read again and stored once.
+  await db.prisma.importFile.update({
+    where: { runId_file: { runId: launched.runId, file: 'rollout/4.jsonl' } },
+    data: { offset: 0, line: 0 },
+  });
+  const replay = await importPass({ db, runId: launched.runId, folder: launched.folder, format: 'verl' });
+  assert.deepEqual([replay.lines, replay.trajectories], [2, 0]);
+  assert.equal((await trajectories(launched.runId)).length, written + 7);
+});
+
+test('the import roots hold after symlinks; pickled batches and unknown folders are refused with the reason', () => {
+  const root = path.join(dir, 'root');
+  const outside = path.join(dir, 'outside');
+  writeVerl(path.join(root, 'run-a'), [1]);
+  writeVerl(outside, [1]);
+  fs.symlinkSync(outside, path.join(root, 'link-out'));
+  assert.equal(prepareImport({ path: path.join(root, 'run-a') }, [root]).format, 'verl');
+  assert.throws(() => prepareImport({ path: path.join(root, 'link-out') }, [root]), /not inside an import root/);
+  assert.throws(() => prepareImport({ path: path.join(root, '..', 'outside') }, [root]), /not inside an import root/);
+  assert.throws(() => prepareImport({ path: path.join(root, 'nope') }, [root]), /no folder at/);
+
+  const pickled = path.join(root, 'slime');
+  fs.mkdirSync(pickled);
+  fs.writeFileSync(path.join(pickled, 'rollout_0.pt'), 'not read');
+  assert.throws(() => prepareImport({ path: pickled }, [root]), /pickled training batches.*never read.*export/s);
+  const empty = path.join(root, 'empty');
+  fs.mkdirSync(empty);
+  fs.writeFileSync(path.join(empty, 'notes.txt'), '');
+  assert.throws(() => prepareImport({ path: empty }, [root]), /no rollout files of a known format.*--format/);
+  assert.throws(() => prepareImport({ path: empty, format: 'mlflow' }, [root]), /format "mlflow" is not one of/);
+});
+
+test('the Import run action: a folder under an import root only, a researcher or above, the run read by a job', async () => {
+  const root = path.join(dir, 'root');
+  writeVerl(path.join(root, 'run-b'), [1]);
+  writeVerl(path.join(dir, 'elsewhere'), [1]);
+  const previous = process.env.TOOLSMITH_IMPORT_ROOTS;
+  process.env.TOOLSMITH_IMPORT_ROOTS = root;
+  try {
+    const call = (role: 'viewer' | 'researcher') => createCallerFactory(appRouter)({ db, principal: principal(role) });
+    assert.deepEqual((await call('viewer').runs.importRoots()).roots, [root]);
+    await assert.rejects(call('viewer').runs.importFolder({ path: path.join(root, 'run-b') }), /researcher/);
+    await assert.rejects(
+      call('researcher').runs.importFolder({ path: path.join(dir, 'elsewhere') }),
+      /not inside an import root/,
+    );
+    const r = await call('researcher').runs.importFolder({ path: path.join(root, 'run-b'), name: 'from the UI' });
+    assert.equal(r.format, 'verl');
+    const jobs = await db.prisma.job.findMany({ where: { runId: r.runId } });
+    assert.deepEqual(
+      jobs.map((j) => [j.kind, JSON.parse(j.payload).follow]),
+      [['import', false]],
+    );
+    const run = await db.prisma.run.findUniqueOrThrow({ where: { id: r.runId } });
+    assert.deepEqual([run.kind, run.name, run.createdBy], ['import', 'from the UI', 'u_test_researcher']);
+    // The Follow switch: on enqueues a follow job (one at a time), off cancels it.
+    await call('researcher').runs.followImport({ runId: r.runId, follow: true });
+    assert.equal(await db.prisma.job.count({ where: { runId: r.runId } }), 1, 'a job is already there: none added');
+    await db.prisma.job.updateMany({ where: { runId: r.runId }, data: { status: 'succeeded' } });
+    await call('researcher').runs.followImport({ runId: r.runId, follow: true });
+    const follow = await db.prisma.job.findFirstOrThrow({ where: { runId: r.runId, status: 'queued' } });
+    assert.equal(JSON.parse(follow.payload).follow, true);
+    await call('researcher').runs.followImport({ runId: r.runId, follow: false });
+    assert.notEqual((await db.prisma.job.findUniqueOrThrow({ where: { id: follow.id } })).status, 'queued');
+  } finally {
+    if (previous === undefined) delete process.env.TOOLSMITH_IMPORT_ROOTS;
+    else process.env.TOOLSMITH_IMPORT_ROOTS = previous;
+  }
+});

@@ -1,0 +1,404 @@
+/**
+ * Sign-in limits that hold, against the built app under `node scripts/start.mjs --serve-only` (issue 24, 2, 8, 10):
+ * the client address comes from the socket (scripts/web-server.mjs), X-Forwarded-For counts only from
+ * TOOLSMITH_TRUSTED_PROXIES (here 127.0.0.1; requests from 127.0.0.2 are an untrusted peer on the same loopback),
+ * the per-account limit on wrong passwords, the cap on password hashes at once (a flood of sign-ins against a
+ * signed-in request, as a ratio to the same request when idle), one-time-link requests, anonymous refusals that
+ * write no rows, and the audit log's address. One server start for the whole file; needs the build (set-up makes it).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import path from 'node:path';
+import { dialect } from '../helpers/db.ts';
+import { startWebServer, webBuilt, type WebServer } from '../helpers/web-server.ts';
+import { openDatabase, type Database } from '../../server/db/client.ts';
+import { createUser } from '../../server/auth/users.ts';
+
+const skip = !webBuilt()
+  ? 'no web build (.next): run `node scripts/setup.mjs` first (npm test builds it)'
+  : dialect !== 'sqlite'
+    ? 'runs once, in the SQLite pass: the limits live in the web process, not in SQL'
+    : false;
+
+let port = 0;
+let web: WebServer | null = null;
+let db: Database;
+const PASSWORD = 'the right password';
+const TRUSTED = '127.0.0.1';
+const UNTRUSTED = '127.0.0.2';
+
+interface Reply {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  ms: number;
+}
+
+/** A request over a fresh connection from `from` (a loopback address: which peer the server sees). */
+function request(
+  method: string,
+  urlPath: string,
+  opts: {
+    from?: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer | null;
+    chunks?: Buffer[];
+    signal?: AbortSignal;
+  } = {},
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const headers: Record<string, string> = { host: `127.0.0.1:${port}`, ...opts.headers };
+    if (method !== 'GET') headers.origin ??= `http://127.0.0.1:${port}`;
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path: urlPath,
+        headers,
+        localAddress: opts.from ?? UNTRUSTED,
+        agent: false,
+        signal: opts.signal,
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, headers: res.headers, body: text, ms: performance.now() - t0 }),
+        );
+      },
+    );
+    req.on('error', reject);
+    if (opts.chunks) {
+      for (const c of opts.chunks) req.write(c);
+      req.end();
+    } else req.end(opts.body ?? undefined);
+  });
+}
+
+function signIn(
+  email: string,
+  password: string,
+  from: string,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+) {
+  return request('POST', '/api/auth/sign-in/email', {
+    from,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ email, password }),
+    signal,
+  });
+}
+const cookieOf = (r: Reply) => (r.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]).join('; ');
+
+before(async () => {
+  if (skip) return;
+  web = await startWebServer({ TOOLSMITH_TRUSTED_PROXIES: TRUSTED }, 'toolsmith-signin-');
+  port = web.port;
+  db = await openDatabase(`file:${path.join(web.dataDir, 'toolsmith.db')}`);
+  for (const email of [
+    'rot@example.com',
+    'fwd@example.com',
+    'acct@example.com',
+    'other@example.com',
+    'flood@example.com',
+    'audit@example.com',
+  ]) {
+    await createUser(db, { email, role: email.startsWith('audit') ? 'researcher' : 'viewer', password: PASSWORD });
+  }
+});
+
+after(async () => {
+  await db?.close();
+  await web?.stop();
+});
+
+test('the server says where client addresses come from', { skip }, () => {
+  assert.match(web!.output(), /client addresses from X-Forwarded-For from 127\.0\.0\.1/);
+});
+
+test('an untrusted peer rotating X-Forwarded-For, X-Real-IP and the private header still gets 429 within the limit', {
+  skip,
+}, async () => {
+  const codes: number[] = [];
+  for (let i = 0; i < 8; i++) {
+    const spoof = `198.18.${i}.${i + 1}`;
+    const r = await signIn('rot@example.com', `wrong guess ${i}`, UNTRUSTED, {
+      'x-forwarded-for': spoof,
+      'x-real-ip': spoof,
+      'x-toolsmith-client-address': spoof,
+    });
+    codes.push(r.status);
+  }
+  assert.deepEqual(codes.slice(0, 5), [401, 401, 401, 401, 401], codes.join(','));
+  assert.ok(
+    codes.slice(5).every((c) => c === 429),
+    codes.join(','),
+  );
+  // The bucket was the socket's: the right password from that peer is refused too, for now.
+  assert.equal(
+    (await signIn('rot@example.com', PASSWORD, UNTRUSTED, { 'x-forwarded-for': '198.18.99.99' })).status,
+    429,
+  );
+  const rows = await db.prisma.rateLimit.findMany({ where: { key: { contains: '/sign-in/email' } } });
+  assert.ok(
+    rows.some((r) => r.key.startsWith(`${UNTRUSTED}|`)),
+    rows.map((r) => r.key).join(' '),
+  );
+  assert.ok(!rows.some((r) => r.key.startsWith('198.18.')), 'no bucket was made for a spoofed address');
+});
+
+test("a trusted proxy's X-Forwarded-For is honoured: different forwarded clients, different buckets", {
+  skip,
+}, async () => {
+  const codes: number[] = [];
+  for (let i = 0; i < 6; i++)
+    codes.push((await signIn('fwd@example.com', `wrong ${i}`, TRUSTED, { 'x-forwarded-for': '198.51.100.1' })).status);
+  assert.deepEqual(codes, [401, 401, 401, 401, 401, 429]);
+  assert.equal(
+    (await signIn('fwd@example.com', 'wrong again', TRUSTED, { 'x-forwarded-for': '198.51.100.2' })).status,
+    401,
+    'another client behind the proxy is not blocked',
+  );
+  // Read from the right: what the client wrote on the left does not choose the bucket.
+  assert.equal(
+    (await signIn('fwd@example.com', 'wrong', TRUSTED, { 'x-forwarded-for': '198.51.100.1, 198.51.100.3' })).status,
+    401,
+  );
+  assert.equal(
+    (await signIn('fwd@example.com', 'wrong', TRUSTED, { 'x-forwarded-for': '198.51.100.3, 198.51.100.1' })).status,
+    429,
+  );
+  const ok = await signIn('fwd@example.com', PASSWORD, TRUSTED, { 'x-forwarded-for': '198.51.100.4' });
+  assert.equal(ok.status, 200, ok.body);
+  const session = await db.prisma.session.findFirst({ where: { user: { email: 'fwd@example.com' } } });
+  assert.equal(session?.ipAddress, '198.51.100.4', 'the session records the forwarded client');
+});
+
+test('rotating addresses does not dodge the per-account limit: 10 wrong passwords, then 429 for that account only', {
+  skip,
+}, async () => {
+  const codes: number[] = [];
+  for (let i = 0; i < 12; i++)
+    codes.push(
+      (await signIn('ACCT@example.com', `guess ${i}`, TRUSTED, { 'x-forwarded-for': `203.0.113.${i + 1}` })).status,
+    );
+  assert.deepEqual(codes, [...Array(10).fill(401), 429, 429]);
+  const right = await signIn('acct@example.com', PASSWORD, TRUSTED, { 'x-forwarded-for': '203.0.113.200' });
+  assert.equal(right.status, 429, 'the right password is refused too while the account is held');
+  const body = JSON.parse(right.body);
+  assert.equal(body.code, 'TOO_MANY_FAILED_SIGN_INS');
+  assert.match(
+    body.message,
+    /too many failed sign-ins for this account: try again in \d+ minutes, or ask an admin for a one-time link/,
+  );
+  assert.ok(Number(right.headers['retry-after']) > 0);
+  assert.equal(
+    (await signIn('other@example.com', PASSWORD, TRUSTED, { 'x-forwarded-for': '203.0.113.201' })).status,
+    200,
+    'other accounts are not affected',
+  );
+});
+
+test('parallel wrong passwords for one account cannot pass the limit together', { skip }, async () => {
+  await createUser(db, { email: 'par@example.com', role: 'viewer', password: PASSWORD });
+  const replies = await Promise.all(
+    Array.from({ length: 30 }, (_, i) =>
+      signIn('par@example.com', `parallel ${i}`, TRUSTED, { 'x-forwarded-for': `203.0.114.${i + 1}` }),
+    ),
+  );
+  const codes = replies.map((r) => r.status);
+  assert.equal(codes.filter((c) => c === 401).length, 10, codes.join(','));
+  assert.equal(codes.filter((c) => c === 429).length, 20, codes.join(','));
+});
+
+test('one-time-link requests: nothing stored for unknown emails, limited per email and per address', {
+  skip,
+}, async () => {
+  const link = (email: string, from: string, fwd: string) =>
+    request('POST', '/api/auth/sign-in/magic-link', {
+      from,
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': fwd },
+      body: JSON.stringify({ email, callbackURL: '/' }),
+    });
+  const before = await db.prisma.verification.count();
+  const unknown = await Promise.all(
+    Array.from({ length: 4 }, (_, i) => link(`nobody${i}@example.com`, TRUSTED, `192.0.2.${i + 1}`)),
+  );
+  for (const r of unknown)
+    assert.deepEqual([r.status, JSON.parse(r.body)], [200, { status: true }], 'the same answer as for a known email');
+  assert.equal(await db.prisma.verification.count(), before, 'no row for an unknown email');
+  const known = await link('other@example.com', TRUSTED, '192.0.2.50');
+  assert.deepEqual([known.status, JSON.parse(known.body)], [200, { status: true }]);
+  assert.equal(await db.prisma.verification.count(), before + 1, 'a known email gets its (single-use) link row');
+  // Per email: 3 in the window, whatever the address.
+  const perEmail = [known.status];
+  for (let i = 0; i < 3; i++) perEmail.push((await link('other@example.com', TRUSTED, `192.0.2.${60 + i}`)).status);
+  assert.deepEqual(perEmail, [200, 200, 200, 429]);
+  assert.equal(await db.prisma.verification.count(), before + 3);
+  // Per address: 5 a minute, whatever the email (unknown ones included).
+  const perAddress: number[] = [];
+  for (let i = 0; i < 7; i++)
+    perAddress.push((await link(`spray${i}@example.com`, UNTRUSTED, `192.0.2.${100 + i}`)).status);
+  assert.deepEqual(perAddress, [200, 200, 200, 200, 200, 429, 429]);
+  assert.equal(await db.prisma.verification.count(), before + 3);
+});
+
+test('anonymous refused mutations write no audit rows; a signed-in one records the socket or trusted-proxy address', {
+  skip,
+}, async () => {
+  const rowsBefore = await db.prisma.auditLog.count();
+  const batch = Array(20).fill('share.create').join(',');
+  const input = JSON.stringify(
+    Object.fromEntries(Array.from({ length: 20 }, (_, i) => [i, { scope: 'run', target: { runId: 'r_x' } }])),
+  );
+  for (let i = 0; i < 5; i++) {
+    const r = await request('POST', `/api/trpc/${batch}?batch=1`, {
+      from: UNTRUSTED,
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': `6.6.6.${i}` },
+      body: input,
+    });
+    assert.equal(r.status, 401, r.body);
+  }
+  assert.equal(await db.prisma.auditLog.count(), rowsBefore, '100 refused anonymous calls, no rows');
+
+  const session = await signIn('audit@example.com', PASSWORD, TRUSTED, { 'x-forwarded-for': '198.51.100.70' });
+  assert.equal(session.status, 200);
+  const cookie = cookieOf(session);
+  const mutate = (from: string, fwd: string) =>
+    request('POST', '/api/trpc/runs.cancel', {
+      from,
+      headers: { 'content-type': 'application/json', cookie, 'x-forwarded-for': fwd },
+      body: JSON.stringify({ runId: 'r_missing' }),
+    });
+  await mutate(TRUSTED, '6.6.6.6, 198.51.100.71');
+  await mutate(UNTRUSTED, '198.51.100.72');
+  const rows = await db.prisma.auditLog.findMany({ where: { email: 'audit@example.com' }, orderBy: { id: 'asc' } });
+  assert.deepEqual(
+    rows.map((r) => [r.action, r.ip]),
+    [
+      ['runs.cancel', '198.51.100.71'],
+      ['runs.cancel', UNTRUSTED],
+    ],
+  );
+});
+
+test('/api/auth bodies take the same 1 MiB cap as the rest: declared or streamed, 413', { skip }, async () => {
+  const big = Buffer.alloc(1024 * 1024 + 10, 'a');
+  const declared = await request('POST', '/api/auth/sign-in/email', {
+    from: TRUSTED,
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': '192.0.2.200' },
+    body: big,
+  });
+  assert.equal(declared.status, 413);
+  // Chunked, no Content-Length: read up to the cap and refused there.
+  const chunk = Buffer.alloc(256 * 1024, 'a');
+  const streamed = await request('POST', '/api/auth/sign-in/email', {
+    from: TRUSTED,
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': '192.0.2.201' },
+    chunks: [chunk, chunk, chunk, chunk, chunk],
+  });
+  assert.equal(streamed.status, 413, streamed.body);
+  assert.match(JSON.parse(streamed.body).message, /over the limit of 1048576 bytes \(TOOLSMITH_MAX_BODY_BYTES\)/);
+  const fine = await signIn('other@example.com', PASSWORD, TRUSTED, { 'x-forwarded-for': '192.0.2.202' });
+  assert.equal(fine.status, 200);
+});
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+test('a flood of 60 parallel wrong passwords leaves a signed-in request fast (median under 5× its idle median)', {
+  skip,
+}, async (t) => {
+  const me = await signIn('flood@example.com', PASSWORD, TRUSTED, { 'x-forwarded-for': '198.51.100.90' });
+  assert.equal(me.status, 200);
+  const cookie = cookieOf(me);
+  const probe = async () => {
+    const r = await request('GET', '/api/trpc/auth.me', {
+      from: TRUSTED,
+      headers: { cookie, 'x-forwarded-for': '198.51.100.90' },
+    });
+    assert.equal(r.status, 200, r.body);
+    assert.match(r.body, /flood@example.com/, 'signed in');
+    return r.ms;
+  };
+  for (let i = 0; i < 5; i++) await probe();
+  let fresh = 0;
+  /** One wrong sign-in on a made-up account from a new address: the time one hash (and any queue ahead) takes. */
+  const oneSignIn = async () => {
+    const r = await signIn(`single${fresh}@example.com`, 'not the password', TRUSTED, {
+      'x-forwarded-for': `100.65.0.${++fresh}`,
+    });
+    assert.equal(r.status, 401, r.body);
+    return r.ms;
+  };
+  const single: number[] = [];
+  for (let i = 0; i < 3; i++) single.push(await oneSignIn());
+
+  // 60 attackers, each behind the trusted proxy with its own address and made-up account (so neither the
+  // per-address nor the per-account limit stops them: only the hash cap stands between them and the server).
+  let n = 0;
+  let outstanding = 0;
+  const statuses = new Map<number, number>();
+  const attack = (signal: AbortSignal) => async () => {
+    while (!signal.aborted) {
+      const i = n++;
+      outstanding++;
+      const r = await signIn(
+        `flood${i}@example.com`,
+        'not the password',
+        TRUSTED,
+        { 'x-forwarded-for': `100.64.${(i >> 8) & 255}.${i & 255}` },
+        signal,
+      ).catch(() => null);
+      outstanding--;
+      if (r) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+    }
+  };
+  // Idle and flooded samples alternate in three rounds, so a neighbour's load on this machine falls on both sides.
+  // When a round's flood stops its callers hang up, and the queued sign-ins leave without a hash.
+  const idle: number[] = [];
+  const busy: number[] = [];
+  const drains: number[] = [];
+  const pending: number[] = []; // attackers' sign-ins awaiting an answer when each flooded sample started
+  for (let round = 0; round < 3; round++) {
+    for (let i = 0; i < 9; i++) idle.push(await probe());
+    const stop = new AbortController();
+    const flood = Array.from({ length: 60 }, () => attack(stop.signal)());
+    await new Promise((r) => setTimeout(r, 300)); // the queue fills
+    for (let i = 0; i < 9; i++) {
+      pending.push(outstanding);
+      busy.push(await probe());
+    }
+    stop.abort();
+    await Promise.all(flood);
+    // FIFO: this returns once everything queued before it is done, so the next idle samples are idle. It takes about
+    // one hash, not sixty: the callers that hung up left the queue (with them still in it, ~60× as long).
+    drains.push(await oneSignIn());
+  }
+  t.diagnostic(
+    `a sign-in right after a flood's callers hung up: median ${median(drains).toFixed(1)} ms vs ${median(single).toFixed(1)} ms alone`,
+  );
+  assert.ok(
+    median(drains) < 10 * median(single),
+    `the queue kept the departed callers: ${drains.map((d) => d.toFixed(0)).join(', ')} ms vs ${median(single).toFixed(1)} ms`,
+  );
+  const ratio = median(busy) / median(idle);
+  t.diagnostic(
+    `signed-in request: idle median ${median(idle).toFixed(1)} ms, under the flood ${median(busy).toFixed(1)} ms (${ratio.toFixed(2)}×); flood answers ${JSON.stringify(Object.fromEntries(statuses))}, ${Math.min(...pending)}–${Math.max(...pending)} outstanding per sample`,
+  );
+  assert.ok(
+    Math.min(...pending) >= 55,
+    `every flooded sample was taken with the flood on: ${pending.join(',')} sign-ins outstanding`,
+  );
+  assert.ok(
+    (statuses.get(401) ?? 0) >= 3,
+    `the flood's sign-ins were hashed and answered 401: ${JSON.stringify(Object.fromEntries(statuses))}`,
+  );
+  assert.ok(
+    ratio < 5,
+    `median under the flood ${median(busy).toFixed(1)} ms vs idle ${median(idle).toFixed(1)} ms: ${ratio.toFixed(2)}×`,
+  );
+});

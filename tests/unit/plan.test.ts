@@ -1,0 +1,220 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  CLUSTER_PRESETS,
+  calibrate,
+  coresForLatency,
+  DEFAULT_CONSTANTS,
+  erlangC,
+  measuredSteps,
+  meanLatency,
+  type PlanConstants,
+  parseCluster,
+  planRun,
+} from '../../contracts/plan.ts';
+import { parseRecipe, type RecipeInput } from '../../contracts/recipe.ts';
+
+const close = (a: number, b: number, rel = 1e-9) =>
+  assert.ok(Math.abs(a - b) <= rel * Math.max(1, Math.abs(b)), `${a} ≉ ${b}`);
+
+/** One RL stage of `steps` steps: 4 prompts × 8 rollouts, G = 4, 100-token budget. */
+const recipe = (async = false, steps = 10) =>
+  parseRecipe({
+    name: 'plan-test',
+    model: { kind: 'model', name: 'm' },
+    stages: [
+      {
+        type: 'rl',
+        name: 'rl',
+        data: { kind: 'generated', n: 100, seed: 1 },
+        steps,
+        promptsPerStep: 4,
+        rolloutsPerPrompt: 8,
+        keep: 4,
+        maxResponseTokens: 100,
+        maxTurns: 4,
+        async: { enabled: async, maxStaleness: 1 },
+      },
+    ],
+  } as RecipeInput);
+
+const fixed = (over: Partial<Record<keyof PlanConstants, number>>): PlanConstants => {
+  const c = { ...DEFAULT_CONSTANTS };
+  for (const [k, v] of Object.entries(over))
+    c[k as keyof PlanConstants] = { value: v, source: { kind: 'default', detail: 'test' } };
+  return c;
+};
+
+test('a CPU cluster: every phase by hand', () => {
+  const c = fixed({
+    responseShare: 0.5,
+    callsPerTrajectory: 2,
+    promptTokens: 50,
+    engineTokensPerS: 400,
+    trainTokensPerS: 200,
+    syncFixedS: 0.5,
+    syncBytesPerS: 1e9,
+    overheadS: 0.1,
+    bytesPerToken: 10,
+    bytesPerTrajectory: 1000,
+    metricsPerStep: 60,
+  });
+  const p = planRun(recipe(), 1e6, parseCluster(CLUSTER_PRESETS.local), c);
+  const s = p.stages[0]!;
+  // 32 trajectories × 50 tokens = 1,600 generated at 400/s = 4 s; 16 kept × (50 + 50) = 1,600 trained at 200/s = 8 s.
+  assert.equal(s.trajectories, 32);
+  close(s.generatedTokens, 1600);
+  close(s.rolloutS, 4);
+  close(s.trainedTokens, 1600);
+  close(s.trainS, 8);
+  // 0.5 s + 2 bytes × 1e6 / 1e9.
+  close(s.syncS, 0.502);
+  close(s.stepS, 4 + 8 + 0.502 + 0.1);
+  assert.equal(s.boundBy, 'train');
+  assert.equal(s.toolCalls, 64);
+  close(s.storageBytes, 32 * (1000 + 50 * 10));
+  assert.equal(s.dbRows, 32 + 64 + 60);
+  close(p.runSeconds, 10 * s.stepS);
+  assert.equal(p.gpuHours, 0, 'no GPU on this machine');
+  assert.equal(p.trainMemoryGbPerGpu, null);
+});
+
+test('async: a step takes the longer of rollout and train + sync', () => {
+  const c = fixed({
+    engineTokensPerS: 400,
+    trainTokensPerS: 200,
+    syncFixedS: 0.5,
+    syncBytesPerS: 1e9,
+    overheadS: 0.1,
+    promptTokens: 50,
+  });
+  const sync = planRun(recipe(false), 1e6, parseCluster(CLUSTER_PRESETS.local), c).stages[0]!;
+  const asy = planRun(recipe(true), 1e6, parseCluster(CLUSTER_PRESETS.local), c).stages[0]!;
+  close(asy.stepS, Math.max(sync.rolloutS, sync.trainS + sync.syncS) + 0.1);
+  assert.ok(asy.stepS < sync.stepS);
+  assert.equal(asy.boundBy, 'train');
+});
+
+test('a GPU cluster: 2·N FLOPs per generated token at the decode efficiency, 8·N per trained token at the MFU', () => {
+  const c = fixed({
+    responseShare: 1,
+    promptTokens: 0,
+    engineDecodeEfficiency: 0.05,
+    mfu: 0.4,
+    syncFixedS: 0,
+    syncBytesPerS: 1e10,
+    overheadS: 0,
+  });
+  const cluster = parseCluster(CLUSTER_PRESETS.h200);
+  const N = 1e9;
+  const p = planRun(recipe(), N, cluster, c);
+  const s = p.stages[0]!;
+  const perGpu = (0.05 * 989e12) / (2 * N);
+  close(s.rolloutS, 3200 / (perGpu * 8));
+  close(s.trainS, (8 * N * 1600) / (8 * 989e12 * 0.4));
+  close(s.syncS, (2 * N) / 1e10);
+  close(p.gpuHours, (8 * p.runSeconds) / 3600);
+  close(p.trainMemoryGbPerGpu!, (16 * N) / 8 / 1e9);
+});
+
+test('Erlang C and the cores that hold a latency', () => {
+  // One server: the wait probability is the load; the latency that of M/M/1, s / (1 − ρ).
+  close(erlangC(0.5, 1, 1), 0.5);
+  close(meanLatency(0.5, 1, 1), 2);
+  // Two servers at load 1: C = 1/3 (textbook), latency 1/3 · 1 / (2 − 1) + 1.
+  close(erlangC(1, 1, 2), 1 / 3);
+  close(meanLatency(1, 1, 2), 4 / 3);
+  assert.equal(meanLatency(3, 1, 2), Number.POSITIVE_INFINITY, 'the cores cannot keep up');
+  // 100 calls/s of 0.05 s: 5 cores busy; the fewest that keep the mean within 0.06 s.
+  const c = coresForLatency(100, 0.05, 0.06);
+  assert.ok(meanLatency(100, 0.05, c) <= 0.06 && meanLatency(100, 0.05, c - 1) > 0.06, String(c));
+  // More cores never make it slower.
+  for (let k = 6; k < 20; k++) assert.ok(meanLatency(100, 0.05, k + 1) <= meanLatency(100, 0.05, k));
+});
+
+test('the report preset: ~45K tool calls a step and 510 steps in about a week (the published figures)', () => {
+  const report = parseRecipe({
+    name: 'report-shape',
+    model: { kind: 'model', name: 'qwen3-14b-sft' },
+    stages: [
+      {
+        type: 'rl',
+        name: 's1',
+        data: { kind: 'generated', n: 100 },
+        steps: 300,
+        promptsPerStep: 512,
+        rolloutsPerPrompt: 32,
+        keep: 16,
+        maxResponseTokens: 8192,
+        maxTurns: 10,
+      },
+      {
+        type: 'rl',
+        name: 's2',
+        data: { kind: 'generated', n: 100 },
+        steps: 85,
+        promptsPerStep: 512,
+        rolloutsPerPrompt: 32,
+        keep: 16,
+        maxResponseTokens: 12288,
+        maxTurns: 10,
+      },
+      {
+        type: 'rl',
+        name: 's3',
+        data: { kind: 'generated', n: 100 },
+        steps: 125,
+        promptsPerStep: 512,
+        rolloutsPerPrompt: 32,
+        keep: 16,
+        maxResponseTokens: 12288,
+        maxTurns: 10,
+      },
+    ],
+  } as RecipeInput);
+  const p = planRun(report, 14.8e9, parseCluster(CLUSTER_PRESETS.report));
+  close(p.toolCallsPerStep, 45_056, 0.05);
+  assert.equal(p.steps, 510);
+  const days = p.runSeconds / 86400;
+  assert.ok(days > 3.5 && days < 10, `${days.toFixed(1)} days`);
+  assert.equal(p.boundBy, 'rollout');
+});
+
+test('calibration on a run: constants fitted from its steps; a run predicts itself', () => {
+  const r = recipe(false, 4);
+  const series: Record<string, { step: number; value: number }[]> = {};
+  const put = (key: string, step: number, value: number) => (series[key] ??= []).push({ step, value });
+  for (const step of [31, 32, 33, 34]) {
+    put('time/rollout', step, 4);
+    put('time/train', step, 1);
+    put('time/sync', step, 0.4);
+    put('time/reward', step, 0.05);
+    put('time/roc', step, 0);
+    put('time/storage', step, 0.05);
+    put('time/step', step, 5.5);
+    put('rollout/response_length', step, 60);
+    put('rollout/tool_calls', step, 1.5);
+  }
+  put('sft/loss', 1, 2); // an SFT step: not an RL step
+  const steps = measuredSteps(r, series);
+  assert.equal(steps.length, 4);
+  const c = calibrate(steps, 'run_x');
+  close(c.responseShare.value, 0.6);
+  close(c.engineTokensPerS.value, (32 * 60) / 4);
+  close(c.trainTokensPerS.value, (16 * (60 + DEFAULT_CONSTANTS.promptTokens.value)) / 1);
+  assert.equal(c.callsPerTrajectory.value, 1.5);
+  assert.match(c.engineTokensPerS.source.detail, /run_x, 4 steps/);
+  assert.equal(c.engineTokensPerS.source.kind, 'measured');
+  assert.equal(c.mfu.source.kind, 'default', 'GPU constants are not fitted on a CPU run');
+  const p = planRun(r, 1e6, parseCluster(CLUSTER_PRESETS.local), c);
+  close(p.stepSeconds, 4 + 1 + 0.4 + 0.1 + (2 * 1e6) / DEFAULT_CONSTANTS.syncBytesPerS.value, 1e-6);
+});
+
+test('bad clusters are refused naming the field', () => {
+  assert.throws(() => parseCluster({ nodes: 0, gpusPerNode: 1, cpuCoresPerNode: 4 }), /nodes/);
+  assert.throws(
+    () =>
+      parseCluster({ nodes: 1, gpusPerNode: 1, cpuCoresPerNode: 4, gpu: { name: 'x', peakTflops: -1, memoryGb: 1 } }),
+    /gpu\.peakTflops/,
+  );
+});

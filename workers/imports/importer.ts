@@ -1,0 +1,264 @@
+/**
+ * Reading a foreign run's folder into an imported run (issue 28): one pass reads every file of the run's format from
+ * where the last pass stopped, maps each record, stores the new trajectories and then the file's new offset, and
+ * updates the dashboard's per-step figures. `followImport` repeats passes until it is stopped. A malformed record is
+ * counted and reported with its file and line; the rest is imported.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ForeignFormat, ForeignProblem, ForeignTrajectory } from '../../contracts/foreign.ts';
+import { readParquet } from '../../server/datasets/parse.ts';
+import type { Database } from '../../server/db/client.ts';
+import { appendEvent } from '../../server/store/events.ts';
+import {
+  type FileProgress,
+  importedStepAggregates,
+  readImportFiles,
+  saveImportProgress,
+  storedTrajectoryIds,
+} from '../../server/store/imports.ts';
+import { logMetrics } from '../../server/store/metrics.ts';
+import { setRunProgress } from '../../server/store/runs.ts';
+import { insertTrajectories } from '../../server/store/trajectories.ts';
+import { listFiles } from '../../server/imports/folder.ts';
+import { sleep } from '../engines/sleep.ts';
+import { readLines, statOf } from './files.ts';
+import { LAYOUTS, naturalOrder } from '../../contracts/foreign-layouts.ts';
+import {
+  type FormatReader,
+  harborRewardFile,
+  readerOf,
+  splitOf,
+  stepOf,
+  type Where,
+} from '../../server/imports/readers.ts';
+import { refreshSteps, storeForeign } from '../../server/imports/store-foreign.ts';
+import { mapPrimeRlMetricsLine } from '../../server/imports/formats/prime-rl.ts';
+
+export interface ImportTarget {
+  db: Database;
+  runId: string;
+  folder: string;
+  format: ForeignFormat;
+  /** TRL's reward_weights, where the run's config gives them. */
+  weights?: Record<string, number>;
+  /** A pass while following leaves a whole-file record that fails to read for a later pass (it may be half written). */
+  following?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface PassResult {
+  lines: number;
+  trajectories: number;
+  problems: ForeignProblem[];
+  /** Steps (by split) that gained trajectories. */
+  steps: { train: Set<number>; eval: Set<number> };
+}
+
+/** At most this many problems are written to the run's log per pass; all are counted. */
+const PROBLEMS_LOGGED = 50;
+/** Trajectories stored per transaction. */
+const BATCH = 500;
+/** A whole-file record larger than this is refused (parquet and JSON are read whole). */
+const MAX_WHOLE_FILE = 512 * 1024 * 1024;
+
+/** The files of the run's format in the folder, in natural order (step_9 before step_10). */
+export function filesOf(folder: string, format: ForeignFormat): string[] {
+  return listFiles(folder)
+    .files.filter((f) => LAYOUTS[format].test(f))
+    .sort(naturalOrder);
+}
+
+export async function importPass(t: ImportTarget): Promise<PassResult> {
+  const reader = readerOf(t.format);
+  const done = await readImportFiles(t.db, t.runId);
+  const result: PassResult = { lines: 0, trajectories: 0, problems: [], steps: { train: new Set(), eval: new Set() } };
+  if (t.format === 'prime-rl') await readPrimeRlMetrics(t, done, result);
+  for (const file of filesOf(t.folder, t.format)) {
+    if (t.signal?.aborted) break;
+    const before = done.get(file) ?? { file, offset: 0, line: 0, done: false };
+    if (before.done) continue;
+    const abs = path.join(t.folder, file);
+    if (reader.kind === 'lines') await readLineFile(t, reader, file, abs, before, result);
+    else await readWholeFile(t, reader, file, abs, before, result);
+  }
+  await refreshSteps(t.db, t.runId, result.steps);
+  return result;
+}
+
+async function readLineFile(
+  t: ImportTarget,
+  reader: FormatReader,
+  file: string,
+  abs: string,
+  from: FileProgress,
+  result: PassResult,
+) {
+  let at = from;
+  for (;;) {
+    if (t.signal?.aborted) return;
+    const chunk = readLines(abs, at);
+    if (!chunk || (chunk.lines.length === 0 && chunk.offset === at.offset)) return;
+    const split = splitOf(file);
+    const mapped: ForeignTrajectory[] = [];
+    const problems: ForeignProblem[] = [];
+    for (const { record, line } of jsonRecords(file, chunk.lines, problems)) {
+      const where: Where = { file, line, split, ...stepField(t.format, file) };
+      collect(reader.map(record, where), mapped, problems);
+    }
+    const stored = await store(t, mapped, result);
+    await noteProblems(t, problems, result);
+    at = { file, offset: chunk.offset, line: chunk.line, done: false };
+    await saveImportProgress(t.db, t.runId, at, {
+      lines: chunk.lines.length,
+      trajectories: stored,
+      problems: problems.length,
+    });
+    result.lines += chunk.lines.length;
+  }
+}
+
+async function readWholeFile(
+  t: ImportTarget,
+  reader: FormatReader,
+  file: string,
+  abs: string,
+  from: FileProgress,
+  result: PassResult,
+) {
+  const st = statOf(abs);
+  if (!st) return;
+  const problems: ForeignProblem[] = [];
+  const mapped: ForeignTrajectory[] = [];
+  let records: { record: unknown; line: number }[] = [];
+  if (st.size > MAX_WHOLE_FILE) problems.push({ file, line: 0, reason: `larger than ${MAX_WHOLE_FILE} bytes` });
+  else {
+    try {
+      const bytes = fs.readFileSync(abs);
+      if (reader.kind === 'parquet') records = (await readParquet(bytes)).map((r) => ({ record: r.data, line: r.row }));
+      else records = [{ record: JSON.parse(bytes.toString('utf8')) as unknown, line: 0 }];
+    } catch (e) {
+      // While following, a file that does not read yet may still be being written: the next pass tries again.
+      if (t.following) return;
+      problems.push({ file, line: 0, reason: `unreadable: ${(e as Error).message.split('\n')[0]}` });
+    }
+  }
+  const split = splitOf(file);
+  const reward = await harborReward(t.folder, file);
+  for (const { record, line } of records) {
+    const where: Where = {
+      file,
+      line,
+      split,
+      ...stepField(t.format, file),
+      ...(reward === undefined ? {} : { reward }),
+      ...(t.weights ? { weights: t.weights } : {}),
+    };
+    collect(reader.map(record, where), mapped, problems);
+  }
+  const stored = await store(t, mapped, result);
+  await noteProblems(t, problems, result);
+  await saveImportProgress(
+    t.db,
+    t.runId,
+    { file, offset: st.size, line: records.length, done: true },
+    { lines: records.length, trajectories: stored, problems: problems.length },
+  );
+  result.lines += records.length;
+}
+
+/**
+ * prime-rl's `metrics.jsonl` (one row per step: `step`, `time`, the trainer's and orchestrator's scalars): its
+ * numeric values become the run's metrics under their own names, read by byte offsets like the traces.
+ */
+async function readPrimeRlMetrics(t: ImportTarget, done: Map<string, FileProgress>, result: PassResult) {
+  const file = 'metrics.jsonl';
+  const abs = path.join(t.folder, file);
+  let at = done.get(file) ?? { file, offset: 0, line: 0, done: false };
+  for (;;) {
+    const chunk = readLines(abs, at);
+    if (!chunk || (chunk.lines.length === 0 && chunk.offset === at.offset)) return;
+    const problems: ForeignProblem[] = [];
+    for (const { record, line } of jsonRecords(file, chunk.lines, problems)) {
+      const m = mapPrimeRlMetricsLine(record, { file, line });
+      if (!m.ok) problems.push(m.problem);
+      else await logMetrics(t.db, t.runId, m.step, m.values);
+    }
+    await noteProblems(t, problems, result);
+    at = { file, offset: chunk.offset, line: chunk.line, done: false };
+    await saveImportProgress(t.db, t.runId, at, {
+      lines: chunk.lines.length,
+      trajectories: 0,
+      problems: problems.length,
+    });
+  }
+}
+
+/** Each line parsed as JSON; a line that is not JSON is a problem naming its file and line, and is skipped. */
+function* jsonRecords(file: string, lines: { text: string; line: number }[], problems: ForeignProblem[]) {
+  for (const { text, line } of lines) {
+    let record: unknown;
+    try {
+      record = JSON.parse(text);
+    } catch (e) {
+      problems.push({ file, line, reason: `not JSON: ${(e as Error).message}` });
+      continue;
+    }
+    yield { record, line };
+  }
+}
+
+function stepField(format: ForeignFormat, file: string): { step?: number } {
+  const step = stepOf(format, file);
+  return step === undefined ? {} : { step };
+}
+
+function collect(m: ReturnType<FormatReader['map']>, into: ForeignTrajectory[], problems: ForeignProblem[]) {
+  if (m.ok) into.push(...m.trajectories);
+  else problems.push(m.problem);
+}
+
+/** Harbor's reward for an ATIF trial folder, where the file is there and holds a number. */
+async function harborReward(folder: string, file: string): Promise<number | undefined> {
+  const rel = harborRewardFile(file);
+  if (!rel) return undefined;
+  try {
+    const n = Number(fs.readFileSync(path.join(folder, rel), 'utf8').trim());
+    return Number.isFinite(n) ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Store what is not stored yet; the pass counts what it stored and which steps gained. */
+async function store(t: ImportTarget, mapped: ForeignTrajectory[], result: PassResult): Promise<number> {
+  const r = await storeForeign(t.db, t.runId, t.format, mapped, {
+    stored: 0,
+    duplicates: 0,
+    steps: result.steps,
+  });
+  result.trajectories += r.stored;
+  return r.stored;
+}
+
+async function noteProblems(t: ImportTarget, problems: ForeignProblem[], result: PassResult) {
+  for (const p of problems) {
+    if (result.problems.length < PROBLEMS_LOGGED)
+      await appendEvent(t.db, t.runId, {
+        type: 'import_problem',
+        level: 'warn',
+        message: `${p.file}${p.line ? `:${p.line}` : ''}: ${p.reason} (skipped; the rest is imported)`,
+        data: p,
+      });
+    result.problems.push(p);
+  }
+}
+
+/** Passes until `signal` aborts, one every `pollMs` (sooner after a pass that found something). */
+export async function followImport(t: ImportTarget & { signal: AbortSignal; pollMs: number }) {
+  const target = { ...t, following: true };
+  while (!t.signal.aborted) {
+    const r = await importPass(target);
+    if (r.lines === 0) await sleep(t.pollMs, t.signal);
+  }
+}
