@@ -7,12 +7,12 @@ import assert from 'node:assert/strict';
 import { OnnxEngine } from '../../workers/engines/onnx-engine.ts';
 import type { GenerateChunk, GenerateRequest, GenerateResult, InferenceEngine } from '../../workers/engines/types.ts';
 import { Verifier } from '../../workers/reward/verifier.ts';
-import { runRollouts, type AgentOptions, type RolloutEvent } from '../../workers/rollout/agent.ts';
+import { runRollouts, type AgentOptions } from '../../workers/rollout/agent.ts';
 import { LiveBoard } from '../../workers/rollout/live.ts';
 import { scoreTrajectory } from '../../workers/rollout/score.ts';
 import { EMBEDDED_TEMPLATE_SETTINGS } from '../../workers/rollout/template.ts';
 import { responseText, toolStats, trajectoryMask, usedTokens } from '../../workers/rollout/trajectory.ts';
-import { type Trajectory } from '../../contracts/trajectory.ts';
+import type { Trajectory } from '../../contracts/trajectory.ts';
 import { SandboxPool } from '../../workers/sandbox/pool.ts';
 import type { RunOptions, Sandbox, SandboxCall, SandboxResult } from '../../workers/sandbox/types.ts';
 import { generate } from '../../workers/tasks/arith.ts';
@@ -22,7 +22,8 @@ let engine: OnnxEngine;
 let sandbox: SandboxPool;
 let verifier: Verifier;
 const problems = generate({ split: 'test', n: 8, seed: 11 });
-const reqs = (seed?: number) => problems.map((p, i) => ({ id: `p${i}`, problem: p.problem, seed: seed === undefined ? undefined : seed + i }));
+const reqs = (seed?: number) =>
+  problems.map((p, i) => ({ id: `p${i}`, problem: p.problem, seed: seed === undefined ? undefined : seed + i }));
 
 before(async () => {
   const dir = await ensureEmbeddedSftModel({ log: (m) => console.log(`[sft] ${m}`) });
@@ -37,23 +38,58 @@ after(async () => {
 });
 
 const opts = (o: Partial<AgentOptions> = {}): AgentOptions => ({
-  engine, sandbox, template: EMBEDDED_TEMPLATE_SETTINGS, limits: { maxResponseTokens: 400, maxTurns: 5 }, temperature: 0, ...o,
+  engine,
+  sandbox,
+  template: EMBEDDED_TEMPLATE_SETTINGS,
+  limits: { maxResponseTokens: 400, maxTurns: 5 },
+  temperature: 0,
+  ...o,
 });
 const texts = (ts: Trajectory[]) => ts.map((t) => responseText(t));
 
-/** Fault injector: delays the first call it receives by `ms`, then runs it (and every other call) on the real sandbox. */
-class SlowSandbox implements Sandbox {
+/**
+ * Fault injector: holds the first call it receives until `release()` (or `holdMs`, when given), then runs it (and
+ * every other call, at once) on the real sandbox. Held on a condition rather than a clock, the async test does not
+ * depend on how fast a busy machine generates.
+ */
+class HeldSandbox implements Sandbox {
   slowCode: string | null = null;
-  constructor(private inner: Sandbox, private ms: number) {}
+  heldAt = 0;
+  releasedAt = 0;
+  releasedBy: 'release' | 'clock' | null = null;
+  private open: (() => void) | null = null;
+  constructor(
+    private inner: Sandbox,
+    private holdMs: number,
+  ) {}
+  release() {
+    this.open?.();
+  }
   async run(c: SandboxCall, o?: RunOptions): Promise<SandboxResult> {
     if (this.slowCode === null) {
       this.slowCode = c.code;
-      await new Promise((r) => setTimeout(r, this.ms));
+      this.heldAt = Date.now();
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.releasedBy ??= 'clock';
+          resolve();
+        }, this.holdMs);
+        this.open = () => {
+          clearTimeout(timer);
+          this.releasedBy ??= 'release';
+          resolve();
+        };
+      });
+      this.releasedAt = Date.now();
     }
     return this.inner.run(c, o);
   }
-  runBatch(cs: SandboxCall[], o?: RunOptions) { return Promise.all(cs.map((c) => this.run(c, o))); }
-  close() { return Promise.resolve(); }
+  runBatch(cs: SandboxCall[], o?: RunOptions) {
+    return Promise.all(cs.map((c) => this.run(c, o)));
+  }
+  close() {
+    return Promise.resolve();
+  }
 }
 
 /** Fault injector: the real engine, but the first generated turn of each request has its JSON broken. */
@@ -67,11 +103,25 @@ class CorruptingEngine implements InferenceEngine {
     if (this.seen.has(key) || !r.text.includes('"code": ')) return r;
     this.seen.add(key);
     const text = r.text.replace('"code": ', '"code" ');
-    return { ...r, text, tokenIds: this.inner.countTokens(text) === r.tokenIds.length ? r.tokenIds : r.tokenIds.slice(0, this.inner.countTokens(text)), logprobs: null };
+    return {
+      ...r,
+      text,
+      tokenIds:
+        this.inner.countTokens(text) === r.tokenIds.length
+          ? r.tokenIds
+          : r.tokenIds.slice(0, this.inner.countTokens(text)),
+      logprobs: null,
+    };
   }
-  capacity() { return this.inner.capacity(); }
-  countTokens(t: string) { return this.inner.countTokens(t); }
-  close() { return Promise.resolve(); }
+  capacity() {
+    return this.inner.capacity();
+  }
+  countTokens(t: string) {
+    return this.inner.countTokens(t);
+  }
+  close() {
+    return Promise.resolve();
+  }
 }
 
 test('greedy rollouts call the real sandbox, answer, and account every token', async () => {
@@ -80,16 +130,27 @@ test('greedy rollouts call the real sandbox, answer, and account every token', a
   for (const [i, t] of ts.entries()) {
     assert.ok(t.finishReason, `p${i} finished`);
     assert.equal(t.promptTokens, engine.countTokens(t.prompt));
-    assert.equal(t.modelTokens, t.turns.reduce((s, x) => s + x.tokens, 0));
+    assert.equal(
+      t.modelTokens,
+      t.turns.reduce((s, x) => s + x.tokens, 0),
+    );
     const mask = trajectoryMask(t);
     assert.equal(mask.length, usedTokens(t));
     assert.equal(mask.filter((m) => m === 1).length, t.modelTokens);
-    assert.equal(engine.countTokens(responseText(t)), usedTokens(t), 'segment-wise counts equal the whole response tokenised');
+    assert.equal(
+      engine.countTokens(responseText(t)),
+      usedTokens(t),
+      'segment-wise counts equal the whole response tokenised',
+    );
     for (const turn of t.turns) {
       assert.equal(turn.logprobs?.length, turn.tokens, 'the embedded engine reports a logprob per token');
       assert.ok(turn.genStartedAt <= turn.genFinishedAt);
       if (turn.tool && turn.tool.status !== 'parse_error') {
-        assert.ok(turn.genFinishedAt <= turn.tool.queuedAt && turn.tool.queuedAt <= turn.tool.startedAt && turn.tool.startedAt <= turn.tool.finishedAt);
+        assert.ok(
+          turn.genFinishedAt <= turn.tool.queuedAt &&
+            turn.tool.queuedAt <= turn.tool.startedAt &&
+            turn.tool.startedAt <= turn.tool.finishedAt,
+        );
         const next = t.turns[turn.index + 1];
         if (next) assert.ok(turn.tool.finishedAt <= next.genStartedAt);
       }
@@ -110,41 +171,74 @@ test('seeded sampling: same trajectories twice, and the same under both schedule
   const c = await runRollouts(reqs(100), opts({ temperature: 1, schedule: 'turn_sync' }));
   assert.deepEqual(texts(a), texts(b));
   assert.deepEqual(texts(a), texts(c));
-  assert.notDeepEqual(texts(a), texts(await runRollouts(reqs(200), opts({ temperature: 1 }))), 'another seed, other samples');
+  assert.notDeepEqual(
+    texts(a),
+    texts(await runRollouts(reqs(200), opts({ temperature: 1 }))),
+    'another seed, other samples',
+  );
 });
 
 test('async dispatch: a slow tool call does not hold up the other trajectories; turn-synchronous does', async () => {
-  for (const schedule of ['async', 'turn_sync'] as const) {
-    const events: (RolloutEvent & { t: number })[] = [];
-    const slow = new SlowSandbox(sandbox, 1500);
-    const ts = await runRollouts(reqs(), opts({ sandbox: slow, schedule, onEvent: (e) => events.push({ ...e, t: Date.now() }) }));
-    const i = ts.findIndex((t) => t.turns.some((x) => x.tool?.arguments?.code === slow.slowCode && x.tool.finishedAt - x.tool.queuedAt >= 1400));
-    assert.ok(i >= 0, 'the injected delay applied to one call');
-    const slowCall = ts[i]!.turns.find((x) => x.tool?.arguments?.code === slow.slowCode)!.tool!;
-    // Turns generated by the other trajectories while the slow call was pending.
-    const during = events.filter((e) => e.type === 'turn' && e.id !== `p${i}` && e.t > slowCall.queuedAt + 50 && e.t < slowCall.finishedAt - 50);
-    if (schedule === 'async') assert.ok(during.length >= 3, `others kept generating (${during.length} turns)`);
-    else assert.equal(during.length, 0, 'turn-synchronous: everyone waits for the slowest call');
-  }
+  // Async: the first call is held until every other trajectory has finished. Under async dispatch they finish
+  // while it is held; were dispatch turn-synchronous they could not, and the call would be let go by the clock
+  // (a minute) instead, which fails below. Nothing here depends on how fast the machine generates.
+  const requests = reqs();
+  let finished = 0;
+  const held = new HeldSandbox(sandbox, 60_000);
+  const ts = await runRollouts(
+    requests,
+    opts({
+      sandbox: held,
+      onEvent: (e) => {
+        if (e.type === 'finish' && ++finished === requests.length - 1) held.release();
+      },
+    }),
+  );
+  assert.ok(held.slowCode !== null, 'a call was held');
+  assert.equal(held.releasedBy, 'release', 'every other trajectory finished while one call was held');
+  const others = ts.filter((t) => !t.turns.some((x) => x.tool?.arguments?.code === held.slowCode));
+  const during = others.flatMap((t) => t.turns).filter((x) => x.genStartedAt >= held.heldAt);
+  assert.ok(during.length >= 3, `others kept generating while the call was held (${during.length} turns)`);
+
+  // Turn-synchronous: while one call is pending nobody starts a turn (each turn's start from the trajectories'
+  // own timestamps, so the length of the hold does not matter).
+  const slow = new HeldSandbox(sandbox, 300);
+  const sync = await runRollouts(reqs(), opts({ sandbox: slow, schedule: 'turn_sync' }));
+  const i = sync.findIndex((t) => t.turns.some((x) => x.tool?.arguments?.code === slow.slowCode));
+  assert.ok(i >= 0 && slow.releasedBy === 'clock', 'the injected delay applied to one call');
+  const slowCall = sync[i]!.turns.find((x) => x.tool?.arguments?.code === slow.slowCode)!.tool!;
+  const started = sync
+    .filter((_, j) => j !== i)
+    .flatMap((t) => t.turns)
+    .filter((x) => x.genStartedAt > slowCall.queuedAt && x.genStartedAt < slowCall.finishedAt);
+  assert.equal(started.length, 0, 'turn-synchronous: everyone waits for the slowest call');
 });
 
 test('stop rules: max_turns does not run the call; a small budget ends with length; an oversized tool response is not appended', async () => {
   const one = await runRollouts(reqs(), opts({ limits: { maxResponseTokens: 400, maxTurns: 1 } }));
   for (const t of one) {
     assert.equal(t.turns.length, 1);
-    if (t.turns[0]!.parse.kind !== 'none') { assert.equal(t.finishReason, 'max_turns'); assert.equal(t.turns[0]!.tool, null); }
+    if (t.turns[0]!.parse.kind !== 'none') {
+      assert.equal(t.finishReason, 'max_turns');
+      assert.equal(t.turns[0]!.tool, null);
+    }
   }
   assert.ok(one.some((t) => t.finishReason === 'max_turns'));
 
   const short = await runRollouts(reqs(), opts({ limits: { maxResponseTokens: 8, maxTurns: 5 } }));
-  for (const t of short) { assert.equal(t.finishReason, 'length'); assert.equal(usedTokens(t), 8); }
+  for (const t of short) {
+    assert.equal(t.finishReason, 'length');
+    assert.equal(usedTokens(t), 8);
+  }
 
   // A budget that fits p0's first turn but not the tool response after it.
   const full = (await runRollouts(reqs().slice(0, 1), opts()))[0]!;
   const first = full.turns[0]!;
   assert.ok(first.tool, 'p0 made a call');
   const budget = first.tokens + first.tool.tokens;
-  const over = (await runRollouts(reqs().slice(0, 1), opts({ limits: { maxResponseTokens: budget, maxTurns: 5 } })))[0]!;
+  const over = (
+    await runRollouts(reqs().slice(0, 1), opts({ limits: { maxResponseTokens: budget, maxTurns: 5 } }))
+  )[0]!;
   assert.equal(over.finishReason, 'tool_overflow');
   assert.equal(over.turns[0]!.tool!.appended, false);
   assert.equal(usedTokens(over), first.tokens, 'the unappended tool response costs nothing');
@@ -177,14 +271,19 @@ test('live board: streamed deltas rebuild each turn, tool calls show running the
   const board = new LiveBoard();
   const seen: string[] = [];
   const deltas = new Map<string, string>();
-  const ts = await runRollouts(reqs().slice(0, 3), opts({
-    onEvent: (e) => {
-      board.onEvent(e);
-      if (e.type === 'text') deltas.set(`${e.id}:${e.turn}`, (deltas.get(`${e.id}:${e.turn}`) ?? '') + e.delta);
-      if (e.type === 'tool_queued') seen.push(board.snapshot().find((r) => r.id === e.id)!.turns[e.turn]!.tool!.status);
-    },
-  }));
-  for (const [i, t] of ts.entries()) for (const turn of t.turns) assert.equal(deltas.get(`p${i}:${turn.index}`) ?? '', turn.text);
+  const ts = await runRollouts(
+    reqs().slice(0, 3),
+    opts({
+      onEvent: (e) => {
+        board.onEvent(e);
+        if (e.type === 'text') deltas.set(`${e.id}:${e.turn}`, (deltas.get(`${e.id}:${e.turn}`) ?? '') + e.delta);
+        if (e.type === 'tool_queued')
+          seen.push(board.snapshot().find((r) => r.id === e.id)!.turns[e.turn]!.tool!.status);
+      },
+    }),
+  );
+  for (const [i, t] of ts.entries())
+    for (const turn of t.turns) assert.equal(deltas.get(`p${i}:${turn.index}`) ?? '', turn.text);
   assert.ok(seen.length > 0 && seen.every((s) => s === 'running'));
   const drained = board.drain();
   assert.equal(drained.length, 3);
