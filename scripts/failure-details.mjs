@@ -39,3 +39,11 @@ function playwrightFailures(out) {
   }
   return kept;
 }
+
+/** Why a suite failed when its reporter named no failed test (it crashed, or was killed): how it ended and its
+ *  last lines. */
+export function crashDetails(out, code, signal) {
+  const how = signal ? `signal ${signal}` : `exit code ${code}`;
+  const tail = out.trimEnd().split('\n').slice(-15).join('\n');
+  return `the suite ended (${how}) without naming a failed test; its last lines:\n${tail}`;
+}

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildCacheDir } from './build-cache.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const STAMPS = path.join(ROOT, 'data/.setup');
@@ -185,42 +186,64 @@ function venvBase() {
 }
 
 /**
- * The trainer's virtual environment (.venv) from workers/trainer/requirements.txt: created once, re-created when the
- * file, the accelerator or the torch index changes. Returns a warning (one line saying what to do) or null.
+ * The trainer's virtual environment from workers/trainer/requirements.txt: built once per machine in the build
+ * cache (scripts/build-cache.mjs; a folder named by the hash of the file, the accelerator and the torch index), and
+ * `.venv` a link to it, so that a fresh clone's set-up takes seconds; re-created when an input changes. An entry is
+ * used only when it was completed and its packages import. Returns a warning (one line saying what to do) or null.
  */
 export function ensureTrainerVenv() {
   const acc = accelerator();
   const index = process.env.TOOLSMITH_TORCH_INDEX_URL?.trim() || '';
   const hash = `${hashOf([TRAINER_REQUIREMENTS])}:${acc}:${index}`;
-  const python = path.join(VENV, 'bin/python');
-  if (stamped('venv', hash) && fs.existsSync(python)) return null;
-  const base = venvBase(); // only when building: it starts up to three interpreters
-  if (!base)
-    return 'no Python 3.10+ with venv and pip for the trainer — install it with: apt-get install -y python3-venv (or set TOOLSMITH_VENV_PYTHON)';
-  if (acc === 'rocm' && !index)
-    return 'an AMD GPU is present but TOOLSMITH_TORCH_INDEX_URL is not set — point it at the PyTorch ROCm wheel index to get the ROCm build, then run set-up again';
-  log(`creating the trainer's Python environment (.venv, torch for ${acc}; about a minute)…`);
-  fs.rmSync(VENV, { recursive: true, force: true });
+  if (stamped('venv', hash) && fs.existsSync(path.join(VENV, 'bin/python'))) return null;
+  let target = VENV;
   try {
-    run(base, ['-m', 'venv', VENV], { quiet: true });
-    const extra = index ? ['--extra-index-url', index] : [];
-    run(
-      python,
-      [
-        '-m',
-        'pip',
-        'install',
-        '--disable-pip-version-check',
-        '-q',
-        '-r',
-        path.join(ROOT, TRAINER_REQUIREMENTS),
-        ...extra,
-      ],
-      { quiet: true },
-    );
-    run(python, ['-c', 'import torch, transformers, safetensors, peft, onnx, ray'], { quiet: true });
+    target = path.join(buildCacheDir(), `venv-${createHash('sha256').update(hash).digest('hex').slice(0, 16)}`);
   } catch (e) {
-    return `the trainer's Python environment could not be built (${e.message}) — check that pip reaches PyPI, then run: node scripts/setup.mjs`;
+    log(`no build cache (${e.message}): the environment is built inside the project`);
+  }
+  const python = path.join(target, 'bin/python');
+  const complete = path.join(target, '.toolsmith-complete');
+  const imports = ['-c', 'import torch, transformers, safetensors, peft, onnx, ray'];
+  const reusable =
+    target !== VENV &&
+    fs.existsSync(complete) &&
+    fs.readFileSync(complete, 'utf8') === hash &&
+    spawnSync(python, imports, { stdio: 'ignore' }).status === 0;
+  if (!reusable) {
+    const base = venvBase(); // only when building: it starts up to three interpreters
+    if (!base)
+      return 'no Python 3.10+ with venv and pip for the trainer — install it with: apt-get install -y python3-venv (or set TOOLSMITH_VENV_PYTHON)';
+    if (acc === 'rocm' && !index)
+      return 'an AMD GPU is present but TOOLSMITH_TORCH_INDEX_URL is not set — point it at the PyTorch ROCm wheel index to get the ROCm build, then run set-up again';
+    log(`creating the trainer's Python environment (${target}, torch for ${acc}; about a minute)…`);
+    fs.rmSync(target, { recursive: true, force: true });
+    try {
+      run(base, ['-m', 'venv', target], { quiet: true });
+      const extra = index ? ['--extra-index-url', index] : [];
+      run(
+        python,
+        [
+          '-m',
+          'pip',
+          'install',
+          '--disable-pip-version-check',
+          '-q',
+          '-r',
+          path.join(ROOT, TRAINER_REQUIREMENTS),
+          ...extra,
+        ],
+        { quiet: true },
+      );
+      run(python, imports, { quiet: true });
+    } catch (e) {
+      return `the trainer's Python environment could not be built (${e.message}) — check that pip reaches PyPI, then run: node scripts/setup.mjs`;
+    }
+    if (target !== VENV) fs.writeFileSync(complete, hash);
+  }
+  if (target !== VENV) {
+    fs.rmSync(VENV, { recursive: true, force: true });
+    fs.symlinkSync(target, VENV);
   }
   stamp('venv', hash);
   return null;

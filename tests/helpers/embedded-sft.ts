@@ -1,7 +1,8 @@
 /**
- * A small SFT'd embedded model, trained on demand and cached by content under <data>/cache/: the tests, bench:rollout
- * and the live demo need a policy that already calls the tool (a random one never does), and training one takes about
- * a minute.
+ * A small SFT'd embedded model, trained on demand and cached by content in the machine's build cache (outside the
+ * clone, scripts/build-cache.mjs: a fresh clone's test run reuses it; each entry's files are checked against their
+ * recorded hashes before use): the tests, bench:rollout and the live demo need a policy that already calls the tool
+ * (a random one never does), and training one takes about three minutes on 2 cores.
  *
  * The cache key hashes the config and every source file the result depends on, so editing the task, template,
  * tokenizer, model or trainer retrains it. The ONNX export is keyed apart, by the exporter's sources: editing the
@@ -12,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { config } from '../../server/config.ts';
+import { buildCacheDir, verifyManifest, writeManifest } from '../../scripts/build-cache.mjs';
 import { HfTokenizer } from '../../workers/engines/hf-tokenizer.ts';
 import { EMBEDDED_VOCAB } from '../../workers/engines/tokenizer.ts';
 import { sftDataset, tokenizeDemo } from '../../workers/tasks/demos.ts';
@@ -126,16 +127,19 @@ export async function ensureEmbeddedSftModel(
   opts: { cacheDir?: string; config?: EmbeddedSftConfig; log?: (m: string) => void } = {},
 ): Promise<string> {
   const cfg = opts.config ?? DEFAULT_EMBEDDED_SFT;
-  // Under the data folder's cache/, not models/: the models folder holds only models registered by name.
-  const base = path.join(opts.cacheDir ?? config().cacheDir, `sft-${sftCacheKey(cfg)}`);
+  // Not under a data folder's models/: that folder holds only models registered by name.
+  const base = path.join(opts.cacheDir ?? buildCacheDir(), `sft-${sftCacheKey(cfg)}`);
+  const model = path.join(base, 'model');
   const out = path.join(base, `export-${exportKey()}`);
-  if (fs.existsSync(path.join(out, 'model.onnx'))) return out;
+  const ready = () => verifyManifest(model) && verifyManifest(out);
+  if (ready()) return out;
   fs.mkdirSync(path.dirname(base), { recursive: true });
   const unlock = await lock(base, 15 * 60_000);
   try {
-    if (fs.existsSync(path.join(out, 'model.onnx'))) return out;
+    if (ready()) return out;
     const log = opts.log ?? (() => {});
-    if (!fs.existsSync(path.join(base, 'model', 'config.json'))) {
+    if (!verifyManifest(model)) {
+      fs.rmSync(model, { recursive: true, force: true });
       const trainer = await TrainerClient.start();
       try {
         // The model's own tokenizer (the char tokenizer.json the trainer writes), as a recipe's SFT stage uses.
@@ -169,12 +173,14 @@ export async function ensureEmbeddedSftModel(
           },
         });
         fs.mkdirSync(base, { recursive: true });
-        await trainer.save(path.join(base, 'model'));
+        await trainer.save(model);
+        writeManifest(model);
       } finally {
         await trainer.close();
       }
     }
-    exportCheckpoint(path.join(base, 'model'), out);
+    exportCheckpoint(model, out);
+    writeManifest(out);
     return out;
   } finally {
     unlock();

@@ -1,3 +1,4 @@
+// @postgresql: also on PostgreSQL, because Better Auth's Prisma adapter keeps users, sessions and tokens in each dialect's tables.
 // Sign-in for real: Better Auth's own handler (server/auth/auth.ts) on a real database — email + password, wrong
 // passwords, the sign-in rate limit, sign-out, one-time links, API tokens (use, revoke, expiry) — and single sign-on
 // against a real OpenID Provider (panva's oidc-provider, certified) that this test starts on a local port.

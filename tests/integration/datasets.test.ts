@@ -1,3 +1,4 @@
+// @postgresql: also on PostgreSQL, because dataset versions and batched imports run in transactions, whose locking differs between the databases.
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

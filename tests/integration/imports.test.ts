@@ -1,3 +1,4 @@
+// @postgresql: also on PostgreSQL, because an imported run's groups and trajectories are written in batches (server/db/batch.ts), per dialect.
 /**
  * Runs trained elsewhere (issue 28), against the real database: a verl dump folder read into an imported run (groups,
  * reward components, per-step dashboard figures, a malformed line counted with its file and line and the rest

@@ -1,3 +1,4 @@
+// @postgresql: also on PostgreSQL, because a run's state changes are conditional updates, whose concurrency differs between the databases.
 /**
  * The run lifecycle's rules (server/lifecycle.ts), which the Resume button and `toolsmith train --resume` share:
  * what may resume, what attaching to an unfinished job means, and that no second job is ever started.

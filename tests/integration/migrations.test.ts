@@ -1,3 +1,4 @@
+// @postgresql: also on PostgreSQL, because each dialect has migrations of its own.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

@@ -1,3 +1,4 @@
+// @postgresql: also on PostgreSQL, because jobs are leased with dialect-specific SQL (server/store/jobs.ts).
 import { after, afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshDatabase } from '../helpers/db.ts';

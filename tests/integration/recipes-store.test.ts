@@ -1,3 +1,4 @@
+// @postgresql: also on PostgreSQL, because recipe versions rely on each dialect's unique constraints and transactions.
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshDatabase } from '../helpers/db.ts';

@@ -1,3 +1,4 @@
+// @no-database: runs once, not once per database (the verifier and the sandbox only).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SandboxPool } from '../../workers/sandbox/pool.ts';

@@ -1,5 +1,5 @@
 // @no-database: runs once, not once per database.
-// The agent loop on real parts: an SFT'd embedded model (trained on first use and cached under data/cache by
+// The agent loop on real parts: an SFT'd embedded model (trained on first use and cached in the machine build cache by
 // tests/helpers/embedded-sft.ts), the embedded ONNX engine, the real sandbox pool and the verifier. Two fault
 // injectors, named as such, produce what the real parts will not on demand: a slow tool call and a malformed call.
 import { after, before, test } from 'node:test';

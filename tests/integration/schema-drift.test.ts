@@ -1,3 +1,4 @@
+// @postgresql: also on PostgreSQL, because it checks the migrations of the dialect under test.
 // Schema drift: the migrations of the dialect under test (TOOLSMITH_TEST_DIALECT), applied to an empty database,
 // must create exactly what prisma/schema.prisma describes, as `prisma migrate` would create it: the same tables
 // (the runner's own _toolsmith_migrations aside), the same columns with their types, NOT NULL and defaults, the

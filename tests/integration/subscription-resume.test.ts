@@ -1,3 +1,4 @@
+// @postgresql: also on PostgreSQL, because a stream resumes after an event id, whose order comes from each database's own sequence.
 // runs.events over real HTTP: the real appRouter behind @trpc/server's standalone adapter, consumed by the real
 // tRPC client (httpSubscriptionLink + the `eventsource` package), while a writer appends to the run. The
 // connection is cut mid-stream; the client must reconnect by itself, resume from the last event it saw

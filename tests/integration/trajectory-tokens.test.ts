@@ -1,3 +1,4 @@
+// @postgresql: also on PostgreSQL, because token records are binary columns (bytea on PostgreSQL, blob on SQLite).
 // The token-level side table (issue 12): a trajectory's TokenRecord is written with it, in binary columns, read back
 // exactly (Float32 precision, NaN kept), deleted with it, and served by trajectories.tokens and by share links under
 // the trajectory's own access rules. Runs on the dialect under test (TOOLSMITH_TEST_DIALECT).

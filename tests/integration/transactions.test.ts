@@ -1,3 +1,4 @@
+// @postgresql: also on PostgreSQL, because SQLite's deferred transactions race where PostgreSQL's commit side by side.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, test } from 'node:test';
 import Sqlite from 'better-sqlite3';

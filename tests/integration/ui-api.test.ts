@@ -1,3 +1,4 @@
+// @postgresql: also on PostgreSQL, because trajectories are written and searched with dialect-specific SQL (server/store/trajectories.ts).
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TRPCError } from '@trpc/server';

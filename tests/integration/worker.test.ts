@@ -1,3 +1,4 @@
+// @postgresql: also on PostgreSQL, because workers lease and renew jobs through dialect-specific SQL (server/store/jobs.ts).
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshDatabase } from '../helpers/db.ts';

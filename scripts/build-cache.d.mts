@@ -1,0 +1,4 @@
+// Types for scripts/build-cache.mjs (plain JS: set-up runs without a TypeScript loader).
+export function buildCacheDir(): string;
+export function writeManifest(dir: string): void;
+export function verifyManifest(dir: string): boolean;

@@ -1,0 +1,56 @@
+// The machine's build cache, outside any clone: what is expensive to build from the project's files (the SFT'd
+// fixture model of the tests) is kept under ~/.cache/toolsmith (or TOOLSMITH_BUILD_CACHE), in a folder named by a
+// hash of its inputs, so that a fresh clone on the same machine reuses it and a changed input builds anew. Each
+// entry carries a manifest of its files' SHA-256, checked before it is used: a half-written or altered entry is
+// rebuilt, never trusted. Uses only Node's standard library (set-up runs before node_modules exists).
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const MANIFEST = '.sha256.json';
+
+/** The cache's root folder (created owner-only on first use). */
+export function buildCacheDir() {
+  const dir = process.env.TOOLSMITH_BUILD_CACHE?.trim() || path.join(os.homedir(), '.cache', 'toolsmith');
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
+/** Every regular file under `dir` but the manifest, as sorted relative paths. */
+function filesUnder(dir) {
+  const out = [];
+  const walk = (rel) => {
+    for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+      const p = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile() && p !== MANIFEST) out.push(p);
+    }
+  };
+  walk('');
+  return out.sort();
+}
+
+const sha256 = (file) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+
+/** Record the SHA-256 of every file under `dir` (call it once the entry is complete). */
+export function writeManifest(dir) {
+  const files = Object.fromEntries(filesUnder(dir).map((f) => [f, sha256(path.join(dir, f))]));
+  fs.writeFileSync(path.join(dir, MANIFEST), `${JSON.stringify({ files }, null, 1)}\n`);
+}
+
+/** Whether `dir` holds exactly the files its manifest lists, each with its recorded hash. False when there is no
+ *  manifest (never completed) or anything differs. */
+export function verifyManifest(dir) {
+  let recorded;
+  try {
+    recorded = JSON.parse(fs.readFileSync(path.join(dir, MANIFEST), 'utf8')).files;
+  } catch {
+    return false;
+  }
+  if (!recorded || typeof recorded !== 'object') return false;
+  const present = filesUnder(dir);
+  const listed = Object.keys(recorded).sort();
+  if (present.length !== listed.length || present.some((f, i) => f !== listed[i])) return false;
+  return present.every((f) => sha256(path.join(dir, f)) === recorded[f]);
+}
