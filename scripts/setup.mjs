@@ -345,14 +345,23 @@ export function setup({ forTests = false } = {}) {
   checkNode();
   tightenDataDir();
   const t0 = Date.now();
-  ensureNpm();
-  const missingApt = ensureApt(forTests ? { ...RUNTIME_APT, ...TEST_APT } : RUNTIME_APT);
-  ensurePrismaClients();
-  ensureBuild();
+  // Where set-up's time went, for the steps that took a second or more (a fresh clone's first run).
+  const took = [];
+  const timed = (name, step) => {
+    const t = Date.now();
+    const result = step();
+    const s = (Date.now() - t) / 1000;
+    if (s >= 1) took.push(`${name} ${s.toFixed(0)} s`);
+    return result;
+  };
+  timed('npm', ensureNpm);
+  const missingApt = timed('apt', () => ensureApt(forTests ? { ...RUNTIME_APT, ...TEST_APT } : RUNTIME_APT));
+  timed('prisma', ensurePrismaClients);
+  timed('build', ensureBuild);
   const warnings = [];
-  const venv = ensureTrainerVenv();
+  const venv = timed('venv', ensureTrainerVenv);
   if (venv) warnings.push(venv);
-  const mathVerify = ensureSandboxPackages();
+  const mathVerify = timed('math-verify', ensureSandboxPackages);
   if (mathVerify) warnings.push(mathVerify);
   const missingPy = missingPythonModules();
   if (missingPy.length) {
@@ -364,7 +373,7 @@ export function setup({ forTests = false } = {}) {
     warnings.push(
       'bubblewrap is missing: the sandbox will refuse to run model code — install with: apt-get install -y bubblewrap',
     );
-  log(`ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  log(`ready in ${((Date.now() - t0) / 1000).toFixed(1)} s${took.length ? ` (${took.join(', ')})` : ''}`);
   return warnings;
 }
 
