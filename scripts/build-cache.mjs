@@ -9,12 +9,23 @@ import os from 'node:os';
 import path from 'node:path';
 
 const MANIFEST = '.sha256.json';
+const STAT_MANIFEST = '.stat.json';
+const MANIFESTS = [MANIFEST, STAT_MANIFEST];
 
 /** The cache's root folder (created owner-only on first use). */
 export function buildCacheDir() {
   const dir = process.env.TOOLSMITH_BUILD_CACHE?.trim() || path.join(os.homedir(), '.cache', 'toolsmith');
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   return dir;
+}
+
+/** The folder of the cache entry `name` for the inputs `key` (a hash of them in its name), or null with no cache. */
+export function cacheEntryDir(name, key) {
+  try {
+    return path.join(buildCacheDir(), `${name}-${createHash('sha256').update(key).digest('hex').slice(0, 16)}`);
+  } catch {
+    return null;
+  }
 }
 
 /** Every regular file under `dir` but the manifest, as sorted relative paths. */
@@ -24,7 +35,7 @@ function filesUnder(dir) {
     for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
       const p = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) walk(p);
-      else if (e.isFile() && p !== MANIFEST) out.push(p);
+      else if (e.isFile() && !MANIFESTS.includes(p)) out.push(p);
     }
   };
   walk('');
@@ -53,4 +64,30 @@ export function verifyManifest(dir) {
   const listed = Object.keys(recorded).sort();
   if (present.length !== listed.length || present.some((f, i) => f !== listed[i])) return false;
   return present.every((f) => sha256(path.join(dir, f)) === recorded[f]);
+}
+
+/** Record each file's size and modification time: for an entry too large to hash on every use (node_modules, 1.3 GB
+ *  in 33,000 files). A file changed in place, through a hard link too, changes its time and fails the check. */
+export function writeStatManifest(dir) {
+  const files = Object.fromEntries(filesUnder(dir).map((f) => [f, statOf(path.join(dir, f))]));
+  fs.writeFileSync(path.join(dir, STAT_MANIFEST), JSON.stringify({ files }));
+}
+
+const statOf = (file) => {
+  const st = fs.statSync(file);
+  return `${st.size}:${st.mtimeMs}`;
+};
+
+/** Whether `dir` holds exactly the files its stat manifest lists, each with its recorded size and time. */
+export function verifyStatManifest(dir) {
+  let recorded;
+  try {
+    recorded = JSON.parse(fs.readFileSync(path.join(dir, STAT_MANIFEST), 'utf8')).files;
+  } catch {
+    return false;
+  }
+  if (!recorded || typeof recorded !== 'object') return false;
+  const present = filesUnder(dir);
+  if (present.length !== Object.keys(recorded).length) return false;
+  return present.every((f) => recorded[f] === statOf(path.join(dir, f)));
 }

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildCacheDir } from './build-cache.mjs';
+import { cacheEntryDir, verifyManifest, verifyStatManifest, writeManifest, writeStatManifest } from './build-cache.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const STAMPS = path.join(ROOT, 'data/.setup');
@@ -76,13 +76,55 @@ export function checkNode() {
   if (major < 20) throw new Error(`Node ${process.versions.node} is too old: install Node 20 or newer`);
 }
 
-/** npm packages, from package-lock.json. onnxruntime-node's installer would try to download CUDA: skip it. */
+/** Copy the folder `src` to `dst` (which must not exist) as hard links where both are on one filesystem (seconds for
+ *  node_modules' 33,000 files), else as a plain copy. */
+function linkTree(src, dst) {
+  if (spawnSync('cp', ['-al', src, dst], { stdio: 'ignore' }).status === 0) return;
+  fs.rmSync(dst, { recursive: true, force: true });
+  run('cp', ['-a', src, dst], { quiet: true });
+}
+
+/** Replace the cache entry `entry` with a new one that `fill(tmp)` writes into a folder beside it, so that a run
+ *  stopped half-way never leaves a complete-looking entry. A cache that cannot be written is only a slower next run. */
+function saveEntry(entry, fill) {
+  const tmp = `${entry}.tmp-${process.pid}`;
+  try {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    fs.mkdirSync(tmp, { recursive: true });
+    fill(tmp);
+    fs.rmSync(entry, { recursive: true, force: true });
+    fs.renameSync(tmp, entry);
+  } catch (e) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    log(`warning: the build cache entry ${entry} could not be written (${e.message})`);
+  }
+}
+
+/**
+ * npm packages, from package-lock.json. onnxruntime-node's installer would try to download CUDA: skip it. Most of
+ * `npm ci`'s time is better-sqlite3 compiling SQLite, so the installed tree is kept in the build cache, keyed by the
+ * lock file, Node's version and the platform, and a fresh clone takes it as hard links; an entry is used only while
+ * every file has the size and time recorded when it was made (a file changed in place, through any link, fails it).
+ */
 export function ensureNpm() {
   // The lock file alone decides: editing package.json scripts must not trigger a reinstall.
-  const hash = hashOf(['package-lock.json']);
-  if (stamped('npm', hash) && fs.existsSync(path.join(ROOT, 'node_modules/.bin/next'))) return;
-  log('installing npm packages (npm ci)…');
-  run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { env: { ONNXRUNTIME_NODE_INSTALL: 'skip' } });
+  const hash = `${hashOf(['package-lock.json'])}:${process.version}:${process.platform}-${process.arch}`;
+  const modules = path.join(ROOT, 'node_modules');
+  if (stamped('npm', hash) && fs.existsSync(path.join(modules, '.bin/next'))) return;
+  const entry = cacheEntryDir('npm', hash);
+  if (entry && verifyStatManifest(entry)) {
+    log(`npm packages from the build cache (${entry})…`);
+    fs.rmSync(modules, { recursive: true, force: true });
+    linkTree(path.join(entry, 'node_modules'), modules);
+  } else {
+    log('installing npm packages (npm ci)…');
+    run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { env: { ONNXRUNTIME_NODE_INSTALL: 'skip' } });
+    if (entry)
+      saveEntry(entry, (tmp) => {
+        linkTree(modules, path.join(tmp, 'node_modules'));
+        writeStatManifest(tmp);
+      });
+  }
   stamp('npm', hash);
 }
 
@@ -133,8 +175,14 @@ export function ensurePrismaClients() {
   stamp('prisma', hash);
 }
 
+/**
+ * The web app's production build (.next), from the sources it is built from. Kept in the build cache too, keyed by a
+ * hash of those sources and Node's version, so a second clone of the same commit skips `next build`; an entry is used
+ * only when every file matches its SHA-256. The build names its folder in two files (required-server-files): they are
+ * rewritten for the clone that takes it. Next's own compiler cache (.next/cache) is not kept.
+ */
 export function ensureBuild() {
-  const hash = hashOf([
+  const sources = hashOf([
     'app',
     'components',
     'contracts',
@@ -147,9 +195,34 @@ export function ensureBuild() {
     'package-lock.json',
     'prisma/schema.prisma',
   ]);
-  if (stamped('build', hash) && fs.existsSync(path.join(ROOT, '.next/BUILD_ID'))) return;
-  log('building the web app (next build)…');
-  run(path.join(ROOT, 'node_modules/.bin/next'), ['build'], { quiet: true, env: { NEXT_TELEMETRY_DISABLED: '1' } });
+  const hash = `${sources}:${process.version}`;
+  const built = path.join(ROOT, '.next');
+  if (stamped('build', hash) && fs.existsSync(path.join(built, 'BUILD_ID'))) return;
+  const entry = cacheEntryDir('next', hash);
+  if (entry && verifyManifest(entry)) {
+    log(`the web app's build from the build cache (${entry})…`);
+    fs.rmSync(built, { recursive: true, force: true });
+    fs.cpSync(path.join(entry, 'next'), built, { recursive: true, verbatimSymlinks: true });
+    const builtIn = fs.readFileSync(path.join(entry, 'root'), 'utf8');
+    for (const f of ['required-server-files.json', 'required-server-files.js']) {
+      const file = path.join(built, f);
+      if (fs.existsSync(file)) fs.writeFileSync(file, fs.readFileSync(file, 'utf8').split(builtIn).join(ROOT));
+    }
+  } else {
+    log('building the web app (next build)…');
+    run(path.join(ROOT, 'node_modules/.bin/next'), ['build'], { quiet: true, env: { NEXT_TELEMETRY_DISABLED: '1' } });
+    if (entry)
+      saveEntry(entry, (tmp) => {
+        const compilerCache = path.join(built, 'cache');
+        fs.cpSync(built, path.join(tmp, 'next'), {
+          recursive: true,
+          verbatimSymlinks: true,
+          filter: (src) => src !== compilerCache,
+        });
+        fs.writeFileSync(path.join(tmp, 'root'), ROOT);
+        writeManifest(tmp);
+      });
+  }
   stamp('build', hash);
 }
 
@@ -196,12 +269,8 @@ export function ensureTrainerVenv() {
   const index = process.env.TOOLSMITH_TORCH_INDEX_URL?.trim() || '';
   const hash = `${hashOf([TRAINER_REQUIREMENTS])}:${acc}:${index}`;
   if (stamped('venv', hash) && fs.existsSync(path.join(VENV, 'bin/python'))) return null;
-  let target = VENV;
-  try {
-    target = path.join(buildCacheDir(), `venv-${createHash('sha256').update(hash).digest('hex').slice(0, 16)}`);
-  } catch (e) {
-    log(`no build cache (${e.message}): the environment is built inside the project`);
-  }
+  const target = cacheEntryDir('venv', hash) ?? VENV;
+  if (target === VENV) log('no build cache: the environment is built inside the project');
   const python = path.join(target, 'bin/python');
   const complete = path.join(target, '.toolsmith-complete');
   const imports = ['-c', 'import torch, transformers, safetensors, peft, onnx, ray'];

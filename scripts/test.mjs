@@ -41,7 +41,7 @@ function files(dir) {
 let suites = 0;
 /** Run a command, echo its output, and count results from its closing lines. The suite's processes carry a marker
  *  in their environment: any still alive after it are named as a failure and killed (scripts/leftovers.mjs). */
-function runSuite(name, cmd, args, env = {}, timesFile = null) {
+function runSuite(name, cmd, args, env = {}, timesFile = null, tag = null) {
   return new Promise((resolve) => {
     log(`— ${name} —`);
     const t0 = Date.now();
@@ -52,11 +52,19 @@ function runSuite(name, cmd, args, env = {}, timesFile = null) {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    const tee = (s, w) =>
+    // With two lanes running, each line is echoed whole, tagged with its part (`[no-db] ✔ …`); `out` stays untagged.
+    const prefix = lanes > 1 && tag ? `[${tag}] ` : '';
+    const tee = (s, w) => {
+      let partial = '';
       s.on('data', (d) => {
         out += d;
-        w.write(d);
+        if (!prefix) return w.write(d);
+        const lines = (partial + d).split('\n');
+        partial = lines.pop();
+        if (lines.length) w.write(lines.map((l) => `${prefix}${l}\n`).join(''));
       });
+      s.on('end', () => partial && w.write(`${prefix}${partial}\n`));
+    };
     tee(child.stdout, process.stdout);
     tee(child.stderr, process.stderr);
     child.on('exit', async (code, signal) => {
@@ -138,7 +146,6 @@ try {
   process.exit(1);
 }
 
-const results = [];
 const unit = pick(files('tests/unit'));
 // Tests that do not touch the database (sandbox, engines, trainer, rollouts) say `@no-database` in their header:
 // they run once, not once per database.
@@ -168,68 +175,121 @@ if (unknown.length) {
   );
   process.exit(2);
 }
+// The parts run in two lanes side by side: each part's own files run one at a time, as they always have, but on 2
+// cores a lone part keeps only ~1.3 of them busy (processes starting, databases, sockets), so the lanes overlap the
+// waits. Each lane takes about half the suite's time; files that run at once share no folder, database or port (each
+// makes its own; the e2e server's port is fixed and no other file uses it; Ray's fixed ports are inside its own
+// network namespace). TOOLSMITH_TEST_LANES=1 runs the parts one after another.
+const lanes = Number(process.env.TOOLSMITH_TEST_LANES ?? 2) > 1 ? 2 : 1;
+/** Each part's result in the order the parts are listed, whichever lane finished first. */
+const slots = [];
+const part = (run) => {
+  const slot = { result: null };
+  slots.push(slot);
+  return async () => {
+    slot.result = await run();
+  };
+};
+
 // Formatting and lint (Biome, biome.jsonc): a check that never rewrites; `npm run format` applies it.
-if (want('lint'))
-  results.push(
-    await runSuite('format and lint (biome ci)', path.join(ROOT, 'node_modules/.bin/biome'), [
-      'ci',
-      '--reporter=summary',
-      '.',
-    ]),
-  );
-if (want('unit') && unit.length) results.push(await runSuite('unit', ...nodeTest(unit)));
-if (want('sqlite', 'integration') && integration.length) {
-  results.push(await runSuite('integration (sqlite)', ...nodeTest(integration, { TOOLSMITH_TEST_DIALECT: 'sqlite' })));
-}
-if (want('postgresql', 'integration') && postgresql.length) {
-  let pg;
-  try {
-    pg = await startPg();
-    log(`PostgreSQL test cluster on 127.0.0.1:${pg.port}`);
-    results.push(
-      await runSuite(
-        'integration (postgresql)',
-        ...nodeTest(postgresql, {
-          TOOLSMITH_TEST_DIALECT: 'postgresql',
-          TOOLSMITH_TEST_PG_ADMIN_URL: pg.adminUrl,
-        }),
+const lint = want('lint')
+  ? part(() =>
+      runSuite(
+        'format and lint (biome ci)',
+        path.join(ROOT, 'node_modules/.bin/biome'),
+        ['ci', '--reporter=summary', '.'],
+        {},
+        null,
+        'lint',
       ),
-    );
-  } catch (e) {
-    console.error(`[test] PostgreSQL suite could not run: ${e.message}`);
-    results.push({ name: 'integration (postgresql)', passed: 0, failed: 1, ok: false, why: e.message, files: [] });
-  } finally {
-    pg?.stop();
-  }
-}
-if ((want('sandbox', 'integration') || want('nodb')) && sandbox.length)
-  results.push(await runSuite('integration (no database: sandbox, engines, trainer, rollouts)', ...nodeTest(sandbox)));
+    )
+  : null;
+const unitPart = want('unit') && unit.length ? part(() => runSuite('unit', ...nodeTest(unit), 'unit')) : null;
+const sqlitePart =
+  want('sqlite', 'integration') && integration.length
+    ? part(() =>
+        runSuite('integration (sqlite)', ...nodeTest(integration, { TOOLSMITH_TEST_DIALECT: 'sqlite' }), 'sqlite'),
+      )
+    : null;
+const postgresPart =
+  want('postgresql', 'integration') && postgresql.length
+    ? part(async () => {
+        let pg;
+        try {
+          pg = await startPg();
+          log(`PostgreSQL test cluster on 127.0.0.1:${pg.port}`);
+          return await runSuite(
+            'integration (postgresql)',
+            ...nodeTest(postgresql, {
+              TOOLSMITH_TEST_DIALECT: 'postgresql',
+              TOOLSMITH_TEST_PG_ADMIN_URL: pg.adminUrl,
+            }),
+            'postgresql',
+          );
+        } catch (e) {
+          console.error(`[test] PostgreSQL suite could not run: ${e.message}`);
+          return { name: 'integration (postgresql)', passed: 0, failed: 1, ok: false, why: e.message, files: [] };
+        } finally {
+          pg?.stop();
+        }
+      })
+    : null;
+const sandboxPart =
+  (want('sandbox', 'integration') || want('nodb')) && sandbox.length
+    ? part(() =>
+        runSuite('integration (no database: sandbox, engines, trainer, rollouts)', ...nodeTest(sandbox), 'no-db'),
+      )
+    : null;
 // The real model (tests/model/): SmolLM2-135M-Instruct fetched from PyPI by its pins, then served, trained and
 // evaluated. Slow (a 135M-parameter model on CPUs): `npm test -- model` runs it alone.
-if (want('model') && modelFiles.length)
-  results.push(
-    await runSuite('real model (SmolLM2-135M from PyPI)', ...nodeTest(['--test-concurrency=1', ...modelFiles])),
-  );
+const modelPart =
+  want('model') && modelFiles.length
+    ? part(() =>
+        runSuite('real model (SmolLM2-135M from PyPI)', ...nodeTest(['--test-concurrency=1', ...modelFiles]), 'model'),
+      )
+    : null;
 // Ray (tests/ray/): each file starts a real Ray cluster (a head and more nodes on this machine, token
 // authentication on); the files run inside a network namespace of their own with loopback alone (unshare -n, root),
 // so every Ray process registers as 127.0.0.1 and nothing of it is reachable from outside. Slow (a cluster per file):
 // `npm test -- ray` runs it alone.
-if (want('ray') && rayFiles.length) {
-  // One file at a time whatever the cores: each file's cluster takes the same fixed ports inside the namespace.
-  const [node, nodeArgs, env, times] = nodeTest(['--test-concurrency=1', ...rayFiles]);
-  results.push(
-    await runSuite('ray (a real cluster in a network namespace)', ...inLoopbackNamespace(node, nodeArgs), env, times),
-  );
-}
-if (want('e2e') && e2e.length) {
-  results.push(
-    await runSuite('e2e (chromium)', path.join(ROOT, 'node_modules/.bin/playwright'), [
-      'test',
-      '--reporter=list',
-      ...(wantedFiles.length ? e2e : []),
-    ]),
-  );
-}
+const rayPart =
+  want('ray') && rayFiles.length
+    ? part(() => {
+        // One file at a time whatever the cores: each file's cluster takes the same fixed ports inside the namespace.
+        const [node, nodeArgs, env, times] = nodeTest(['--test-concurrency=1', ...rayFiles]);
+        return runSuite(
+          'ray (a real cluster in a network namespace)',
+          ...inLoopbackNamespace(node, nodeArgs),
+          env,
+          times,
+          'ray',
+        );
+      })
+    : null;
+const e2ePart =
+  want('e2e') && e2e.length
+    ? part(() =>
+        runSuite(
+          'e2e (chromium)',
+          path.join(ROOT, 'node_modules/.bin/playwright'),
+          ['test', '--reporter=list', ...(wantedFiles.length ? e2e : [])],
+          {},
+          null,
+          'e2e',
+        ),
+      )
+    : null;
+
+/** Run the parts of a lane one after another. */
+const inTurn = async (list) => {
+  for (const p of list) if (p) await p();
+};
+// Lanes balanced by measured time (each ~14 minutes of one part at a time on 2 cores).
+const laneA = [lint, unitPart, sqlitePart, postgresPart, rayPart];
+const laneB = [sandboxPart, modelPart, e2ePart];
+if (lanes === 2) await Promise.all([inTurn(laneA), inTurn(laneB)]);
+else await inTurn([...laneA, ...laneB]);
+const results = slots.map((s) => s.result).filter(Boolean);
 
 const passed = results.reduce((s, r) => s + r.passed, 0);
 const failed = results.reduce((s, r) => s + r.failed, 0);

@@ -17,6 +17,7 @@ import type { Database } from '../../server/db/client.ts';
 import { MICRO_INPUT } from '../../server/recipes/defaults.ts';
 import { readEvents } from '../../server/store/events.ts';
 import { freshDatabase } from './db.ts';
+import { waitRunEnded } from './runs.ts';
 import { outputs, type Proc, ROOT, spawnWorker, waitFor } from './proc.ts';
 
 export interface RayNodeSpec {
@@ -212,14 +213,7 @@ export function rayWorker(c: RayTestCluster, databaseUrl: string, id: string, en
 
 /** Wait for a run to end (succeeded, failed, cancelled or paused); on a timeout, say what the workers and nodes said. */
 export function runEnded(db: Database, c: RayTestCluster, runId: string, procs: Proc[], timeoutMs = 400_000) {
-  return waitFor(
-    `run ${runId} to finish`,
-    async () => {
-      const r = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
-      return ['succeeded', 'failed', 'cancelled', 'paused'].includes(r.status) ? r : null;
-    },
-    { timeoutMs, intervalMs: 500, detail: () => `${outputs(procs)}\n${c.logs()}` },
-  );
+  return waitRunEnded(db, runId, { timeoutMs, intervalMs: 500, detail: () => `${outputs(procs)}\n${c.logs()}` });
 }
 
 /** A run's `cluster` events' data, oldest first. */

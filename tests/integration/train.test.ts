@@ -3,6 +3,7 @@
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { freshDatabase } from '../helpers/db.ts';
+import { metricSeries, waitRunEnded } from '../helpers/runs.ts';
 import { killAll, outputs, spawnWorker, waitFor, type Proc } from '../helpers/proc.ts';
 import type { Database } from '../../server/db/client.ts';
 import { MICRO_INPUT } from '../../server/recipes/defaults.ts';
@@ -29,21 +30,10 @@ const recipe = (over: Record<string, unknown> = {}, rl: Record<string, unknown> 
   stages: [MICRO_INPUT.stages[0], { ...MICRO_INPUT.stages[1], ...rl }],
 });
 
-async function finished(runId: string, procs: Proc[], timeoutMs = 180_000) {
-  return waitFor(
-    `run ${runId} to finish`,
-    async () => {
-      const r = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
-      return ['succeeded', 'failed', 'cancelled', 'paused'].includes(r.status) ? r : null;
-    },
-    { timeoutMs, intervalMs: 200, detail: () => outputs(procs) },
-  );
-}
+const finished = (runId: string, procs: Proc[], timeoutMs = 180_000) =>
+  waitRunEnded(db, runId, { timeoutMs, detail: () => outputs(procs) });
 
-const series = async (runId: string, key: string) =>
-  (await db.prisma.metricPoint.findMany({ where: { runId, key }, orderBy: { step: 'asc' } })).map(
-    (p) => [p.step, p.value] as const,
-  );
+const series = (runId: string, key: string) => metricSeries(db, runId, key);
 
 test('micro recipe: SFT then GRPO-RoC steps through the real trainer, engine and sandbox; everything stored', async () => {
   const { runId } = await launchTraining(db, { spec: recipe({ name: 'micro-e2e' }) });
