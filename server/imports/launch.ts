@@ -9,7 +9,7 @@ import { FOREIGN_FORMATS, type ForeignFormat, isForeignFormat } from '../../cont
 import { detectFormat, LAYOUTS } from '../../contracts/foreign-layouts.ts';
 import type { Database } from '../db/client.ts';
 import { createImportRun, getImportSource, setImportFollow } from '../store/imports.ts';
-import { cancel as cancelJob, enqueue, unfinishedJobs } from '../store/jobs.ts';
+import { cancel as cancelJob, enqueue, lastRunPayload, unfinishedJobs } from '../store/jobs.ts';
 import { setRunStatus } from '../store/runs.ts';
 import { listFiles, PICKLED, resolveImportFolder } from './folder.ts';
 
@@ -93,7 +93,8 @@ export async function launchImport(
 
 /**
  * Follow an imported run again, or stop following it. Following enqueues the job that tails the folder from the
- * stored offsets; stopping cancels that job (what was read stays).
+ * stored offsets, with the reward weights of the run's earlier import job; stopping cancels that job (what was read
+ * stays).
  */
 export async function setImportFollowing(db: Database, runId: string, follow: boolean) {
   const source = await getImportSource(db, runId);
@@ -108,7 +109,10 @@ export async function setImportFollowing(db: Database, runId: string, follow: bo
     await setRunStatus(db, runId, 'running', {
       message: `following ${source.format} rollouts in ${source.path} again`,
     });
-    await enqueue(db, { kind: 'import', runId, payload: { follow: true }, maxAttempts: 3 });
+    // The reward weights the import was started with (TRL's reward_weights) hold for every later read of it.
+    const last = (await lastRunPayload(db, runId, 'import')) as { weights?: Record<string, number> } | null;
+    const weights = last?.weights ? { weights: last.weights } : {};
+    await enqueue(db, { kind: 'import', runId, payload: { follow: true, ...weights }, maxAttempts: 3 });
   }
   return { following: true };
 }

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
 import type { Database } from '../../server/db/client.ts';
-import { launchImport, prepareImport } from '../../server/imports/launch.ts';
+import { launchImport, prepareImport, setImportFollowing } from '../../server/imports/launch.ts';
 import { readEvents } from '../../server/store/events.ts';
 import { getImportSource, readImportFiles } from '../../server/store/imports.ts';
 import { readSeries } from '../../server/store/metrics.ts';
@@ -201,6 +201,17 @@ test('the import roots hold after symlinks; pickled batches and unknown folders 
   fs.writeFileSync(path.join(empty, 'notes.txt'), '');
   assert.throws(() => prepareImport({ path: empty }, [root]), /no rollout files of a known format.*--format/);
   assert.throws(() => prepareImport({ path: empty, format: 'mlflow' }, [root]), /format "mlflow" is not one of/);
+});
+
+test('following an import again keeps the reward weights it was started with', async () => {
+  const folder = path.join(dir, 'weighted');
+  writeVerl(folder, [1]);
+  const weights = { accuracy: 2, format: 0.5 };
+  const { runId } = await launchImport(db, { path: folder, format: 'verl', weights }, { roots: null, enqueue: true });
+  await db.prisma.job.updateMany({ where: { runId }, data: { status: 'succeeded' } });
+  await setImportFollowing(db, runId, true);
+  const follow = await db.prisma.job.findFirstOrThrow({ where: { runId, status: 'queued' } });
+  assert.deepEqual(JSON.parse(follow.payload), { follow: true, weights });
 });
 
 test('the Import run action: a folder under an import root only, a researcher or above, the run read by a job', async () => {

@@ -36,6 +36,8 @@ export class RayJobsError extends Error {
   constructor(
     message: string,
     readonly status?: number,
+    /** The head took the connection but sent no answer in time: busy or hung, not gone (a gone head refuses). */
+    readonly busy = false,
   ) {
     super(message);
     this.name = 'RayJobsError';
@@ -58,7 +60,11 @@ export class RayJobsClient {
     try {
       res = await httpRequest(new URL(`${this.address}${route}`), method, headers, body, this.timeoutMs);
     } catch (e) {
-      throw new RayJobsError(`the Ray cluster at ${this.address} cannot be reached: ${(e as Error).message}`);
+      throw new RayJobsError(
+        `the Ray cluster at ${this.address} cannot be reached: ${(e as Error).message}`,
+        undefined,
+        e instanceof NoAnswer,
+      );
     }
     const text = res.text;
     if (res.status < 200 || res.status >= 300) {
@@ -118,6 +124,9 @@ export class RayJobsClient {
   }
 }
 
+/** A request whose connection was made but which got no answer in time. */
+class NoAnswer extends Error {}
+
 /**
  * One request with node:http, not fetch: Ray's dashboard refuses POSTs that carry the Sec-Fetch-* headers fetch adds
  * ("method not allowed for browser traffic", its defence against cross-site requests).
@@ -139,7 +148,19 @@ function httpRequest(
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', reject);
     });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    // Whether the connection was made tells a busy head (it takes connections, answers late) from a gone one.
+    let connected = false;
+    req.on('socket', (sock) => {
+      if (!sock.connecting) connected = true;
+      else sock.once('connect', () => (connected = true));
+    });
+    req.on('timeout', () =>
+      req.destroy(
+        connected
+          ? new NoAnswer(`connected, but no answer within ${timeoutMs} ms`)
+          : new Error(`no connection within ${timeoutMs} ms`),
+      ),
+    );
     req.on('error', reject);
     req.end(data);
   });

@@ -13,6 +13,9 @@ const PERMANENT_MESSAGE = new RegExp(`exit code ${RAY_PERMANENT_EXIT}\\b`);
 const POLL_MS = 1000;
 /** How long the cluster's dashboard may stay unreachable before the run fails (its head is taken to be lost). */
 const HEAD_LOST_MS = 30_000;
+/** A head that takes connections but answers nothing is busy, not lost (on 2 cores beside another load its dashboard
+ *  once answered nothing for over 30 s while the run went on): it fails the run only when it stays so this long. */
+const HEAD_HUNG_MS = 300_000;
 const LOG_LINES_PER_POLL = 50;
 /** The log is read whole each time (the Jobs API has no offset): less often than the state. */
 const LOG_EVERY_MS = 5000;
@@ -119,9 +122,10 @@ export async function trainOnRay(ctx: JobContext<JobPayload<'train'>>): Promise<
     } catch (e) {
       if (!(e instanceof RayJobsError) || e.status !== undefined) throw e;
       unreachableSince ??= Date.now();
-      if (Date.now() - unreachableSince > HEAD_LOST_MS)
+      const limit = e.busy ? HEAD_HUNG_MS : HEAD_LOST_MS;
+      if (Date.now() - unreachableSince > limit)
         throw new PermanentJobError(
-          `the Ray cluster's head at ${cfg.rayAddress} stopped answering for ${HEAD_LOST_MS / 1000} s (${e.message}): the run's Ray job ${id} and its actors are lost with it; resume the run once the cluster is back (it continues from the last checkpoint)`,
+          `the Ray cluster's head at ${cfg.rayAddress} stopped answering for ${limit / 1000} s (${e.message}): the run's Ray job ${id} and its actors are lost with it; resume the run once the cluster is back (it continues from the last checkpoint)`,
         );
       await sleep(POLL_MS, ctx.signal);
       continue;
