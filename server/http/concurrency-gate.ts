@@ -8,6 +8,7 @@ export type GateResult<T> = { ok: true; value: T } | { ok: false; reason: 'busy'
 
 export class ConcurrencyGate {
   private running = 0;
+  private most = 0;
   private readonly waiting: Array<() => void> = [];
 
   constructor(
@@ -23,6 +24,10 @@ export class ConcurrencyGate {
   }
   get queued(): number {
     return this.waiting.length;
+  }
+  /** The most tasks that ever ran at once: what shows, from outside, that the limit held. */
+  get peak(): number {
+    return this.most;
   }
 
   /** Run `task` when a slot is free; `busy` when the queue is full, `aborted` when the caller went away while queued. */
@@ -50,6 +55,7 @@ export class ConcurrencyGate {
       if (!admitted) return { ok: false, reason: 'aborted' };
     } else {
       this.running++;
+      this.most = Math.max(this.most, this.running);
     }
     try {
       return { ok: true, value: await task() };

@@ -93,6 +93,7 @@ test('concurrency gate: at most `limit` at once, the queue in order, beyond it r
     await new Promise((r) => setImmediate(r));
   }
   assert.equal(peak, 2);
+  assert.equal(gate.peak, 2, 'the gate reports the most that ran at once (handed-over slots count once)');
   assert.deepEqual(order, [0, 1, 2, 4]);
   assert.deepEqual(
     await Promise.all([results[0], results[1], results[2], results[4]]),
