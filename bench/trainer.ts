@@ -3,7 +3,7 @@
  *   1. the trainer process (JSON-lines RPC, validation, masking, metrics) against raw transformers forward +
  *      backward + AdamW (workers/trainer/raw_step_bench.py) on the same model config and the same batches, for the
  *      embedded default (~0.3M parameters) and a ~50M-parameter Qwen3 config. Target: overhead ≤ 10%.
- *   2. the trainer as 2 torchrun ranks (FSDP2 over gloo) against 1 process on the embedded default: the losses
+ *   2. the trainer as a group of 2 ranks on loopback (FSDP2 over gloo) against 1 process on the embedded default: the losses
  *      (correctness: they must agree to float rounding) and tokens/s (the cost of the all-gathers and
  *      reduce-scatters on a 2-core CPU, where two ranks also split the cores).
  *   3. a busy neighbour (one process spinning on a core, as a browser tab or a second worker would): the trainer's

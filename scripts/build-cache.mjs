@@ -44,18 +44,23 @@ function filesUnder(dir) {
 
 const sha256 = (file) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 
-/** Record the SHA-256 of every file under `dir` (call it once the entry is complete). */
-export function writeManifest(dir) {
-  const files = Object.fromEntries(filesUnder(dir).map((f) => [f, sha256(path.join(dir, f))]));
-  fs.writeFileSync(path.join(dir, MANIFEST), `${JSON.stringify({ files }, null, 1)}\n`);
+const statOf = (file) => {
+  const st = fs.statSync(file);
+  return `${st.size}:${st.mtimeMs}`;
+};
+
+/** Write `manifestName` in `dir`: every file under it with `fingerprint(file)`. */
+function writeFilesManifest(dir, manifestName, fingerprint) {
+  const files = Object.fromEntries(filesUnder(dir).map((f) => [f, fingerprint(path.join(dir, f))]));
+  fs.writeFileSync(path.join(dir, manifestName), `${JSON.stringify({ files })}\n`);
 }
 
-/** Whether `dir` holds exactly the files its manifest lists, each with its recorded hash. False when there is no
- *  manifest (never completed) or anything differs. */
-export function verifyManifest(dir) {
+/** Whether `dir` holds exactly the files `manifestName` lists, each with its recorded fingerprint. False when there
+ *  is no manifest (the entry was never completed) or anything differs. */
+function verifyFilesManifest(dir, manifestName, fingerprint) {
   let recorded;
   try {
-    recorded = JSON.parse(fs.readFileSync(path.join(dir, MANIFEST), 'utf8')).files;
+    recorded = JSON.parse(fs.readFileSync(path.join(dir, manifestName), 'utf8')).files;
   } catch {
     return false;
   }
@@ -63,31 +68,18 @@ export function verifyManifest(dir) {
   const present = filesUnder(dir);
   const listed = Object.keys(recorded).sort();
   if (present.length !== listed.length || present.some((f, i) => f !== listed[i])) return false;
-  return present.every((f) => sha256(path.join(dir, f)) === recorded[f]);
+  return present.every((f) => fingerprint(path.join(dir, f)) === recorded[f]);
 }
+
+/** Record the SHA-256 of every file under `dir` (call it once the entry is complete). */
+export const writeManifest = (dir) => writeFilesManifest(dir, MANIFEST, sha256);
+
+/** Whether `dir` holds exactly the files its manifest lists, each with its recorded hash. */
+export const verifyManifest = (dir) => verifyFilesManifest(dir, MANIFEST, sha256);
 
 /** Record each file's size and modification time: for an entry too large to hash on every use (node_modules, 1.3 GB
  *  in 33,000 files). A file changed in place, through a hard link too, changes its time and fails the check. */
-export function writeStatManifest(dir) {
-  const files = Object.fromEntries(filesUnder(dir).map((f) => [f, statOf(path.join(dir, f))]));
-  fs.writeFileSync(path.join(dir, STAT_MANIFEST), JSON.stringify({ files }));
-}
-
-const statOf = (file) => {
-  const st = fs.statSync(file);
-  return `${st.size}:${st.mtimeMs}`;
-};
+export const writeStatManifest = (dir) => writeFilesManifest(dir, STAT_MANIFEST, statOf);
 
 /** Whether `dir` holds exactly the files its stat manifest lists, each with its recorded size and time. */
-export function verifyStatManifest(dir) {
-  let recorded;
-  try {
-    recorded = JSON.parse(fs.readFileSync(path.join(dir, STAT_MANIFEST), 'utf8')).files;
-  } catch {
-    return false;
-  }
-  if (!recorded || typeof recorded !== 'object') return false;
-  const present = filesUnder(dir);
-  if (present.length !== Object.keys(recorded).length) return false;
-  return present.every((f) => recorded[f] === statOf(path.join(dir, f)));
-}
+export const verifyStatManifest = (dir) => verifyFilesManifest(dir, STAT_MANIFEST, statOf);

@@ -1,7 +1,7 @@
 """Test helper: a small random model written as a GGUF file the way llama.cpp's converter writes one, and the
 logits of a model directory, so that the GGUF import can be checked against its source.
 
-    write_gguf.py write OUT.gguf --arch llama|qwen3|gpt2 [--quant Q8_0|F32] [--no-chat-template]
+    write_gguf.py write OUT.gguf --arch llama|qwen2|qwen3|gpt2 [--quant Q8_0|F32] [--no-chat-template]
         prints {"logits": [...], "ids": [...]}: the source model's logits for a fixed prompt
     write_gguf.py logits DIR     prints {"logits": [...]} for the same prompt, the model loaded from DIR
 
@@ -42,7 +42,7 @@ def permute(w, n_head, n_head_kv):
 
 def write(a):
     import gguf
-    from transformers import LlamaConfig, LlamaForCausalLM, Qwen3Config, Qwen3ForCausalLM
+    from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM
 
     syms = byte_symbols()
     merges = ["Ġ t", "h e", "Ġt he", "i n", "1 2"]
@@ -55,6 +55,8 @@ def write(a):
     torch.manual_seed(0)
     if a.arch == "qwen3":
         model = Qwen3ForCausalLM(Qwen3Config(head_dim=H // NH, **common))
+    elif a.arch == "qwen2":  # q, k and v with biases; rotary in halves (NEOX), so stored unpermuted
+        model = Qwen2ForCausalLM(Qwen2Config(**common))
     else:
         model = LlamaForCausalLM(LlamaConfig(**common))
     model.eval()
@@ -62,7 +64,8 @@ def write(a):
         for p in model.parameters():  # norms away from 1 and biases away from 0, so a missed tensor shows
             p.add_(torch.randn_like(p) * 0.02)
         logits = model(torch.tensor([IDS])).logits[0].tolist()
-    arch = {"llama": gguf.MODEL_ARCH.LLAMA, "qwen3": gguf.MODEL_ARCH.QWEN3, "gpt2": gguf.MODEL_ARCH.LLAMA}[a.arch]
+    arch = {"llama": gguf.MODEL_ARCH.LLAMA, "qwen2": gguf.MODEL_ARCH.QWEN2, "qwen3": gguf.MODEL_ARCH.QWEN3,
+            "gpt2": gguf.MODEL_ARCH.LLAMA}[a.arch]
     names = gguf.get_tensor_name_map(arch, L)
     w = gguf.GGUFWriter(a.out, a.arch)
     w.add_name("toolsmith-test")
@@ -92,9 +95,10 @@ def write(a):
         w.add_chat_template(TEMPLATE)
     for hf_name, p in model.state_dict().items():
         data = p.detach().float().numpy()
-        if a.arch != "qwen3" and hf_name.endswith("q_proj.weight"):
+        permuted = a.arch in ("llama", "gpt2")  # llama.cpp's converter permutes Llama's q and k only
+        if permuted and hf_name.endswith("q_proj.weight"):
             data = permute(data, NH, NH)
-        elif a.arch != "qwen3" and hf_name.endswith("k_proj.weight"):
+        elif permuted and hf_name.endswith("k_proj.weight"):
             data = permute(data, NH, NKV)
         name = names.get_name(hf_name, try_suffixes=(".weight", ".bias"))
         if name is None:

@@ -21,6 +21,8 @@ import { appRouter } from '../../server/trpc/root.ts';
 import { createCallerFactory } from '../../server/trpc/init.ts';
 import { freshDatabase } from '../helpers/db.ts';
 import { principal } from '../helpers/principals.ts';
+import { buildTimeline } from '../../components/trace/replay.ts';
+import type { StoredTrajectoryContent } from '../../contracts/trajectory.ts';
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;
@@ -250,4 +252,111 @@ test('the Import run action: a folder under an import root only, a researcher or
     if (previous === undefined) delete process.env.TOOLSMITH_IMPORT_ROOTS;
     else process.env.TOOLSMITH_IMPORT_ROOTS = previous;
   }
+});
+
+/** A Harbor trial folder: agent/trajectory.json (ATIF v1.4, with token ids, logprobs and times) and its reward. */
+function writeAtifTrial(root: string, trial: string, step: number, answer: number, reward: number) {
+  const doc = {
+    schema_version: 'ATIF-v1.4',
+    session_id: trial,
+    agent: { name: 'elsewhere', version: '1' },
+    steps: [
+      { step_id: 1, source: 'user', message: 'What is 23*4?', timestamp: '2026-10-16T14:30:00Z' },
+      {
+        step_id: 2,
+        source: 'agent',
+        message: 'Let me compute.',
+        timestamp: '2026-10-16T14:30:02Z',
+        tool_calls: [{ tool_call_id: 'c1', function_name: 'python', arguments: { code: 'print(23*4)' } }],
+        observation: { results: [{ source_call_id: 'c1', content: '92\n' }] },
+        metrics: { prompt_token_ids: [1, 2, 3], completion_token_ids: [10, 11], logprobs: [-0.1, -0.2] },
+      },
+      {
+        step_id: 3,
+        source: 'agent',
+        message: `The answer is ${answer}.`,
+        timestamp: '2026-10-16T14:30:05Z',
+        metrics: { completion_token_ids: [12], logprobs: [-0.3] },
+      },
+    ],
+    extra: { step, group_id: `g${step}` },
+  };
+  fs.mkdirSync(path.join(root, trial, 'agent'), { recursive: true });
+  fs.mkdirSync(path.join(root, trial, 'verifier'), { recursive: true });
+  fs.writeFileSync(path.join(root, trial, 'agent', 'trajectory.json'), JSON.stringify(doc));
+  fs.writeFileSync(path.join(root, trial, 'verifier', 'reward.txt'), `${reward}\n`);
+}
+
+test('every view reads an imported run: explorer, same prompt across steps, trace with times, token view, compare, share links', async () => {
+  const atifDir = path.join(dir, 'harbor');
+  writeAtifTrial(atifDir, 'trial-1', 1, 92, 1);
+  writeAtifTrial(atifDir, 'trial-2', 1, 90, 0);
+  writeAtifTrial(atifDir, 'trial-3', 2, 92, 1);
+  writeVerl(path.join(dir, 'verl'), [1, 2]);
+  const researcher = principal('researcher');
+  const load = async (folder: string, name: string) => {
+    const l = await launchImport(
+      db,
+      { path: folder, name, createdBy: researcher.userId },
+      { roots: null, enqueue: false },
+    );
+    await importPass({ db, runId: l.runId, folder: l.folder, format: l.format });
+    return l;
+  };
+  const atif = await load(atifDir, 'harbor trials');
+  assert.equal(atif.format, 'atif');
+  const verl = await load(path.join(dir, 'verl'), 'verl run');
+  const caller = createCallerFactory(appRouter)({ db, principal: researcher });
+
+  // The explorer: the step slider's stops and a step's page.
+  assert.deepEqual(
+    (await caller.trajectories.steps({ runId: atif.runId })).map((s) => s.step),
+    [1, 2],
+  );
+  const page = await caller.trajectories.list({ runId: atif.runId, step: 1, sort: 'reward_desc' });
+  assert.equal(page.items.length, 2);
+  assert.deepEqual(
+    page.items.map((t) => t.reward),
+    [1, 0],
+  );
+  // The trace inspector: the turns with their tool call and result, and the times the replay plays back.
+  const t = await caller.trajectories.get({ id: page.items[0]!.id });
+  const timeline = buildTimeline(t.content as StoredTrajectoryContent);
+  assert.equal(timeline.origin, Date.parse('2026-10-16T14:30:02Z'), 'the replay starts at the first agent step');
+  assert.equal(timeline.duration, 3000, 'and ends at the answer, 3 s later');
+  assert.equal(timeline.spans.length, 2);
+  assert.equal(t.toolCalls.length, 1);
+  // The token view: the source's ids and rollout logprobs.
+  const tokens = await caller.trajectories.tokens({ id: page.items[0]!.id });
+  assert.ok(tokens.record, 'an ATIF trajectory with token ids has a token record');
+  assert.equal(JSON.stringify(tokens.record).includes('-0.3'), true, JSON.stringify(tokens.record));
+  // The same prompt across steps: all three trials asked the same question.
+  const problemId = (await db.prisma.trajectory.findFirstOrThrow({ where: { id: page.items[0]!.id } })).problemId;
+  assert.ok(problemId);
+  const same = await caller.trajectories.samePrompt({ runId: atif.runId, problemId });
+  assert.deepEqual(
+    same.map((x) => x.step),
+    [1, 1, 2],
+  );
+  // Compare: the imported runs side by side, their per-step reward series aligned.
+  const compared = await caller.runs.compare({ runIds: [atif.runId, verl.runId] });
+  assert.deepEqual(
+    compared.runs.map((r) => r.id),
+    [atif.runId, verl.runId],
+  );
+  // Share links: a run link opens the imported run, its trajectory and its tokens; a compare link names both runs.
+  const link = await caller.share.create({ scope: 'run', target: { runId: atif.runId } });
+  const anon = createCallerFactory(appRouter)({ db, principal: null });
+  const view = await anon.share.view.summary({ token: link.token });
+  assert.equal(JSON.stringify(view).includes(atif.runId), true);
+  const shared = await anon.share.view.trajectory({ token: link.token, trajectoryId: page.items[0]!.id });
+  assert.equal(shared.id, page.items[0]!.id);
+  const sharedTokens = await anon.share.view.trajectoryTokens({ token: link.token, trajectoryId: page.items[0]!.id });
+  assert.deepEqual(sharedTokens, tokens);
+  await assert.rejects(
+    anon.share.view.trajectory({ token: link.token, trajectoryId: (await trajectories(verl.runId))[0]!.id }),
+    /not found/,
+  );
+  const both = await caller.share.create({ scope: 'compare', target: { runIds: [atif.runId, verl.runId] } });
+  assert.equal(JSON.stringify(await anon.share.view.summary({ token: both.token })).includes(verl.runId), true);
 });

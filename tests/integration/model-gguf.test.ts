@@ -58,7 +58,7 @@ const maxAbsDiff = (a: number[][], b: number[][]) =>
 const leftovers = () => (fs.existsSync(models) ? fs.readdirSync(models) : []);
 
 describe('model import --gguf', { skip }, () => {
-  for (const arch of ['llama', 'qwen3']) {
+  for (const arch of ['llama', 'qwen2', 'qwen3']) {
     test(`a ${arch} GGUF (Q8_0) becomes an HF directory with the source's logits and its provenance`, () => {
       const file = path.join(tmp, `${arch}.gguf`);
       const source = writeGguf(file, '--arch', arch);

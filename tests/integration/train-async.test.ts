@@ -7,7 +7,7 @@ import { metricSeries, waitRunEnded } from '../helpers/runs.ts';
 import { killAll, outputs, spawnWorker, waitFor, type Proc } from '../helpers/proc.ts';
 import type { Database } from '../../server/db/client.ts';
 import { MICRO_INPUT } from '../../server/recipes/defaults.ts';
-import { launchTraining } from '../../server/lifecycle.ts';
+import { launchTraining, pauseTraining, resumeTraining } from '../../server/lifecycle.ts';
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;
@@ -148,6 +148,53 @@ test('async: a worker SIGKILLed between a generation and its update is replaced;
   assert.equal(rows.length, RL_STEPS * 8);
   assert.equal(new Set(rows.map((r) => `${r.step}/${r.groupId}/${r.sampleIndex}`)).size, rows.length);
   // After the restart the first step regenerates its rollouts from their seeds on the checkpoint's weights.
+  const staleness = await series(runId, 'async/staleness_max');
+  assert.ok(
+    staleness.every(([, v]) => v <= 1),
+    JSON.stringify(staleness),
+  );
+});
+
+test('async: pause stops between steps while the next step is being generated; resume ends the run with every step once', async () => {
+  const { runId } = await launchTraining(db, {
+    spec: recipe('micro-async-pause', { enabled: true, maxStaleness: 1 }),
+  });
+  const w = spawnWorker(fresh.url, 'async-p', WORKER);
+  // Step 31 is stored: step 32's rollouts were generated while it trained, so a generation is in flight or queued.
+  await waitFor(
+    'RL step 31 to be stored',
+    async () =>
+      (await db.prisma.metricPoint.count({ where: { runId, key: 'rollout/accuracy', step: { gte: FIRST_RL_STEP } } })) >
+      0,
+    { timeoutMs: 240_000, intervalMs: 50, detail: () => outputs([w]) },
+  );
+  await pauseTraining(db, runId);
+  await waitFor(
+    'the job to stop',
+    async () => (await db.prisma.job.count({ where: { runId, status: { in: ['queued', 'leased'] } } })) === 0,
+    { timeoutMs: 60_000, detail: () => outputs([w]) },
+  );
+  const paused = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
+  assert.equal(paused.status, 'paused');
+  assert.ok(paused.step < FIRST_RL_STEP + RL_STEPS - 1, `paused at step ${paused.step}`);
+  // What was stored before the pause is whole steps: each stored step has all of its 8 trajectories.
+  const before = await trainRows(runId);
+  const perStep = new Map<number, number>();
+  for (const r of before) perStep.set(r.step, (perStep.get(r.step) ?? 0) + 1);
+  assert.ok(
+    [...perStep.values()].every((n) => n === 8),
+    JSON.stringify([...perStep]),
+  );
+  await resumeTraining(db, runId);
+  const run = await finished(runId, [w]);
+  assert.equal(run.status, 'succeeded', run.error ?? '');
+  assert.deepEqual(
+    (await series(runId, 'rollout/accuracy')).map(([s]) => s),
+    Array.from({ length: RL_STEPS }, (_, i) => FIRST_RL_STEP + i),
+  );
+  const rows = await trainRows(runId);
+  assert.equal(rows.length, RL_STEPS * 8);
+  assert.equal(new Set(rows.map((r) => `${r.step}/${r.groupId}/${r.sampleIndex}`)).size, rows.length);
   const staleness = await series(runId, 'async/staleness_max');
   assert.ok(
     staleness.every(([, v]) => v <= 1),

@@ -3,7 +3,8 @@
  *   verl  RayPPOTrainer._dump_generations (verl/trainer/ppo/ray_trainer.py): input, output, gts, score, step, extra
  *         reward keys, uid in newer trainers only;
  *   TRL   GRPOTrainer with log_completions=True: step, prompt, completion, one column per reward function, advantage;
- *   ATIF  Harbor's docs/rfcs/0001-trajectory-format.md, v1.4.
+ *   ATIF  laude-institute/harbor docs/rfcs/0001-trajectory-format.md, the RFC whose changelog reads v1.4 (read from a
+ *         mirror of its main branch; no commit id of it could be had on this machine, so the version is the pin).
  * The real producers' own files are imported by the integration tests of issue 28 where they run here.
  */
 import assert from 'node:assert/strict';
