@@ -1,5 +1,6 @@
 import { UserError } from '../contracts/errors.ts';
 import { FOREIGN_FORMATS } from '../contracts/foreign.ts';
+import { parseRewardWeights } from '../contracts/reward-weights.ts';
 import { config } from '../server/config.ts';
 import { openDatabase } from '../server/db/client.ts';
 import { migrate } from '../server/db/migrate.ts';
@@ -22,19 +23,6 @@ const USAGE = `PATH [--format ${FOREIGN_FORMATS.join('|')}] [--name N] [--follow
 
   import stop RUN   stop following an imported run (what it read stays).`;
 
-/** name=w,name=w → weights; every entry must be a name and a finite number. */
-export function parseWeights(text: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const part of text.split(',').filter(Boolean)) {
-    const [k, v] = part.split('=');
-    const n = Number(v);
-    if (!k || v === undefined || !Number.isFinite(n))
-      throw new UserError(`--weights: "${part}" is not name=number`, { field: '--weights' });
-    out[k] = n;
-  }
-  return out;
-}
-
 export const importCommand: Command = {
   name: 'import',
   summary: 'open a run trained elsewhere (prime-rl, verl, NeMo-RL, TRL, ART, rLLM, ATIF): read it once, or follow it',
@@ -56,7 +44,7 @@ export const importCommand: Command = {
     const db = await openDatabase(url);
     try {
       const follow = f.follow === true;
-      const weights = typeof f.weights === 'string' ? parseWeights(f.weights) : undefined;
+      const weights = typeof f.weights === 'string' ? parseRewardWeights(f.weights, '--weights') : undefined;
       // The operator's shell may name any folder it reads: no import roots here (they bind the web app and the API).
       const launched = await launchImport(
         db,

@@ -40,13 +40,21 @@ test('Import run: a verl folder becomes a read-only run every viewer opens', asy
   await expect(form.getByRole('alert')).toContainText('not inside an import root');
   await expectAccessibleNames(page);
 
+  // The reward weights are checked in the page, the field named; the framework version goes with the run.
   await form.getByLabel('Folder').fill(folder);
+  await form.getByLabel('Reward weights').fill('score');
+  await form.getByRole('button', { name: 'Import', exact: true }).click();
+  await expect(form.getByRole('alert').filter({ hasText: 'Reward weights' })).toHaveText(
+    'Reward weights: "score" is not name=number',
+  );
+  await form.getByLabel('Reward weights').fill('');
+  await form.getByLabel('Framework version').fill('0.9.1');
   await form.getByLabel('Name').fill('verl from e2e');
   await form.getByRole('checkbox').uncheck();
   await form.getByRole('button', { name: 'Import', exact: true }).click();
   await page.waitForURL(/\/runs\/run_/);
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('verl from e2e');
-  await expect(page.getByLabel('Imported from')).toContainText(`verl rollouts from ${folder}`);
+  await expect(page.getByLabel('Imported from')).toContainText(`verl rollouts from ${folder} (0.9.1)`);
   // The worker reads it once (Follow was off): the run ends succeeded, its chart drawn from the steps' mean reward.
   await expect(page.locator('[data-status]').first()).toHaveAttribute('data-status', 'succeeded', { timeout: 30_000 });
   await shot(page, 'imported-run');

@@ -3,6 +3,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { useRouter } from 'next/navigation';
 import { useState } from 'react';
 import { useTRPC } from '@/lib/trpc.ts';
+import { parseRewardWeights } from '../../contracts/reward-weights.ts';
 
 /**
  * Import a run trained elsewhere (prime-rl, verl, NeMo-RL, TRL, ART, rLLM, ATIF): a folder under one of the server's
@@ -16,6 +17,9 @@ export function ImportRunDialog() {
   const [format, setFormat] = useState('');
   const [name, setName] = useState('');
   const [follow, setFollow] = useState(true);
+  const [weights, setWeights] = useState('');
+  const [version, setVersion] = useState('');
+  const [invalid, setInvalid] = useState<string | null>(null);
   const roots = useQuery({ ...trpc.runs.importRoots.queryOptions(), enabled: open });
   const launch = useMutation(
     trpc.runs.importFolder.mutationOptions({ onSuccess: ({ runId }) => router.push(`/runs/${runId}`) }),
@@ -32,11 +36,21 @@ export function ImportRunDialog() {
       aria-label="Import a run trained elsewhere"
       onSubmit={(e) => {
         e.preventDefault();
+        let parsed: Record<string, number> | undefined;
+        try {
+          parsed = weights.trim() ? parseRewardWeights(weights, 'Reward weights') : undefined;
+        } catch (err) {
+          setInvalid((err as Error).message);
+          return;
+        }
+        setInvalid(null);
         launch.mutate({
           path,
           follow,
           ...(format ? { format: format as never } : {}),
           ...(name.trim() ? { name: name.trim() } : {}),
+          ...(parsed ? { weights: parsed } : {}),
+          ...(version.trim() ? { frameworkVersion: version.trim() } : {}),
         });
       }}
     >
@@ -66,6 +80,20 @@ export function ImportRunDialog() {
         Name <input aria-label="Name" value={name} onChange={(e) => setName(e.target.value)} size={20} />
       </label>{' '}
       <label>
+        Reward weights (TRL){' '}
+        <input
+          aria-label="Reward weights"
+          value={weights}
+          onChange={(e) => setWeights(e.target.value)}
+          placeholder="name=1,name=0.5"
+          size={20}
+        />
+      </label>{' '}
+      <label>
+        Framework version{' '}
+        <input aria-label="Framework version" value={version} onChange={(e) => setVersion(e.target.value)} size={10} />
+      </label>{' '}
+      <label>
         <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} /> Follow while it trains
       </label>{' '}
       <button type="submit" disabled={launch.isPending}>
@@ -76,6 +104,11 @@ export function ImportRunDialog() {
       </button>
       {roots.data && (
         <p className="muted">import roots (TOOLSMITH_IMPORT_ROOTS): {roots.data.roots.join(', ') || 'none'}</p>
+      )}
+      {invalid && (
+        <p className="error" role="alert">
+          {invalid}
+        </p>
       )}
       {launch.error && (
         <p className="error" role="alert">

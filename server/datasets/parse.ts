@@ -3,6 +3,7 @@
  * row (Parquet) it came from, so that later validation can name it. A malformed file throws a ParseError that
  * names the line and the reason; the importer turns it into a UserError that also names the file.
  */
+import type { AsyncBuffer } from 'hyparquet';
 
 export type Row = Record<string, unknown>;
 /** One parsed record and where it came from: `line` for text formats, `row` (1-based) for Parquet. */
@@ -190,11 +191,42 @@ export async function readParquet(buffer: Uint8Array | ArrayBuffer): Promise<Sou
   try {
     rows = await parquetReadObjects({ file: ab, compressors });
   } catch (e) {
-    const msg = (e as Error).message.split('\n')[0];
-    const codec = /compression|codec|unsupported/i.test(msg)
-      ? ' (readable codecs: snappy, zstd, gzip, brotli, lz4; rewrite it with compression="zstd")'
-      : '';
-    throw new ParseError(`not a readable Parquet file: ${msg}${codec}`, { row: 0 });
+    throw parquetError(e);
   }
   return rows.map((r, k) => ({ data: plainValue(r) as Row, row: k + 1 }));
+}
+
+/**
+ * A Parquet file's rows one row group at a time, numbered from 1 across the file: memory holds one group, never the
+ * whole file (an import's completions or trajectory logs). `file` reads byte ranges (hyparquet's AsyncBuffer).
+ */
+export async function* readParquetRowGroups(file: AsyncBuffer): AsyncGenerator<SourceRow[]> {
+  const { parquetMetadataAsync, parquetReadObjects } = await import('hyparquet');
+  const { compressors } = await import('hyparquet-compressors');
+  let metadata: Awaited<ReturnType<typeof parquetMetadataAsync>>;
+  try {
+    metadata = await parquetMetadataAsync(file);
+  } catch (e) {
+    throw parquetError(e);
+  }
+  let start = 0;
+  for (const group of metadata.row_groups) {
+    const end = start + Number(group.num_rows);
+    let rows: Record<string, unknown>[];
+    try {
+      rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end, compressors });
+    } catch (e) {
+      throw parquetError(e, start + 1);
+    }
+    yield rows.map((r, k) => ({ data: plainValue(r) as Row, row: start + k + 1 }));
+    start = end;
+  }
+}
+
+function parquetError(e: unknown, row = 0): ParseError {
+  const msg = (e as Error).message.split('\n')[0];
+  const codec = /compression|codec|unsupported/i.test(msg)
+    ? ' (readable codecs: snappy, zstd, gzip, brotli, lz4; rewrite it with compression="zstd")'
+    : '';
+  return new ParseError(`not a readable Parquet file: ${msg}${codec}`, { row });
 }

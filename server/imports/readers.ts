@@ -1,6 +1,7 @@
 /**
- * How each format's files are read: line by line (JSONL, followed by byte offsets) or as whole-file records (Parquet,
- * JSON), and which mapper turns a record into trajectories, with what the file's path says (step, split). Pure.
+ * How each format's files are read: line by line (JSONL, followed by byte offsets), by row group (Parquet) or as one
+ * document (JSON), and which mapper turns a record into trajectories, with what the file's path says (step,
+ * split). Pure.
  */
 import type { ForeignFormat, Mapped } from '../../contracts/foreign.ts';
 import { mapArtRow } from './formats/art.ts';

@@ -1,4 +1,4 @@
-import type { Database, Sql } from '../db/client.ts';
+import type { Database } from '../db/client.ts';
 import { insertRows, inTransaction } from '../db/batch.ts';
 import { newId } from '../ids.ts';
 import type { StoredTrajectoryContent, TokenRecord } from '../../contracts/trajectory.ts';
@@ -217,6 +217,16 @@ export async function insertTrajectorySingle(db: Database, t: TrajectoryInput): 
 export async function readTrajectoryTokens(db: Database, trajectoryId: string): Promise<TokenRecord | null> {
   const row = await db.prisma.trajectoryTokens.findUnique({ where: { trajectoryId } });
   return row ? decodeTokenRecord(row as TokenColumns) : null;
+}
+
+/** Replace a stored token record (the same tokens, more of their arrays: a trainer's side that arrived later). */
+export async function replaceTrajectoryTokens(db: Database, trajectoryId: string, record: TokenRecord): Promise<void> {
+  const k = encodeTokenRecord(record);
+  const cols = K_COLS.filter((c) => c !== 'trajectoryId');
+  await db.execute(
+    `UPDATE "TrajectoryTokens" SET ${cols.map((c) => `"${c}" = ?`).join(', ')} WHERE "trajectoryId" = ?`,
+    [...cols.map((c) => k[c as keyof TokenColumns]), trajectoryId],
+  );
 }
 
 /**

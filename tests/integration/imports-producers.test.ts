@@ -78,7 +78,9 @@ rows = json.loads(sys.stdin.read())
 for split, step in (("train", 3), ("val", 4)):
     import os
     os.makedirs(f"${folder}/trajectories/{split}", exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(rows), f"${folder}/trajectories/{split}/{step:04d}.parquet", compression="zstd")
+    # One row per row group: the importer reads a group at a time, numbering rows across the file.
+    pq.write_table(pa.Table.from_pylist(rows), f"${folder}/trajectories/{split}/{step:04d}.parquet", compression="zstd",
+                   row_group_size=1)
 `;
   const w = spawnSync(PYTHON, ['-c', py], { input: JSON.stringify(rows), encoding: 'utf8' });
   assert.equal(w.status, 0, w.stderr);
@@ -86,16 +88,24 @@ for split, step in (("train", 3), ("val", 4)):
     PYTHON,
     [
       '-c',
-      `import pyarrow.parquet as pq; print(pq.ParquetFile("${folder}/trajectories/train/0003.parquet").metadata.row_group(0).column(0).compression)`,
+      `import pyarrow.parquet as pq; m = pq.ParquetFile("${folder}/trajectories/train/0003.parquet").metadata; print(m.row_group(0).column(0).compression, m.num_row_groups)`,
     ],
     { encoding: 'utf8' },
   );
-  assert.equal(meta.stdout.trim(), 'ZSTD');
+  assert.equal(meta.stdout.trim(), 'ZSTD 2');
   const { launched, r, rows: stored, contents } = await importFolder(folder);
   assert.equal(launched.format, 'art');
   assert.deepEqual(r.problems, []);
   assert.equal(stored.length, 4);
   assert.deepEqual(stored.map((t) => `${t.split}:${t.step}`).sort(), ['eval:4', 'eval:4', 'train:3', 'train:3']);
+  assert.deepEqual(
+    stored
+      .filter((t) => t.split === 'train')
+      .map((t) => t.sampleIndex)
+      .sort(),
+    [1, 2],
+    'rows numbered across the row groups',
+  );
   const c = contents[stored.findIndex((t) => t.reward === 0.8 && t.split === 'train')];
   assert.equal(c.turns[0].tool.name, 'search');
   assert.equal(c.turns[0].tool.text, '3 results');

@@ -16,6 +16,8 @@ import { launchImport, prepareImport, setImportFollowing } from '../../server/im
 import { readEvents } from '../../server/store/events.ts';
 import { getImportSource, readImportFiles } from '../../server/store/imports.ts';
 import { readSeries } from '../../server/store/metrics.ts';
+import { readTrajectoryTokens } from '../../server/store/trajectories.ts';
+import { primeEpisode } from '../helpers/foreign-records.ts';
 import { followImport, importPass } from '../../workers/imports/importer.ts';
 import { appRouter } from '../../server/trpc/root.ts';
 import { createCallerFactory } from '../../server/trpc/init.ts';
@@ -230,13 +232,24 @@ test('the Import run action: a folder under an import root only, a researcher or
       call('researcher').runs.importFolder({ path: path.join(dir, 'elsewhere') }),
       /not inside an import root/,
     );
-    const r = await call('researcher').runs.importFolder({ path: path.join(root, 'run-b'), name: 'from the UI' });
+    await assert.rejects(
+      call('researcher').runs.importFolder({ path: path.join(root, 'run-b'), weights: { acc: Number.NaN } }),
+      /weights/,
+    );
+    const r = await call('researcher').runs.importFolder({
+      path: path.join(root, 'run-b'),
+      name: 'from the UI',
+      weights: { acc: 2, format_reward: 0.5 },
+      frameworkVersion: '0.9.1',
+    });
     assert.equal(r.format, 'verl');
     const jobs = await db.prisma.job.findMany({ where: { runId: r.runId } });
     assert.deepEqual(
-      jobs.map((j) => [j.kind, JSON.parse(j.payload).follow]),
-      [['import', false]],
+      jobs.map((j) => [j.kind, JSON.parse(j.payload).follow, JSON.parse(j.payload).weights]),
+      [['import', false, { acc: 2, format_reward: 0.5 }]],
+      "the dialog's reward weights travel with the job",
     );
+    assert.equal((await getImportSource(db, r.runId))?.frameworkVersion, '0.9.1');
     const run = await db.prisma.run.findUniqueOrThrow({ where: { id: r.runId } });
     assert.deepEqual([run.kind, run.name, run.createdBy], ['import', 'from the UI', 'u_test_researcher']);
     // The Follow switch: on enqueues a follow job (one at a time), off cancels it.
@@ -359,4 +372,62 @@ test('every view reads an imported run: explorer, same prompt across steps, trac
   );
   const both = await caller.share.create({ scope: 'compare', target: { runIds: [atif.runId, verl.runId] } });
   assert.equal(JSON.stringify(await anon.share.view.summary({ token: both.token })).includes(verl.runId), true);
+});
+
+test("prime-rl's token exports join their traces by token sequence: the trainer's log-probs and entropies reach the token record", async () => {
+  const prime = path.join(dir, 'prime');
+  fs.mkdirSync(path.join(prime, 'rollouts/step_42/train/all'), { recursive: true });
+  fs.writeFileSync(path.join(prime, 'rollouts/step_42/train/all/traces.jsonl'), `${JSON.stringify(primeEpisode)}\n`);
+  const l = await launchImport(db, { path: prime }, { roots: null, enqueue: false });
+  const pass = () => importPass({ db, runId: l.runId, folder: l.folder, format: l.format });
+  assert.deepEqual((await pass()).problems, []);
+  const [row] = await trajectories(l.runId);
+  const before = await readTrajectoryTokens(db, row!.id);
+  assert.ok(before);
+  assert.equal(before.trainerLogprobs, null, 'the traces carry no trainer side');
+  const promptIds = JSON.parse(row!.content).imported.tokenExtras.promptIds as number[];
+  // A line as prime-rl's TokenExporter writes one: the whole sequence, the loss mask, per-token columns.
+  const exportLine = (ids: number[], mask: boolean[], trainer: number[]) =>
+    JSON.stringify({
+      step: 42,
+      rank: 0,
+      micro_step: 0,
+      export_sequence_idx: 0,
+      env_name: 'math',
+      token_ids: [...promptIds, ...ids],
+      loss_mask: [...promptIds.map(() => false), ...mask],
+      trainer_logprobs: [...promptIds.map(() => 0), ...trainer],
+      entropy: [...promptIds.map(() => 0.5), ...ids.map(() => 0.25)],
+    });
+  const trainer = before.ids.map((_, i) => -(i + 1) / 8);
+  fs.mkdirSync(path.join(prime, 'token_exports/step_42'), { recursive: true });
+  fs.writeFileSync(
+    path.join(prime, 'token_exports/step_42/rank_0.jsonl'),
+    `${exportLine(
+      before.ids,
+      before.mask.map((m) => m === 1),
+      trainer,
+    )}\n${exportLine([999, 998], [true, true], [-1, -1])}\n`,
+  );
+  const joined = await pass();
+  assert.deepEqual(
+    joined.problems.map((p) => [p.file, p.line, p.reason]),
+    [
+      [
+        'token_exports/step_42/rank_0.jsonl',
+        2,
+        `no imported trajectory of step 42 has this token sequence (${promptIds.length + 2} tokens)`,
+      ],
+    ],
+  );
+  const after = await readTrajectoryTokens(db, row!.id);
+  assert.ok(after);
+  assert.deepEqual(after.trainerLogprobs, trainer);
+  assert.deepEqual(
+    after.entropy,
+    before.ids.map(() => 0.25),
+    'the traces had no entropies: the export gives them',
+  );
+  assert.deepEqual([after.ids, after.mask, after.rolloutLogprobs], [before.ids, before.mask, before.rolloutLogprobs]);
+  assert.equal((await pass()).lines, 0, 'a second pass reads nothing new');
 });

@@ -24,7 +24,8 @@ import {
   mapPrimeRlTokenExportLine,
 } from '../../server/imports/formats/prime-rl.ts';
 import { mapRllmEpisode } from '../../server/imports/formats/rllm.ts';
-import { artRow, primeEpisode, rllmDoc, task } from '../helpers/foreign-records.ts';
+import { artRow, primeEpisode, rllmDoc } from '../helpers/foreign-records.ts';
+import { tokenSequenceKey, withTrainerSide } from '../../server/imports/token-join.ts';
 
 const clone = <T>(v: T): T => structuredClone(v);
 
@@ -584,4 +585,38 @@ test('detect: ART step files past 9999 and rLLM episodes, not their batch summar
   ]);
   assert.ok(r.ok && r.format === 'rllm');
   assert.deepEqual(r.files, ['episodes/train_step_1_epoch_0/episode_hashab_idt_0.json']);
+});
+
+test("prime-rl token export join: the key is the whole sequence; the trainer's side is added whole, entropies only where none", () => {
+  assert.equal(tokenSequenceKey([1, 2], [3]), tokenSequenceKey([1, 2], [3]));
+  assert.notEqual(tokenSequenceKey([1, 2], [3]), tokenSequenceKey([1], [2, 3]), 'where the completion starts counts');
+  assert.notEqual(tokenSequenceKey(undefined, [12, 3]), tokenSequenceKey([1], [23]));
+  const record = {
+    ids: [10, 11],
+    mask: [1, 1],
+    turn: [0, 0],
+    chars: [0, 0],
+    rolloutLogprobs: [-0.1, -0.2],
+    entropy: [Number.NaN, Number.NaN],
+    trainerLogprobs: null,
+    weights: null,
+    clip: null,
+    advantage: 0.5,
+  };
+  const joined = withTrainerSide(record, { ids: [10, 11], trainerLogprobs: [-0.11, -0.19], entropies: [0.3, 0.2] });
+  assert.deepEqual(joined, {
+    ...record,
+    entropy: [0.3, 0.2],
+    trainerLogprobs: [-0.11, -0.19],
+    weights: [Number.NaN, Number.NaN],
+    clip: [0, 0],
+  });
+  const measured = { ...record, entropy: [0.9, 0.8] };
+  assert.deepEqual(
+    withTrainerSide(measured, { ids: [10, 11], trainerLogprobs: [-1, -1], entropies: [0.3, 0.2] })?.entropy,
+    [0.9, 0.8],
+    "the rollout's own entropies stay",
+  );
+  assert.equal(withTrainerSide(record, { ids: [10], trainerLogprobs: [-1] }), null, 'another length: nothing joined');
+  assert.equal(withTrainerSide(record, { ids: [10, 11] }), null, 'nothing to add');
 });

@@ -13,6 +13,7 @@ import { mapAtifDocument } from '../../server/imports/formats/atif.ts';
 import { detectFormat } from '../../contracts/foreign-layouts.ts';
 import { mapTrlRow } from '../../server/imports/formats/trl.ts';
 import { mapVerlLine } from '../../server/imports/formats/verl.ts';
+import { parseRewardWeights } from '../../contracts/reward-weights.ts';
 
 const verl = (o: unknown, line = 1) => mapVerlLine(o, { file: 'rollout/3.jsonl', line, split: 'train' });
 
@@ -180,4 +181,15 @@ test('detect: each framework is known by its layout; none or several is an error
   assert.ok(!none.ok && /--format/.test(none.reason));
   const both = detectFormat(['1.jsonl', 'train_data_step1.jsonl']);
   assert.ok(!both.ok && /several formats/.test(both.reason));
+});
+
+test('reward weights from name=w text (the CLI flag and the Import run field): each entry named when it is wrong', () => {
+  assert.deepEqual(parseRewardWeights('accuracy=1, format = 0.5,', '--weights'), { accuracy: 1, format: 0.5 });
+  assert.deepEqual(parseRewardWeights('', 'Reward weights'), {});
+  for (const bad of ['accuracy', 'accuracy=', '=1', 'a=1=2', 'a=x', 'a=Infinity'])
+    assert.throws(
+      () => parseRewardWeights(bad, 'Reward weights'),
+      (e: Error) => e.message === `Reward weights: "${bad}" is not name=number`,
+      bad,
+    );
 });

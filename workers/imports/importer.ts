@@ -7,19 +7,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ForeignFormat, ForeignProblem, ForeignTrajectory } from '../../contracts/foreign.ts';
-import { readParquet } from '../../server/datasets/parse.ts';
+import { readParquetRowGroups } from '../../server/datasets/parse.ts';
 import type { Database } from '../../server/db/client.ts';
 import { appendEvent } from '../../server/store/events.ts';
-import {
-  type FileProgress,
-  importedStepAggregates,
-  readImportFiles,
-  saveImportProgress,
-  storedTrajectoryIds,
-} from '../../server/store/imports.ts';
+import { type FileProgress, readImportFiles, saveImportProgress } from '../../server/store/imports.ts';
 import { logMetrics } from '../../server/store/metrics.ts';
-import { setRunProgress } from '../../server/store/runs.ts';
-import { insertTrajectories } from '../../server/store/trajectories.ts';
+import { readStepWithTokens, replaceTrajectoryTokens } from '../../server/store/trajectories.ts';
 import { listFiles } from '../../server/imports/folder.ts';
 import { sleep } from '../engines/sleep.ts';
 import { readLines, statOf } from './files.ts';
@@ -33,7 +26,14 @@ import {
   type Where,
 } from '../../server/imports/readers.ts';
 import { refreshSteps, storeForeign } from '../../server/imports/store-foreign.ts';
-import { mapPrimeRlMetricsLine } from '../../server/imports/formats/prime-rl.ts';
+import {
+  mapPrimeRlMetricsLine,
+  mapPrimeRlTokenExportLine,
+  type TokenExportMapped,
+} from '../../server/imports/formats/prime-rl.ts';
+import { tokenSequenceKey, withTrainerSide } from '../../server/imports/token-join.ts';
+import type { ImportedContent } from '../../server/imports/to-store.ts';
+import type { TokenRecord } from '../../contracts/trajectory.ts';
 
 export interface ImportTarget {
   db: Database;
@@ -59,8 +59,8 @@ export interface PassResult {
 const PROBLEMS_LOGGED = 50;
 /** Trajectories stored per transaction. */
 const BATCH = 500;
-/** A whole-file record larger than this is refused (parquet and JSON are read whole). */
-const MAX_WHOLE_FILE = 512 * 1024 * 1024;
+/** A JSON document larger than this is refused: it is read whole (Parquet is read a row group at a time). */
+const MAX_JSON_FILE = 512 * 1024 * 1024;
 
 /** The files of the run's format in the folder, in natural order (step_9 before step_10). */
 export function filesOf(folder: string, format: ForeignFormat): string[] {
@@ -80,8 +80,10 @@ export async function importPass(t: ImportTarget): Promise<PassResult> {
     if (before.done) continue;
     const abs = path.join(t.folder, file);
     if (reader.kind === 'lines') await readLineFile(t, reader, file, abs, before, result);
-    else await readWholeFile(t, reader, file, abs, before, result);
+    else await readWholeFile(t, reader, file, abs, result);
   }
+  // After the traces, so that the trajectories a token export joins are stored.
+  if (t.format === 'prime-rl') await readPrimeRlTokenExports(t, done, result);
   await refreshSteps(t.db, t.runId, result.steps);
   return result;
 }
@@ -118,53 +120,51 @@ async function readLineFile(
   }
 }
 
-async function readWholeFile(
-  t: ImportTarget,
-  reader: FormatReader,
-  file: string,
-  abs: string,
-  from: FileProgress,
-  result: PassResult,
-) {
+async function readWholeFile(t: ImportTarget, reader: FormatReader, file: string, abs: string, result: PassResult) {
   const st = statOf(abs);
   if (!st) return;
   const problems: ForeignProblem[] = [];
-  const mapped: ForeignTrajectory[] = [];
-  let records: { record: unknown; line: number }[] = [];
-  if (st.size > MAX_WHOLE_FILE) problems.push({ file, line: 0, reason: `larger than ${MAX_WHOLE_FILE} bytes` });
-  else {
-    try {
-      const bytes = fs.readFileSync(abs);
-      if (reader.kind === 'parquet') records = (await readParquet(bytes)).map((r) => ({ record: r.data, line: r.row }));
-      else records = [{ record: JSON.parse(bytes.toString('utf8')) as unknown, line: 0 }];
-    } catch (e) {
-      // While following, a file that does not read yet may still be being written: the next pass tries again.
-      if (t.following) return;
-      problems.push({ file, line: 0, reason: `unreadable: ${(e as Error).message.split('\n')[0]}` });
-    }
-  }
   const split = splitOf(file);
   const reward = await harborReward(t.folder, file);
-  for (const { record, line } of records) {
-    const where: Where = {
-      file,
-      line,
-      split,
-      ...stepField(t.format, file),
-      ...(reward === undefined ? {} : { reward }),
-      ...(t.weights ? { weights: t.weights } : {}),
-    };
-    collect(reader.map(record, where), mapped, problems);
+  const where = (line: number): Where => ({
+    file,
+    line,
+    split,
+    ...stepField(t.format, file),
+    ...(reward === undefined ? {} : { reward }),
+    ...(t.weights ? { weights: t.weights } : {}),
+  });
+  let records = 0;
+  let stored = 0;
+  const take = async (rows: { record: unknown; line: number }[]) => {
+    const mapped: ForeignTrajectory[] = [];
+    for (const { record, line } of rows) collect(reader.map(record, where(line)), mapped, problems);
+    stored += await store(t, mapped, result);
+    records += rows.length;
+  };
+  try {
+    if (reader.kind === 'parquet') {
+      // A row group at a time: a file of any size in the memory of its largest group.
+      const { asyncBufferFromFile } = await import('hyparquet');
+      for await (const group of readParquetRowGroups(await asyncBufferFromFile(abs)))
+        await take(group.map((r) => ({ record: r.data, line: r.row })));
+    } else if (st.size > MAX_JSON_FILE)
+      problems.push({ file, line: 0, reason: `larger than ${MAX_JSON_FILE} bytes (a JSON document is read whole)` });
+    else await take([{ record: JSON.parse(fs.readFileSync(abs, 'utf8')) as unknown, line: 0 }]);
+  } catch (e) {
+    // While following, a file that does not read yet may still be being written: the next pass reads it again (what
+    // this one stored is found stored by its ids).
+    if (t.following) return;
+    problems.push({ file, line: 0, reason: `unreadable: ${(e as Error).message.split('\n')[0]}` });
   }
-  const stored = await store(t, mapped, result);
   await noteProblems(t, problems, result);
   await saveImportProgress(
     t.db,
     t.runId,
-    { file, offset: st.size, line: records.length, done: true },
-    { lines: records.length, trajectories: stored, problems: problems.length },
+    { file, offset: st.size, line: records, done: true },
+    { lines: records, trajectories: stored, problems: problems.length },
   );
-  result.lines += records.length;
+  result.lines += records;
 }
 
 /**
@@ -172,18 +172,33 @@ async function readWholeFile(
  * numeric values become the run's metrics under their own names, read by byte offsets like the traces.
  */
 async function readPrimeRlMetrics(t: ImportTarget, done: Map<string, FileProgress>, result: PassResult) {
-  const file = 'metrics.jsonl';
-  const abs = path.join(t.folder, file);
+  await readSideFile(t, 'metrics.jsonl', done, result, async (record, where, problems) => {
+    const m = mapPrimeRlMetricsLine(record, where);
+    if (!m.ok) problems.push(m.problem);
+    else await logMetrics(t.db, t.runId, m.step, m.values);
+  });
+}
+
+/**
+ * A JSONL file beside the rollouts, read by byte offsets as they are: each record to `take`, each chunk's problems
+ * noted and its offset stored. The lines read.
+ */
+async function readSideFile(
+  t: ImportTarget,
+  file: string,
+  done: Map<string, FileProgress>,
+  result: PassResult,
+  take: (record: unknown, where: { file: string; line: number }, problems: ForeignProblem[]) => Promise<void>,
+): Promise<number> {
   let at = done.get(file) ?? { file, offset: 0, line: 0, done: false };
+  let read = 0;
   for (;;) {
-    const chunk = readLines(abs, at);
-    if (!chunk || (chunk.lines.length === 0 && chunk.offset === at.offset)) return;
+    if (t.signal?.aborted) return read;
+    const chunk = readLines(path.join(t.folder, file), at);
+    if (!chunk || (chunk.lines.length === 0 && chunk.offset === at.offset)) return read;
     const problems: ForeignProblem[] = [];
-    for (const { record, line } of jsonRecords(file, chunk.lines, problems)) {
-      const m = mapPrimeRlMetricsLine(record, { file, line });
-      if (!m.ok) problems.push(m.problem);
-      else await logMetrics(t.db, t.runId, m.step, m.values);
-    }
+    for (const { record, line } of jsonRecords(file, chunk.lines, problems))
+      await take(record, { file, line }, problems);
     await noteProblems(t, problems, result);
     at = { file, offset: chunk.offset, line: chunk.line, done: false };
     await saveImportProgress(t.db, t.runId, at, {
@@ -191,6 +206,70 @@ async function readPrimeRlMetrics(t: ImportTarget, done: Map<string, FileProgres
       trajectories: 0,
       problems: problems.length,
     });
+    read += chunk.lines.length;
+  }
+}
+
+/** prime-rl's token exports (trainer.enable_token_export): one training sample per line, by step and rank. */
+const TOKEN_EXPORTS = /(^|\/)token_exports\/step_\d+\/rank_\d+\.jsonl$/;
+
+/**
+ * prime-rl's token exports, read by byte offsets like the traces: each line joins the stored trajectory of its step
+ * with the same token sequence (server/imports/token-join.ts) and adds the trainer's log-probs and the entropies to
+ * its token record. A line that joins none (a sample of a trace not imported, or not written yet) is a problem.
+ */
+async function readPrimeRlTokenExports(t: ImportTarget, done: Map<string, FileProgress>, result: PassResult) {
+  const files = listFiles(t.folder)
+    .files.filter((f) => TOKEN_EXPORTS.test(f))
+    .sort(naturalOrder);
+  const steps = new Map<number, Map<string, { id: string; record: TokenRecord }>>();
+  for (const file of files) {
+    const read = await readSideFile(t, file, done, result, async (record, where, problems) => {
+      const m = mapPrimeRlTokenExportLine(record, where);
+      if (!m.ok) problems.push(m.problem);
+      else await joinTokenExport(t, m, steps, where, problems);
+    });
+    result.lines += read;
+  }
+}
+
+async function joinTokenExport(
+  t: ImportTarget,
+  m: Extract<TokenExportMapped, { ok: true }>,
+  steps: Map<number, Map<string, { id: string; record: TokenRecord }>>,
+  where: { file: string; line: number },
+  problems: ForeignProblem[],
+) {
+  let index = steps.get(m.step);
+  if (!index) {
+    index = await tokenIndexOfStep(t, m.step);
+    steps.set(m.step, index);
+  }
+  const hit = index.get(tokenSequenceKey(m.tokens.promptIds, m.tokens.ids));
+  const joined = hit && withTrainerSide(hit.record, m.tokens);
+  if (!hit)
+    problems.push({
+      ...where,
+      reason: `no imported trajectory of step ${m.step} has this token sequence (${(m.tokens.promptIds?.length ?? 0) + m.tokens.ids.length} tokens)`,
+    });
+  else if (joined) {
+    await replaceTrajectoryTokens(t.db, hit.id, joined);
+    hit.record = joined;
+  }
+}
+
+/** The stored trajectories of one step that have a token record, by the hash of their token sequence. */
+async function tokenIndexOfStep(t: ImportTarget, step: number) {
+  const index = new Map<string, { id: string; record: TokenRecord }>();
+  for (let offset = 0; ; offset += BATCH) {
+    const rows = await readStepWithTokens(t.db, t.runId, step, { withContent: true, offset, limit: BATCH });
+    for (const r of rows) {
+      if (!r.tokens) continue;
+      const content = (r as unknown as { content: string }).content;
+      const extras = (JSON.parse(content) as { imported?: ImportedContent }).imported?.tokenExtras;
+      index.set(tokenSequenceKey(extras?.promptIds, r.tokens.ids), { id: r.id, record: r.tokens });
+    }
+    if (rows.length < BATCH) return index;
   }
 }
 

@@ -1,5 +1,6 @@
 import { tracked, TRPCError } from '@trpc/server';
 import { z } from 'zod';
+import { rewardWeights } from '../../../contracts/reward-weights.ts';
 import { researcherProcedure, viewerProcedure, router } from '../init.ts';
 import { lastEventSeq, readEvents } from '../../store/events.ts';
 import { listMetricKeys, readSeries, readSeriesOfKeys } from '../../store/metrics.ts';
@@ -123,6 +124,9 @@ export const runsRouter = router({
         format: z.enum(FOREIGN_FORMATS).optional(),
         name: z.string().max(200).optional(),
         follow: z.boolean().default(false),
+        /** TRL's reward_weights (contracts/reward-weights.ts). */
+        weights: rewardWeights.optional(),
+        frameworkVersion: z.string().min(1).max(100).optional(),
       }),
     )
     .mutation(async ({ ctx, input }) => {
