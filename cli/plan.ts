@@ -139,7 +139,28 @@ function formatSimulation(sims: StageSimulation[]): string {
       lines.push(
         `| ${s.stage} | ${int(e.executors)} | ${secs(e.result.stepS)} | ${(100 * e.result.engineIdleShare).toFixed(1)}% | ${secs(e.result.meanToolLatencyS)} |`,
       );
+  lines.push(
+    '',
+    'the step by sandbox executors (async dispatch), and turn-synchronous dispatch with the whole fleet (░: engines idle):',
+  );
+  for (const s of sims) {
+    const rows: [string, SimResult][] = [
+      ...s.executors.map((e): [string, SimResult] => [`${int(e.executors)} executors`, e.result]),
+      ['turn-synchronous', s.turnSync],
+    ];
+    const longest = Math.max(...rows.map(([, r]) => r.stepS));
+    lines.push(`${s.stage}:`);
+    for (const [label, r] of rows)
+      lines.push(`  ${label.padStart(16)} ${bar(r.stepS, longest, r.engineIdleShare)} ${secs(r.stepS)}`);
+  }
   return lines.join('\n');
+}
+
+/** A bar of up to `width` cells for `value` against `longest`, the engines' idle share of it drawn light. */
+export function bar(value: number, longest: number, idleShare: number, width = 40): string {
+  const cells = longest > 0 ? Math.max(1, Math.round((value / longest) * width)) : 0;
+  const idle = Math.min(cells, Math.round(cells * Math.max(0, idleShare)));
+  return '█'.repeat(cells - idle) + '░'.repeat(idle);
 }
 
 function readCluster(value: string | undefined): Cluster {
