@@ -431,3 +431,24 @@ test("prime-rl's token exports join their traces by token sequence: the trainer'
   assert.deepEqual([after.ids, after.mask, after.rolloutLogprobs], [before.ids, before.mask, before.rolloutLogprobs]);
   assert.equal((await pass()).lines, 0, 'a second pass reads nothing new');
 });
+
+test('a failure to store what was read is no problem of the file: it propagates, and the next pass imports the file', async () => {
+  const harbor = path.join(dir, 'harbor-fault');
+  writeAtifTrial(harbor, 'trial-1', 1, 92, 1);
+  const l = await launchImport(db, { path: harbor }, { roots: null, enqueue: false });
+  // Fault injector (a database does not fail on demand): interactive transactions, which store trajectories, fail.
+  const prisma = new Proxy(db.prisma, {
+    get: (target, key, receiver) =>
+      key === '$transaction'
+        ? (arg: unknown, opts?: unknown) =>
+            typeof arg === 'function'
+              ? Promise.reject(new Error('injected: the database went away'))
+              : target.$transaction(arg as never, opts as never)
+        : Reflect.get(target, key, receiver),
+  });
+  const failing = { ...db, prisma } as Database;
+  await assert.rejects(importPass({ db: failing, runId: l.runId, folder: l.folder, format: l.format }), /injected/);
+  assert.deepEqual([...(await readImportFiles(db, l.runId)).values()], [], 'the file is not marked read');
+  const r = await importPass({ db, runId: l.runId, folder: l.folder, format: l.format });
+  assert.deepEqual([r.trajectories, r.problems.length], [1, 0]);
+});

@@ -120,6 +120,18 @@ async function readLineFile(
   }
 }
 
+/** A file that could not be read or parsed, as against a failure to store what was read. */
+class Unreadable extends Error {}
+
+/** `fn`'s result; its failure as Unreadable. */
+async function reading<T>(fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    throw new Unreadable((e as Error).message);
+  }
+}
+
 async function readWholeFile(t: ImportTarget, reader: FormatReader, file: string, abs: string, result: PassResult) {
   const st = statOf(abs);
   if (!st) return;
@@ -146,16 +158,23 @@ async function readWholeFile(t: ImportTarget, reader: FormatReader, file: string
     if (reader.kind === 'parquet') {
       // A row group at a time: a file of any size in the memory of its largest group.
       const { asyncBufferFromFile } = await import('hyparquet');
-      for await (const group of readParquetRowGroups(await asyncBufferFromFile(abs)))
-        await take(group.map((r) => ({ record: r.data, line: r.row })));
+      const groups = readParquetRowGroups(await reading(() => asyncBufferFromFile(abs)));
+      for (;;) {
+        const next = await reading(() => groups.next());
+        if (next.done) break;
+        await take(next.value.map((r) => ({ record: r.data, line: r.row })));
+      }
     } else if (st.size > MAX_JSON_FILE)
       problems.push({ file, line: 0, reason: `larger than ${MAX_JSON_FILE} bytes (a JSON document is read whole)` });
-    else await take([{ record: JSON.parse(fs.readFileSync(abs, 'utf8')) as unknown, line: 0 }]);
+    else await take([{ record: await reading(() => JSON.parse(fs.readFileSync(abs, 'utf8')) as unknown), line: 0 }]);
   } catch (e) {
+    // Only the file's own failure ends it as a problem: one in storing what was read propagates (the job retries;
+    // the file is not marked read).
+    if (!(e instanceof Unreadable)) throw e;
     // While following, a file that does not read yet may still be being written: the next pass reads it again (what
     // this one stored is found stored by its ids).
     if (t.following) return;
-    problems.push({ file, line: 0, reason: `unreadable: ${(e as Error).message.split('\n')[0]}` });
+    problems.push({ file, line: 0, reason: `unreadable: ${e.message.split('\n')[0]}` });
   }
   await noteProblems(t, problems, result);
   await saveImportProgress(
