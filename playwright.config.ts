@@ -30,7 +30,9 @@ export default defineConfig({
   forbidOnly: Boolean(process.env.CI),
   reporter: 'list',
   timeout: 120_000,
-  expect: { timeout: 15_000 },
+  // Every expect waits for a state that must come (a page rendered, a run finished): its timeout bounds a failure,
+  // never how soon it came, so it is generous. With both cores busy, Next and Chromium take many times as long.
+  expect: { timeout: 60_000 },
   use: {
     baseURL: `http://127.0.0.1:${PORT}`,
     browserName: 'chromium',

@@ -56,13 +56,13 @@ test('Import run: a verl folder becomes a read-only run every viewer opens', asy
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('verl from e2e');
   await expect(page.getByLabel('Imported from')).toContainText(`verl rollouts from ${folder} (0.9.1)`);
   // The worker reads it once (Follow was off): the run ends succeeded, its chart drawn from the steps' mean reward.
-  await expect(page.locator('[data-status]').first()).toHaveAttribute('data-status', 'succeeded', { timeout: 30_000 });
+  await expect(page.locator('[data-status]').first()).toHaveAttribute('data-status', 'succeeded');
   await shot(page, 'imported-run');
 
   await page.getByRole('link', { name: 'Rollout explorer' }).click();
   await page.waitForURL(/\/explorer/);
   const open = page.getByRole('link', { name: /^Open trajectory ti_/ });
-  await expect(open.first()).toBeVisible({ timeout: 30_000 });
+  await expect(open.first()).toBeVisible();
   await open.first().click();
   await page.waitForURL(/\/trajectories\/ti_/);
   await page.locator('summary', { hasText: 'Prompt' }).click();

@@ -31,8 +31,10 @@ export function markedProcesses(id) {
 }
 
 /** After a suite: the processes it left, once those still ending have had `graceMs` to end (polled, not slept).
- *  Each one found is then killed, so that it cannot slow the suites after it. */
-export async function leftoverProcesses(id, graceMs = 10_000) {
+ *  Each one found is then killed, so that it cannot slow the suites after it. The grace is generous because it costs
+ *  nothing when the suite left nothing (the poll ends at once): a process still ending (a database, a Ray node shutting
+ *  down) may be stalled for seconds beside the other lane, and that is no leftover; only a real one waits it out. */
+export async function leftoverProcesses(id, graceMs = 60_000) {
   const until = Date.now() + graceMs;
   let left = markedProcesses(id);
   while (left.length > 0 && Date.now() < until) {

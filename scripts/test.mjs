@@ -1,7 +1,7 @@
 // `npm test`: set-up (npm packages, apt packages incl. chromium and postgresql, Prisma clients, build), then
 // unit tests, integration tests on SQLite and on a throwaway PostgreSQL cluster, and Playwright e2e tests in
-// Chromium. `npm test -- lint|unit|integration|sqlite|postgresql|sandbox|model|ray|e2e` runs a subset (sandbox = the no-database
-// integration files; model = tests/model/, the real pretrained model; ray = tests/ray/, a real Ray cluster).
+// Chromium. `npm test -- lint|unit|integration|sqlite|postgresql|sandbox|load|model|ray|e2e` runs a subset (sandbox = the
+// no-database integration files, load among them; load = those of them that run alone; model = tests/model/, the real pretrained model; ray = tests/ray/, a real Ray cluster).
 // `npm test -- FILE...` runs only the files named (each in the suites it belongs to), with the same set-up.
 // A suite that leaves a process running fails, naming it (scripts/leftovers.mjs). Ends with the summary (each
 // suite's wall time, the ten slowest files), each failure's file, name and error, and "N passed, N failed".
@@ -150,12 +150,18 @@ const unit = pick(files('tests/unit'));
 // Tests that do not touch the database (sandbox, engines, trainer, rollouts) say `@no-database` in their header:
 // they run once, not once per database.
 const allIntegration = files('tests/integration');
-const noDatabase = (f) => fs.readFileSync(path.join(ROOT, f), 'utf8').slice(0, 600).includes('@no-database');
-const sandbox = pick(allIntegration.filter(noDatabase));
+const header = (f) => fs.readFileSync(path.join(ROOT, f), 'utf8').slice(0, 600);
+const noDatabase = (f) => header(f).includes('@no-database');
+// Files that load the whole machine on purpose say `@alone: why` in their header: they run after the two lanes with
+// nothing beside them (docs/testing.md). The sandbox's memory-pressure file turns the scheduler's autogroup off and
+// runs CPU hogs at nice -19, which starve every process at nice 0 on the machine, the other lane's included.
+const alone = (f) => /@alone: \S/.test(header(f));
+const sandbox = pick(allIntegration.filter((f) => noDatabase(f) && !alone(f)));
+const loadFiles = pick(allIntegration.filter((f) => noDatabase(f) && alone(f)));
 const integration = pick(allIntegration.filter((f) => !noDatabase(f)));
 // The PostgreSQL pass runs the files whose behaviour depends on the database (dialect-specific SQL, migrations,
 // transactions, binary columns); each says why in its header (`@postgresql: …`). The others run on SQLite only.
-const onPostgres = (f) => /@postgresql: \S/.test(fs.readFileSync(path.join(ROOT, f), 'utf8').slice(0, 600));
+const onPostgres = (f) => /@postgresql: \S/.test(header(f));
 const postgresql = integration.filter(onPostgres);
 const modelFiles = pick(files('tests/model'));
 const rayFiles = pick(files('tests/ray'));
@@ -167,7 +173,7 @@ const e2eFiles = fs.existsSync(path.join(ROOT, 'e2e'))
   : [];
 const e2e = pick(e2eFiles);
 const unknown = wantedFiles.filter(
-  (f) => ![unit, sandbox, integration, modelFiles, rayFiles, e2e].some((list) => list.includes(f)),
+  (f) => ![unit, sandbox, loadFiles, integration, modelFiles, rayFiles, e2e].some((list) => list.includes(f)),
 );
 if (unknown.length) {
   console.error(
@@ -239,6 +245,11 @@ const sandboxPart =
         runSuite('integration (no database: sandbox, engines, trainer, rollouts)', ...nodeTest(sandbox), 'no-db'),
       )
     : null;
+// The files that load the whole machine (`@alone:`), after the lanes and before Ray, with nothing beside them.
+const loadPart =
+  (want('sandbox', 'integration') || want('load')) && loadFiles.length
+    ? part(() => runSuite('integration (alone: load on the whole machine)', ...nodeTest(loadFiles), 'load'))
+    : null;
 // The real model (tests/model/): SmolLM2-135M-Instruct fetched from PyPI by its pins, then served, trained and
 // evaluated. Slow (a 135M-parameter model on CPUs): `npm test -- model` runs it alone.
 const modelPart =
@@ -283,13 +294,14 @@ const e2ePart =
 const inTurn = async (list) => {
   for (const p of list) if (p) await p();
 };
-// Lanes balanced by measured time (each ~10 minutes of one part at a time on 2 cores). Ray runs last, alone: its
-// clusters beside the no-database part once left a head's dashboard without an answer for over 30 s.
-const laneA = [lint, unitPart, sqlitePart, postgresPart, modelPart, e2ePart];
-const laneB = [sandboxPart];
+// Lanes balanced by measured time (each ~11-13 minutes on 2 cores). Then, with nothing beside them, the `@alone`
+// files (they starve the machine on purpose) and Ray (its clusters beside the no-database part once left a head's
+// dashboard without an answer for over 30 s). docs/testing.md says why.
+const laneA = [lint, unitPart, sqlitePart, postgresPart, modelPart];
+const laneB = [sandboxPart, e2ePart];
 if (lanes === 2) await Promise.all([inTurn(laneA), inTurn(laneB)]);
 else await inTurn([...laneA, ...laneB]);
-await inTurn([rayPart]);
+await inTurn([loadPart, rayPart]);
 const results = slots.map((s) => s.result).filter(Boolean);
 
 const passed = results.reduce((s, r) => s + r.passed, 0);

@@ -7,19 +7,25 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = path.join(ROOT, 'bin/toolsmith.mjs');
 
+/**
+ * How long waitFor and waitReady wait by default. The wait only bounds something that must come (a test asserts the
+ * condition, never how soon it came), so it is generous: with both cores busy, things take many times as long.
+ */
+const WAIT_FOR_MS = 60_000;
+
 /** Poll `fn` until it returns something truthy; fail with `what` (and `detail()`) after `timeoutMs`. */
 export async function waitFor<T>(
   what: string,
   fn: () => Promise<T | null | undefined | false | 0 | ''> | T | null | undefined | false | 0 | '',
   opts: { timeoutMs?: number; intervalMs?: number; detail?: () => string } = {},
 ): Promise<T> {
-  const deadline = Date.now() + (opts.timeoutMs ?? 20000);
+  const deadline = Date.now() + (opts.timeoutMs ?? WAIT_FOR_MS);
   for (;;) {
     const v = await fn();
     if (v) return v as T;
     if (Date.now() > deadline) {
       throw new Error(
-        `timed out after ${opts.timeoutMs ?? 20000} ms waiting for ${what}${opts.detail ? `\n${opts.detail()}` : ''}`,
+        `timed out after ${opts.timeoutMs ?? WAIT_FOR_MS} ms waiting for ${what}${opts.detail ? `\n${opts.detail()}` : ''}`,
       );
     }
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 50));
@@ -143,7 +149,7 @@ export function spawnWorker(databaseUrl: string, id: string, s: WorkerSettings =
 }
 
 /** Wait for a worker's "ready" line. */
-export function waitReady(p: Proc, timeoutMs = 30000) {
+export function waitReady(p: Proc, timeoutMs = WAIT_FOR_MS) {
   return waitFor(
     `${p.name} to be ready`,
     () => {

@@ -236,7 +236,8 @@ test('a worker runs an "eval" job: live rollout events, then the table; an OpenA
     await waitFor(
       'serve-model to answer',
       async () => (await fetch(`http://127.0.0.1:${port}/v1/models`).catch(() => null))?.ok,
-      { timeoutMs: 30_000, detail: () => server.output() },
+      // A bound on a start that must come (loading the model), not a measure of it.
+      { timeoutMs: 120_000, detail: () => server.output() },
     );
     const served = ((await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json()) as { data: { id: string }[] })
       .data[0]!.id;

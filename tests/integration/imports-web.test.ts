@@ -161,6 +161,7 @@ async function countOf(runId: string) {
   return db.prisma.trajectory.count({ where: { runId } });
 }
 
+/** Poll until `what` holds; `ms` bounds the wait for something that must come (it measures nothing). */
 async function until(what: () => Promise<boolean>, ms: number, label: string) {
   const deadline = Date.now() + ms;
   while (!(await what())) {
@@ -179,7 +180,7 @@ test('a followed folder: the worker picks up appended lines, and after a restart
   const launched = await launchImport(db, { path: folder, follow: true }, { roots: [importRoot], enqueue: true });
   await until(async () => (await countOf(launched.runId)) === 1, 60_000, 'the worker follows the run');
   for (let i = 1; i <= 10; i++) fs.appendFileSync(file, verlLine(1, i));
-  await until(async () => (await countOf(launched.runId)) === 11, 15_000, 'appended lines are picked up');
+  await until(async () => (await countOf(launched.runId)) === 11, 60_000, 'appended lines are picked up');
 
   await web!.stop();
   web = null;
@@ -195,7 +196,7 @@ test('a followed folder: the worker picks up appended lines, and after a restart
     },
   );
   fs.appendFileSync(file, verlLine(3, 21));
-  await until(async () => (await countOf(launched.runId)) === 22, 15_000, 'and keeps following');
+  await until(async () => (await countOf(launched.runId)) === 22, 60_000, 'and keeps following');
   await new Promise((r) => setTimeout(r, 1000));
   assert.equal(await countOf(launched.runId), 22, 'no line twice');
   assert.equal(await getRunStatus(db, launched.runId), 'running');

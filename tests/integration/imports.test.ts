@@ -139,7 +139,8 @@ test('following: appended lines arrive, a half-written line waits for its newlin
   });
   const count = async () => (await trajectories(launched.runId)).length;
   const until = async (n: number) => {
-    const deadline = Date.now() + 20_000;
+    // A bound on lines that must arrive (the follower polls every 50 ms), not a measure of how fast.
+    const deadline = Date.now() + 60_000;
     while ((await count()) < n) {
       if (Date.now() > deadline) throw new Error(`waited for ${n} trajectories, have ${await count()}`);
       await new Promise((r) => setTimeout(r, 25));

@@ -34,6 +34,26 @@ async function makeDue(id: string) {
   await db.prisma.job.update({ where: { id }, data: { runAfter: 0 } });
 }
 
+/**
+ * A lease far longer than any test: a lease that runs out while the test was merely descheduled would hand the job
+ * to the next leaser, and the test would read that as a bug. Expiry is tested with leases that are over already.
+ */
+const LEASE = 10 * 60_000;
+
+/**
+ * A job in back-off is not leased before its runAfter. The back-off is real time (1 s after a first failure), which a
+ * loaded machine can spend between two statements: a lease that does come back must have been asked for at or after
+ * runAfter, and is handed back (without using an attempt) so the test goes on from the same state.
+ */
+async function assertNotLeasedBeforeDue(id: string, runAfter: number) {
+  const early = await queue.lease(db, 'early', LEASE);
+  if (early === null) return;
+  const now = Date.now();
+  assert.ok(now >= runAfter, `leased ${runAfter - now} ms before its back-off ended`);
+  assert.equal(early.id, id);
+  assert.equal(await queue.release(db, id, 'early'), true);
+}
+
 test('enqueue, lease, heartbeat, complete', async () => {
   const id = await queue.enqueue(db, { kind: 'k', payload: { a: [1, 2], b: 'x' } });
   const queued = await queue.getJob(db, id);
@@ -59,22 +79,23 @@ test('enqueue, lease, heartbeat, complete', async () => {
   );
 
   const before = Date.now();
-  const job = await queue.lease(db, 'w1', 10000);
+  const job = await queue.lease(db, 'w1', LEASE);
   assert.ok(job);
   assert.equal(job.id, id);
   assert.equal(job.status, 'leased');
   assert.equal(job.leaseOwner, 'w1');
   assert.equal(job.attempts, 1);
   assert.deepEqual(job.payload, { a: [1, 2], b: 'x' });
-  assert.ok(job.leaseExpiresAt! >= before + 10000 && job.leaseExpiresAt! <= Date.now() + 10000);
+  assert.ok(job.leaseExpiresAt! >= before + LEASE && job.leaseExpiresAt! <= Date.now() + LEASE);
   assert.ok((await row(id)).startedAt! >= before);
 
-  assert.equal(await queue.lease(db, 'w2', 10000), null, 'a leased job is not handed out again');
+  assert.equal(await queue.lease(db, 'w2', LEASE), null, 'a leased job is not handed out again');
 
-  const hb = await queue.heartbeat(db, id, 'w1', 60000);
+  // Twice the lease: the extension shows even if the heartbeat comes in the same millisecond as the lease.
+  const hb = await queue.heartbeat(db, id, 'w1', 2 * LEASE);
   assert.deepEqual(hb, { owned: true, cancelRequested: false });
   assert.ok((await row(id)).leaseExpiresAt! > job.leaseExpiresAt!, 'the heartbeat extended the lease');
-  assert.deepEqual(await queue.heartbeat(db, id, 'w2', 60000), { owned: false, cancelRequested: false });
+  assert.deepEqual(await queue.heartbeat(db, id, 'w2', LEASE), { owned: false, cancelRequested: false });
 
   assert.equal(await queue.complete(db, id, 'w2', { no: 1 }), false, 'only the owner completes');
   assert.equal(await queue.complete(db, id, 'w1', { answer: 42 }), true);
@@ -92,13 +113,13 @@ test('enqueue, lease, heartbeat, complete', async () => {
 });
 
 test('lease order: priority first, then due time; delayed jobs wait', async () => {
-  const later = await queue.enqueue(db, { kind: 'k', delayMs: 60000, priority: 100 });
+  const later = await queue.enqueue(db, { kind: 'k', delayMs: LEASE, priority: 100 });
   const low1 = await queue.enqueue(db, { kind: 'k' });
   const high = await queue.enqueue(db, { kind: 'k', priority: 5 });
   await db.prisma.job.update({ where: { id: low1 }, data: { runAfter: 1 } });
   const low2 = await queue.enqueue(db, { kind: 'k' });
   const got = [];
-  for (let j; (j = await queue.lease(db, 'w', 10000)); ) got.push(j.id);
+  for (let j; (j = await queue.lease(db, 'w', LEASE)); ) got.push(j.id);
   assert.deepEqual(got, [high, low1, low2]);
   assert.equal((await row(later)).status, 'queued');
 });
@@ -106,7 +127,7 @@ test('lease order: priority first, then due time; delayed jobs wait', async () =
 test('fail with retries: back to the queue with a growing back-off, then failed for good', async () => {
   const id = await queue.enqueue(db, { kind: 'k', maxAttempts: 3 });
 
-  let job = await queue.lease(db, 'w1', 10000);
+  let job = await queue.lease(db, 'w1', LEASE);
   let t0 = Date.now();
   assert.equal(await queue.fail(db, id, 'w1', 'first error'), 'retry');
   let r = await row(id);
@@ -119,10 +140,10 @@ test('fail with retries: back to the queue with a growing back-off, then failed 
     r.runAfter >= t0 + 1000 && r.runAfter <= Date.now() + 1000,
     `back-off after attempt 1: ${r.runAfter - t0} ms`,
   );
-  assert.equal(await queue.lease(db, 'w1', 10000), null, 'not due yet');
+  await assertNotLeasedBeforeDue(id, r.runAfter);
 
   await makeDue(id);
-  job = await queue.lease(db, 'w2', 10000);
+  job = await queue.lease(db, 'w2', LEASE);
   assert.equal(job?.attempts, 2);
   t0 = Date.now();
   assert.equal(await queue.fail(db, id, 'w2', 'second error'), 'retry');
@@ -134,7 +155,7 @@ test('fail with retries: back to the queue with a growing back-off, then failed 
   );
 
   await makeDue(id);
-  job = await queue.lease(db, 'w3', 10000);
+  job = await queue.lease(db, 'w3', LEASE);
   assert.equal(job?.attempts, 3);
   assert.equal(await queue.fail(db, id, 'w3', 'third error'), 'failed');
   r = await row(id);
@@ -143,13 +164,13 @@ test('fail with retries: back to the queue with a growing back-off, then failed 
   assert.equal(r.error, 'third error');
   assert.ok(r.finishedAt);
   await makeDue(id);
-  assert.equal(await queue.lease(db, 'w1', 10000), null, 'a failed job is never leased again');
+  assert.equal(await queue.lease(db, 'w1', LEASE), null, 'a failed job is never leased again');
   assert.equal(await queue.fail(db, id, 'w3', 'late'), null);
 });
 
 test('fail: a permanent error fails at once; a stranger cannot fail the job', async () => {
   const id = await queue.enqueue(db, { kind: 'k', maxAttempts: 5 });
-  await queue.lease(db, 'w1', 10000);
+  await queue.lease(db, 'w1', LEASE);
   assert.equal(await queue.fail(db, id, 'intruder', 'nope'), null);
   assert.equal((await row(id)).status, 'leased');
   assert.equal(await queue.fail(db, id, 'w1', 'bad input', { retryable: false }), 'failed');
@@ -164,12 +185,12 @@ test('fencing: a worker whose lease expired and was taken over cannot write', as
   // A negative lease is already over: the same as a worker that stopped heartbeating long ago.
   const first = await queue.lease(db, 'stale', -1000);
   assert.equal(first?.attempts, 1);
-  const second = await queue.lease(db, 'fresh', 60000);
+  const second = await queue.lease(db, 'fresh', LEASE);
   assert.equal(second?.id, id, 'the expired lease is taken over');
   assert.equal(second?.leaseOwner, 'fresh');
   assert.equal(second?.attempts, 2);
 
-  assert.deepEqual(await queue.heartbeat(db, id, 'stale', 60000), { owned: false, cancelRequested: false });
+  assert.deepEqual(await queue.heartbeat(db, id, 'stale', LEASE), { owned: false, cancelRequested: false });
   assert.equal(await queue.complete(db, id, 'stale', { from: 'stale' }), false);
   assert.equal(await queue.fail(db, id, 'stale', 'stale error'), null);
   assert.equal(await queue.release(db, id, 'stale'), false);
@@ -192,12 +213,12 @@ test('an expired lease on the last attempt is not leased again; reapExhausted fa
   const alive = await queue.enqueue(db, { kind: 'k', maxAttempts: 1 });
   const retryable = await queue.enqueue(db, { kind: 'k', maxAttempts: 2 });
   assert.equal((await queue.lease(db, 'w1', -1000))?.id, dead);
-  assert.equal((await queue.lease(db, 'w1', 60000))?.id, alive);
+  assert.equal((await queue.lease(db, 'w1', LEASE))?.id, alive);
   assert.equal((await queue.lease(db, 'w1', -1000))?.id, retryable);
 
   // Only `retryable` can be taken over: `dead` has no attempts left, `alive` is still held.
   assert.equal((await queue.lease(db, 'w2', -1000))?.id, retryable);
-  assert.equal(await queue.lease(db, 'w2', 60000), null);
+  assert.equal(await queue.lease(db, 'w2', LEASE), null);
 
   const reaped = await queue.reapExhausted(db);
   assert.deepEqual(reaped.map((j) => j.id).sort(), [dead, retryable].sort());
@@ -217,7 +238,7 @@ test('an expired lease on the last attempt is not leased again; reapExhausted fa
 
 test('release on shutdown gives the job back without using an attempt', async () => {
   const id = await queue.enqueue(db, { kind: 'k', maxAttempts: 1 });
-  await queue.lease(db, 'w1', 60000);
+  await queue.lease(db, 'w1', LEASE);
   assert.equal(await queue.release(db, id, 'w2'), false, 'only the owner releases');
   const t = Date.now();
   assert.equal(await queue.release(db, id, 'w1'), true);
@@ -232,11 +253,11 @@ test('release on shutdown gives the job back without using an attempt', async ()
 
   // Released many times, a one-attempt job still gets its attempt.
   for (let i = 0; i < 3; i++) {
-    const j = await queue.lease(db, `w${i}`, 60000);
+    const j = await queue.lease(db, `w${i}`, LEASE);
     assert.equal(j?.attempts, 1);
     assert.equal(await queue.release(db, id, `w${i}`), true);
   }
-  const j = await queue.lease(db, 'last', 60000);
+  const j = await queue.lease(db, 'last', LEASE);
   assert.equal(j?.attempts, 1);
   assert.equal(await queue.fail(db, id, 'last', 'boom'), 'failed');
   r = await row(id);
@@ -247,18 +268,18 @@ test('release on shutdown gives the job back without using an attempt', async ()
 test('cancel: a queued job is cancelled at once; a leased one is flagged for its worker', async () => {
   const q = await queue.enqueue(db, { kind: 'k' });
   const l = await queue.enqueue(db, { kind: 'k', priority: 1 });
-  assert.equal((await queue.lease(db, 'w1', 60000))?.id, l);
+  assert.equal((await queue.lease(db, 'w1', LEASE))?.id, l);
 
   assert.equal(await queue.cancel(db, q), 'cancelled');
   let r = await row(q);
   assert.equal(r.status, 'cancelled');
   assert.ok(r.finishedAt);
-  assert.equal(await queue.lease(db, 'w2', 60000), null, 'a cancelled job is not leased');
+  assert.equal(await queue.lease(db, 'w2', LEASE), null, 'a cancelled job is not leased');
 
-  assert.deepEqual(await queue.heartbeat(db, l, 'w1', 60000), { owned: true, cancelRequested: false });
+  assert.deepEqual(await queue.heartbeat(db, l, 'w1', LEASE), { owned: true, cancelRequested: false });
   assert.equal(await queue.cancel(db, l), 'cancelling');
   assert.equal((await row(l)).status, 'leased', 'the worker still holds it');
-  assert.deepEqual(await queue.heartbeat(db, l, 'w1', 60000), { owned: true, cancelRequested: true });
+  assert.deepEqual(await queue.heartbeat(db, l, 'w1', LEASE), { owned: true, cancelRequested: true });
   assert.equal((await queue.getJob(db, l))?.cancelRequested, true);
   // A cancelled job is not retried even with attempts left.
   assert.equal(await queue.markCancelled(db, l, 'w2'), false);
@@ -275,7 +296,7 @@ test('cancel: a queued job is cancelled at once; a leased one is flagged for its
 
 test('fail on a job with a cancel request does not retry', async () => {
   const id = await queue.enqueue(db, { kind: 'k', maxAttempts: 3 });
-  await queue.lease(db, 'w1', 60000);
+  await queue.lease(db, 'w1', LEASE);
   await queue.cancel(db, id);
   assert.equal(await queue.fail(db, id, 'w1', 'stopped'), 'failed');
   assert.equal((await row(id)).status, 'failed');
@@ -285,16 +306,16 @@ test('kinds filter: a worker only leases the kinds it asks for', async () => {
   const a = await queue.enqueue(db, { kind: 'alpha' });
   const b = await queue.enqueue(db, { kind: 'beta' });
   const c = await queue.enqueue(db, { kind: 'gamma' });
-  assert.equal(await queue.lease(db, 'w', 60000, ['delta']), null);
-  assert.equal((await queue.lease(db, 'w', 60000, ['beta']))?.id, b);
-  assert.equal(await queue.lease(db, 'w', 60000, ['beta']), null);
-  assert.equal((await queue.lease(db, 'w', 60000, ['gamma', 'alpha']))?.id, a);
-  assert.equal((await queue.lease(db, 'w', 60000, []))?.id, c, 'an empty filter takes any kind');
+  assert.equal(await queue.lease(db, 'w', LEASE, ['delta']), null);
+  assert.equal((await queue.lease(db, 'w', LEASE, ['beta']))?.id, b);
+  assert.equal(await queue.lease(db, 'w', LEASE, ['beta']), null);
+  assert.equal((await queue.lease(db, 'w', LEASE, ['gamma', 'alpha']))?.id, a);
+  assert.equal((await queue.lease(db, 'w', LEASE, []))?.id, c, 'an empty filter takes any kind');
   // Expired leases are filtered by kind too.
   const d = await queue.enqueue(db, { kind: 'delta' });
   assert.equal((await queue.lease(db, 'w', -1000, ['delta']))?.id, d);
-  assert.equal(await queue.lease(db, 'x', 60000, ['alpha']), null);
-  assert.equal((await queue.lease(db, 'x', 60000, ['delta']))?.id, d);
+  assert.equal(await queue.lease(db, 'x', LEASE, ['alpha']), null);
+  assert.equal((await queue.lease(db, 'x', LEASE, ['delta']))?.id, d);
 });
 
 test('8 concurrent leasers on separate handles lease each of 200 jobs exactly once', async () => {
@@ -317,14 +338,24 @@ test('8 concurrent leasers on separate handles lease each of 200 jobs exactly on
 
   const handles = await Promise.all(Array.from({ length: 8 }, () => openDatabase(fresh.url)));
   extra.push(...handles);
+  // Each leaser takes its first job before any takes a second, so all 8 hold a lease at once and then race for the
+  // rest: the leases overlap however the connections are scheduled (who then gets how many is up to the scheduler).
+  let toStart = handles.length;
+  let allHoldOne!: () => void;
+  const barrier = new Promise<void>((r) => (allHoldOne = r));
   const got = await Promise.all(
     handles.map(async (h, w) => {
       const mine: string[] = [];
       for (;;) {
-        const j = await queue.lease(h, `w${w}`, 60000);
+        const j = await queue.lease(h, `w${w}`, LEASE);
+        if (mine.length === 0) assert.ok(j, `w${w} got a first job of ${N}`);
         if (!j) break;
         assert.equal(j.leaseOwner, `w${w}`);
         mine.push(j.id);
+        if (mine.length === 1) {
+          if (--toStart === 0) allHoldOne();
+          await barrier;
+        }
       }
       return mine;
     }),
@@ -340,7 +371,10 @@ test('8 concurrent leasers on separate handles lease each of 200 jobs exactly on
     assert.equal(s.attempts, 1, `${s.id} leased once`);
     assert.equal(s.leaseOwner, owner.get(s.id));
   }
-  assert.ok(got.filter((l) => l.length > 0).length >= 2, `the work was shared: ${got.map((l) => l.length).join(',')}`);
+  assert.ok(
+    got.every((l) => l.length >= 1),
+    `every leaser held a job while the others did: ${got.map((l) => l.length).join(',')}`,
+  );
 });
 
 test('cancelRun: queued run cancelled at once; running run flagged; finished run untouched', async () => {
@@ -357,10 +391,10 @@ test('cancelRun: queued run cancelled at once; running run flagged; finished run
 
   const running = await createRun(db, { name: 'r', kind: 'k' });
   const rj = await queue.enqueue(db, { kind: 'k', runId: running.id });
-  assert.equal((await queue.lease(db, 'w1', 60000))?.id, rj);
+  assert.equal((await queue.lease(db, 'w1', LEASE))?.id, rj);
   assert.deepEqual(await cancelRun(db, running.id), { status: 'cancelling' });
   assert.equal((await row(rj)).status, 'leased');
-  assert.deepEqual(await queue.heartbeat(db, rj, 'w1', 60000), { owned: true, cancelRequested: true });
+  assert.deepEqual(await queue.heartbeat(db, rj, 'w1', LEASE), { owned: true, cancelRequested: true });
   assert.ok((await readEvents(db, running.id)).some((e) => /cancel requested/.test(e.message)));
 
   const done = await createRun(db, { name: 'd', kind: 'k' });

@@ -36,8 +36,9 @@ test('a head that takes the connection but answers nothing in time is busy; one 
     busy.close();
   }
 
-  // The same port once nothing listens there: the connection is refused at once, as a stopped head's is.
-  const gone = await failure(new RayJobsClient(`http://127.0.0.1:${port}`, 'token', 300).status('job-1'));
+  // The same port once nothing listens there: the connection is refused at once, as a stopped head's is. (The
+  // client's limit is not what is tested here, so it is one a stalled test process cannot outlast.)
+  const gone = await failure(new RayJobsClient(`http://127.0.0.1:${port}`, 'token', 60_000).status('job-1'));
   assert.ok(gone instanceof RayJobsError);
   assert.equal(gone.busy, false);
   assert.match(gone.message, /cannot be reached: .*ECONNREFUSED/);
@@ -46,7 +47,7 @@ test('a head that takes the connection but answers nothing in time is busy; one 
   const refusing = http.createServer((_req, res) => res.writeHead(503).end('overloaded'));
   const p2 = await listen(refusing);
   try {
-    const e = await failure(new RayJobsClient(`http://127.0.0.1:${p2}`, 'token', 5000).status('job-1'));
+    const e = await failure(new RayJobsClient(`http://127.0.0.1:${p2}`, 'token', 60_000).status('job-1'));
     assert.equal(e.status, 503);
     assert.equal(e.busy, false);
   } finally {

@@ -7,9 +7,14 @@ import { Verifier } from '../../workers/reward/verifier.ts';
 /** The sympy last resort through the real sandbox: answers go in on stdin, never into the code. */
 let pool: SandboxPool;
 let v: Verifier;
+/**
+ * The sympy call's limit (the sandbox's wall clock; 5 s by default) for checks whose verdict a test reads: importing
+ * sympy and simplifying can outlast 5 s on a loaded machine, and then the verdict would not be sympy's.
+ */
+const SYMPY_S = 120;
 before(async () => {
   pool = await SandboxPool.start({ size: 1, log: () => {} });
-  v = new Verifier({ sandbox: pool, steps: ['sympy'] });
+  v = new Verifier({ sandbox: pool, steps: ['sympy'], sympyTimeoutS: SYMPY_S });
 });
 after(async () => {
   await v.close();
@@ -43,7 +48,7 @@ test('without a sandbox the last resort reports itself unavailable', async () =>
 });
 
 test('integers past double precision: the full cascade leaves them to sympy, which compares them exactly', async () => {
-  const w = new Verifier({ sandbox: pool });
+  const w = new Verifier({ sandbox: pool, sympyTimeoutS: SYMPY_S });
   try {
     const yes = await w.verify('18446744073709551617', '2^{64}+1');
     assert.deepEqual([yes.correct, yes.method], [true, 'sympy'], yes.reason);

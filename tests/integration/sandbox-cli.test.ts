@@ -107,7 +107,7 @@ describe('toolsmith sandbox serve', () => {
         if (p.child.exitCode !== null) throw new Error(`serve exited early:\n${p.out()}\n${p.err()}`);
         return /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(p.out())?.[1];
       },
-      { timeoutMs: 30000 },
+      { timeoutMs: 120000 }, // the pool starts first: a heavy zygote's imports take a while on a busy machine
     );
     const remote = new RemoteSandbox({ urls: [url], token, log: () => {} });
     try {

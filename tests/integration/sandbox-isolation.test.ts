@@ -242,7 +242,9 @@ if os.fork() == 0:
                         pass
     os._exit(0)
 print('spawned')`,
-      timeoutS: 1,
+      // Shorter than the survivor's 5 s: a pool that waited for it would answer timeout. Long enough for a busy
+      // machine to run the two lines.
+      timeoutS: 3,
     },
     (r) => {
       assert.equal(r.status, 'ok');
@@ -401,7 +403,7 @@ test('a zygote that cannot prove its state clean is replaced, and the health che
   assert.ok(zygote, 'found a light zygote');
   const intruder = spawn('nsenter', ['-t', String(zygote.pid), '-p', '--', '/bin/sleep', '60'], { stdio: 'ignore' });
   try {
-    await waitFor('the zygote replaced', () => pool.status().restarts > restarts, { timeoutMs: 15000 });
+    await waitFor('the zygote replaced', () => pool.status().restarts > restarts, { timeoutMs: 60000 });
     await waitFor('all interpreters up', () => pool.status().alive === pool.status().interpreters, {
       timeoutMs: 60000,
     });

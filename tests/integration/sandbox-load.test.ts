@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SandboxPool } from '../../workers/sandbox/pool.ts';
-import { descendants, ps } from '../helpers/proc.ts';
+import { descendants, ps, waitFor } from '../helpers/proc.ts';
 import type { SandboxCall, SandboxResult } from '../../workers/sandbox/types.ts';
 
 const N = 10_000;
@@ -58,6 +58,7 @@ test('10,000 calls at concurrency 256 with 5% crashing, timing out or exhausting
   }
   assert.equal(resolvedTwice, 0);
   const wrong: string[] = [];
+  let killedBeforeTheirPrint = 0;
   for (let i = 0; i < N; i++) {
     const r = results[i];
     if (!r) {
@@ -65,16 +66,28 @@ test('10,000 calls at concurrency 256 with 5% crashing, timing out or exhausting
       continue;
     }
     const expect = { ok: 'ok', crash: 'error', timeout: 'timeout', memory: 'memory' }[kind(i)];
-    if (r.status !== expect || r.stdout !== `tok-${i}\n`)
+    // A call stopped at its 0.3 s wall clock prints its token first only if the machine ran it that soon: one that
+    // got no CPU in time (both cores busy) is answered with nothing. Never with another call's token.
+    const early = kind(i) === 'timeout' && r.stdout === '';
+    if (early) killedBeforeTheirPrint++;
+    if (r.status !== expect || (r.stdout !== `tok-${i}\n` && !early))
       wrong.push(`${i}: ${kind(i)} -> ${r.status} ${JSON.stringify(r.stdout)}`);
   }
+  const timeouts = Array.from({ length: N }, (_, i) => kind(i)).filter((k) => k === 'timeout').length;
+  console.log(`# load: ${killedBeforeTheirPrint} of ${timeouts} timed-out calls were stopped before their print`);
   assert.deepEqual(wrong.slice(0, 20), [], `${wrong.length} calls with a wrong result`);
+  // What a timed-out call printed is kept: that most of them got to print in 0.3 s is up to the machine, that none
+  // of the ~170 did would mean their output is lost.
+  assert.ok(killedBeforeTheirPrint < timeouts, 'the output of a call stopped at its timeout is kept');
   await pool.close();
   // Zombies (<defunct>) run nothing; reaping them is the job of whatever they were reparented to on the host.
   const left = () =>
     ps()
       .filter((p) => uids.has(p.uid) && !p.args.includes('<defunct>'))
       .map((p) => `${p.uid} ${p.pid} ${p.args}`);
-  for (let i = 0; i < 100 && left().length; i++) await new Promise((r) => setTimeout(r, 50));
-  assert.deepEqual(left(), [], 'no process of the pool left');
+  // The processes go as the kernel gets to them: wait for that (the bound only fails a test where some never go).
+  await waitFor('no process of the pool left', () => left().length === 0, {
+    timeoutMs: 60_000,
+    detail: () => left().join('\n'),
+  });
 });

@@ -1,4 +1,5 @@
 // @no-database: runs once, not once per database.
+// @alone: it turns autogroup off and runs CPU hogs at nice -19, starving every nice-0 process on the machine.
 // A memory-hungry call cannot break its zygote, nor take more than its limit, whatever else the machine runs.
 //
 // The failing condition, reproduced on purpose: a call's SysV segments, memfd and /tmp pages stay charged to its

@@ -1,8 +1,11 @@
 // @no-database: runs once, not once per database.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
 import { after, before, test } from 'node:test';
 import { SandboxPool } from '../../workers/sandbox/pool.ts';
-import { descendants } from '../helpers/proc.ts';
+import type { SandboxCall } from '../../workers/sandbox/types.ts';
+import { descendants, waitFor } from '../helpers/proc.ts';
 
 /**
  * Scheduling inside the pool: light and heavy zygotes, a call queued inside a busy zygote behind another,
@@ -15,6 +18,40 @@ before(async () => {
 after(async () => {
   await pool.close();
 });
+
+/**
+ * A call that runs until the test lets it go, so that the test knows a call is running instead of guessing from a
+ * clock: it names its process `ts-held` (the host reads /proc/PID/comm), then waits for its nice value to change,
+ * which only the test does, from outside (release). Standard library only: it runs on a light zygote.
+ */
+const held = (out: string): SandboxCall => ({
+  code: `import os, time
+start = os.getpriority(os.PRIO_PROCESS, 0)
+open('/proc/self/comm', 'w').write('ts-held')
+while os.getpriority(os.PRIO_PROCESS, 0) == start:
+    time.sleep(0.01)
+print(${JSON.stringify(out)})`,
+  timeoutS: 60,
+});
+/** The held calls of this process's pools that are running now. */
+function heldCalls() {
+  return descendants().filter((p) => {
+    try {
+      return fs.readFileSync(`/proc/${p.pid}/comm`, 'utf8').trim() === 'ts-held';
+    } catch {
+      return false; // gone
+    }
+  });
+}
+/** Let a held call finish: change its nice value (as root, either way). */
+function release(pid: number) {
+  try {
+    const nice = os.getPriority(pid);
+    os.setPriority(pid, nice === 19 ? 18 : nice + 1);
+  } catch {
+    /* already gone */
+  }
+}
 
 test('light and heavy calls both run, each with its modules', async () => {
   assert.equal(pool.status().interpreters, 2);
@@ -30,19 +67,21 @@ test('light and heavy calls both run, each with its modules', async () => {
 });
 
 test('a call queued inside a zygote behind a long one still gets its whole timeout, and its wait counts as queue time', async () => {
-  const long = pool.run({ code: 'import time\ntime.sleep(1.0)\nprint("long")', timeoutS: 3 });
-  await new Promise((r) => setTimeout(r, 100));
-  const short = pool.run({ code: 'import time\ntime.sleep(0.3)\nprint("short")', timeoutS: 0.6 });
+  // Submitted together: the long call starts at once in the light zygote and the short one waits inside it, behind
+  // it. The long one runs 2 s from its submission at the earliest, so the short one waits longer than its own 1.5 s
+  // timeout: were the wait counted against that timeout, it would time out.
+  const long = pool.run({ code: 'import time\ntime.sleep(2.0)\nprint("long")', timeoutS: 30 });
+  const short = pool.run({ code: 'import time\ntime.sleep(0.1)\nprint("short")', timeoutS: 1.5 });
   const [a, b] = await Promise.all([long, short]);
   assert.equal(a.status, 'ok');
   assert.equal(b.status, 'ok', `queued call: ${JSON.stringify(b)}`);
   assert.equal(b.stdout, 'short\n');
-  assert.ok(b.queueMs >= 700, `queueMs ${b.queueMs} includes the wait behind the long call`);
+  assert.ok(b.queueMs > 1500, `queueMs ${b.queueMs} includes the wait behind the long call`);
 });
 
 test('a deadline covers the wait: a call that cannot start before it is answered QueueTimeout, never run', async () => {
-  const long = pool.run({ code: 'import time\ntime.sleep(1.0)\nprint("long")', timeoutS: 3 });
-  await new Promise((r) => setTimeout(r, 100));
+  // Submitted together: the light zygote is busy with the long call for 1 s from now, past the other's deadline.
+  const long = pool.run({ code: 'import time\ntime.sleep(1.0)\nprint("long")', timeoutS: 30 });
   const late = await pool.run({ code: 'print("should not run")' }, { deadline: Date.now() + 300 });
   assert.equal(late.status, 'timeout');
   assert.equal(late.errorType, 'QueueTimeout');
@@ -52,27 +91,39 @@ test('a deadline covers the wait: a call that cannot start before it is answered
 
 test('a zygote killed with two calls in it: both are retried on its replacement and answered once each', async () => {
   const before = pool.status();
-  const calls = [0, 1].map((i) => pool.run({ code: `import os, time\ntime.sleep(0.5)\nprint(${i})`, timeoutS: 3 }));
-  await new Promise((r) => setTimeout(r, 200));
-  // Kill the light zygote from outside (it is busy with the first call; the second waits inside it).
-  // This pool's light zygote: a descendant of this process running zygote.py without numpy preloaded.
-  const pids = descendants()
-    .filter(
-      (p) =>
-        p.args.startsWith('/usr/bin/python3 -I -c ') &&
-        p.args.includes('/run/toolsmith/zygote.py') &&
-        !p.args.includes('numpy'),
-    )
-    .map((p) => p.pid);
-  assert.ok(pids.length >= 1, 'found the light zygote');
-  for (const pid of pids) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
-  }
-  const results = await Promise.all(calls);
+  // The first call runs in the light zygote and the second waits inside it (one busy at a time); both are held until
+  // released, so the zygote is killed with them in it however slowly the machine runs them.
+  const calls = [0, 1].map((i) => pool.run(held(String(i))));
+  const running = await waitFor(
+    'the first call to run',
+    () => {
+      const h = heldCalls();
+      return h.length ? h : null;
+    },
+    { timeoutMs: 60_000 },
+  );
+  assert.equal(running.length, 1, 'one call at a time runs in the zygote');
+  // Kill the light zygote from outside: the call's parent (the call is pid 1 of a pid namespace the zygote made).
+  const zygote = descendants().find((p) => p.pid === running[0]!.ppid);
+  assert.ok(
+    zygote && /\/run\/toolsmith\/zygote\.py/.test(zygote.args) && !zygote.args.includes('numpy'),
+    `the held call's parent is the light zygote: ${JSON.stringify(zygote)}`,
+  );
+  process.kill(zygote.pid, 'SIGKILL');
+  // Each call is retried on a fresh zygote, where it is held again: let every held call go until both are answered.
+  let answered = false;
+  const all = Promise.all(calls).finally(() => {
+    answered = true;
+  });
+  await waitFor(
+    'both calls to be answered',
+    () => {
+      for (const p of heldCalls()) release(p.pid);
+      return answered;
+    },
+    { timeoutMs: 120_000 },
+  );
+  const results = await all;
   assert.deepEqual(
     results.map((r) => [r.status, r.stdout]),
     [

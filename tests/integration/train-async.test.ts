@@ -51,6 +51,22 @@ async function trainRows(runId: string) {
   });
 }
 
+/** Every RL step metered and stored once (8 trajectories each, none twice), each within the staleness bound of 1. */
+async function assertEveryStepOnce(runId: string) {
+  assert.deepEqual(
+    (await series(runId, 'rollout/accuracy')).map(([s]) => s),
+    Array.from({ length: RL_STEPS }, (_, i) => FIRST_RL_STEP + i),
+  );
+  const rows = await trainRows(runId);
+  assert.equal(rows.length, RL_STEPS * 8);
+  assert.equal(new Set(rows.map((r) => `${r.step}/${r.groupId}/${r.sampleIndex}`)).size, rows.length);
+  const staleness = await series(runId, 'async/staleness_max');
+  assert.ok(
+    staleness.every(([, v]) => v <= 1),
+    JSON.stringify(staleness),
+  );
+}
+
 test('async, maxStaleness 1: each step after the first trains on rollouts one update old, never more; turns keep their versions', async () => {
   const { runId } = await launchTraining(db, { spec: recipe('micro-async', { enabled: true, maxStaleness: 1 }) });
   const w = spawnWorker(fresh.url, 'async-a', WORKER);
@@ -140,19 +156,8 @@ test('async: a worker SIGKILLed between a generation and its update is replaced;
   const run = await finished(runId, [second]);
   assert.equal(run.status, 'succeeded', run.error ?? '');
   assert.equal(run.step, FIRST_RL_STEP + RL_STEPS - 1);
-  assert.deepEqual(
-    (await series(runId, 'rollout/accuracy')).map(([s]) => s),
-    Array.from({ length: RL_STEPS }, (_, i) => FIRST_RL_STEP + i),
-  );
-  const rows = await trainRows(runId);
-  assert.equal(rows.length, RL_STEPS * 8);
-  assert.equal(new Set(rows.map((r) => `${r.step}/${r.groupId}/${r.sampleIndex}`)).size, rows.length);
   // After the restart the first step regenerates its rollouts from their seeds on the checkpoint's weights.
-  const staleness = await series(runId, 'async/staleness_max');
-  assert.ok(
-    staleness.every(([, v]) => v <= 1),
-    JSON.stringify(staleness),
-  );
+  await assertEveryStepOnce(runId);
 });
 
 test('async: pause stops between steps while the next step is being generated; resume ends the run with every step once', async () => {
@@ -188,18 +193,7 @@ test('async: pause stops between steps while the next step is being generated; r
   await resumeTraining(db, runId);
   const run = await finished(runId, [w]);
   assert.equal(run.status, 'succeeded', run.error ?? '');
-  assert.deepEqual(
-    (await series(runId, 'rollout/accuracy')).map(([s]) => s),
-    Array.from({ length: RL_STEPS }, (_, i) => FIRST_RL_STEP + i),
-  );
-  const rows = await trainRows(runId);
-  assert.equal(rows.length, RL_STEPS * 8);
-  assert.equal(new Set(rows.map((r) => `${r.step}/${r.groupId}/${r.sampleIndex}`)).size, rows.length);
-  const staleness = await series(runId, 'async/staleness_max');
-  assert.ok(
-    staleness.every(([, v]) => v <= 1),
-    JSON.stringify(staleness),
-  );
+  await assertEveryStepOnce(runId);
 });
 
 test('async with partial rollouts: the engine takes each update between the turns of the rollouts in flight; the bound holds', async () => {

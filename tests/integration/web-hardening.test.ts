@@ -219,7 +219,7 @@ test('without TOOLSMITH_TRUSTED_PROXIES the client is the TCP peer: X-Forwarded-
   await waitFor(
     'the warning about an ignored X-Forwarded-For',
     () => /carried X-Forwarded-For, which is ignored/.test(output()),
-    { timeoutMs: 10_000, detail: output },
+    { timeoutMs: 60_000, detail: output },
   );
   assert.equal(output().match(/carried X-Forwarded-For/g)!.length, 1, 'once, not per request');
   assert.match(
@@ -237,7 +237,7 @@ test('a killed worker is restarted with back-off and recorded; the web server st
       const s = readSupervisor(dataDir);
       return s?.worker.state === 'running' && s.worker.pid ? s : null;
     },
-    { timeoutMs: 20_000, detail: output },
+    { timeoutMs: 60_000, detail: output },
   );
   const oldPid = first.worker.pid!;
   process.kill(oldPid, 'SIGKILL');
@@ -251,7 +251,7 @@ test('a killed worker is restarted with back-off and recorded; the web server st
         return true;
       }
     },
-    { timeoutMs: 10_000 },
+    { timeoutMs: 60_000 },
   );
   assert.ok(await health(), 'the web server answers while the worker is down');
   const next = await waitFor(
@@ -260,7 +260,7 @@ test('a killed worker is restarted with back-off and recorded; the web server st
       const s = readSupervisor(dataDir);
       return s?.worker.state === 'running' && s.worker.pid && s.worker.pid !== oldPid ? s : null;
     },
-    { timeoutMs: 20_000, detail: output },
+    { timeoutMs: 60_000, detail: output },
   );
   process.kill(next.worker.pid!, 0); // throws if the recorded pid is not a live process
   assert.equal(next.restarts, 1);

@@ -109,7 +109,9 @@ class MemoryVerdict(unittest.TestCase):
         watch = zygote_cgroup.LimitWatch()
         ooms = watch.ooms
         p = self.start(128)
-        self.assertEqual(self.verdict_within(10.0, watch), "full")
+        # The verdict must come once the process reaches its limit; how soon depends on how busy the machine is, so the
+        # bound is generous (it only fails a watch that never says "full").
+        self.assertEqual(self.verdict_within(60.0, watch), "full")
         self.assertIsNone(p.poll(), "it waits at its limit: nothing ended it")
         self.assertTrue(zygote_cgroup.full_of_unreclaimable())
         self.assertEqual(zygote_cgroup.oom_kills(), ooms, "the killer did not act")

@@ -33,7 +33,8 @@ after(async () => {
 const calls = (n: number, from: number) =>
   Array.from({ length: n }, (_, i) => ({
     code: `import time\ntime.sleep(0.05)\nprint(${from + i} * 3)`,
-    timeoutS: 10,
+    // A limit the test never means to reach (a call takes 50 ms): generous, so a busy machine cannot time one out.
+    timeoutS: 60,
   }));
 
 test('a sandbox node per node; one killed under load comes back and no call is lost or doubled', { skip }, async () => {
@@ -50,10 +51,14 @@ test('a sandbox node per node; one killed under load comes back and no call is l
       warm.map((r) => r.stdout),
       Array.from({ length: 20 }, (_, i) => `${i * 3}\n`),
     );
-    // Kill one node's server while 80 calls are in flight.
+    // Kill one node's server while 80 calls are in flight, some of them on it (seen, not assumed after a sleep).
     const victim = first[0]!;
     const load = Promise.all(calls(80, 100).map((c) => sb.run(c)));
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(
+      'calls in flight on the node to be killed',
+      () => sb.client.status().nodes.some((n) => n.url === victim.url && n.inFlight > 0),
+      { timeoutMs: 60_000, intervalMs: 10, detail: () => JSON.stringify(sb.client.status()) },
+    );
     process.kill(victim.child, 'SIGKILL');
     const results = await load;
     results.forEach((r, i) => {

@@ -46,7 +46,9 @@ test('verify --jsonl FILE writes one verdict per line', async () => {
       .map((r) => JSON.stringify(r))
       .join('\n') + '\n',
   );
-  const r = await capture(() => verifyCommand.run(['--jsonl', file]));
+  // --timeout-ms: the symbolic check's limit (2 s by default) is not what this tests; generous, so that a check stalled
+  // on a busy machine is still decided by what it computes.
+  const r = await capture(() => verifyCommand.run(['--jsonl', file, '--timeout-ms', '60000']));
   assert.equal(r.code, 0);
   const lines = r.out
     .trim()
@@ -82,7 +84,9 @@ test('verify --explain: every step of the cascade with its decision, after the v
     lines.map((l) => l.trim().split(/\s+/)[0]),
     ['extract', 'normalise', 'exact', 'verdict'],
   );
-  const sym = await capture(() => verifyCommand.run(['--gold', 'x^2-1', '--pred', '(x-1)(x+1)', '--explain']));
+  const sym = await capture(() =>
+    verifyCommand.run(['--gold', 'x^2-1', '--pred', '(x-1)(x+1)', '--explain', '--timeout-ms', '60000']),
+  );
   assert.deepEqual(
     (JSON.parse(sym.out.split('\n')[0]!) as { steps: { step: string }[] }).steps.map((s) => s.step),
     ['extract', 'normalise', 'symbolic', 'verdict'],

@@ -5,7 +5,9 @@ import { MAX_ANSWER_CHARS, Verifier } from '../../workers/reward/verifier.ts';
 import { scoreTrajectory } from '../../workers/rollout/score.ts';
 import type { Trajectory } from '../../contracts/trajectory.ts';
 
-const v = new Verifier({ workers: 1 });
+// Each symbolic check's time limit (2 s by default) is one these verdicts never mean to reach: generous, so that a check
+// stalled on a busy machine is still decided by what it computes (tests/unit/reward-timeout.test.ts tests the limit).
+const v = new Verifier({ workers: 1, timeoutMs: 60_000 });
 after(() => v.close());
 
 test('several \\boxed{} with different values inside <answer> are incorrect; the same value boxed twice is fine', async () => {

@@ -5,7 +5,9 @@ import { after, test } from 'node:test';
 import { Verifier } from '../../workers/reward/verifier.ts';
 import { NUMERIC_TOLERANCE, parseExact } from '../../workers/reward/normalize.ts';
 
-const v = new Verifier({ workers: 1 });
+// Each symbolic check's time limit (2 s by default) is one these verdicts never mean to reach: generous, so that a check
+// stalled on a busy machine is still decided by what it computes (tests/unit/reward-timeout.test.ts tests the limit).
+const v = new Verifier({ workers: 1, timeoutMs: 60_000 });
 after(() => v.close());
 const judge = async (gold: string, pred: string) => (await v.verify(gold, `<answer>\\boxed{${pred}}</answer>`)).correct;
 
@@ -59,7 +61,7 @@ test('parseExact keeps big integers and decimals exact', () => {
 });
 
 test('the tolerance is a setting (recipe verifier.tolerance); integers ignore it', async () => {
-  const loose = new Verifier({ workers: 1, tolerance: { rel: 1e-3, abs: 0 } });
+  const loose = new Verifier({ workers: 1, timeoutMs: 60_000, tolerance: { rel: 1e-3, abs: 0 } });
   try {
     assert.equal((await loose.verify('3.14159', '3.1416')).correct, true);
     assert.equal((await loose.verify('1000', '1001')).correct, false, 'integers still compare exactly');

@@ -6,7 +6,9 @@ import { after, test } from 'node:test';
 import { Verifier } from '../../workers/reward/verifier.ts';
 import { asInterval } from '../../workers/reward/normalize.ts';
 
-const v = new Verifier({ workers: 1 });
+// Each symbolic check's time limit (2 s by default) is one these verdicts never mean to reach: generous, so that a check
+// stalled on a busy machine is still decided by what it computes (tests/unit/reward-timeout.test.ts tests the limit).
+const v = new Verifier({ workers: 1, timeoutMs: 60_000 });
 after(() => v.close());
 
 async function expect(cases: [gold: string, pred: string, equal: boolean][]) {

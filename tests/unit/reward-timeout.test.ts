@@ -39,8 +39,9 @@ test('a pathological expression is cut off at its limit, the event loop stays re
   // The main thread's timers kept firing while the workers ground (the grinding is off the event loop).
   assert.ok(ticks > ticksAtQuick, `no timer fired while the slow checks ran (${ticks} ticks)`);
   assert.ok(v.pool.terminated >= 2);
-  // the replaced workers answer the next symbolic check
-  const after_ = await v.verify('\\sqrt{8}', '2\\sqrt{2}', { timeoutMs: 5000 });
+  // the replaced workers answer the next symbolic check (its limit one it never means to reach: it takes milliseconds,
+  // and a busy machine must not turn its answer into a timeout)
+  const after_ = await v.verify('\\sqrt{8}', '2\\sqrt{2}', { timeoutMs: 60_000 });
   assert.equal(after_.correct, true);
   assert.equal(after_.method, 'symbolic');
 });

@@ -109,7 +109,9 @@ test('the demo tool texts are what the real sandbox zygote returns (failing and 
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tasks-zygote-'));
   try {
     // The zygote outside bubblewrap (unsafe mode: it works in a private temp folder under TMPDIR), no heavy preloads.
-    const input = codes.map((code, id) => JSON.stringify({ id, code, input: '', timeout: 10 })).join('\n') + '\n';
+    // Each call's wall-clock limit is one no call here means to reach (they take milliseconds): generous, so that a
+    // call stalled on a busy machine is not answered `timeout` instead of its output.
+    const input = codes.map((code, id) => JSON.stringify({ id, code, input: '', timeout: 60 })).join('\n') + '\n';
     const r = spawnSync(PYTHON!, [ZYGOTE, ''], {
       input,
       encoding: 'utf8',

@@ -62,33 +62,46 @@ test('the marker is matched as a whole variable', () => {
 });
 
 test('a process left behind with the suite marker is found, named and killed; one that ends in time is not', async (t) => {
+  // Two markers, so that neither half depends on how fast a busy machine runs the processes: the one that ends is
+  // told to end once its grace has begun, and the grace waits for it (polled; a generous bound, over as soon as it has
+  // gone); the one that stays runs for two minutes, far past its short grace.
   const id = `unit-${process.pid}-${Date.now()}`;
-  const spawnMarked = (ms: number) =>
-    spawn(process.execPath, ['-e', `setTimeout(() => {}, ${ms})`], {
+  const spawnMarked = (marker: string, code: string, stdin: 'ignore' | 'pipe') =>
+    spawn(process.execPath, ['-e', code], {
       detached: true, // a daemon leaves its starter's process group, as a leftover would
-      stdio: 'ignore',
-      env: { ...process.env, [SUITE_MARKER]: id },
+      stdio: [stdin, 'ignore', 'ignore'],
+      env: { ...process.env, [SUITE_MARKER]: marker },
     });
-  const stays = spawnMarked(120_000);
-  const ends = spawnMarked(500);
+  const stays = spawnMarked(`${id}-stays`, 'setTimeout(() => {}, 120000)', 'ignore');
+  // Ends when its stdin closes, and not before.
+  const ends = spawnMarked(`${id}-ends`, "process.stdin.on('data', () => {}).on('end', () => process.exit(0))", 'pipe');
   const exited = new Promise((r) => stays.once('exit', (_code, signal) => r(signal)));
-  ends.unref();
-  t.after(() => stays.kill('SIGKILL')); // should an assertion fail first
-  const pids = [stays.pid, ends.pid].sort();
-  // Both are found while they run (polled until the new processes are readable).
-  const found = () =>
-    markedProcesses(id)
-      .map((p) => p.pid)
-      .sort();
-  for (let i = 0; i < 50 && found().length < 2; i++) await new Promise((r) => setTimeout(r, 20));
-  assert.deepEqual(found(), pids);
-  const left = await leftoverProcesses(id, 3000);
+  const endsExited = new Promise((r) => ends.once('exit', (code) => r(code)));
+  t.after(() => {
+    stays.kill('SIGKILL'); // should an assertion fail first
+    ends.kill('SIGKILL');
+  });
+  // Each is found while it runs (polled until the new process has exec'd and its environment is readable: it must
+  // come, so the bound is only a failure bound).
+  const found = (marker: string) => markedProcesses(marker).map((p) => p.pid);
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+    if (found(`${id}-stays`).length > 0 && found(`${id}-ends`).length > 0) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.deepEqual(found(`${id}-stays`), [stays.pid]);
+  assert.deepEqual(found(`${id}-ends`), [ends.pid]);
+  // The grace begins with a look at the processes (still running: the one that ends has not been told yet).
+  const ending = leftoverProcesses(`${id}-ends`, 60_000);
+  ends.stdin!.end();
+  assert.deepEqual(await ending, [], 'a process that ends in the grace is no leftover');
+  assert.equal(await endsExited, 0, 'it ended by itself, not killed');
+  const left = await leftoverProcesses(`${id}-stays`, 200);
   assert.deepEqual(
     left.map((p) => p.pid),
     [stays.pid],
-    'only the one still running after the grace',
+    'the one still running after the grace',
   );
   assert.match(left[0]!.command, /-e setTimeout\(\(\) => \{\}, 120000\)/);
   assert.equal(await exited, 'SIGKILL');
-  assert.deepEqual(markedProcesses(id), []);
+  assert.deepEqual(markedProcesses(`${id}-stays`), []);
 });
