@@ -294,11 +294,11 @@ const e2ePart =
 const inTurn = async (list) => {
   for (const p of list) if (p) await p();
 };
-// Lanes balanced by measured time (each ~11-13 minutes on 2 cores). Then, with nothing beside them, the `@alone`
+// Lanes balanced by measured time (~13-14 minutes each on 2 cores, docs/testing.md). Then, with nothing beside them, the `@alone`
 // files (they starve the machine on purpose) and Ray (its clusters beside the no-database part once left a head's
 // dashboard without an answer for over 30 s). docs/testing.md says why.
-const laneA = [lint, unitPart, sqlitePart, postgresPart, modelPart];
-const laneB = [sandboxPart, e2ePart];
+const laneA = [lint, unitPart, sqlitePart, postgresPart, modelPart, e2ePart];
+const laneB = [sandboxPart];
 if (lanes === 2) await Promise.all([inTurn(laneA), inTurn(laneB)]);
 else await inTurn([...laneA, ...laneB]);
 await inTurn([loadPart, rayPart]);
