@@ -297,8 +297,8 @@ const inTurn = async (list) => {
 // Lanes balanced by measured time (~13-14 minutes each on 2 cores, docs/testing.md). Then, with nothing beside them, the `@alone`
 // files (they starve the machine on purpose) and Ray (its clusters beside the no-database part once left a head's
 // dashboard without an answer for over 30 s). docs/testing.md says why.
-const laneA = [lint, unitPart, sqlitePart, postgresPart, modelPart, e2ePart];
-const laneB = [sandboxPart];
+const laneA = [lint, unitPart, sqlitePart, postgresPart, modelPart];
+const laneB = [sandboxPart, e2ePart];
 if (lanes === 2) await Promise.all([inTurn(laneA), inTurn(laneB)]);
 else await inTurn([...laneA, ...laneB]);
 await inTurn([loadPart, rayPart]);

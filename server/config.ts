@@ -72,6 +72,8 @@ export function config(env: Record<string, string | undefined> = process.env) {
     rayDatabaseUrl: env.TOOLSMITH_RAY_DATABASE_URL?.trim() || undefined,
     /** Seconds a run's trainer group waits to be placed before it fails naming what is missing. */
     rayPlacementTimeoutS: num('TOOLSMITH_RAY_PLACEMENT_TIMEOUT_S', 300),
+    /** Seconds the cluster's dashboard may refuse connections before a run following it fails (its head is lost). */
+    rayHeadLostS: num('TOOLSMITH_RAY_HEAD_LOST_S', 30),
     /** Set inside a run's Ray job (runtime env): this process is that run's orchestrator, its trainer ranks Ray actors. */
     onRay: env.TOOLSMITH_ON_RAY === '1',
     /**

@@ -121,11 +121,12 @@ test("the orchestrator's Ray job killed, then the worker following it: each is t
 
 test('a lost Ray head fails the run with the reason', { skip }, async () => {
   const { runId } = await launchTraining(db, { spec: recipe('ray-lost-head', 20) }, { cluster: 'ray' });
-  const w = rayWorker(cluster, fresh.url, 'ray-fault-head');
+  // The head is stopped for good here, so the wait before the run fails needs no margin for a slow one.
+  const w = rayWorker(cluster, fresh.url, 'ray-fault-head', { TOOLSMITH_RAY_HEAD_LOST_S: '5' });
   await rlStepStored(runId, SFT + 1, [w]);
   await cluster.stop(); // every node of it, the head first
   const run = await runEnded(db, cluster, runId, [w], 180_000);
   assert.equal(run.status, 'failed');
-  assert.match(run.error ?? '', /the Ray cluster's head at http:\/\/127\.0\.0\.1:\d+ stopped answering/);
+  assert.match(run.error ?? '', /the Ray cluster's head at http:\/\/127\.0\.0\.1:\d+ stopped answering for 5 s/);
   assert.match(run.error ?? '', /resume the run once the cluster is back/);
 });

@@ -11,10 +11,10 @@ import { PermanentJobError, type JobContext } from '../types.ts';
 export const RAY_PERMANENT_EXIT = 3;
 const PERMANENT_MESSAGE = new RegExp(`exit code ${RAY_PERMANENT_EXIT}\\b`);
 const POLL_MS = 1000;
-/** How long the cluster's dashboard may stay unreachable before the run fails (its head is taken to be lost). */
-const HEAD_LOST_MS = 30_000;
-/** A head that takes connections but answers nothing is busy, not lost (on 2 cores beside another load its dashboard
- *  once answered nothing for over 30 s while the run went on): it fails the run only when it stays so this long. */
+/** How long the dashboard may stay unreachable before the run fails (its head is taken to be lost) is the operator's
+ *  (TOOLSMITH_RAY_HEAD_LOST_S, 30 s). A head that takes connections but answers nothing is busy, not lost (on 2 cores
+ *  beside another load its dashboard once answered nothing for over 30 s while the run went on): it fails the run
+ *  only when it stays so this long. */
 const HEAD_HUNG_MS = 300_000;
 const LOG_LINES_PER_POLL = 50;
 /** The log is read whole each time (the Jobs API has no offset): less often than the state. */
@@ -122,7 +122,7 @@ export async function trainOnRay(ctx: JobContext<JobPayload<'train'>>): Promise<
     } catch (e) {
       if (!(e instanceof RayJobsError) || e.status !== undefined) throw e;
       unreachableSince ??= Date.now();
-      const limit = e.busy ? HEAD_HUNG_MS : HEAD_LOST_MS;
+      const limit = e.busy ? HEAD_HUNG_MS : cfg.rayHeadLostS * 1000;
       if (Date.now() - unreachableSince > limit)
         throw new PermanentJobError(
           `the Ray cluster's head at ${cfg.rayAddress} stopped answering for ${limit / 1000} s (${e.message}): the run's Ray job ${id} and its actors are lost with it; resume the run once the cluster is back (it continues from the last checkpoint)`,
