@@ -3,10 +3,13 @@
  * embedded default (the SFT'd 0.3M-parameter character model, tests/helpers/embedded-sft.ts) and the real pretrained
  * SmolLM2-135M-Instruct (fetched by its pins, tests/helpers/real-model.ts). For each: one request, then 16 at once,
  * each sampling up to 96 tokens (temperature 1; a request may stop earlier at its end-of-turn token) from the same
- * minimal-template GSM8K prompt; tokens generated / wall time, medians of 3.
+ * minimal-template GSM8K prompt; tokens generated / wall time, medians of 3. Then SmolLM2 again on the engine as it
+ * was before its cache rows grew with the requests (every row the whole context long), for the ratio.
  *
  *   npx tsx bench/engine-models.ts
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { OnnxEngine } from '../workers/engines/onnx-engine.ts';
 import { EMBEDDED_TEMPLATE_SETTINGS, buildPrompt } from '../workers/rollout/template.ts';
@@ -19,8 +22,8 @@ const TOKENS = 96;
 const ROUNDS = 3;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function rate(dir: string, batch: number): Promise<{ tps: number; tokens: number }> {
-  const engine = await OnnxEngine.load(dir, { maxBatch: 16 });
+async function rate(dir: string, batch: number, cacheStart?: number): Promise<{ tps: number; tokens: number }> {
+  const engine = await OnnxEngine.load(dir, { maxBatch: 16, cacheStart });
   const prompt = buildPrompt(QUESTION, EMBEDDED_TEMPLATE_SETTINGS);
   try {
     const runs: number[] = [];
@@ -59,6 +62,17 @@ for (const [name, dir] of models) {
     `${name.padEnd(42)} ${one.tps.toFixed(1).padStart(7)} ${sixteen.tps.toFixed(1).padStart(10)} ${(sixteen.tps / one.tps).toFixed(2).padStart(12)}`,
   );
 }
+// The engine as it was before its cache rows grew with the requests: every row sized for the whole context, which
+// every decode step's attention reads.
+const smol = models[1]![1];
+const ctx = (JSON.parse(fs.readFileSync(path.join(smol, 'config.json'), 'utf8')) as { block_size: number }).block_size;
+const before = [await rate(smol, 1, ctx), await rate(smol, 16, ctx)];
+console.log(
+  `${`SmolLM2, cache rows of the whole context (${ctx})`.padEnd(42)} ${before[0]!.tps.toFixed(1).padStart(7)} ${before[1]!.tps.toFixed(1).padStart(10)} ${(before[1]!.tps / before[0]!.tps).toFixed(2).padStart(12)}`,
+);
+console.log(
+  `SmolLM2, growing rows / whole-context rows: batch 1 ${(rows[1]![0]! / before[0]!.tps).toFixed(2)}x, batch 16 ${(rows[1]![1]! / before[1]!.tps).toFixed(2)}x`,
+);
 console.log(
   `SmolLM2 / embedded at batch 16: ${(rows[1]![1]! / rows[0]![1]!).toFixed(4)} (1 : ${(rows[0]![1]! / rows[1]![1]!).toFixed(0)})`,
 );

@@ -1,8 +1,9 @@
 // The embedded engine's slot KV cache (workers/engines/slot-cache.ts): writes land at [row, head, pos], rows copy,
-// park and load without touching other rows, and the mask marks exactly the filled positions.
+// park and load without touching other rows, the mask marks exactly the filled positions, and the capacity grows
+// with the rows (their positions moved as they were) and goes back when nothing runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SlotCache, commonPrefix } from '../../workers/engines/slot-cache.ts';
+import { CAPACITY_STEP, SlotCache, commonPrefix } from '../../workers/engines/slot-cache.ts';
 
 const L = 2,
   S = 3,
@@ -64,4 +65,41 @@ test('copyRow, extract and load move the first n positions and set the mask; the
   assert.deepEqual(mask(2), [1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1]);
   assert.equal(commonPrefix([1, 2, 3, 4], [1, 2, 9]), 2);
   assert.equal(commonPrefix([], [1]), 0);
+});
+
+test('grow moves the rows it is told to keep into a larger capacity, positions and mask as they were; reset empties it', () => {
+  const c = new SlotCache(L, S, H, D, 600, 4);
+  assert.equal(c.cap, 4);
+  for (let l = 0; l < L; l++) c.write(l, 1, 0, output(l, 1, 3, 1), output(l, 1, 3, -1), 0, 3);
+  c.fill(1, 3);
+  assert.equal(c.grow(4, 2), true, 'fits: nothing moves');
+  assert.equal(c.cap, 4);
+  assert.equal(c.grow(5, 2), true);
+  assert.equal(c.cap, CAPACITY_STEP, 'a whole step');
+  const at = (l: number, row: number, h: number, pos: number, d: number) => [
+    c.keys[l]![((row * H + h) * D + d) * c.cap + pos]!,
+    c.values[l]![((row * H + h) * c.cap + pos) * D + d]!,
+  ];
+  for (let l = 0; l < L; l++)
+    for (let h = 0; h < H; h++)
+      for (let d = 0; d < D; d++)
+        for (let t = 0; t < 3; t++) {
+          const v = 1 + l * 10000 + h * 100 + t * 10 + d;
+          assert.deepEqual(at(l, 1, h, t, d), [v, -v]);
+        }
+  const mask = Array.from(c.maskRows(1, 1));
+  assert.equal(mask.length, CAPACITY_STEP + 1);
+  assert.deepEqual(mask.slice(0, 4), [1, 1, 1, 0]);
+  assert.equal(mask.at(-1), 1, 'the new-token column');
+  assert.equal(c.keyRows(0, 0, 2).length, 2 * H * D * CAPACITY_STEP);
+  // A quarter more at least, in whole steps, never past the context.
+  assert.equal(c.grow(CAPACITY_STEP + 1, 2), true);
+  assert.equal(c.cap, 2 * CAPACITY_STEP);
+  assert.equal(c.grow(590, 2), true);
+  assert.equal(c.cap, 600, 'capped at the context');
+  assert.deepEqual(at(0, 1, 1, 2, 3), [1 + 100 + 20 + 3, -(1 + 100 + 20 + 3)]);
+  assert.equal(c.grow(601, 2), false, 'past the context');
+  c.reset();
+  assert.equal(c.cap, 4);
+  assert.deepEqual(Array.from(c.maskRows(1, 1)), [0, 0, 0, 0, 1]);
 });

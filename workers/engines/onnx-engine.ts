@@ -42,7 +42,7 @@ import type {
 import { HfTokenizer } from './hf-tokenizer.ts';
 import type { Tokenizer } from './tokenizer.ts';
 import { mulberry32, sampleToken } from './sampling.ts';
-import { SlotCache, commonPrefix, type Prefix } from './slot-cache.ts';
+import { CAPACITY_STEP, SlotCache, commonPrefix, type Prefix } from './slot-cache.ts';
 import { detokStep, newDetok, type DetokState } from './detokenize.ts';
 
 /** config.json of an export (export_onnx.py engine_config). */
@@ -79,6 +79,11 @@ export interface OnnxEngineOptions {
    * the same tokens, but float rounding may differ from the reused path.
    */
   prefixCacheTokens?: number;
+  /**
+   * Positions per cache row to start from (default CAPACITY_STEP); rows grow as they need (slot-cache.ts). The whole
+   * context (block_size) is the engine as it was before the capacity grew: bench:engine runs it side by side.
+   */
+  cacheStart?: number;
 }
 
 /** A prefix shorter than this is prefilled again rather than copied (the copy would cost about as much). */
@@ -335,7 +340,14 @@ export class OnnxEngine implements PolicyEngine {
   // ——— the loop ———
 
   private newCache(c: ModelConfig): SlotCache {
-    return new SlotCache(c.n_layer, this.maxBatch, c.n_kv_head, c.head_dim, c.block_size);
+    return new SlotCache(
+      c.n_layer,
+      this.maxBatch,
+      c.n_kv_head,
+      c.head_dim,
+      c.block_size,
+      this.opts.cacheStart ?? CAPACITY_STEP,
+    );
   }
 
   private kick(): void {
@@ -383,6 +395,7 @@ export class OnnxEngine implements PolicyEngine {
     }
     if (this.closed) for (const q of [...this.running]) this.finish(q, 'aborted', null, 'engine closed');
     this.reap();
+    this.cache.reset(); // nothing runs: the next batch grows it to what it needs
   }
 
   private applyReload(): void {
@@ -459,7 +472,8 @@ export class OnnxEngine implements PolicyEngine {
   }
 
   private feeds(ids: number[], pos: number[], mask: Float32Array, B: number, T: number, row: number) {
-    const { n_layer, n_kv_head: H, head_dim: D, block_size: L } = this.m.config;
+    const { n_layer, n_kv_head: H, head_dim: D } = this.m.config;
+    const L = this.cache.cap;
     const f: Record<string, ort.Tensor> = {
       input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [B, T]),
       position_ids: new ort.Tensor('int64', BigInt64Array.from(pos, BigInt), [B, T]),
@@ -487,7 +501,8 @@ export class OnnxEngine implements PolicyEngine {
   }
 
   private async prefill(q: Seq): Promise<void> {
-    const L = this.m.config.block_size;
+    this.cache.grow(q.prompt.length, this.running.length); // rows [0, running) hold live requests, q the last
+    const L = this.cache.cap;
     const p = this.reusePrefix(q);
     q.reused = p;
     const rest = q.prompt.slice(p);
@@ -523,6 +538,7 @@ export class OnnxEngine implements PolicyEngine {
   private async decodeStep(): Promise<void> {
     const batch = [...this.running];
     const B = batch.length;
+    this.cache.grow(Math.max(...batch.map((q) => q.len)) + 1, B); // each row writes its next position
     const out = await this.m.session.run(
       this.feeds(
         batch.map((q) => q.next),
@@ -546,7 +562,7 @@ export class OnnxEngine implements PolicyEngine {
     );
     batch.forEach((q, b) => {
       if (q.done) return; // aborted or closed while the step ran
-      this.cache.mask[q.row * (this.m.config.block_size + 1) + q.len] = 1;
+      this.cache.mask[q.row * (this.cache.cap + 1) + q.len] = 1;
       q.len++;
       this.accept(q, logits.subarray(b * V, (b + 1) * V));
     });
