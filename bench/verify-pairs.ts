@@ -1,7 +1,8 @@
 /**
  * The pairs bench:verify runs (pure, seeded): (gold, prediction, truth) from the embedded task's answers written the
  * ways a model writes them, from the answer shapes of real datasets (issue 15, requirement 4), and from the project's
- * corpus (tests/fixtures/verifier-corpus.jsonl). `truth` is what a careful grader says; `type` groups the report.
+ * corpus (tests/fixtures/verifier-corpus.jsonl) and Math-Verify's own test cases (tests/fixtures/verifier-corpus-math-verify.jsonl).
+ * `truth` is what a careful grader says (for Math-Verify's cases, what its tests assert); `type` groups the report.
  */
 import fs from 'node:fs';
 import { generate, randInt, pick, type Rng } from '../workers/tasks/arith.ts';
@@ -319,7 +320,8 @@ function shapePairs(perShape: number, seed: number): Pair[] {
   return out;
 }
 
-function corpusPairs(file: string): Pair[] {
+/** A labelled JSONL file's pairs; `type` names them (by default `corpus: <note>`). */
+function corpusPairs(file: string, type?: string): Pair[] {
   return fs
     .readFileSync(file, 'utf8')
     .split('\n')
@@ -330,13 +332,30 @@ function corpusPairs(file: string): Pair[] {
         gold: r.gold,
         pred: r.pred,
         truth: r.equal,
-        type: `corpus: ${r.note ?? 'other'}`,
+        type: type ?? `corpus: ${r.note ?? 'other'}`,
         source: 'corpus' as const,
       };
     });
 }
 
-/** The bench's pairs: `task` from the embedded task, `perShape` of each shape (half right, half wrong), the corpus. */
-export function benchPairs(opts: { task: number; perShape: number; seed: number; corpus: string }): Pair[] {
-  return [...taskPairs(opts.task, opts.seed), ...shapePairs(opts.perShape, opts.seed + 1), ...corpusPairs(opts.corpus)];
+/** The type of the pairs from Math-Verify's own test suite (each row names its test file, commit and test). */
+export const UPSTREAM_TYPE = "Math-Verify's own tests";
+
+/**
+ * The bench's pairs: `task` from the embedded task, `perShape` of each shape (half right, half wrong), the corpus,
+ * and `upstream` (issue 40): the cases of Math-Verify's test suite with the labels it states.
+ */
+export function benchPairs(opts: {
+  task: number;
+  perShape: number;
+  seed: number;
+  corpus: string;
+  upstream?: string;
+}): Pair[] {
+  return [
+    ...taskPairs(opts.task, opts.seed),
+    ...shapePairs(opts.perShape, opts.seed + 1),
+    ...corpusPairs(opts.corpus),
+    ...(opts.upstream ? corpusPairs(opts.upstream, UPSTREAM_TYPE) : []),
+  ];
 }

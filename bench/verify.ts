@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { benchPairs, type Pair } from './verify-pairs.ts';
+import { benchPairs, UPSTREAM_TYPE, type Pair } from './verify-pairs.ts';
 import { benchFlags } from './flags.ts';
 import { MathVerify, MATH_VERIFY_POOL } from '../workers/reward/math-verify.ts';
 import { SandboxPool } from '../workers/sandbox/pool.ts';
@@ -69,6 +69,8 @@ const WHY: Record<string, string> = {
   'choice letters': 'Math-Verify reads a choice letter as a symbol; `\\textbf{(B)}` or `B)` does not parse to it.',
   'lists joined with words': 'Math-Verify keeps only one of the candidates joined with a word.',
   'labelled answers': 'Math-Verify compares the whole equation `|AB|=5` or `\\text{Area}=12` and not its value.',
+  [UPSTREAM_TYPE]:
+    "Math-Verify 0.9.0 alone differs from what its own test suite asserts (the row's source in tests/fixtures/verifier-corpus-math-verify.jsonl).",
 };
 
 interface Row {
@@ -96,16 +98,18 @@ const pairs = benchPairs({
   perShape: PER_SHAPE,
   seed: SEED,
   corpus: path.join(ROOT, 'tests/fixtures/verifier-corpus.jsonl'),
+  upstream: path.join(ROOT, 'tests/fixtures/verifier-corpus-math-verify.jsonl'),
 });
+const upstreamCount = pairs.filter((p) => p.type === UPSTREAM_TYPE).length;
 console.log(
-  `bench:verify — ${pairs.length} pairs (${pairs.filter((p) => p.source === 'task').length} embedded task, ${pairs.filter((p) => p.source === 'shapes').length} answer shapes, ${pairs.filter((p) => p.source === 'corpus').length} corpus), concurrency ${CONCURRENCY}`,
+  `bench:verify — ${pairs.length} pairs (${pairs.filter((p) => p.source === 'task').length} embedded task, ${pairs.filter((p) => p.source === 'shapes').length} answer shapes, ${pairs.filter((p) => p.source === 'corpus').length - upstreamCount} corpus, ${upstreamCount} from Math-Verify's tests), concurrency ${CONCURRENCY}`,
 );
 const mv = MathVerify.owning(await SandboxPool.start({ ...MATH_VERIFY_POOL, size: 2 }));
 const verifier = new Verifier({ workers: 2, mathVerify: 'fallback', mathVerifier: mv });
 try {
   // Warm both sides (worker threads, zygotes) before timing either.
   await mapLimit(pairs.slice(0, 20), CONCURRENCY, (p) => verifier.verify(p.gold, p.pred));
-  await mapLimit(pairs.slice(0, 20), CONCURRENCY, (p) => mv.check(p.gold, p.pred, 5));
+  await mapLimit(pairs.slice(0, 20), CONCURRENCY, (p) => mv.check(p.gold, p.pred, 5, true));
 
   const before = mv.stats.checks;
   let t0 = performance.now();
@@ -113,7 +117,7 @@ try {
   const cascadeS = (performance.now() - t0) / 1000;
   const cascadeChecks = mv.stats.checks - before;
   t0 = performance.now();
-  const alone = await mapLimit(pairs, CONCURRENCY, (p) => mv.check(p.gold, p.pred, 5));
+  const alone = await mapLimit(pairs, CONCURRENCY, (p) => mv.check(p.gold, p.pred, 5, true));
   const aloneS = (performance.now() - t0) / 1000;
 
   const rows: Row[] = pairs.map((pair, i) => ({ pair, cascade: cascade[i], mv: alone[i] }));
@@ -152,6 +156,19 @@ try {
   console.log(
     `against the labels: cascade ${pct(right('cascade'), rows.length)}, Math-Verify alone ${pct(right('mv'), rows.length)}`,
   );
+  // A false positive pays a wrong answer: in RL, a reward the policy learns to farm (issue 40: none allowed).
+  const errors = (side: 'cascade' | 'mv') => {
+    const says = (r: Row) => (side === 'cascade' ? r.cascade.correct : mvSays(r));
+    return {
+      fp: rows.filter((r) => says(r) && !r.pair.truth).length,
+      fn: rows.filter((r) => !says(r) && r.pair.truth).length,
+    };
+  };
+  const ce = errors('cascade'),
+    me = errors('mv');
+  console.log(
+    `false positives (a wrong answer called correct): cascade ${ce.fp}, Math-Verify alone ${me.fp}; false negatives: cascade ${ce.fn}, Math-Verify alone ${me.fn}`,
+  );
   console.log(
     `pairs/s: cascade ${(rows.length / cascadeS).toFixed(0)} (${cascadeS.toFixed(1)} s; Math-Verify asked for ${cascadeChecks} pairs), Math-Verify alone ${(rows.length / aloneS).toFixed(0)} (${aloneS.toFixed(1)} s) → ${(aloneS / cascadeS).toFixed(1)}×`,
   );
@@ -167,12 +184,14 @@ try {
       `${t.type.padEnd(30)}${String(t.pairs).padStart(5)}${String(t.disagree).padStart(10)}${t.cascadeRight.padStart(15)}${t.mvRight.padStart(19)}`,
     );
 
-  const esc = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  // A line break is shown as `\n`: `11\n5/6` is not the mixed number `11 5/6`.
+  const esc = (s: string) => s.replace(/\|/g, '\\|').replace(/\r/g, '\\r').replace(/\n/g, '\\n');
   const lines = [
     '# Verifier parity with Math-Verify',
     '',
     `Written by \`npm run bench:verify\` (bench/verify.ts) on ${new Date().toISOString().slice(0, 10)}: ${rows.length} labelled pairs through the whole cascade and through Math-Verify 0.9.0 alone.`,
     `Agreement **${pct(agree.length, rows.length)}** (${disagree.length} disagreements); against the labels the cascade is right on ${pct(right('cascade'), rows.length)}, Math-Verify alone on ${pct(right('mv'), rows.length)}; where Math-Verify alone is right, the cascade agrees on ${pct(keeps, mvRight.length)}.`,
+    `False positives (a wrong answer called correct): cascade **${ce.fp}**, Math-Verify alone ${me.fp}; false negatives: cascade ${ce.fn}, Math-Verify alone ${me.fn}.`,
     `pairs/s: cascade ${(rows.length / cascadeS).toFixed(0)}, Math-Verify alone ${(rows.length / aloneS).toFixed(0)} (concurrency ${CONCURRENCY}, two sandboxed Math-Verify interpreters, two compute-engine threads).`,
     '',
     '| type | pairs | disagreements | cascade right | Math-Verify right |',

@@ -3,6 +3,7 @@
 // what the fast path cannot settle goes to it and its verdict stands; what the fast path settles never reaches it;
 // a slow check is ended by the sandbox's wall clock while other checks and the event loop go on.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { after, before, test } from 'node:test';
 import { MathVerify, MATH_VERIFY_POOL } from '../../workers/reward/math-verify.ts';
 import { SandboxPool } from '../../workers/sandbox/pool.ts';
@@ -77,6 +78,56 @@ test('a wrong answer Math-Verify alone calls right (a primed letter) is settled 
     assert.equal(r.correct, false, `${gold} vs ${pred}: ${r.reason}`);
     assert.equal(r.method, 'exact');
     assert.equal(mv.stats.checks, before, 'Math-Verify was not asked');
+  }
+});
+
+test('issue 40: the wrong free-text answers Math-Verify alone pays are incorrect, in fallback and in always mode', async () => {
+  const always = new Verifier({ workers: 1, mathVerify: 'always', mathVerifier: mv, mathVerifyTimeLimitS: ROOMY_S });
+  try {
+    for (const [gold, pred] of [
+      ['2', '$2^{10}.$'],
+      ['1', 'The answer is $1/3.$'],
+      ['4', 'The answer is 4 4/9.'],
+      ['1 - \\frac{1}{\\mathrm{e}}', '$1 + \\frac{1}{\\mathrm{e}}$'],
+    ] as const) {
+      // Math-Verify 0.9.0 as it is reads `$2` out of `$2^{10}.$`, 4 out of the sentence, 1 out of `1 + \frac{1}{`.
+      assert.equal((await mv.check(gold, pred, ROOMY_S, true)).equal, true, `Math-Verify alone: ${gold} vs ${pred}`);
+      for (const verifier of [v, always]) {
+        const r = await verifier.verify(gold, pred);
+        assert.equal(r.correct, false, `${gold} vs ${pred}: ${r.reason}`);
+      }
+    }
+    // A formula Math-Verify reads only a fragment of (its clean-up cuts `\mathrm{e}}` short) is no verdict of its own.
+    const cut = await mv.check('1 - \\frac{1}{\\mathrm{e}}', '1 + \\frac{1}{\\mathrm{e}}', ROOMY_S);
+    assert.equal(cut.equal, null, cut.reason);
+    assert.match(cut.reason, /fragment/);
+    // A formula it cannot parse gives no number picked out of it: `2^{10}.` is not 2.
+    assert.equal((await mv.check('2', '2^{10}.', ROOMY_S)).equal, false);
+  } finally {
+    await always.close();
+  }
+});
+
+test("Math-Verify's own test cases through the cascade: no wrong answer is paid; right ones stated in a sentence are", async () => {
+  const rows = fs
+    .readFileSync(new URL('../fixtures/verifier-corpus-math-verify.jsonl', import.meta.url), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { gold: string; pred: string; equal: boolean; source: string });
+  const paid: string[] = [];
+  for (const r of rows.filter((x) => !x.equal)) {
+    const x = await v.verify(r.gold, r.pred);
+    if (x.correct) paid.push(`${r.source}: ${r.gold} vs ${r.pred} (${x.reason})`);
+  }
+  assert.deepEqual(paid, []);
+  for (const [gold, pred] of [
+    ['$\\frac{1}{3}$', 'The answer is $\\frac{1}{3}.$'],
+    ['$\\sqrt{2}$', '$\\sqrt{2}.$'],
+    ['40/9', 'The answer is 4 4/9.'],
+    ['$F_n = \\sum_{k=0}^{n-1} F_k F_{n-k-1}$', '$F_n = \\sum_{k=0}^{n-1} F_{n-k-1} F_k$'],
+  ] as const) {
+    const x = await v.verify(gold, pred);
+    assert.equal(x.correct, true, `${gold} vs ${pred}: ${x.reason}`);
   }
 });
 

@@ -4,7 +4,8 @@
  * answers hedges, and has none. Mode "boxed" (the released code):
  * the last `\boxed{}` / `\fbox{}` anywhere. Where the text is an answer rather than a model's response (the CLI's
  * `--pred`, corpora: `bare`), a *bare* answer (short text with no tags, no box and no line breaks) is taken as is;
- * in a response (the reward) an answer outside `<answer>` is none.
+ * in a response (the reward) an answer outside `<answer>` is none. A free-text answer (bare, or an `<answer>` block
+ * without a box) is the formula it states (statedAnswer).
  */
 export type ExtractMode = 'answer' | 'boxed';
 
@@ -83,6 +84,47 @@ export function isBare(text: string): boolean {
   );
 }
 
+/** Words that announce the answer before it: "The answer is", "So the final answer is:", "Answer: " (a space after
+ *  the colon: `a:b` is a ratio), "x is". Bounded, so linear. */
+const LEAD_IN = /^(?:[A-Za-z]+,?\s+){0,8}?(?:is|are|equals|was)\s*:?\s+|^[A-Za-z]+(?:\s+[A-Za-z]+){0,3}\s*:\s+/i;
+
+/** A sentence's closing `.` `,` `;` `:` (not an ellipsis's last dot: `1, 2, 3, ...` lists more than three). */
+function dropFullStop(s: string): string {
+  const t = s.trimEnd();
+  return /[.,;:]$/.test(t) && !/\.\.$/.test(t) ? t.slice(0, -1).trimEnd() : t;
+}
+
+/** The content of one math span that is the whole text (`$…$`, `$$…$$`, `\(…\)`, `\[…\]`), or null. */
+function mathSpan(t: string): string | null {
+  for (const [open, close] of [
+    ['$$', '$$'],
+    ['\\[', '\\]'],
+    ['\\(', '\\)'],
+    ['$', '$'],
+  ] as const) {
+    if (t.length < open.length + close.length || !t.startsWith(open) || !t.endsWith(close)) continue;
+    const inner = t.slice(open.length, t.length - close.length);
+    // One span only: `$1$ and $2$` is two (an escaped `\$` is a dollar sign, not a delimiter).
+    const closes = close === '$' || close === '$$' ? /(?<!\\)\$/.test(inner) : inner.includes(close);
+    return closes ? null : inner;
+  }
+  return null;
+}
+
+/**
+ * The formula a free-text answer states: the words announcing it, the sentence's full stop and a math span's
+ * delimiters go (`The answer is $1/3.$` → `1/3`, `$2^{10}.$` → `2^{10}`, `The answer is 4 4/9.` → `4 4/9`). Taken
+ * whole, the sentence was no formula: the fast path read `Theansweris1/3`, and Math-Verify, failing on it (or on a
+ * full stop inside the delimiters), picked a number out of it — `$2` of `$2^{10}.$` as two dollars — and paid a wrong
+ * answer. Text that is not one such sentence (`$28$ percent`, `1 and 2`) is left as it is.
+ */
+export function statedAnswer(text: string): string {
+  let t = dropFullStop(text.trim().replace(LEAD_IN, ''));
+  const inner = mathSpan(t);
+  if (inner !== null) t = dropFullStop(inner.trim());
+  return t.trim();
+}
+
 export function extractAnswer(text: string, mode: ExtractMode = 'answer', bare = true): Extraction {
   if (typeof text !== 'string' || text.trim() === '') return { answer: null, reason: 'empty response' };
   if (mode === 'answer') {
@@ -93,15 +135,16 @@ export function extractAnswer(text: string, mode: ExtractMode = 'answer', bare =
       if (new Set(boxes.map((b) => b.replace(/\s+/g, ''))).size > 1)
         return { answer: null, reason: `<answer> boxes ${boxes.length} different answers: a hedge is no answer` };
       if (boxes.length) return { answer: boxes[boxes.length - 1].trim(), reason: '\\boxed{} inside <answer>' };
-      if (block.trim() && isBare(block)) return { answer: block.trim(), reason: '<answer> block (no \\boxed{})' };
+      if (block.trim() && isBare(block) && statedAnswer(block))
+        return { answer: statedAnswer(block), reason: '<answer> block (no \\boxed{})' };
       return { answer: null, reason: 'the <answer> block holds no \\boxed{} answer' };
     }
-    if (bare && isBare(text)) return { answer: text.trim(), reason: 'bare answer' };
+    if (bare && isBare(text) && statedAnswer(text)) return { answer: statedAnswer(text), reason: 'bare answer' };
     return { answer: null, reason: 'no <answer> block in the response' };
   }
   const boxes = findBoxed(text).filter((b) => b.trim() !== '');
   if (boxes.length) return { answer: boxes[boxes.length - 1].trim(), reason: 'last \\boxed{} in the response' };
-  if (isBare(text)) return { answer: text.trim(), reason: 'bare answer' };
+  if (isBare(text) && statedAnswer(text)) return { answer: statedAnswer(text), reason: 'bare answer' };
   return { answer: null, reason: 'no \\boxed{} in the response' };
 }
 

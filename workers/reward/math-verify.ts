@@ -46,12 +46,16 @@ export class MathVerify {
     return new MathVerify(sandbox);
   }
 
-  /** Does `answer` equal `gold` by Math-Verify? Both as extracted (Math-Verify normalises them itself). */
-  async check(gold: string, answer: string, timeLimitS: number): Promise<MathVerifyVerdict> {
+  /**
+   * Does `answer` equal `gold` by Math-Verify? Both as extracted (Math-Verify normalises them itself): a formula is
+   * read as LaTeX only, and a value of a fragment of it is no verdict (math_verify_check.py). `plain`: Math-Verify as
+   * it is, on the texts as given (bench:verify's reference).
+   */
+  async check(gold: string, answer: string, timeLimitS: number, plain = false): Promise<MathVerifyVerdict> {
     this.stats.checks++;
     const res = await this.sandbox.run({
       code: CHECK_CODE,
-      input: JSON.stringify({ pairs: [[gold, answer]] }),
+      input: JSON.stringify({ pairs: [[gold, answer]], plain }),
       timeoutS: timeLimitS,
       memoryMb: 1024,
     });

@@ -111,7 +111,13 @@ export function normalize(raw: string): Normalized {
   // percent
   if (/\\?%/.test(s)) {
     percent = true;
-    s = s.replace(/\\?%/g, '');
+    s = s.replace(/\\?%/g, '').trim(); // `4 4/9 %`: no space left behind to hide the mixed number
+  }
+  // `28 percent`, `4 4/9pct`, `12.5 percentage`: the word is the sign (after a number; only at the end)
+  const pw = /(?:percent(?:age)?|pct)$/i.exec(s);
+  if (pw && /[\d}]$/.test(s.slice(0, pw.index).trimEnd())) {
+    percent = true;
+    s = s.slice(0, pw.index).trimEnd();
   }
   s = s.replace(/\\(?:text|mbox)\s*\{\s*(?:percent|degrees?)\s*\}/g, (w) => {
     if (/percent/.test(w)) percent = true;
@@ -135,9 +141,12 @@ export function normalize(raw: string): Normalized {
   }
   // infinity spellings
   s = s.replace(/\\infinity|\\inf(?![a-zA-Z])|(?<![a-zA-Z\\])(?:infinity|inf)(?![a-zA-Z])/gi, '\\infty');
-  // `4 4/9` (a mixed number: four and four ninths), before spaces are dropped and it would read 44/9
-  s = s.replace(/^([-+]?)(\d+)\s+(\d+)\s*\/\s*(\d+)$/, (m, sign, w, n, d) =>
-    Number(n) < Number(d) ? `${sign}\\frac{${Number(w) * Number(d) + Number(n)}}{${d}}` : m,
+  // `(11) 4/9` is a product, never a mixed number (compute-engine reads a number after `)` as one): made explicit
+  s = s.replace(/\)\s*(?=\d)/g, ')\\cdot ');
+  // `4 4/9` (a mixed number: four and four ninths; `1 000 4/9` with its whole part's digit groups spaced), before
+  // spaces are dropped and it would read 44/9
+  s = s.replace(/^([-+]?)(\d{1,3}(?: \d{3})+|\d+)\s+(\d+)\s*\/\s*(\d+)$/, (m, sign, w, n, d) =>
+    Number(n) < Number(d) ? `${sign}\\frac{${Number(w.replace(/ /g, '')) * Number(d) + Number(n)}}{${d}}` : m,
   );
   // `1, 2 and 3`, `x=1 or x=2`, `1; 2`: a list
   if (/\d/.test(s))
