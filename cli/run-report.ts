@@ -27,6 +27,21 @@ export function formatRunReport(r: RunReport): string {
       );
     }
   }
+  const rl = r.stages.filter((s) => s.groups);
+  if (rl.length) {
+    // docs/method.md §5 "Dynamic sampling and the pass-rate curriculum": a group with all-equal rewards trains nothing.
+    lines.push(
+      '',
+      '| stage | RL steps | groups drawn | with mixed rewards | kept after RoC | skipped by the curriculum | steps short of their groups |',
+      '|---|--:|--:|--:|--:|--:|--:|',
+    );
+    for (const s of rl) {
+      const g = s.groups!;
+      lines.push(
+        `| ${s.name} | ${g.steps} | ${g.drawn} | ${g.mixed} (${formatPercent(g.drawn ? g.mixed / g.drawn : 0)}) | ${g.kept} | ${g.skipped} | ${g.short} |`,
+      );
+    }
+  }
   for (const b of r.paired) {
     lines.push(
       '',

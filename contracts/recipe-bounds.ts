@@ -25,13 +25,13 @@ export const RECIPE_LIMITS = {
     why: 'each stage is a separate schedule, checkpoint and evaluation; more is a sweep, not a recipe',
   },
   embeddedTrajectoriesPerStep: {
-    field: 'stages.N.promptsPerStep × rolloutsPerPrompt',
+    field: 'stages.N.promptsPerStep × rolloutsPerPrompt (× dynamicSampling.maxGenBatches)',
     limit: 4096,
     what: 'trajectories per step (embedded model)',
     why: 'the embedded worker keeps every trajectory of a step in memory, with its token arrays, and runs them on its own CPU',
   },
   modelTrajectoriesPerStep: {
-    field: 'stages.N.promptsPerStep × rolloutsPerPrompt',
+    field: 'stages.N.promptsPerStep × rolloutsPerPrompt (× dynamicSampling.maxGenBatches)',
     limit: 65_536,
     what: 'trajectories per step (named model)',
     why: 'the worker keeps every trajectory of a step in memory until the update (the report runs 512 × 32 = 16,384)',
@@ -111,15 +111,22 @@ export function checkRecipeBounds(r: Recipe): BoundIssue[] {
     }
     const trajectories = s.promptsPerStep * s.rolloutsPerPrompt;
     const how = `promptsPerStep ${fmt(s.promptsPerStep)} × rolloutsPerPrompt ${fmt(s.rolloutsPerPrompt)}`;
+    // Dynamic sampling holds up to maxGenBatches rounds of at most promptsPerStep groups each (dynamic-sampling.ts).
+    const rounds = s.dynamicSampling.enabled ? s.dynamicSampling.maxGenBatches : 1;
     if (trajectories > perStep.limit)
       out.push({ path: ['stages', i, 'promptsPerStep'], message: over(perStep, trajectories, how) });
-    else if (trajectories * s.maxResponseTokens > L.tokensPerStep.limit) {
+    else if (trajectories * rounds > perStep.limit)
+      out.push({
+        path: ['stages', i, 'dynamicSampling', 'maxGenBatches'],
+        message: over(perStep, trajectories * rounds, `${how} × dynamicSampling.maxGenBatches ${fmt(rounds)}`),
+      });
+    else if (trajectories * rounds * s.maxResponseTokens > L.tokensPerStep.limit) {
       out.push({
         path: ['stages', i, 'maxResponseTokens'],
         message: over(
           L.tokensPerStep,
-          trajectories * s.maxResponseTokens,
-          `${how} × maxResponseTokens ${fmt(s.maxResponseTokens)}`,
+          trajectories * rounds * s.maxResponseTokens,
+          `${how}${rounds > 1 ? ` × dynamicSampling.maxGenBatches ${fmt(rounds)}` : ''} × maxResponseTokens ${fmt(s.maxResponseTokens)}`,
         ),
       });
     }

@@ -521,6 +521,30 @@ export const RlStageSchema = z.object({
       partialRollouts: z.boolean().default(false),
     })
     .prefault({}),
+  /**
+   * Dynamic sampling (DAPO; verl `algorithm.filter_groups`, docs/method.md §5 "Dynamic sampling and the pass-rate
+   * curriculum"): draw more prompts until the step has `promptsPerStep` groups with mixed rewards, in at most
+   * `maxGenBatches` rounds of generation (the first included; verl `max_num_gen_batches`). Off by default: the
+   * report's loop drops equal-reward groups and trains on the rest, and extra rounds cost rollout time.
+   */
+  dynamicSampling: z
+    .object({
+      enabled: z.boolean().default(false),
+      maxGenBatches: z.number().int().min(1, 'must be at least 1 (the first round)').max(64, 'at most 64').default(4),
+    })
+    .prefault({}),
+  /**
+   * The pass-rate curriculum (same section): draw first the problems the current policy solves sometimes, estimated
+   * from this run's stored rollouts and evaluation samples of the last `windowSteps` steps, then the untried ones;
+   * those solved always or never (at least `minSamples` outcomes) are skipped while others remain. Off by default.
+   */
+  curriculum: z
+    .object({
+      enabled: z.boolean().default(false),
+      minSamples: z.number().int().min(1, 'must be at least 1').max(4096).default(4),
+      windowSteps: z.number().int().min(1, 'must be at least 1').max(1_000_000).default(20),
+    })
+    .prefault({}),
 });
 
 export const StageSchema = z.discriminatedUnion('type', [SftStageSchema, RlStageSchema], {
@@ -651,6 +675,12 @@ function checkRecipe(r: RecipeObject, ctx: z.RefinementCtx): void {
       issue(
         ['stages', i, 'maxResponseTokens'],
         `must be less than model.block_size (${blockSize}): the prompt needs room too`,
+      );
+    }
+    if (s.dynamicSampling.enabled && !s.roc.dropEqualReward) {
+      issue(
+        ['stages', i, 'dynamicSampling', 'enabled'],
+        'dynamic sampling trains only the groups with mixed rewards: it needs roc.dropEqualReward true',
       );
     }
     if (s.dataFilter.kind === 'hard' && i === 0) {

@@ -800,6 +800,36 @@ export const RL_FIELDS: Catalogue = {
     def: '1',
     help: 'At most this many updates between the weights a batch was sampled with and the trainer that trains on it (0 = synchronous).',
   },
+  'dynamicSampling.enabled': {
+    label: 'Dynamic sampling',
+    kind: 'bool',
+    def: 'false',
+    help: "Draw more prompts until the step has promptsPerStep groups with mixed rewards (DAPO; verl filter_groups). Off: the report's loop, equal-reward groups dropped and not replaced.",
+  },
+  'dynamicSampling.maxGenBatches': {
+    label: 'Max generation rounds',
+    kind: 'int',
+    def: '4',
+    help: 'Rounds of generation per step, the first included (verl max_num_gen_batches); short of its groups at the cap, the step trains what it has and reports it.',
+  },
+  'curriculum.enabled': {
+    label: 'Pass-rate curriculum',
+    kind: 'bool',
+    def: 'false',
+    help: "Draw first the problems the current policy solves sometimes (from this run's stored rollouts and evaluations), then untried ones; skip those solved always or never.",
+  },
+  'curriculum.minSamples': {
+    label: 'Curriculum min outcomes',
+    kind: 'int',
+    def: '4',
+    help: 'Outcomes a problem needs before "solved always" or "never" counts (fewer: untried).',
+  },
+  'curriculum.windowSteps': {
+    label: 'Curriculum window (steps)',
+    kind: 'int',
+    def: '20',
+    help: 'Only outcomes of the last this-many run steps estimate the pass rate: the current policy, not an old one.',
+  },
   'async.partialRollouts': {
     label: 'Partial rollouts',
     kind: 'bool',

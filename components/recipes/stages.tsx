@@ -44,6 +44,16 @@ const RL_GROUPS: [string, string[]][] = [
       'tis.cap',
     ],
   ],
+  [
+    'Groups with a signal',
+    [
+      'dynamicSampling.enabled',
+      'dynamicSampling.maxGenBatches',
+      'curriculum.enabled',
+      'curriculum.minSamples',
+      'curriculum.windowSteps',
+    ],
+  ],
   ['Optimiser', ['lr', 'warmupSteps', 'resetOptimizer']],
 ];
 

@@ -27,6 +27,18 @@ export const PANELS: Panel[] = [
     bands: [{ of: 'rollout/accuracy', lo: 'rollout/accuracy_lo', hi: 'rollout/accuracy_hi' }],
   },
   {
+    // docs/method.md §5 "Dynamic sampling and the pass-rate curriculum": a group with all-equal rewards trains nothing.
+    id: 'groups',
+    title: 'Groups per step',
+    kind: 'line',
+    lines: [
+      { key: 'sampling/groups_drawn', label: 'drawn' },
+      { key: 'sampling/groups_mixed', label: 'mixed rewards' },
+      { key: 'roc/groups_kept', label: 'kept after RoC' },
+      { key: 'curriculum/skipped', label: 'skipped by the curriculum' },
+    ],
+  },
+  {
     id: 'tool-errors',
     title: 'Tool-error rate',
     kind: 'line',

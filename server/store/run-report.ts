@@ -11,6 +11,7 @@ import type { StageEventData } from '../../contracts/runs.ts';
 import { compareEvalRows, rowsAtStep, type BenchmarkComparison, type EvalRowLike } from './eval-compare.ts';
 import { readEventsOfTypes } from './events.ts';
 import { listEvalResults } from './evals.ts';
+import { readSeriesOfKeys } from './metrics.ts';
 import { getRunOrThrow } from './runs.ts';
 
 export interface StageEval extends BenchmarkSummary {
@@ -28,6 +29,53 @@ export interface StageReport {
   /** Times the stage was started (more than 1: it was resumed after a crash or pause, and wallS spans the gaps). */
   starts: number;
   evals: StageEval[];
+  /** An RL stage's groups summed over its steps (docs/method.md §5 "Dynamic sampling…"); absent without points. */
+  groups?: StageGroups;
+}
+/** Summed over a stage's RL steps: groups drawn, with mixed rewards, kept after RoC, prompts the curriculum skipped. */
+export interface StageGroups {
+  steps: number;
+  drawn: number;
+  mixed: number;
+  kept: number;
+  skipped: number;
+  /** Steps that dynamic sampling ended short of their groups (cap or pool). */
+  short: number;
+}
+
+/** The metric keys stageGroups sums, by field. */
+export const GROUP_KEYS = {
+  drawn: 'sampling/groups_drawn',
+  mixed: 'sampling/groups_mixed',
+  kept: 'roc/groups_kept',
+  skipped: 'curriculum/skipped',
+  short: 'sampling/short',
+} as const;
+
+/**
+ * Each RL stage's groups: the points of GROUP_KEYS at its steps (after its start step, up to the next stage's), summed.
+ * Pure. A stage with no `sampling/groups_drawn` point (an older run, an SFT stage) gets none.
+ */
+export function stageGroups(
+  stages: Pick<StageReport, 'type' | 'startStep'>[],
+  series: Record<string, { step: number; value: number }[]>,
+): (StageGroups | undefined)[] {
+  return stages.map((s, i) => {
+    if (s.type !== 'rl') return undefined;
+    const end = stages[i + 1]?.startStep ?? Number.POSITIVE_INFINITY;
+    const inStage = (k: string) => (series[k] ?? []).filter((p) => p.step > s.startStep && p.step <= end);
+    const drawn = inStage(GROUP_KEYS.drawn);
+    if (drawn.length === 0) return undefined;
+    const sum = (k: string) => inStage(k).reduce((a, p) => a + p.value, 0);
+    return {
+      steps: drawn.length,
+      drawn: sum(GROUP_KEYS.drawn),
+      mixed: sum(GROUP_KEYS.mixed),
+      kept: sum(GROUP_KEYS.kept),
+      skipped: sum(GROUP_KEYS.skipped),
+      short: sum(GROUP_KEYS.short),
+    };
+  });
 }
 export interface RunReport {
   runId: string;
@@ -114,11 +162,14 @@ export function stageReports(
 
 export async function runReport(db: Database, runId: string): Promise<RunReport> {
   const run = await getRunOrThrow(db, runId);
-  const [events, evals] = await Promise.all([
+  const [events, evals, series] = await Promise.all([
     readEventsOfTypes(db, runId, ['stage', 'eval', 'status']),
     listEvalResults(db, runId),
+    readSeriesOfKeys(db, runId, Object.values(GROUP_KEYS)),
   ]);
-  const { stages, setupS, wallS } = stageReports(events, evals, run.step);
+  const { stages: plain, setupS, wallS } = stageReports(events, evals, run.step);
+  const groups = stageGroups(plain, series);
+  const stages = plain.map((s, i) => (groups[i] ? { ...s, groups: groups[i] } : s));
   const steps = [...new Set(evals.map((r) => r.step))].sort((a, b) => a - b);
   const firstEvalStep = steps[0] ?? null;
   const lastEvalStep = steps[steps.length - 1] ?? null;

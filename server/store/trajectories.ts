@@ -339,6 +339,25 @@ export async function listStepStats(db: Database, runId: string, split: 'train' 
   }));
 }
 
+/**
+ * Per problem, a run's stored outcomes (training rollouts and evaluation samples) from step `fromStep` to `toStep`
+ * and how many were correct: the pass-rate curriculum's estimate (workers/rl/curriculum.ts). Two group-bys over
+ * the (runId, problemId, step) index.
+ */
+export async function listProblemOutcomes(
+  db: Database,
+  q: { runId: string; fromStep: number; toStep: number },
+): Promise<{ problemId: string; n: number; correct: number }[]> {
+  if (q.toStep < q.fromStep) return [];
+  const where = { runId: q.runId, step: { gte: q.fromStep, lte: q.toStep }, problemId: { not: null } };
+  const [all, right] = await Promise.all([
+    db.prisma.trajectory.groupBy({ by: ['problemId'], where, _count: { _all: true } }),
+    db.prisma.trajectory.groupBy({ by: ['problemId'], where: { ...where, correct: true }, _count: { _all: true } }),
+  ]);
+  const correct = new Map(right.map((g) => [g.problemId, g._count._all]));
+  return all.map((g) => ({ problemId: g.problemId!, n: g._count._all, correct: correct.get(g.problemId) ?? 0 }));
+}
+
 /** Every trajectory of one problem in a run (no content), by step then sample. */
 export function listTrajectoriesOfProblem(
   db: Database,

@@ -1,5 +1,6 @@
 /**
- * A GRPO-RoC stage of a run (docs/method.md §5, §7). Each step: sample prompts (seeded by the step number) →
+ * A GRPO-RoC stage of a run (docs/method.md §5, §7). Each step: draw prompts (seeded by the step number; more
+ * rounds with dynamic sampling, the curriculum's order: prompt-draw.ts) →
  * rl-step.ts (rollouts → rewards, then RoC → update) → weight sync → store all 2G trajectories → metrics →
  * checkpoint. With `async` on, the next step's rollouts are generated while a step trains, at most
  * `maxStaleness` weight versions behind the trainer; TIS corrects the gap as it corrects the engine's numerics.
@@ -11,7 +12,8 @@ import { insertTrajectories } from '../../server/store/trajectories.ts';
 import { mulberry32 } from '../engines/sampling.ts';
 import { toTrajectoryInput } from '../rollout/to-store.ts';
 import { stagePool } from './hard-filter.ts';
-import { generateStep, type GeneratedStep, type RlStepResult, type ScoredRollout, updateStep } from './rl-step.ts';
+import { type GeneratedStep, type RlStepResult, type ScoredRollout, updateStep } from './rl-step.ts';
+import { drawAndGenerate } from './prompt-draw.ts';
 import { tokenRecord } from '../policy/token-record.ts';
 import { batchStaleness } from './staleness.ts';
 import type { TrainRun } from './run-state.ts';
@@ -87,11 +89,10 @@ export async function runRlStage(
   if (sharesCores) await ctx.trainer.setThreads(Math.max(1, Math.floor(os.availableParallelism() / 2)));
   const begin = (at: number): Generation => {
     const rng = mulberry32((recipe.seed * 1_000_003 + at) >>> 0);
-    const prompts = samplePrompts(pool, stage.promptsPerStep, rng);
     const t0 = performance.now();
     const engineIdle = lastGenerationEnd === null ? 0 : (t0 - lastGenerationEnd) / 1000;
     const busy0 = policy.computeMs;
-    const gen = generateStep(
+    const gen = drawAndGenerate(
       {
         engine: policy.engine!,
         // Pinned to the weights it starts on, unless its turns may move to newer ones.
@@ -103,8 +104,20 @@ export async function runRlStage(
         onEvent: ctx.onEvent,
       },
       cfg,
-      prompts,
-      ((recipe.seed * 7919 + at) % 100_000) * 100_000,
+      {
+        db: ctx.db,
+        runId: ctx.runId,
+        pool,
+        stage,
+        // The curriculum reads the outcomes stored up to the step before, or with a look-ahead (which starts before
+        // that step is stored) the one before that: never what timing happens to have stored, so a resumed step
+        // draws what the uninterrupted run drew. Dynamic sampling's extra rounds run inside this generation, on the
+        // weights it started on (or, with partial rollouts, newer ones, each turn tagged): staleness stays ≤ k.
+        outcomesUpTo: at - 1 - (k > 0 ? 1 : 0),
+        stepRng: rng,
+        drawRng: mulberry32(((recipe.seed * 1_000_003 + at) ^ 0x5bd1e995) >>> 0),
+        seedBase: ((recipe.seed * 7919 + at) % 100_000) * 100_000,
+      },
     ).then((g) => {
       lastGenerationEnd = performance.now();
       // Share of the rollout phase the engine spent inside the model (the docs/method.md §6 utilisation).
@@ -167,7 +180,7 @@ export async function runRlStage(
     await run.checkpoints.save(s, { stage: i, stageStep: n, stageDone: false });
     await ctx.progress({ step: s });
     await ctx.log(
-      `step ${s} (${stage.name} ${n}/${stage.steps}): accuracy ${(100 * r.metrics['rollout/accuracy']!).toFixed(1)}%, tool errors ${(100 * r.metrics['rollout/tool_error_rate']!).toFixed(1)}%, kept ${r.metrics['roc/kept']}, ${k > 0 ? `staleness ${staleness.mean.toFixed(2)} (max ${staleness.max}), ` : ''}${((performance.now() - t0) / 1000).toFixed(1)} s`,
+      `step ${s} (${stage.name} ${n}/${stage.steps}): accuracy ${(100 * r.metrics['rollout/accuracy']!).toFixed(1)}%, tool errors ${(100 * r.metrics['rollout/tool_error_rate']!).toFixed(1)}%, kept ${r.metrics['roc/kept']}, ${stage.dynamicSampling.enabled || stage.curriculum.enabled ? `groups ${r.metrics['sampling/groups_drawn']} drawn / ${r.metrics['sampling/groups_mixed']} mixed / ${r.metrics['roc/groups_kept']} kept, ${r.metrics['curriculum/skipped']} skipped, ` : ''}${k > 0 ? `staleness ${staleness.mean.toFixed(2)} (max ${staleness.max}), ` : ''}${((performance.now() - t0) / 1000).toFixed(1)} s`,
       { type: 'step', data: { step: s, metrics: r.metrics } },
     );
     if (recipe.eval?.everySteps && n % recipe.eval.everySteps === 0 && n !== stage.steps) {

@@ -13,6 +13,8 @@ import type { TemplateSettings } from '../rollout/template.ts';
 import { toolStats } from '../rollout/trajectory.ts';
 import { trajectoryPenalties } from '../rl/penalties.ts';
 import { selectStep, type GroupSelection, type RocOptions } from '../rl/grpo-roc.ts';
+import { isMixed, surplusGroup, trainedGroups } from '../rl/dynamic-sampling.ts';
+import type { PassTier } from '../rl/curriculum.ts';
 import type { Rng } from '../rl/sampling.ts';
 import type { TisMode, ToolFormat } from '../../contracts/recipe.ts';
 import type { Sandbox } from '../sandbox/types.ts';
@@ -78,6 +80,22 @@ export interface GeneratedStep {
   prompts: TaskProblem[];
   rollouts: ScoredRollout[];
   timings: { rollout: number; reward: number };
+  /** What dynamic sampling and the curriculum did (prompt-draw.ts); absent: one round, every group goes to RoC. */
+  sampling?: StepSampling;
+}
+
+/** How a step's prompts were drawn (docs/method.md §5 "Dynamic sampling and the pass-rate curriculum"). */
+export interface StepSampling {
+  /** Groups with mixed rewards the step trains at most (dynamic sampling on), else null. */
+  target: number | null;
+  /** Rounds of generation. */
+  rounds: number;
+  /** Dynamic sampling stopped (cap or pool) with fewer mixed groups than its target. */
+  short: boolean;
+  /** Pool problems the curriculum set aside this step (solved always or never) and did not draw. */
+  skipped: number;
+  /** The pool by estimated pass rate (curriculum on), else null. */
+  tiers: Record<PassTier, number> | null;
 }
 
 /** One GRPO-RoC step: generateStep then updateStep (the synchronous loop's step). */
@@ -97,13 +115,15 @@ export async function generateStep(
   cfg: RlStepConfig,
   prompts: TaskProblem[],
   seedBase: number,
+  /** The step's groups drawn before these (dynamic sampling's later rounds): ids, seeds and groups continue. */
+  groupOffset = 0,
 ): Promise<GeneratedStep> {
   const t0 = performance.now();
   const requests = prompts.flatMap((p, g) =>
     Array.from({ length: cfg.rolloutsPerPrompt }, (_, j) => ({
-      id: `g${g}:${j}`,
+      id: `g${groupOffset + g}:${j}`,
       problem: p.question,
-      seed: seedBase + g * cfg.rolloutsPerPrompt + j,
+      seed: seedBase + (groupOffset + g) * cfg.rolloutsPerPrompt + j,
     })),
   );
   const trajectories = await runRollouts(requests, {
@@ -128,7 +148,7 @@ export async function generateStep(
     const pen = trajectoryPenalties(t, cfg.template);
     rollouts.push({
       problem: prompts[g]!,
-      group: g,
+      group: groupOffset + g,
       sample: n % cfg.rolloutsPerPrompt,
       trajectory: t,
       verdict: s.verdict,
@@ -150,11 +170,18 @@ export async function updateStep(
   const { prompts, rollouts } = generated;
   const t2 = performance.now();
   const byGroup = prompts.map((_, g) => rollouts.filter((r) => r.group === g));
-  const { groups, summary } = selectStep(
-    byGroup.map((rs) => rs.map((r) => ({ reward: r.reward, pErr: r.pErr, pFormat: r.pFormat }))),
+  const roc = byGroup.map((rs) => rs.map((r) => ({ reward: r.reward, pErr: r.pErr, pFormat: r.pFormat })));
+  // Dynamic sampling trains the first `target` mixed groups; any mixed group past them is stored, not trained.
+  const mixed = roc.map((rs) => isMixed(rs.map((r) => r.reward)));
+  const trains = trainedGroups(mixed, generated.sampling?.target ?? null);
+  const chosen = selectStep(
+    roc.filter((_, g) => trains[g]),
     { ...cfg.roc, keep: cfg.keep },
     rng,
   );
+  const summary = chosen.summary;
+  let next = 0;
+  const groups = roc.map((rs, g) => (trains[g] ? chosen.groups[next++]! : surplusGroup(rs)));
   const t3 = performance.now();
 
   // The policy update over the kept rollouts; old logprobs recomputed by the trainer (as verl does), so the ratio is
@@ -229,6 +256,18 @@ export async function updateStep(
     ),
     'roc/groups_dropped': summary.droppedAllPositive + summary.droppedAllNegative,
     'roc/groups_kept': summary.keptGroups,
+    // Groups that carry a signal (docs/method.md §5): drawn, with mixed rewards, and the curriculum's skips.
+    'sampling/groups_drawn': prompts.length,
+    'sampling/groups_mixed': mixed.filter(Boolean).length,
+    'sampling/gen_batches': generated.sampling?.rounds ?? 1,
+    'sampling/short': generated.sampling?.short ? 1 : 0,
+    'curriculum/skipped': generated.sampling?.skipped ?? 0,
+    ...(generated.sampling?.tiers
+      ? {
+          'curriculum/sometimes': generated.sampling.tiers.sometimes,
+          'curriculum/unknown': generated.sampling.tiers.unknown,
+        }
+      : {}),
     'roc/kept': kept.length,
     'roc/p_err_positives': summary.meanPErrPositives ?? 0,
     'roc/p_err_kept_positives': summary.meanPErrKeptPositives ?? 0,
