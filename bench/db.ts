@@ -855,7 +855,7 @@ function printReport(reports: DbReport[], skipped: string | null, avgBytes: AvgB
     for (const p of problems) console.log(`  ! ${p}`);
   }
 
-  // Paste-ready block for the README.
+  // Paste-ready block for docs/benchmarks.md "bench:db".
   const env = `${os.cpus().length} CPU${os.cpus().length === 1 ? '' : 's'} (${os.cpus()[0]?.model.trim() ?? 'unknown'}), Node ${process.version}`;
   const md: string[] = [];
   md.push(`| Database | Workload | Batched rows/s | One-at-a-time rows/s | Speed-up |`);
@@ -886,9 +886,9 @@ function printReport(reports: DbReport[], skipped: string | null, avgBytes: AvgB
       `. Targets (SQLite, batched): ≥ ${fmtInt(TARGETS.metricPointsPerSec)} metric points/s ${verdicts[0]?.ok ? 'met' : 'missed'}, ` +
       `≥ ${fmtInt(TARGETS.trajectoriesPerSec)} trajectories/s ${verdicts[1]?.ok ? 'met' : 'missed'}.`,
   );
-  console.log('\n----- README table (markdown, paste as is) -----\n');
+  console.log('\n----- docs/benchmarks.md table (markdown, paste as is) -----\n');
   console.log(md.join('\n'));
-  console.log('\n----- end README table -----');
+  console.log('\n----- end docs/benchmarks.md table -----');
 }
 
 // ───────────────────────────── main ─────────────────────────────

@@ -23,7 +23,7 @@
  * denylist, no network, the host read-only; no memory or process limit by default), installed for the bench only
  * (bench/peers/llm-sandbox.ts), one session per concurrent caller, on the same snippets and concurrencies.
  * --no-peer leaves it out. --peer-url URL also measures a running rStar2 code-judge (bench/peers/code-judge.ts; not
- * on PyPI, it needs Redis: README "Benchmarks" says how to start one) on the same cells, in a table of its own.
+ * on PyPI, it needs Redis: docs/benchmarks.md "Beside a real peer" says how to start one) on the same cells, in a table of its own.
  *
  * Every side runs the same number of calls per cell at the same concurrency, one after the other (pool first),
  * with a short warm-up. calls/s counts correct results only (a baseline call killed by its 4 s timeout when the
@@ -461,7 +461,7 @@ async function main() {
     `\nwhole bench: ${total.toFixed(0)} s${failed ? '; SOME RESULTS WERE WRONG (see FAILED above): their figures mean nothing' : '; every result checked (status, stdout, error type)'}`,
   );
 
-  console.log('\n<!-- README table (bench:sandbox) -->');
+  console.log('\n<!-- docs/benchmarks.md table (bench:sandbox) -->');
   console.log('```markdown');
   console.log(
     `Sandbox pool (size ${pool.opts.size} = cores, bubblewrap isolation ON) vs spawn-per-call baseline (\`python3 source.py\` under prlimit, the released rStar2 method, NO isolation), ${os.cpus().length}-core ${os.cpus()[0]?.model ?? ''}; closed loop, latency as the caller sees it:\n`,

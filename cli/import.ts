@@ -15,8 +15,7 @@ import type { Command } from './commands.ts';
 
 const USAGE = `PATH [--format ${FOREIGN_FORMATS.join('|')}] [--name N] [--follow] [--weights name=w,…] [--framework-version V]
 
-  Reads the rollouts another framework wrote to PATH into a read-only run every view opens (README "Open runs
-  trained elsewhere"). The format is detected from the folder's layout unless named. Without --follow the folder is
+  Reads the rollouts another framework wrote to PATH into a read-only run every view opens (docs/importing-runs.md). The format is detected from the folder's layout unless named. Without --follow the folder is
   read once, here. With --follow a worker tails it (new steps and appended lines within seconds, from the byte
   offsets stored per file, across restarts) until the run is cancelled. --weights: TRL's reward_weights (the
   trajectory's reward is the weighted sum of the reward columns; 1 each unless given).

@@ -1,6 +1,6 @@
 /**
  * The text of a run's report (server/store/run-report.ts): a Markdown table, one row per stage and benchmark, that
- * the README's default-recipe table is pasted from, and the paired difference from the first evaluation to the last.
+ * the table of docs/recipes-and-training.md "The default recipe" is pasted from, and the paired difference from the first evaluation to the last.
  */
 import { formatDifference, formatPercent, formatWithInterval } from '../contracts/intervals.ts';
 import type { RunReport } from '../server/store/run-report.ts';

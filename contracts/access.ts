@@ -1,5 +1,5 @@
 /**
- * Who may do what (README "Deploying for a team"), as the server decides it and the UI shows it: the roles, each
+ * Who may do what (docs/deploying-and-security.md "Users and roles"), as the server decides it and the UI shows it: the roles, each
  * including the ones before it, and the principal, the signed-in user behind a request. Shared by server/auth/
  * (which resolves principals), server/trpc/ (which checks roles) and components/ (the admin panels), so it lives here.
  */

@@ -1,5 +1,5 @@
 /**
- * Where a run runs when a cluster runs it (README "Scaling out" → Ray): written as `cluster` events by the worker
+ * Where a run runs when a cluster runs it (docs/scaling-out.md "Ray"): written as `cluster` events by the worker
  * that submitted the run (the Ray job and its state) and by the run's orchestrator on the cluster (each trainer
  * rank's node and resources); the run page shows the latest of each.
  */

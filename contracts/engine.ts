@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { NAME_RE, NAME_RULE } from './names.ts';
 
 /**
- * How the trainer's new weights reach OpenAI-compatible rollout servers after every update (README "Weight sync").
+ * How the trainer's new weights reach OpenAI-compatible rollout servers after every update (docs/scaling-out.md "Weight sync").
  * The trainer writes each version into its own folder under the shared weight-sync root (TOOLSMITH_WEIGHT_SYNC_DIR)
  * and the engine client calls each server's reload API:
  *   sglang     POST /update_weights_from_disk {model_path, weight_version}; SGLang and `toolsmith serve-model`

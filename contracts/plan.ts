@@ -140,7 +140,7 @@ export const DEFAULT_CONSTANTS: PlanConstants = {
   mfu: def(0.3, 'FSDP2 bf16 training of a 14B model'),
   trainTokensPerS: def(4000, "this machine's trainer on the embedded model (bench:trainer)"),
   overheadS: def(0.05, 'reward, RoC and storage of a small step'),
-  syncFixedS: def(0.3, 'export and reload of the embedded model (README step-time breakdown)'),
+  syncFixedS: def(0.3, 'export and reload of the embedded model (docs/benchmarks.md "Step-time breakdown")'),
   syncBytesPerS: def(5e9, 'weights over the cluster network and into the engines'),
   cpuPerCallS: def(0.05, 'a sympy or numpy snippet in the pool (bench:sandbox); print(1+1) takes ~5 ms'),
   targetToolLatencyS: def(0.3, "the report's mean tool latency (§3)"),

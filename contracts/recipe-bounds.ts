@@ -5,8 +5,8 @@ import type { Recipe } from './recipe.ts';
  * token arrays (ids, engine log-probs, masks) until the update, so prompts × rollouts and their response budget
  * bound the worker's memory; the schema's per-field maxima alone allow 100,000 prompts × 1,024 rollouts, which
  * exhausts any worker. Checked on the parsed recipe (defaults filled in) by RecipeSchema, so recipes.validate,
- * save and launch all refuse the same recipes with the same message. The README's "Configuration" section lists
- * this table.
+ * save and launch all refuse the same recipes with the same message. docs/deploying-and-security.md "Recipe bounds"
+ * lists this table.
  */
 export interface RecipeLimit {
   /** The field (pattern) it bounds, as the error names it. */

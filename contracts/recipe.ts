@@ -270,7 +270,7 @@ export const TokenizerSchema = z.discriminatedUnion(
 export const TrainerSchema = z.object({
   /** Ranks on the worker, started by it as one group that meets on loopback only (FSDP2; one per GPU, or gloo processes on CPU). */
   ranks: z.number().int().min(1).max(64).default(1),
-  /** Machines the run spans (ranks each): more than 1 is torchrun's multi-node rendezvous, started by hand (README). */
+  /** Machines the run spans (ranks each): more than 1 runs only on a Ray cluster (docs/scaling-out.md "Ray"). */
   nodes: z.number().int().min(1).max(1024).default(1),
   /** 'cuda' refuses to start without enough GPUs (one per rank); 'auto' uses them when present. */
   device: z.enum(['auto', 'cpu', 'cuda']).default('auto'),
@@ -314,7 +314,7 @@ export const RolloutEngineSchema = z.discriminatedUnion(
       weightSync: WeightSyncSchema.optional(),
     }),
     /**
-     * Rollout servers the run starts on its Ray cluster as actors (a run launched on Ray only; README "Scaling out"):
+     * Rollout servers the run starts on its Ray cluster as actors (a run launched on Ray only; docs/scaling-out.md "Ray"):
      * `serve-model` (Toolsmith's, on CPU: the embedded path's ONNX export), `sglang` or `vllm` (their documented
      * command lines, with GPU bundles). The trainer's weights reach them after every update through the run's
      * weight-sync folder (a shared mount): serve-model and SGLang by SGLang's reload route, vLLM by its own.

@@ -44,7 +44,7 @@ const server = http.createServer((req, res) => {
     // Once: behind an unlisted proxy every client would share the proxy's address (one sign-in bucket).
     warnedUntrusted = true;
     console.warn(
-      `toolsmith: a request from ${req.headers[CLIENT_ADDRESS_HEADER]} carried X-Forwarded-For, which is ignored: TOOLSMITH_TRUSTED_PROXIES is not set. If that address is your reverse proxy, list it there (README "Client addresses").`,
+      `toolsmith: a request from ${req.headers[CLIENT_ADDRESS_HEADER]} carried X-Forwarded-For, which is ignored: TOOLSMITH_TRUSTED_PROXIES is not set. If that address is your reverse proxy, list it there (docs/deploying-and-security.md "Client addresses").`,
     );
   }
   handle(req, res).catch((e) => {

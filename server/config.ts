@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parseTrustedProxies } from './http/client-address.ts';
 
 /**
- * Every environment variable Toolsmith reads, in one place (the README's configuration table mirrors this).
+ * Every environment variable Toolsmith reads, in one place (docs/configuration.md "Configuration" mirrors this).
  * Read lazily so tests and CLIs can set variables before first use; `env` lets a caller read another environment.
  */
 export function config(env: Record<string, string | undefined> = process.env) {
@@ -16,7 +16,7 @@ export function config(env: Record<string, string | undefined> = process.env) {
     modelsDir: env.TOOLSMITH_MODELS_DIR?.trim()
       ? path.resolve(/*turbopackIgnore: true*/ env.TOOLSMITH_MODELS_DIR.trim())
       : path.join(dataDir, 'models'),
-    /** The shared folder the trainer writes weight versions into for rollout servers (README "Weight sync"); serve-model's default --weights-root. */
+    /** The shared folder the trainer writes weight versions into for rollout servers (docs/scaling-out.md "Weight sync"); serve-model's default --weights-root. */
     weightSyncDir: env.TOOLSMITH_WEIGHT_SYNC_DIR?.trim()
       ? path.resolve(/*turbopackIgnore: true*/ env.TOOLSMITH_WEIGHT_SYNC_DIR.trim())
       : path.join(dataDir, 'weight-sync'),
@@ -60,7 +60,7 @@ export function config(env: Record<string, string | undefined> = process.env) {
     maxTrainerRanks: optionalPositive(env, 'TOOLSMITH_MAX_TRAINER_RANKS'),
     maxTrainerMemoryMb: optionalPositive(env, 'TOOLSMITH_MAX_TRAINER_MEMORY_MB'),
     maxSandboxMemoryMb: optionalPositive(env, 'TOOLSMITH_MAX_SANDBOX_MEMORY_MB'),
-    /** A Ray cluster runs launched for it (README "Scaling out" → Ray): its dashboard URL, for the Jobs REST API. */
+    /** A Ray cluster runs launched for it (docs/scaling-out.md "Ray"): its dashboard URL, for the Jobs REST API. */
     rayAddress: env.TOOLSMITH_RAY_ADDRESS?.trim().replace(/\/+$/, '') || undefined,
     /** The cluster's token (RAY_AUTH_MODE=token), read from this file; never on a command line or in a recipe. */
     rayTokenFile: env.TOOLSMITH_RAY_TOKEN_FILE?.trim() || undefined,

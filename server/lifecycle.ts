@@ -35,7 +35,7 @@ export async function launchTraining(
 ) {
   if (opts.cluster === 'ray' && !rayConfigured())
     throw new UserError(
-      'cluster: "ray" needs a Ray cluster: an operator sets TOOLSMITH_RAY_ADDRESS (its dashboard URL) and TOOLSMITH_RAY_TOKEN_FILE on the workers and the web server (README "Scaling out")',
+      'cluster: "ray" needs a Ray cluster: an operator sets TOOLSMITH_RAY_ADDRESS (its dashboard URL) and TOOLSMITH_RAY_TOKEN_FILE on the workers and the web server (docs/scaling-out.md "Ray")',
       { field: 'cluster' },
     );
   let stored;

@@ -2,7 +2,7 @@
  * A peer for bench:sandbox when one runs: rStar2-Agent's code-judge (a public repository without a licence, not on
  * PyPI: never copied here, only called). Its documented API: POST {url}/run with {type: "python", solution, input?}
  * answers {run_success, success, cost, reason ('' | 'worker_timeout' | 'queue_timeout' | 'internal_error'),
- * stdout, stderr}. How to start one: README "Benchmarks" → bench:sandbox.
+ * stdout, stderr}. How to start one: docs/benchmarks.md "Beside a real peer".
  */
 import type { PeerOutcome } from './llm-sandbox.ts';
 

@@ -243,7 +243,7 @@ export const RECIPE_FIELDS: Catalogue = {
     label: 'Nodes',
     kind: 'int',
     def: '1',
-    help: 'Machines the run spans; more than one is refused by a worker (torchrun by hand, on a trusted network only: README "Scaling out").',
+    help: 'Machines the run spans; more than one runs only on a Ray cluster (docs/scaling-out.md "Ray").',
   },
   'trainer.device': {
     label: 'Device',
@@ -290,7 +290,7 @@ export const RECIPE_FIELDS: Catalogue = {
       openai: { kind: 'openai', urls: [] },
       ray: { kind: 'ray', server: 'serve-model' },
     },
-    help: 'embedded: the ONNX engine on this worker; openai: vLLM/SGLang servers (weight sync after each update: see the README); ray: servers the run starts on its Ray cluster (a run launched on Ray).',
+    help: 'embedded: the ONNX engine on this worker; openai: vLLM/SGLang servers (weight sync after each update: docs/scaling-out.md "Weight sync"); ray: servers the run starts on its Ray cluster (a run launched on Ray).',
   },
   'engine.server': {
     label: 'Server on Ray',
@@ -340,7 +340,7 @@ export const RECIPE_FIELDS: Catalogue = {
     kind: 'toggle',
     on: { mode: 'sglang' },
     off: undefined,
-    help: 'Push the trainer\'s weights to every server after each update (needed to train on them; README "Weight sync").',
+    help: 'Push the trainer\'s weights to every server after each update (needed to train on them; docs/scaling-out.md "Weight sync").',
   },
   'engine.weightSync.mode': {
     label: 'Reload API',

@@ -1,7 +1,7 @@
 /**
  * Who may get a session (server/auth/auth.ts wires these into Better Auth): a disabled or removed user never does,
- * whatever the way in (password, one-time link, OIDC); and what an OIDC identity may attach to. README "Deploying
- * for a team" → "Revoking access" and "Single sign-on".
+ * whatever the way in (password, one-time link, OIDC); and what an OIDC identity may attach to.
+ * docs/deploying-and-security.md "Revoking access" and docs/deploying-and-security.md "Single sign-on".
  */
 import { APIError } from 'better-auth/api';
 import type { Database } from '../db/client.ts';

@@ -1,5 +1,5 @@
 /**
- * Sign-in through Better Auth (README "Deploying for a team": why Better Auth): email + password (scrypt, a
+ * Sign-in through Better Auth (docs/deploying-and-security.md "Sign-in": why Better Auth): email + password (scrypt, a
  * memory-hard hash), single sign-on through any OpenID Connect issuer configured by environment variables,
  * sessions in the database, one-time sign-in links (the first admin's, `toolsmith user reset-link`), and
  * rate-limited sign-in attempts. Nobody signs up: admins create users (`toolsmith user add`); an OIDC issuer's

@@ -41,7 +41,7 @@ export function prepareImport(req: ImportRequest, roots: string[] | null): Prepa
   const pickled = files.filter((f) => PICKLED.test(f));
   const refusePickles = () =>
     new UserError(
-      `${folder} holds pickled training batches (${pickled.slice(0, 3).join(', ')}${pickled.length > 3 ? ', …' : ''}) and no rollout files Toolsmith reads: loading a pickle runs whatever code it names, so .pt/.pkl files (slime's and SkyRL's dumps) are never read — export the rollouts as JSONL or Parquet, or push them through the ingest API (README "Open runs trained elsewhere")`,
+      `${folder} holds pickled training batches (${pickled.slice(0, 3).join(', ')}${pickled.length > 3 ? ', …' : ''}) and no rollout files Toolsmith reads: loading a pickle runs whatever code it names, so .pt/.pkl files (slime's and SkyRL's dumps) are never read — export the rollouts as JSONL or Parquet, or push them through the ingest API (docs/importing-runs.md "Open runs trained elsewhere")`,
       { field: 'path' },
     );
   if (req.format) {

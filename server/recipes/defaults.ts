@@ -12,7 +12,7 @@ import { parseRecipe, REPORT_DEFAULTS, type Recipe, type RecipeInput } from '../
  * (hardPool × hardK rollouts) and each evaluation (evalProblems × evalK rollouts).
  */
 export const EMBEDDED_ARITH_KNOBS = {
-  /** A Qwen3-architecture model from scratch (~0.3M parameters, README "The default recipe"). */
+  /** A Qwen3-architecture model from scratch (~0.3M parameters, docs/recipes-and-training.md "The default recipe"). */
   model: { arch: 'qwen3' as const, n_layer: 4, n_head: 4, n_embd: 64, block_size: 512 },
   /** SFT: 1 epoch × ⌈24000 / 8⌉ = 3000 steps (the report does 3 epochs; fresh generated demos serve the tiny model
    *  better than repeats). Qwen3 learns to copy numbers from the problem into its code only after ~1,500 steps at a
@@ -25,7 +25,7 @@ export const EMBEDDED_ARITH_KNOBS = {
   /** Demo kinds. 30% are `direct` (a tool-worthy problem answered straight away, workers/tasks/demos.ts), as a
    *  non-reasoning SFT's data has solutions that just state their result: the SFT policy then answers about a quarter
    *  of the held-out problems without the tool, and is almost always wrong there (held-out pass@1 58%, pass@4 88%).
-   *  That is the headroom RL closes: it learns from reward alone to call the tool (README "The default recipe"). */
+   *  That is the headroom RL closes: it learns from reward alone to call the tool (docs/recipes-and-training.md "The default recipe"). */
   sftShares: { tool: 0.45, recover: 0.15, no_tool: 0.1, direct: 0.3 },
   /** RL: 8 prompts × 2G = 8 rollouts (G = 4) per step. */
   rlPrompts: 8,
@@ -199,7 +199,7 @@ export const RSTAR2_QWEN3_14B_INPUT = {
   seed: 0,
   model: { kind: 'model', name: 'qwen3-14b-sft' },
   trainer: { ranks: 8, nodes: 8, device: 'cuda', gradientCheckpointing: true, microBatchTokens: 32_768 },
-  // The report ran SGLang; weights reach it after every update through the shared weight-sync folder (README).
+  // The report ran SGLang; weights reach it after every update through the shared weight-sync folder (docs/scaling-out.md "Weight sync").
   engine: { kind: 'openai', urls: ['http://rollout-0:30000/v1'], weightSync: { mode: 'sglang' } },
   template: { variant: 'full', toolName: 'execute_python_code_with_standard_io' },
   stages: [
@@ -244,7 +244,7 @@ export const RSTAR2_QWEN3_14B_INPUT = {
 export const RSTAR2_QWEN3_14B: Recipe = parseRecipe(RSTAR2_QWEN3_14B_INPUT);
 
 /**
- * A real pretrained model on real problems, sized for a 2-core CPU (README "A real model on real problems"):
+ * A real pretrained model on real problems, sized for a 2-core CPU (docs/real-models-and-datasets.md "A real model on real problems"):
  * SmolLM2-135M-Instruct (`npx toolsmith model fetch smollm2-135m-instruct`) with LoRA, non-reasoning SFT made from the
  * worked solutions of GSM8K's training-side originals (`dataset add gsm8k-test-100`), then GRPO-RoC in two stages on
  * the training-side variants (`dataset add gsm-symbolic-variants`), evaluated before SFT, after it and after each

@@ -1,5 +1,5 @@
 /**
- * A training run's stage-by-stage report (README "The default recipe"; `npx toolsmith train --report RUN`): each
+ * A training run's stage-by-stage report (docs/recipes-and-training.md "The default recipe"; `npx toolsmith train --report RUN`): each
  * stage's steps, wall time (the stage and the evaluation that ends it) and that evaluation's figures with their
  * intervals, then the paired difference from the first evaluation (the SFT checkpoint) to the last one on the same
  * problems. The run's commit (`codeVersion`) and seed come with it, so a table can say what produced it.

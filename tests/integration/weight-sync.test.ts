@@ -47,7 +47,7 @@ const req = (prompt: string, o: Partial<GenerateRequest> = {}): GenerateRequest 
   ...o,
 });
 
-// serve-model takes weight reloads only with its API key (README "Deploying for a team"); the engine sends it.
+// serve-model takes weight reloads only with its API key (docs/deploying-and-security.md "serve-model and sandbox nodes"); the engine sends it.
 const KEY = 'weight-sync-test-key';
 const AUTH = { 'content-type': 'application/json', authorization: `Bearer ${KEY}` };
 

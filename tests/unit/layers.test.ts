@@ -1,5 +1,5 @@
 /**
- * The dependency rules of the README's architecture section, checked on every import of every source file:
+ * The dependency rules of docs/architecture.md "Layers and their rules", checked on every import of every source file:
  *   contracts/  imports only zod (and contracts/);
  *   components/ imports only contracts/ and lib/ (and components/, and npm packages for the browser);
  *   lib/        imports contracts/, lib/ and, as a type only, the tRPC router's type;

@@ -92,7 +92,7 @@ export class RayJobsClient {
     }
     if (open && !allowNoAuth)
       throw new RayJobsError(
-        `the Ray cluster at ${this.address} accepts jobs without a token: anyone who reaches it runs code there. Start it with RAY_AUTH_MODE=token (README "Scaling out"), or set TOOLSMITH_RAY_ALLOW_NO_AUTH=1 to accept that`,
+        `the Ray cluster at ${this.address} accepts jobs without a token: anyone who reaches it runs code there. Start it with RAY_AUTH_MODE=token (docs/scaling-out.md "Ray"), or set TOOLSMITH_RAY_ALLOW_NO_AUTH=1 to accept that`,
       );
     if (!this.token && !open)
       throw new RayJobsError(

@@ -32,7 +32,7 @@
  * (configure it to the servers' KV cache, summed over base URLs) minus what the requests in flight reserved
  * (prompt tokens + maxTokens each).
  *
- * Weight sync (a PolicyEngine when `weightSync` is set; README "Weight sync"): load(dir) pushes the first export as
+ * Weight sync (a PolicyEngine when `weightSync` is set; docs/scaling-out.md "Weight sync"): load(dir) pushes the first export as
  * version 0, reload(dir) the next as version + 1, through each server's reload API (weight-sync.ts). A push first
  * holds new requests back and waits until the requests in flight have finished (so they finish on the weights they
  * started with, whatever the server does on a reload), then calls every server and resolves once EVERY one serves

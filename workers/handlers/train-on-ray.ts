@@ -50,7 +50,7 @@ export async function trainOnRay(ctx: JobContext<JobPayload<'train'>>): Promise<
   const cfg = config();
   if (!cfg.rayAddress)
     throw new PermanentJobError(
-      'cluster: the run was launched for Ray but this worker has no TOOLSMITH_RAY_ADDRESS (README "Scaling out")',
+      'cluster: the run was launched for Ray but this worker has no TOOLSMITH_RAY_ADDRESS (docs/scaling-out.md "Ray")',
     );
   const runId = ctx.job.runId!;
   const ray = new RayJobsClient(cfg.rayAddress, rayToken(cfg.rayTokenFile));

@@ -1,5 +1,5 @@
 /**
- * Where the trainer writes each weight version for rollout servers (README "Weight sync"): one folder per version,
+ * Where the trainer writes each weight version for rollout servers (docs/scaling-out.md "Weight sync"): one folder per version,
  * v000001, v000002, … under the run's weight-sync folder (TOOLSMITH_WEIGHT_SYNC_DIR/<run id>, or its subfolder
  * engine.weightSync.dir: runWeightSyncDir), each written whole (the trainer builds it in a sibling and renames it in). Only the newest two are kept: the
  * one being loaded and the one the servers still serve until they have; older ones are deleted. Numbers continue

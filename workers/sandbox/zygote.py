@@ -1,8 +1,8 @@
 """Toolsmith sandbox zygote: the protocol loop and each call's pipeline. Every isolation concern is a module of its own.
 
 Runs inside bubblewrap (see workers/sandbox/bwrap.ts) as an unprivileged user with no network, on a minimal
-root. It imports the heavy modules once (zygote_preload), then serves calls one at a time (docs in README "Code
-environment"). Each call (run_call): the proof that no earlier call left anything (zygote_supervise.prove_clean;
+root. It imports the heavy modules once (zygote_preload), then serves calls one at a time (docs in
+docs/sandbox.md "The code environment (sandbox)"). Each call (run_call): the proof that no earlier call left anything (zygote_supervise.prove_clean;
 a zygote that cannot prove it exits and the pool replaces it), a dead call's memory settled and the call's limits
 set (zygote_cgroup, zygote_limits), the call spawned (zygote_supervise.spawn: a pid, mount and IPC namespace of its
 own, zygote_namespaces; its file-system view, zygote_mounts; its process, zygote_child, which drops every

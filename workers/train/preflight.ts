@@ -52,7 +52,7 @@ export function preflight(recipe: Recipe, w: WorkerResources): string[] {
   }
   if (t.nodes > 1 && !w.onRay) {
     problems.push(
-      `trainer.nodes: ${t.nodes} nodes × ${t.ranks} ranks needs a cluster to place them: launch the run on Ray (TOOLSMITH_RAY_ADDRESS; README "Scaling out"), whose private network the ranks then meet on; a worker alone runs one node`,
+      `trainer.nodes: ${t.nodes} nodes × ${t.ranks} ranks needs a cluster to place them: launch the run on Ray (TOOLSMITH_RAY_ADDRESS; docs/scaling-out.md "Ray"), whose private network the ranks then meet on; a worker alone runs one node`,
     );
   }
   if (recipe.engine.kind === 'ray' && !w.onRay) {
@@ -72,7 +72,7 @@ export function preflight(recipe: Recipe, w: WorkerResources): string[] {
     const ws = recipe.engine.weightSync;
     if (!ws) {
       problems.push(
-        `engine.weightSync: rollouts on OpenAI-compatible servers (${recipe.engine.urls.join(', ')}) need the new weights pushed to them after every update: set engine.weightSync.mode ("sglang" for SGLang and toolsmith serve-model, "vllm", or "vllm-lora"; README "Weight sync")`,
+        `engine.weightSync: rollouts on OpenAI-compatible servers (${recipe.engine.urls.join(', ')}) need the new weights pushed to them after every update: set engine.weightSync.mode ("sglang" for SGLang and toolsmith serve-model, "vllm", or "vllm-lora"; docs/scaling-out.md "Weight sync")`,
       );
     } else if (ws.mode === 'vllm-lora' && !t.lora) {
       problems.push(

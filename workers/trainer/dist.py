@@ -1,5 +1,5 @@
 """
-One trainer, one process or a group of N ranks on this machine (README "Scaling out"):
+One trainer, one process or a group of N ranks on this machine (docs/scaling-out.md "GPU trainers"):
 
     client.ts starts N processes of workers/trainer/trainer.py itself, with RANK, LOCAL_RANK, WORLD_SIZE,
     LOCAL_WORLD_SIZE and TOOLSMITH_TRAINER_STORE (a file in a private 0700 folder): the ranks meet through that
@@ -8,7 +8,7 @@ One trainer, one process or a group of N ranks on this machine (README "Scaling 
     A group of one (one GPU) meets in an in-memory dist.HashStore.
     Placed by Ray (ray_group.py, several nodes): TOOLSMITH_TRAINER_MASTER=host:port, rank 0's node address and a port
     its actor picked; rank 0 hosts a TCPStore there (plain keys, nothing pickled, no elastic agent) with static ranks
-    and world size. It is not authenticated: the cluster's network must be private (README "Scaling out").
+    and world size. It is not authenticated: the cluster's network must be private (docs/scaling-out.md "Ray").
     Without either (torchrun started by hand) it is torchrun's env:// rendezvous: trusted networks only.
 
 Rank 0 speaks the JSON-lines RPC (rpc.py) and broadcasts every request line to the other ranks, so all ranks run

@@ -1,5 +1,5 @@
 """
-The trainer's ranks placed by a Ray cluster (README "Scaling out" → Ray). client.ts starts this process where it
+The trainer's ranks placed by a Ray cluster (docs/scaling-out.md "Ray"). client.ts starts this process where it
 would start trainer.py, and it speaks the same JSON-lines protocol on stdin/stdout: it reserves a placement group
 (ray_placement.py: one bundle per rank), starts one Ray actor per rank, each running workers/trainer/trainer.py as
 its own child process, and relays every request line to rank 0's trainer and every answer back. trainer.py stays
@@ -10,7 +10,7 @@ the one implementation of the trainer's work; this file only places and relays.
 Meeting: static ranks and world size from the placement; rank 0's actor picks a free port on its node and its
 trainer hosts a torch TCPStore there (plain keys, nothing pickled; no elastic agent); gloo's and NCCL's connections
 use the interface that holds each node's Ray address. That store and those connections are not authenticated: the
-cluster's network must be a private one (README). Ray's own traffic needs the cluster's token (RAY_AUTH_MODE=token,
+cluster's network must be a private one (docs/scaling-out.md "Ray"). Ray's own traffic needs the cluster's token (RAY_AUTH_MODE=token,
 RAY_AUTH_TOKEN_PATH), read from the environment, never from argv.
 
 Before rank 0's ready line this writes one {"placement": [...]} line (each rank's node, address and resources).

@@ -132,7 +132,7 @@ export const recipesRouter = router({
           spec: z.unknown().optional(),
           name: z.string().min(1).max(200).optional(),
           seed: seed.optional(),
-          /** Where the run runs: the deployment's workers (default) or its Ray cluster (README "Scaling out"). */
+          /** Where the run runs: the deployment's workers (default) or its Ray cluster (docs/scaling-out.md "Ray"). */
           cluster: z.enum(['local', 'ray']).optional(),
         })
         .superRefine((v, ctx) => {
