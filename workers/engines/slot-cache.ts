@@ -101,7 +101,10 @@ export class SlotCache {
             const a = ((r * H + h) * D + d) * old;
             this.keys[l].set(keys[l].subarray(a, a + old), ((r * H + h) * D + d) * cap);
           }
-          this.values[l].set(values[l].subarray((r * H + h) * old * D, (r * H + h + 1) * old * D), (r * H + h) * cap * D);
+          this.values[l].set(
+            values[l].subarray((r * H + h) * old * D, (r * H + h + 1) * old * D),
+            (r * H + h) * cap * D,
+          );
         }
     }
     for (let r = 0; r < rows; r++) this.mask.set(mask.subarray(r * (old + 1), r * (old + 1) + old), r * (cap + 1));
