@@ -29,7 +29,7 @@ export interface StageReport {
   /** Times the stage was started (more than 1: it was resumed after a crash or pause, and wallS spans the gaps). */
   starts: number;
   evals: StageEval[];
-  /** An RL stage's groups summed over its steps (docs/method.md §5 "Dynamic sampling…"); absent without points. */
+  /** An RL stage's groups summed over its steps (docs/method.md §5 "Dynamic sampling and the pass-rate curriculum"); absent without points. */
   groups?: StageGroups;
 }
 /** Summed over a stage's RL steps: groups drawn, with mixed rewards, kept after RoC, prompts the curriculum skipped. */

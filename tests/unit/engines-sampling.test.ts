@@ -82,3 +82,38 @@ test('a seeded request is deterministic whatever is interleaved with it', () => 
   const sb = Array.from({ length: 50 }, () => sampleToken(logits, { temperature: 1, topP: 1 }, b).id);
   assert.notDeepEqual(sa, sb);
 });
+
+test('a draw over a real-sized vocabulary picks what the whole sorted nucleus picks, for every top-p and temperature', () => {
+  // The reference: nucleus() sorts the whole vocabulary; sampleToken walks it a band at a time.
+  const gen = mulberry32(5);
+  const V = 49152;
+  for (let row = 0; row < 12; row++) {
+    // Peaked and flat rows, with ties (rounded logits) and a masked token.
+    const spread = row % 3 === 0 ? 1 : row % 3 === 1 ? 6 : 20;
+    const logits = Float32Array.from({ length: V }, () => Math.round((gen() * 2 - 1) * spread * 8) / 8);
+    logits[7] = -Infinity;
+    for (const [temperature, topP] of [
+      [1, 1],
+      [1, 0.95],
+      [0.7, 0.9],
+      [1.3, 1],
+      [1, 0.3],
+    ] as const) {
+      const { ids, probs } = nucleus(logits, temperature, topP);
+      for (let k = 0; k < 40; k++) {
+        const u = gen();
+        let acc = 0;
+        let want = ids[ids.length - 1];
+        for (let j = 0; j < ids.length; j++) {
+          acc += probs[j];
+          if (u < acc) {
+            want = ids[j];
+            break;
+          }
+        }
+        const got = sampleToken(logits, { temperature, topP }, () => u).id;
+        assert.equal(got, want, `row ${row}, T ${temperature}, p ${topP}, u ${u}`);
+      }
+    }
+  }
+});
