@@ -3,7 +3,7 @@ import { openDatabase } from '../server/db/client.ts';
 import { migrate } from '../server/db/migrate.ts';
 import { UserError } from '../contracts/errors.ts';
 import { parseFlags } from './args.ts';
-import type { Command } from './commands.ts';
+import type { Command } from './command.ts';
 import { DATASET_CATALOGUE } from '../server/datasets/catalogue.ts';
 import { importDatasetFile, type Split } from '../server/datasets/import.ts';
 import { addPackageDataset } from '../workers/tasks/package-datasets.ts';

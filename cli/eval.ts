@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import type { Command } from './commands.ts';
+import type { Command } from './command.ts';
 import { parseFlags } from './args.ts';
 import { config } from '../server/config.ts';
 import { openDatabase } from '../server/db/client.ts';

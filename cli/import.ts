@@ -11,7 +11,7 @@ import { codeVersion } from '../server/version.ts';
 import { exportRunAtif } from '../workers/imports/export.ts';
 import { importPass } from '../workers/imports/importer.ts';
 import { parseFlags } from './args.ts';
-import type { Command } from './commands.ts';
+import type { Command } from './command.ts';
 
 const USAGE = `PATH [--format ${FOREIGN_FORMATS.join('|')}] [--name N] [--follow] [--weights name=w,…] [--framework-version V]
 

@@ -28,7 +28,7 @@ import { MODEL_CATALOGUE } from '../server/models/catalogue.ts';
 import { fetchModel } from '../workers/trainer/model-fetch.ts';
 import { checkModel, importGguf, initModel, inspectModel } from '../workers/trainer/model-tool.ts';
 import { parseFlags } from './args.ts';
-import type { Command } from './commands.ts';
+import type { Command } from './command.ts';
 
 const USAGE = `init|import|fetch|list|check ...
 

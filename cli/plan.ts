@@ -26,7 +26,7 @@ import { getRun } from '../server/store/runs.ts';
 import { modelExists, resolveModel } from '../server/models/registry.ts';
 import { modelSize } from '../workers/train/model-size.ts';
 import { parseFlags } from './args.ts';
-import type { Command } from './commands.ts';
+import type { Command } from './command.ts';
 
 /** `npx toolsmith plan`: what a recipe's RL stages cost on a cluster, before launch (contracts/plan.ts). */
 export const planCommand: Command = {

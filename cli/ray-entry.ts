@@ -1,4 +1,4 @@
-import type { Command } from './commands.ts';
+import type { Command } from './command.ts';
 import { parseFlags } from './args.ts';
 import { UserError, errorMessage, zodIssuesText } from '../contracts/errors.ts';
 import { JOB_PAYLOADS } from '../contracts/jobs.ts';

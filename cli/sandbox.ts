@@ -4,6 +4,7 @@ import { reportFatal } from '../server/errors.ts';
 import { isLoopback, listenError, serviceAllowedHosts } from './listen.ts';
 import { parseFlags } from './args.ts';
 import { readSecret, refuseSecretFlags, type SecretSource } from './secrets.ts';
+import type { Command } from './command.ts';
 
 /** Where the node's token comes from: never argv (any local user reads a process's command line). */
 const TOKEN_SOURCE: SecretSource = {
@@ -150,3 +151,32 @@ function readStdin(): Promise<string> {
     process.stdin.on('error', reject);
   });
 }
+
+/** `npx toolsmith sandbox run|serve`. */
+export const sandboxCommand: Command = {
+  name: 'sandbox',
+  summary: 'the Python code sandbox: run one call from stdin, or serve a pool over HTTP for other machines',
+  usage: `run|serve [options]
+
+  sandbox run [--timeout S] [--memory MB]
+      reads Python code from stdin, runs it in a one-interpreter pool, prints the SandboxResult as one JSON
+      object on stdout; exits 0 whenever a result was produced, whatever its status (2 for bad options)
+
+  sandbox serve [--token-file FILE] [--port P] [--host H] [--size N] [--allowed-hosts H,H]
+                [--max-memory-mb M] [--max-timeout-s S] [--max-output-mb B]
+      serves a sandbox pool over HTTP (POST /run, POST /run/batch, GET /health, GET /metrics; every route needs
+      Authorization: Bearer TOKEN). The token comes from TOOLSMITH_SANDBOX_TOKEN or the first line of --token-file,
+      never the command line; without one it refuses to start. Binds 127.0.0.1:8700 by default (--host 0.0.0.0 to
+      serve other machines; Host names beyond this machine's addresses: --allowed-hosts). A call asking for more
+      than --max-memory-mb (4096), --max-timeout-s (600) or --max-output-mb (64) is refused with 400. SIGTERM/SIGINT
+      stop it cleanly. Workers use the nodes when TOOLSMITH_SANDBOX_URLS=http://host:port,... and
+      TOOLSMITH_SANDBOX_TOKEN are set.`,
+  async run(args) {
+    const [sub, ...rest] = args;
+    if (sub === 'run') return sandboxRun(rest);
+    if (sub === 'serve') return sandboxServe(rest);
+    throw new UserError(sub ? `unknown sandbox subcommand "${sub}"` : 'sandbox needs a subcommand', {
+      fix: 'use `npx toolsmith sandbox run` or `npx toolsmith sandbox serve` (see --help)',
+    });
+  },
+};

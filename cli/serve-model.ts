@@ -6,7 +6,7 @@ import { UserError } from '../contracts/errors.ts';
 import { isLoopback, listenError, serviceAllowedHosts } from './listen.ts';
 import { readSecret, refuseSecretFlags, type SecretSource } from './secrets.ts';
 import { bindRefusal } from '../contracts/hosts.ts';
-import type { Command } from './commands.ts';
+import type { Command } from './command.ts';
 
 /** Where the API key comes from: never argv (any local user reads a process's command line). */
 const KEY_SOURCE: SecretSource = {

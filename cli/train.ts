@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { Command } from './commands.ts';
+import type { Command } from './command.ts';
 import { parseFlags } from './args.ts';
 import { config } from '../server/config.ts';
 import { openDatabase, type Database } from '../server/db/client.ts';

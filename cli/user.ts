@@ -22,7 +22,7 @@ import {
 } from '../server/auth/users.ts';
 import { createToken, listTokens, revokeToken } from '../server/auth/tokens.ts';
 import { parseFlags } from './args.ts';
-import type { Command } from './commands.ts';
+import type { Command } from './command.ts';
 
 async function withDb<T>(f: (db: Database) => Promise<T>): Promise<T> {
   const db = await openDatabase(config().databaseUrl);

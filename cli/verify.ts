@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import readline from 'node:readline';
-import type { Command } from './commands.ts';
+import type { Command } from './command.ts';
 import { parseFlags } from './args.ts';
 import { UserError } from '../contracts/errors.ts';
 

@@ -38,20 +38,9 @@ const req = (prompt: string, o: Partial<GenerateRequest> = {}): GenerateRequest 
   ...o,
 });
 
-/** The real CLI once serve-model is registered in commands.ts; until then the same command run through tsx. */
+/** `npx toolsmith serve-model`, the real CLI. */
 function startServer(args: string[]) {
-  const registered = fs.readFileSync(path.join(ROOT, 'cli/commands.ts'), 'utf8').includes('serveModelCommand');
-  const argv = registered
-    ? [path.join(ROOT, 'bin/toolsmith.mjs'), 'serve-model', ...args]
-    : [
-        '--import',
-        'tsx',
-        '--input-type=module',
-        '-e',
-        "const { serveModelCommand } = await import('./cli/serve-model.ts'); process.exit((await serveModelCommand.run(process.argv.slice(1))) ?? 0);",
-        '--',
-        ...args,
-      ];
+  const argv = [path.join(ROOT, 'bin/toolsmith.mjs'), 'serve-model', ...args];
   // The key travels in the environment: serve-model refuses secrets on its command line.
   const env = { ...process.env, TOOLSMITH_SERVE_API_KEY: KEY };
   const child = spawn(process.execPath, argv, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
