@@ -36,6 +36,26 @@ export function hostOfUrl(value: string): string | null {
   }
 }
 
+/**
+ * Whether a browser page at `origin` (an Origin or Referer value) may send state-changing requests to a server
+ * reached as `host`. The page must be this server: the same name and port as the Host header (the loopback names
+ * count as one name, on the same port), or an allowed entry named exactly, port included, that is not a loopback
+ * name (the public name behind a proxy). A portless loopback entry admits any port for Host, but a page on another
+ * local port is another program (a dev server, a notebook), not this one.
+ */
+export function originAllowed(origin: string, host: string, allowed: readonly string[]): boolean {
+  const fromHost = hostOfUrl(origin);
+  const from = fromHost === null ? null : parseHost(fromHost);
+  const to = parseHost(host);
+  if (!from || !to) return false;
+  const loopback = (name: string) => (LOOPBACK_HOSTS as readonly string[]).includes(name);
+  if (from.port === to.port && (from.name === to.name || (loopback(from.name) && loopback(to.name)))) return true;
+  return allowed.some((entry) => {
+    const a = parseHost(entry);
+    return a !== null && !loopback(a.name) && a.name === from.name && a.port === from.port;
+  });
+}
+
 /** The loopback names a local client may use. */
 export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'] as const;
 
@@ -82,8 +102,7 @@ export function checkServiceRequest(
   }
   const origin = headers.origin;
   if (origin !== undefined) {
-    const from = hostOfUrl(origin);
-    if (from === null || !hostAllowed(from, allowedHosts)) {
+    if (!originAllowed(origin, host, allowedHosts)) {
       return {
         status: 403,
         message: `cross-origin request refused: Origin ${JSON.stringify(origin.slice(0, 200))} is not an allowed host`,

@@ -5,12 +5,12 @@
  *  - Host must be an allowed host (DNS rebinding: a foreign name resolving to this server) → 421.
  *  - A path with a malformed percent-escape is refused here → 400, before a page or param decode can throw.
  *  - State-changing methods: no form or text bodies (the only kinds a cross-site page can POST without a CORS
- *    preflight) → 415; Origin (or Referer) must be an allowed host → 403; a script with `Authorization: Bearer`
- *    and no cookie may omit both (a cross-site page cannot set that header without a preflight); a declared
- *    Content-Length over the body cap → 413 before anything reads the body.
+ *    preflight) → 415; Origin (or Referer) must be this server, port included (originAllowed in contracts/hosts.ts)
+ *    → 403; a script with `Authorization: Bearer` and no cookie may omit both (a cross-site page cannot set that
+ *    header without a preflight); a declared Content-Length over the body cap → 413 before anything reads the body.
  */
 
-import { hostAllowed, hostOfUrl, parseHost } from '../../contracts/hosts.ts';
+import { hostAllowed, originAllowed, parseHost } from '../../contracts/hosts.ts';
 
 export interface GateRequest {
   method: string;
@@ -92,12 +92,11 @@ export function checkRequest(req: GateRequest, policy: GatePolicy): GateRefusal 
       };
     }
   } else {
-    const from = hostOfUrl(source);
-    if (from === null || !hostAllowed(from, policy.allowedHosts)) {
+    if (!originAllowed(source, host, policy.allowedHosts)) {
       return {
         status: 403,
         code: 'FORBIDDEN',
-        message: `cross-origin ${method} refused: ${origin !== null ? 'Origin' : 'Referer'} ${JSON.stringify(source.slice(0, 200))} is not an allowed host`,
+        message: `cross-origin ${method} refused: ${origin !== null ? 'Origin' : 'Referer'} ${JSON.stringify(source.slice(0, 200))} is not this server (${JSON.stringify(host.slice(0, 100))})`,
       };
     }
   }

@@ -32,7 +32,8 @@ test('Host must be allowed (421); a foreign or null Origin is refused (403); non
   assert.equal(checkServiceRequest({ host: 'rebind.evil.example:8000' }, allowed)?.status, 421);
   assert.equal(checkServiceRequest({ host: 'gpu-box:9000' }, allowed)?.status, 421);
   assert.equal(checkServiceRequest({}, allowed)?.status, 421);
-  for (const origin of ['https://evil.example', 'null', 'file://', 'http://gpu-box:9000']) {
+  // A page on another local port is another program, not this service.
+  for (const origin of ['https://evil.example', 'null', 'file://', 'http://gpu-box:9000', 'http://localhost:3000']) {
     const r = checkServiceRequest({ host: '127.0.0.1:8000', origin }, allowed);
     assert.equal(r?.status, 403, origin);
     assert.match(r!.message, /cross-origin request refused: Origin/);

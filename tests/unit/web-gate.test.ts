@@ -149,3 +149,30 @@ test('body size: a streamed body over the cap is a 413; within it the handler ge
   const text = await limited(new Request('http://h/api/trpc/x', { method: 'POST', body: new Blob(['{}']) }));
   assert.equal(text.status, 415, 'an untyped body is not JSON');
 });
+
+test('the Origin must be this server, port included: another program on a loopback port is refused', () => {
+  const post = (host: string, origin: string, allowedHosts = policy.allowedHosts) =>
+    checkRequest(req('POST', '/api/trpc/runs.cancel', { host, origin, 'content-type': 'application/json' }), {
+      ...policy,
+      allowedHosts,
+    })?.status ?? 200;
+  assert.equal(post('localhost:3000', 'http://localhost:3000'), 200);
+  assert.equal(post('localhost:3000', 'http://127.0.0.1:3000'), 200, 'loopback names are one name on one port');
+  assert.equal(post('[::1]:3000', 'http://localhost:3000'), 200);
+  // A dev server, notebook or any page another local program serves is not this workbench.
+  assert.equal(post('localhost:3000', 'http://localhost:8080'), 403);
+  assert.equal(post('localhost:3000', 'http://127.0.0.1:5173'), 403);
+  assert.equal(post('localhost:3000', 'http://localhost'), 403, 'port 80 is another port');
+  assert.equal(post('localhost:3000', 'https://localhost:3000'), 200, 'the scheme a proxy terminates is not compared');
+  // Behind a proxy: the public name, exactly as allowed (its default port), whatever Host the proxy forwards.
+  const behind = ['localhost', '127.0.0.1', '[::1]', 'toolsmith.example.com'];
+  assert.equal(post('localhost:3000', 'https://toolsmith.example.com', behind), 200);
+  assert.equal(post('toolsmith.example.com', 'https://toolsmith.example.com', behind), 200);
+  assert.equal(post('localhost:3000', 'https://toolsmith.example.com:8443', behind), 403);
+  assert.equal(post('localhost:3000', 'https://evil.toolsmith.example.com', behind), 403);
+  const m = checkRequest(
+    req('POST', '/x', { origin: 'http://localhost:8080', 'content-type': 'application/json' }),
+    policy,
+  )?.message;
+  assert.match(m ?? '', /Origin "http:\/\/localhost:8080" is not this server \("localhost:3000"\)/);
+});
