@@ -6,6 +6,9 @@ import { Providers } from './providers.tsx';
 import { AuthGate } from '@/components/auth/auth-gate.tsx';
 import { AppHeader } from '@/components/layout/app-header.tsx';
 
+// Every page renders per request: its scripts carry that response's CSP nonce (proxy.ts, server/http/gate.ts).
+export const dynamic = 'force-dynamic';
+
 export const metadata: Metadata = {
   title: 'Toolsmith',
   description: 'A workbench for agentic reinforcement learning with a Python tool',

@@ -122,14 +122,18 @@ export function refusalBody(r: GateRefusal): string {
 }
 
 /**
- * Headers on every response. Next's App Router inlines its bootstrap scripts (`self.__next_f.push`) and the
- * charts and xterm set inline styles, so script and style need 'unsafe-inline' (nonces would force every page
- * to render per request); everything else is same-origin only, and no page may be framed.
+ * Headers on every response. Scripts run only with this response's nonce ('strict-dynamic' lets the scripts it
+ * admits load Next's chunks): proxy.ts draws one per request and hands it to Next in the request's own CSP header,
+ * and Next puts it on its bootstrap scripts (`self.__next_f.push`), so every page renders per request
+ * (app/layout.tsx). Styles keep 'unsafe-inline': the charts and xterm set inline styles, and a style cannot run
+ * code. Everything else is same-origin only, and no page may be framed. Without a nonce (a refusal, which has no
+ * page) no script runs at all.
  */
-export function securityHeaders(opts: { dev?: boolean } = {}): Record<string, string> {
+export function securityHeaders(opts: { dev?: boolean; nonce?: string } = {}): Record<string, string> {
+  const scripts = opts.nonce ? `'nonce-${opts.nonce}' 'strict-dynamic'` : "'none'";
   const csp = [
     "default-src 'self'",
-    `script-src 'self' 'unsafe-inline'${opts.dev ? " 'unsafe-eval'" : ''}`,
+    `script-src ${scripts}${opts.dev ? " 'unsafe-eval'" : ''}`,
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data: blob:",
     "font-src 'self' data:",

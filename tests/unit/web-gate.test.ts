@@ -111,6 +111,11 @@ test('security headers: CSP with frame-ancestors none, nosniff, referrer policy,
   assert.equal(h['X-Content-Type-Options'], 'nosniff');
   assert.equal(h['X-Frame-Options'], 'DENY');
   assert.ok(h['Referrer-Policy']);
+  const scriptSrc = (csp: string) => /script-src ([^;]*)/.exec(csp)?.[1];
+  assert.equal(scriptSrc(h['Content-Security-Policy']!), "'none'", 'a response without a nonce runs no script');
+  const page = securityHeaders({ nonce: 'bm9uY2U=' })['Content-Security-Policy']!;
+  assert.equal(scriptSrc(page), "'nonce-bm9uY2U=' 'strict-dynamic'", 'scripts only by the nonce, never inline');
+  assert.match(securityHeaders({ nonce: 'x', dev: true })['Content-Security-Policy']!, /script-src [^;]*'unsafe-eval'/);
 });
 
 const echo = async (r: Request) =>
