@@ -79,3 +79,14 @@ export interface IngestBatchResult {
   duplicates: number;
   problems: { index: number; reason: string }[];
 }
+
+/**
+ * The body of the ingest API's 429 (it comes with a Retry-After header, in seconds): the limit that was reached, per
+ * API token (TOOLSMITH_INGEST_RATE_PER_S calls a second, TOOLSMITH_INGEST_RATE_BURST at once).
+ */
+export interface IngestRateLimited {
+  error: {
+    message: string;
+    limit: { name: 'ingest-rate'; perSecond: number; burst: number; retryAfterS: number };
+  };
+}

@@ -89,6 +89,12 @@ export function config(env: Record<string, string | undefined> = process.env) {
       .map((p) => path.resolve(/*turbopackIgnore: true*/ p)),
     /** How often a followed import looks for new lines, ms. */
     importPollMs: num('TOOLSMITH_IMPORT_POLL_MS', 1000),
+    /**
+     * The ingest API's limit per API token (server/imports/ingest-rate.ts): calls a second on average, and how many
+     * may come back to back. Well above what one bulk importer sends (a batch carries up to 1000 trajectories).
+     */
+    ingestRatePerS: num('TOOLSMITH_INGEST_RATE_PER_S', 10),
+    ingestRateBurst: Math.max(1, Math.floor(num('TOOLSMITH_INGEST_RATE_BURST', 100))),
     /** Register the test-only fault-injection job kinds. */
     testJobs: env.TOOLSMITH_TEST_JOBS === '1',
     /** Host[:port] values the web app answers to (server/http/gate.ts): anything else is a DNS-rebinding or misrouted request. */

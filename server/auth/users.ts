@@ -8,7 +8,6 @@ import type { Database } from '../db/client.ts';
 import { newId } from '../ids.ts';
 import { ROLES, type Role } from '../../contracts/access.ts';
 import { getAuth } from './auth.ts';
-import { userActive } from './access-policy.ts';
 import { WindowLimiter } from '../http/window-limiter.ts';
 import {
   countUserRows,
@@ -18,11 +17,11 @@ import {
   findUserByEmail,
   insertUser,
   listUserRows,
-  markUserRemoved,
   reviveUser,
   setUserDisabled,
-  updateUserRole,
   upsertPassword,
+  withActiveAdmins,
+  type AdminWrites,
 } from '../store/users.ts';
 
 // The same rule Better Auth applies to sign-in and link requests (zod's email), so every user can sign in.
@@ -107,20 +106,42 @@ export async function setRole(db: Database, emailRaw: string, role: string, now 
   const user = await mustGetUser(db, emailRaw);
   const next = checkRole(role);
   if (next === user.role) return user;
-  if (user.role === 'admin') await keepAnAdmin(db, user, 'role');
-  await updateUserRole(db, user.id, next);
-  await endUserAccess(db, user.id, now);
+  await keepingAnAdmin(db, user, 'role', async (w) => {
+    await w.setRole(user.id, next);
+    await w.endAccess(user.id, now);
+  });
   return (await getUser(db, user.email))!;
 }
 
-/** Refuses to take away the last active admin (nobody could then manage users from the web). */
-async function keepAnAdmin(db: Database, user: UserRow, what: string) {
-  const admins = (await listUserRows(db)).filter((u) => u.role === 'admin' && userActive(u) && u.id !== user.id);
-  if (admins.length === 0)
-    throw new UserError(`${what}: ${user.email} is the only active admin; make another admin first`, {
-      field: what,
-      fix: 'npx toolsmith user role OTHER_EMAIL admin',
-    });
+/**
+ * Test-only fault injection (tests/integration/last-admin-race.test.ts; unset in the app): `requested` as a change
+ * asks for its transaction, `checked` once the last-admin check passed inside it, before the write. A test holds one
+ * change at `checked` while another starts, the interleaving that let two demotions both pass.
+ */
+export const adminChangeHooks: {
+  requested?: (email: string) => void;
+  checked?: (email: string) => Promise<void>;
+} = {};
+
+/** True when taking `userId` away would leave no active admin (nobody could then manage users from the web). */
+const isLastAdmin = (activeAdminIds: readonly string[], userId: string) =>
+  activeAdminIds.includes(userId) && activeAdminIds.length === 1;
+
+/**
+ * Refuses to take away the last active admin. The check and `write` share one transaction (issue 44, 6): two
+ * demotions at once of the last two admins would otherwise each see the other still active and both go through.
+ */
+async function keepingAnAdmin(db: Database, user: UserRow, what: string, write: (w: AdminWrites) => Promise<void>) {
+  adminChangeHooks.requested?.(user.email);
+  await withActiveAdmins(db, async (admins, w) => {
+    if (isLastAdmin(admins, user.id))
+      throw new UserError(`${what}: ${user.email} is the only active admin; make another admin first`, {
+        field: what,
+        fix: 'npx toolsmith user role OTHER_EMAIL admin',
+      });
+    await adminChangeHooks.checked?.(user.email);
+    await write(w);
+  });
 }
 
 /** Who acts (the web's signed-in admin; undefined: the operator's shell). An admin cannot lock themselves out. */
@@ -138,11 +159,10 @@ export async function disableUser(
 ): Promise<UserRow> {
   const user = await mustGetUser(db, emailRaw);
   notSelf(user, actorId, 'disable');
-  if (user.status === 'active') {
-    if (user.role === 'admin') await keepAnAdmin(db, user, 'disable');
-    await setUserDisabled(db, user.id, now);
-  }
-  await endUserAccess(db, user.id, now); // also when already disabled: nothing may outlive a disable
+  await keepingAnAdmin(db, user, 'disable', async (w) => {
+    if (user.status === 'active') await w.setDisabled(user.id, now);
+    await w.endAccess(user.id, now); // also when already disabled: nothing may outlive a disable
+  });
   return (await getUser(db, user.email))!;
 }
 
@@ -160,8 +180,7 @@ export async function enableUser(db: Database, emailRaw: string): Promise<UserRo
 export async function removeUser(db: Database, emailRaw: string, actorId?: string, now = new Date()): Promise<UserRow> {
   const user = await mustGetUser(db, emailRaw);
   notSelf(user, actorId, 'remove');
-  if (user.role === 'admin' && user.status === 'active') await keepAnAdmin(db, user, 'remove');
-  await markUserRemoved(db, user.id, now);
+  await keepingAnAdmin(db, user, 'remove', (w) => w.markRemoved(user.id, now));
   return (await getUser(db, user.email))!;
 }
 

@@ -1,4 +1,4 @@
-import type { Database, Sql } from './client.ts';
+import type { Database, Sql, Tx } from './client.ts';
 
 /**
  * Multi-row INSERT in chunks: one statement per chunk instead of one per row (the difference bench:db measures).
@@ -24,7 +24,7 @@ export async function insertRows(
 }
 
 /** Run `fn` in one transaction (many inserts, one commit: the other half of batching's speed-up). */
-export async function inTransaction<T>(db: Database, fn: (tx: Sql) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(db: Database, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return db.prisma.$transaction(
     async (tx) => {
       if (db.dialect === 'sqlite') await db.execute(TAKE_WRITE_LOCK, [], tx);

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { PrismaClient } from './generated/sqlite/client.ts';
+import type { Prisma, PrismaClient } from './generated/sqlite/client.ts';
 import { UserError } from '../../contracts/errors.ts';
 import { config } from '../config.ts';
 import { parseDatabaseUrl, placeholders, redact, type Dialect } from './url.ts';
@@ -10,6 +10,8 @@ import { privateSqliteFiles } from './private-files.ts';
 export type { PrismaClient };
 /** What raw SQL runs on: the client itself or an interactive transaction. */
 export type Sql = Pick<PrismaClient, '$queryRawUnsafe' | '$executeRawUnsafe'>;
+/** An interactive transaction's client (inTransaction's): the models and raw SQL, all on that transaction. */
+export type Tx = Prisma.TransactionClient;
 
 /**
  * The one database handle everything uses. `prisma` is typed with the SQLite client; the PostgreSQL client is

@@ -1,7 +1,8 @@
 /**
  * The ingest API's HTTP edge (app/api/ingest/): who is asking (an API token or a session; researcher or above, as
- * every write), the body read within TOOLSMITH_MAX_BODY_BYTES and parsed as JSON, each call audited, and errors as
- * JSON with a status: 400 naming the field, 401, 403, 404, 409, 413, 415.
+ * every write), a rate limit per token (ingest-rate.ts: 429 with Retry-After), the body read within
+ * TOOLSMITH_MAX_BODY_BYTES and parsed as JSON, each call audited, and errors as JSON with a status: 400 naming the
+ * field, 401, 403, 404, 409, 413, 415, 429.
  */
 import { UserError } from '../../contracts/errors.ts';
 import { type Principal, roleRank } from '../../contracts/access.ts';
@@ -11,12 +12,13 @@ import { config } from '../config.ts';
 import type { Database } from '../db/client.ts';
 import { getDb } from '../db/shared.ts';
 import { readCapped } from '../http/limits.ts';
+import { type IngestLimiter, processIngestLimiter, takeIngestCall } from './ingest-rate.ts';
 import { IngestDenied } from './ingest.ts';
 
-const json = (status: number, body: unknown) =>
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), {
     status,
-    headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
   });
 const error = (status: number, message: string, field?: string) =>
   json(status, { error: { message, ...(field ? { field } : {}) } });
@@ -26,12 +28,16 @@ export async function handleIngest(
   action: string,
   target: string | null,
   fn: (db: Database, p: Principal, body: unknown) => Promise<unknown>,
+  limiter: IngestLimiter = processIngestLimiter(config()),
 ): Promise<Response> {
   const db = await getDb();
   const p = await resolvePrincipal(db, req.headers);
   if (!p) return error(401, 'sign in, or send an API token as Authorization: Bearer <token>');
   if (roleRank(p.role) < roleRank('researcher'))
     return error(403, `pushing runs needs the researcher role; ${p.email} is a ${p.role}`);
+  // Before the body is read or anything stored; not audited, so a runaway script cannot grow the audit log either.
+  const limited = takeIngestCall(limiter, p);
+  if (limited) return json(429, limited.body, { 'retry-after': String(limited.retryAfterS) });
   const type = (req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json') return error(415, `the body must be application/json, not ${type || 'untyped'}`);
   const limit = config().maxBodyBytes;

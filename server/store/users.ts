@@ -1,5 +1,6 @@
 /** Users and their credential accounts (Better Auth's tables; server/auth/users.ts is the logic). */
-import type { Database } from '../db/client.ts';
+import type { Database, Tx } from '../db/client.ts';
+import { inTransaction } from '../db/batch.ts';
 
 const withPassword = { accounts: { where: { providerId: 'credential' } } } as const;
 
@@ -12,9 +13,6 @@ export const countUserRows = (db: Database): Promise<number> => db.prisma.user.c
 export async function insertUser(db: Database, u: { id: string; email: string; name: string; role: string }) {
   await db.prisma.user.create({ data: { ...u, emailVerified: true } });
 }
-
-export const updateUserRole = (db: Database, id: string, role: string) =>
-  db.prisma.user.update({ where: { id }, data: { role, updatedAt: new Date() } });
 
 /** Set (or first create) the user's password account. */
 export async function upsertPassword(db: Database, userId: string, newAccountId: string, hash: string) {
@@ -50,17 +48,55 @@ export const endOtherSessions = async (db: Database, userId: string, keepSession
   (await db.prisma.session.deleteMany({ where: { userId, ...(keepSessionId ? { id: { not: keepSessionId } } : {}) } }))
     .count;
 
+/** The writes that can take an admin away, each on the transaction that checked there is another (see below). */
+export interface AdminWrites {
+  setRole(id: string, role: string): Promise<void>;
+  setDisabled(id: string, at: Date): Promise<void>;
+  /** Every session and live API token of the user gone; how many of each. */
+  endAccess(id: string, now: Date): Promise<{ sessions: number; tokens: number }>;
+  /**
+   * Removal keeps the row (its id is what runs, recipes, share links and the audit log name as their author) but
+   * nothing to sign in with: sessions, password and OIDC links deleted, tokens revoked.
+   */
+  markRemoved(id: string, now: Date): Promise<void>;
+}
+
+const adminWrites = (tx: Tx): AdminWrites => ({
+  setRole: async (id, role) => void (await tx.user.update({ where: { id }, data: { role, updatedAt: new Date() } })),
+  setDisabled: async (id, at) =>
+    void (await tx.user.update({ where: { id }, data: { disabledAt: at, updatedAt: new Date() } })),
+  endAccess: async (userId, now) => ({
+    sessions: (await tx.session.deleteMany({ where: { userId } })).count,
+    tokens: (await tx.apiToken.updateMany({ where: { userId, revokedAt: null }, data: { revokedAt: now } })).count,
+  }),
+  markRemoved: async (userId, now) => {
+    await tx.session.deleteMany({ where: { userId } });
+    await tx.account.deleteMany({ where: { userId } });
+    await tx.apiToken.updateMany({ where: { userId, revokedAt: null }, data: { revokedAt: now } });
+    await tx.user.update({ where: { id: userId }, data: { disabledAt: now, removedAt: now, updatedAt: now } });
+  },
+});
+
+// PostgreSQL: FOR UPDATE locks the rows (in id order, so two changes never lock them crosswise); a change that comes
+// second waits here, then skips the row the first one demoted (READ COMMITTED re-checks the WHERE of a row it waited
+// for). SQLite has no row locks and needs none: inTransaction holds the write lock from BEGIN.
+const ACTIVE_ADMINS = `SELECT "id" FROM "User" WHERE "role" = 'admin' AND "disabledAt" IS NULL AND "removedAt" IS NULL
+  ORDER BY "id"`;
+
 /**
- * Removal keeps the row (its id is what runs, recipes, share links and the audit log name as their author) but
- * nothing to sign in with: sessions, password and OIDC links deleted, tokens revoked.
+ * One transaction: the active admins' ids read first, then `change` decides with them and writes through `w`. Two
+ * changes at once queue at that read, so the second sees what the first committed: two demotions of the last two
+ * admins cannot both see the other one still there.
  */
-export async function markUserRemoved(db: Database, userId: string, now: Date) {
-  await db.prisma.$transaction([
-    db.prisma.session.deleteMany({ where: { userId } }),
-    db.prisma.account.deleteMany({ where: { userId } }),
-    db.prisma.apiToken.updateMany({ where: { userId, revokedAt: null }, data: { revokedAt: now } }),
-    db.prisma.user.update({ where: { id: userId }, data: { disabledAt: now, removedAt: now, updatedAt: now } }),
-  ]);
+export function withActiveAdmins<T>(db: Database, change: (adminIds: string[], w: AdminWrites) => Promise<T>) {
+  return inTransaction(db, async (tx) => {
+    const sql = db.dialect === 'postgresql' ? `${ACTIVE_ADMINS} FOR UPDATE` : ACTIVE_ADMINS;
+    const rows = await db.query<{ id: string }>(sql, [], tx);
+    return change(
+      rows.map((r) => r.id),
+      adminWrites(tx),
+    );
+  });
 }
 
 /** A removed user added again: the same row (and so their old runs) comes back with the new role. */
