@@ -32,6 +32,12 @@ export interface Verdict {
   steps?: { step: string; detail: string }[];
 }
 
+/**
+ * A verdict as stored with a trajectory. correct null: no verdict — an imported trajectory keeps its source's reward,
+ * which Toolsmith did not check, and a reward above 0 is not a correct answer (a partial or shaped reward).
+ */
+export type StoredVerdict = Omit<Verdict, 'correct'> & { correct: boolean | null };
+
 export type FinishReason = 'no_tool_call' | 'length' | 'max_turns' | 'tool_overflow' | 'engine_error';
 /** How the engine ended one generation: its stop condition (stop string / EOS), max_tokens, or a failure. */
 export type EngineFinish = 'stop' | 'length' | 'abort' | 'error';
@@ -167,7 +173,7 @@ export interface StoredTrajectoryContent {
   error: string | null;
   modelTokens: number;
   turns: StoredTurn[];
-  verdict: Verdict;
+  verdict: StoredVerdict;
 }
 
 /** One stored tool call (a ToolCall row) as the API returns it. */
@@ -199,7 +205,8 @@ export interface TrajectoryDetail {
   groupId: string;
   sampleIndex: number;
   reward: number;
-  correct: boolean;
+  /** The verdict every view shows (the header, the answer box, the explorer, share views); null: none. */
+  correct: boolean | null;
   selected: boolean;
   selectReason: string | null;
   pErr: number | null;

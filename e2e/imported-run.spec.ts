@@ -69,6 +69,12 @@ test('Import run: a verl folder becomes a read-only run every viewer opens', asy
   await expect(page.getByRole('region', { name: 'Prompt text' })).toHaveText(/^Problem \d: what is \d \+ \d\?$/);
   await expect(page.getByText(/^The answer is \d+\.$/)).toBeVisible();
   await expect(page.getByText(/imported from verl: the reward .* is the source's/)).toBeVisible();
+  // One verdict everywhere: verl keeps a reward, not a verdict, so the header and the answer box both say none.
+  for (const where of ['trajectory summary', 'answer and verdict']) {
+    const region = page.getByRole('region', { name: where });
+    await expect(region.locator('.badge', { hasText: 'no verdict' })).toBeVisible();
+    await expect(region.locator('.badge', { hasText: /^(correct|incorrect)$/ })).toHaveCount(0);
+  }
   await shot(page, 'imported-trajectory');
   // The refused folder's 400 is the one error the page was meant to see (the browser logs every 4xx it loads).
   expect(problems.filter((p) => !/status of 400 .*runs\.importFolder/.test(p))).toEqual([]);

@@ -32,6 +32,7 @@ type Row = {
   sampleIndex: number;
   problemId: string | null;
   reward: number;
+  correct: boolean | null;
   selected: boolean;
   selectReason: string | null;
   pErr: number | null;
@@ -195,7 +196,12 @@ export function RolloutExplorer({ runId, initialStep }: { runId: string; initial
           {t.groupId}
         </span>
         <span role="cell">{t.sampleIndex}</span>
-        <span role="cell" className={t.reward > 0 ? 'ok-text' : undefined}>
+        {/* Green for the trajectory's verdict, not for reward > 0: an imported partial reward is no correct answer. */}
+        <span
+          role="cell"
+          className={t.correct ? 'ok-text' : undefined}
+          title={t.correct === true ? 'correct' : t.correct === false ? 'incorrect' : 'no verdict'}
+        >
           {t.reward.toFixed(2)}
         </span>
         <span role="cell" title={t.selectReason ?? undefined}>

@@ -7,6 +7,7 @@ import { errorCode } from '../ui/error-code.ts';
 import { SharedError, SharedNotFound } from './shared-states.tsx';
 import { TokenPanel } from '../trace/token-panel.tsx';
 import { ModeSwitch } from '../trace/mode-switch.tsx';
+import { CorrectBadge } from '../trace/badges.tsx';
 import { parseMode, type TraceMode } from '../trace/token-scale.ts';
 
 /** One shared trajectory, turn by turn: reasoning, code, tool output (plain text), then the verdict. */
@@ -74,15 +75,7 @@ export function SharedTrajectory({ token, trajectoryId }: { token: string; traje
       <section className="panel share-verdict" aria-label="Answer and verdict">
         <div className="row">
           <strong>Verdict</strong>
-          {verdict ? (
-            <span className={`badge ${verdict.correct ? 'ok' : 'fail'}`}>
-              {verdict.correct ? 'correct' : 'incorrect'}
-            </span>
-          ) : t.correct === null || t.correct === undefined ? (
-            <span className="badge warn">no verdict</span>
-          ) : (
-            <span className={`badge ${t.correct ? 'ok' : 'fail'}`}>{t.correct ? 'correct' : 'incorrect'}</span>
-          )}
+          <CorrectBadge correct={t.correct} />
           {verdict?.method && <span className="muted">method {verdict.method}</span>}
         </div>
         <pre className="share-pre">{verdict?.extracted ?? t.answer ?? '(no answer extracted)'}</pre>

@@ -19,6 +19,8 @@ export function ToolStatusBadge({ status }: { status: ToolStatus }) {
   );
 }
 
-export function CorrectBadge({ correct }: { correct: boolean }) {
+/** The trajectory's one verdict (TrajectoryDetail.correct): correct, incorrect, or none (an import without one). */
+export function CorrectBadge({ correct }: { correct: boolean | null | undefined }) {
+  if (correct === null || correct === undefined) return <span className="badge warn">no verdict</span>;
   return <span className={`badge ${correct ? 'ok' : 'fail'}`}>{correct ? 'correct' : 'incorrect'}</span>;
 }

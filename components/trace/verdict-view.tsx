@@ -8,7 +8,7 @@ export function VerdictView({ t, side }: { t: TrajectoryDetail; side?: string })
     <section className="panel" aria-label={`${side ? `${side} ` : ''}answer and verdict`} style={{ marginBottom: 12 }}>
       <div className="row" style={{ marginBottom: 6 }}>
         <strong>Answer</strong>
-        {v ? <CorrectBadge correct={v.correct} /> : <span className="badge warn">no verdict</span>}
+        <CorrectBadge correct={t.correct} />
         {v && <span className="muted">method {v.method}</span>}
         <span className="muted">finish {t.content.finishReason ?? t.finishReason}</span>
       </div>

@@ -190,7 +190,7 @@ export function toStoredTrajectory(
     modelTokens: tokens ? tokens.ids.length - toolTokens : 0,
     turns,
     verdict: {
-      correct: reward > 0,
+      correct: null,
       method: 'none',
       extracted: null,
       reason:
