@@ -50,7 +50,8 @@ test('Import run: a verl folder becomes a read-only run every viewer opens', asy
   await form.getByLabel('Reward weights').fill('');
   await form.getByLabel('Framework version').fill('0.9.1');
   await form.getByLabel('Name').fill('verl from e2e');
-  await form.getByRole('checkbox').uncheck();
+  // Follow is off unless asked for (a followed import holds a worker slot).
+  await expect(form.getByRole('checkbox')).not.toBeChecked();
   await form.getByRole('button', { name: 'Import', exact: true }).click();
   await page.waitForURL(/\/runs\/run_/);
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('verl from e2e');

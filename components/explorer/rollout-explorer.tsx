@@ -232,7 +232,12 @@ export function RolloutExplorer({ runId, initialStep }: { runId: string; initial
           )}
         </span>
         <span role="cell">
-          <Link href={`/trajectories/${encodeURIComponent(t.id)}`} aria-label={`Open trajectory ${t.id}`}>
+          {/* No prefetch: a page of rows would render every trajectory page on the server before anyone clicks. */}
+          <Link
+            prefetch={false}
+            href={`/trajectories/${encodeURIComponent(t.id)}`}
+            aria-label={`Open trajectory ${t.id}`}
+          >
             open
           </Link>
         </span>

@@ -58,6 +58,7 @@ export function SamePrompt({ runId, problemId, onClose }: { runId: string; probl
                   {items.map((t) => (
                     <Link
                       key={t.id}
+                      prefetch={false}
                       href={`/trajectories/${encodeURIComponent(t.id)}`}
                       className={`chip ${t.reward > 0 ? 'ok' : 'fail'}`}
                       aria-label={`Open trajectory ${t.id} (step ${t.step}, sample ${t.sampleIndex}, reward ${t.reward})`}

@@ -16,7 +16,8 @@ export function ImportRunDialog() {
   const [path, setPath] = useState('');
   const [format, setFormat] = useState('');
   const [name, setName] = useState('');
-  const [follow, setFollow] = useState(true);
+  // Off unless asked for, as in the API: a followed import holds a worker slot until it is stopped.
+  const [follow, setFollow] = useState(false);
   const [weights, setWeights] = useState('');
   const [version, setVersion] = useState('');
   const [invalid, setInvalid] = useState<string | null>(null);

@@ -185,7 +185,11 @@ function LatestStepGroups({ runId, stepTick }: { runId: string; stepTick: number
               {g.items.map((t) => (
                 <tr key={t.id} className={t.selected ? 'kept' : undefined}>
                   <td>
-                    <Link href={`/trajectories/${encodeURIComponent(t.id)}`} aria-label={`Open trajectory ${t.id}`}>
+                    <Link
+                      prefetch={false}
+                      href={`/trajectories/${encodeURIComponent(t.id)}`}
+                      aria-label={`Open trajectory ${t.id}`}
+                    >
                       {t.sampleIndex}
                     </Link>
                   </td>

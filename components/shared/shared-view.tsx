@@ -301,6 +301,7 @@ function SharedTrajectories({
                 <tr key={t.id}>
                   <td>
                     <Link
+                      prefetch={false}
                       href={`/s/${encodeURIComponent(token)}/t/${encodeURIComponent(t.id)}`}
                       aria-label={`Open trajectory ${t.id}`}
                     >
