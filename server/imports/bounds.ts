@@ -12,8 +12,10 @@ export interface ImportLimits {
   lineBytes: number;
   /** A whole-file JSON document (ATIF, rLLM) larger than this is refused: it is parsed whole. */
   documentBytes: number;
-  /** One record (a Parquet row, a JSON document) larger than this as JSON is refused with its place. */
+  /** One record (a Parquet row) larger than this as JSON is refused with its place. */
   recordBytes: number;
+  /** A Parquet row group that decodes (by its metadata) to more than this is refused before it is decoded. */
+  rowGroupBytes: number;
   /** Arrays and objects nested deeper than this are refused with their place (mappers and viewers recurse). */
   depth: number;
   /** Malformed records kept with their place per pass; beyond it they are counted, not kept. */
@@ -32,6 +34,7 @@ export const IMPORT_LIMITS: ImportLimits = {
   lineBytes: 8 * MiB,
   documentBytes: 32 * MiB,
   recordBytes: 8 * MiB,
+  rowGroupBytes: 256 * MiB,
   depth: 64,
   problemsKept: 1000,
   linesPerChunk: 10_000,

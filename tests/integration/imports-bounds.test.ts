@@ -168,7 +168,7 @@ test("Harbor's verifier/reward.txt behind a link out of the folder is refused; a
   assert.notEqual(rows[0]!.reward, 0.75, 'without the outside reward');
 });
 
-test('a Parquet row over the record cap is refused with its file and row; the other rows are imported', async () => {
+test('a Parquet row over the record cap is refused with its file and row, the others imported; a row group over its cap is not decoded', async () => {
   const run = path.join(dir, 'trl');
   fs.mkdirSync(path.join(run, 'completions'), { recursive: true });
   const fields = [
@@ -199,4 +199,22 @@ test('a Parquet row over the record cap is refused with its file and row; the ot
     },
   ]);
   assert.equal(r.trajectories, 2);
+
+  // A row group that would decode past its cap is not decoded: refused at its first row.
+  const again = await launch(run);
+  const g = await importPass({
+    db,
+    runId: again.runId,
+    folder: again.folder,
+    format: 'trl',
+    limits: { rowGroupBytes: 10_000 },
+  });
+  assert.equal(g.trajectories, 0);
+  assert.equal(g.problems.length, 1);
+  assert.equal(g.problems[0]!.file, 'completions/completions_00001.parquet');
+  assert.equal(g.problems[0]!.line, 1);
+  assert.match(
+    g.problems[0]!.reason,
+    /^unreadable: the row group of rows 1–3 is \d+ bytes uncompressed, over the cap of 10000; not read$/,
+  );
 });

@@ -114,6 +114,23 @@ test('one 10 MB line without a newline is never held whole: reported as over the
   assert.equal(next?.offset, fs.statSync(file).size);
 });
 
+test('a 512 MiB file without a newline is scanned in bounded memory (peak RSS grows by far less than the file)', () => {
+  const file = path.join(run, 'rollout', '1.jsonl');
+  // Sparse: no disk is written, but every byte is read (zeros, no newline).
+  fs.closeSync(fs.openSync(file, 'w'));
+  fs.truncateSync(file, 512 * 1024 * 1024);
+  const before = process.resourceUsage().maxRSS;
+  const chunk = readLines(
+    run,
+    'rollout/1.jsonl',
+    { offset: 0, line: 0 },
+    { ...lineLimits, lineBytes: IMPORT_LIMITS.lineBytes },
+  );
+  const grownMiB = (process.resourceUsage().maxRSS - before) / 1024;
+  assert.equal(chunk?.tailOverlong, 1);
+  assert.ok(grownMiB < 128, `peak RSS grew by ${grownMiB.toFixed(0)} MiB`);
+});
+
 test('a line over the cap among short ones is skipped by number; the ones around it are read', () => {
   const text = `{"a": 1}\n${'y'.repeat(3000)}\n{"a": 3}\n${'z'.repeat(1024)}\n`;
   fs.writeFileSync(path.join(run, 'rollout', '1.jsonl'), text);

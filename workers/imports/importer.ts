@@ -5,7 +5,7 @@
  * counted and reported with its file and line; the rest is imported.
  */
 import type { ForeignFormat, ForeignProblem, ForeignTrajectory } from '../../contracts/foreign.ts';
-import { readParquetRowGroups } from '../../server/datasets/parse.ts';
+import { ParseError, readParquetRowGroups } from '../../server/datasets/parse.ts';
 import type { Database } from '../../server/db/client.ts';
 import { appendEvent } from '../../server/store/events.ts';
 import { type FileProgress, readImportFiles, saveImportProgress } from '../../server/store/imports.ts';
@@ -224,13 +224,22 @@ async function refuseFile(t: ImportTarget, e: RefusedFile, problems: Problems) {
 }
 
 /** A file that could not be read or parsed, as against a failure to store what was read. */
-class Unreadable extends Error {}
+class Unreadable extends Error {
+  /** The row it failed at, where the reader says (a Parquet row group over its cap); 0 for the whole file. */
+  constructor(
+    message: string,
+    readonly line = 0,
+  ) {
+    super(message);
+  }
+}
 
 /** `fn`'s result; its failure as Unreadable. */
 async function reading<T>(fn: () => T | Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
+    if (e instanceof ParseError && e.row) throw new Unreadable(e.reason, e.row);
     throw new Unreadable((e as Error).message);
   }
 }
@@ -263,7 +272,7 @@ async function readWholeFile(t: ImportTarget, reader: FormatReader, file: string
     await withContained(t.folder, file, cap, async (f) => {
       size = f.size;
       if (reader.kind === 'parquet') {
-        const groups = readParquetRowGroups(asyncBufferOf(f));
+        const groups = readParquetRowGroups(asyncBufferOf(f), limits.rowGroupBytes);
         for (;;) {
           const next = await reading(() => groups.next());
           if (next.done) break;
@@ -295,7 +304,7 @@ async function readWholeFile(t: ImportTarget, reader: FormatReader, file: string
     // While following, a file that does not read yet may still be being written: the next pass reads it again (what
     // this one stored is found stored by its ids).
     if (t.following) return;
-    problems.add({ file, line: 0, reason: `unreadable: ${e.message.split('\n')[0]}` });
+    problems.add({ file, line: e.line, reason: `unreadable: ${e.message.split('\n')[0]}` });
   }
   await problems.flush(t);
   await saveImportProgress(
