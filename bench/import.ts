@@ -220,7 +220,7 @@ async function importOnce(db: Database, folder: string): Promise<Omit<Row, 'dial
     records: r.lines,
     trajectories: r.trajectories,
     seconds: (performance.now() - t0) / 1000,
-    problems: r.problems.length,
+    problems: r.problemCount,
   };
 }
 

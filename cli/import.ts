@@ -75,11 +75,10 @@ export const importCommand: Command = {
         message: `imported ${r.trajectories} trajectories from ${r.lines} records`,
       });
       console.log(`imported ${r.trajectories} trajectories from ${r.lines} records in ${launched.files.length} files`);
-      if (r.problems.length) {
-        console.log(`${r.problems.length} malformed record(s) skipped:`);
+      if (r.problemCount) {
+        console.log(`${r.problemCount} malformed record(s) skipped:`);
         for (const p of r.problems.slice(0, 20)) console.log(`  ${p.file}${p.line ? `:${p.line}` : ''}: ${p.reason}`);
-        if (r.problems.length > 20)
-          console.log(`  … and ${r.problems.length - 20} more (the run's log lists the first 50)`);
+        if (r.problemCount > 20) console.log(`  … and ${r.problemCount - 20} more (the run's log lists the first 50)`);
       }
       return 0;
     } finally {

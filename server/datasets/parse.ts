@@ -198,9 +198,14 @@ export async function readParquet(buffer: Uint8Array | ArrayBuffer): Promise<Sou
 
 /**
  * A Parquet file's rows one row group at a time, numbered from 1 across the file: memory holds one group, never the
- * whole file (an import's completions or trajectory logs). `file` reads byte ranges (hyparquet's AsyncBuffer).
+ * whole file (an import's completions or trajectory logs). `file` reads byte ranges (hyparquet's AsyncBuffer). A group
+ * whose metadata says it decodes to more than `maxGroupBytes` is refused before it is decoded (a few KB of compressed
+ * repetition can decode to hundreds of MB), as a ParseError at its first row.
  */
-export async function* readParquetRowGroups(file: AsyncBuffer): AsyncGenerator<SourceRow[]> {
+export async function* readParquetRowGroups(
+  file: AsyncBuffer,
+  maxGroupBytes = Number.POSITIVE_INFINITY,
+): AsyncGenerator<SourceRow[]> {
   const { parquetMetadataAsync, parquetReadObjects } = await import('hyparquet');
   const { compressors } = await import('hyparquet-compressors');
   let metadata: Awaited<ReturnType<typeof parquetMetadataAsync>>;
@@ -212,6 +217,15 @@ export async function* readParquetRowGroups(file: AsyncBuffer): AsyncGenerator<S
   let start = 0;
   for (const group of metadata.row_groups) {
     const end = start + Number(group.num_rows);
+    const bytes = Math.max(
+      Number(group.total_byte_size),
+      group.columns.reduce((n, c) => n + Number(c.meta_data?.total_uncompressed_size ?? 0), 0),
+    );
+    if (bytes > maxGroupBytes)
+      throw new ParseError(
+        `the row group of rows ${start + 1}–${end} is ${bytes} bytes uncompressed, over the cap of ${maxGroupBytes}; not read`,
+        { row: start + 1 },
+      );
     let rows: Record<string, unknown>[];
     try {
       rows = await parquetReadObjects({ file, metadata, rowStart: start, rowEnd: end, compressors });

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../../contracts/errors.ts';
+import { IMPORT_LIMITS, type ImportLimits } from './bounds.ts';
 
 /** The folder after symlinks, refused unless it lies inside one of `roots` (also after symlinks) when roots are given. */
 export function resolveImportFolder(input: string, roots: string[] | null): string {
@@ -40,40 +41,58 @@ export function resolveImportFolder(input: string, roots: string[] | null): stri
 export const PICKLED = /\.(pt|pth|pkl|pickle|bin|ckpt)$/i;
 
 /**
- * Every regular file under `folder`, as '/'-separated paths relative to it. A symlink is followed only when it
- * resolves inside the folder (else it is listed in `outside`); hidden folders (.git, .cache) are skipped.
+ * Every regular file under `folder`, as '/'-separated paths relative to it, walked without following symlinked
+ * folders (a tree of links would otherwise be walked without end) to at most `limits.walkDepth` folders down, looking
+ * at most `limits.walkEntries` entries (more is refused). A symlinked file is listed only when it resolves inside the
+ * folder (else it is listed in `outside`); the reader opens it contained again (server/imports/open.ts), since it may
+ * change after this. Hidden folders (.git, .cache) are skipped; `skipped` names what was left out and why.
  */
-export function listFiles(folder: string, limit = 200_000): { files: string[]; outside: string[] } {
+export function listFiles(
+  folder: string,
+  limits: Pick<ImportLimits, 'walkDepth' | 'walkEntries'> = IMPORT_LIMITS,
+): { files: string[]; outside: string[]; skipped: string[] } {
   const files: string[] = [];
   const outside: string[] = [];
-  const walk = (dir: string, rel: string) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      if (e.name.startsWith('.')) continue;
-      const abs = path.join(dir, e.name);
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      let isDir = e.isDirectory();
-      let isFile = e.isFile();
-      if (e.isSymbolicLink()) {
-        let real: string;
-        try {
-          real = fs.realpathSync(abs);
-        } catch {
-          continue; // dangling
+  const skipped: string[] = [];
+  const note = (what: string) => {
+    if (skipped.length < 20) skipped.push(what);
+  };
+  let entries = 0;
+  const walk = (dir: string, rel: string, depth: number) => {
+    // opendir streams a folder's entries: a folder of millions is refused at the cap, not listed first.
+    const d = fs.opendirSync(dir);
+    try {
+      for (let e = d.readSync(); e !== null; e = d.readSync()) {
+        if (++entries > limits.walkEntries)
+          throw new UserError(`more than ${limits.walkEntries} entries under ${folder}; not walked further`, {
+            field: 'path',
+          });
+        if (e.name.startsWith('.')) continue;
+        const abs = path.join(dir, e.name);
+        const r = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isDirectory()) {
+          if (depth < limits.walkDepth) walk(abs, r, depth + 1);
+          else note(`${r}/ (deeper than ${limits.walkDepth} folders)`);
+        } else if (e.isFile()) files.push(r);
+        else if (e.isSymbolicLink()) {
+          let real: string;
+          let st: fs.Stats;
+          try {
+            real = fs.realpathSync(abs);
+            st = fs.statSync(real);
+          } catch {
+            continue; // dangling
+          }
+          const within = path.relative(folder, real);
+          if (within.startsWith('..') || path.isAbsolute(within)) outside.push(r);
+          else if (st.isFile()) files.push(r);
+          else if (st.isDirectory()) note(`${r} (a symlinked folder; not followed)`);
         }
-        const within = path.relative(folder, real);
-        if (within.startsWith('..') || path.isAbsolute(within)) {
-          outside.push(r);
-          continue;
-        }
-        const st = fs.statSync(real);
-        isDir = st.isDirectory();
-        isFile = st.isFile();
       }
-      if (isDir) walk(abs, r);
-      else if (isFile) files.push(r);
-      if (files.length > limit) throw new UserError(`more than ${limit} files under ${folder}`, { field: 'path' });
+    } finally {
+      d.closeSync();
     }
   };
-  walk(folder, '');
-  return { files, outside };
+  walk(folder, '', 0);
+  return { files, outside, skipped };
 }

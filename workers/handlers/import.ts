@@ -35,9 +35,9 @@ export const importRun: JobHandler<JobPayload<'import'>> = async (ctx) => {
   const r = await importPass(target);
   stoppedEarly(ctx.signal);
   await ctx.log(
-    `imported ${r.trajectories} trajectories from ${r.lines} records${r.problems.length ? `; ${r.problems.length} malformed, skipped (see the warnings above)` : ''}`,
+    `imported ${r.trajectories} trajectories from ${r.lines} records${r.problemCount ? `; ${r.problemCount} malformed, skipped (see the warnings above)` : ''}`,
   );
-  return { lines: r.lines, trajectories: r.trajectories, problems: r.problems.length };
+  return { lines: r.lines, trajectories: r.trajectories, problems: r.problemCount };
 };
 
 /**

@@ -1,74 +1,102 @@
 /**
  * A followed file's new whole lines from a byte offset on. A half-written last line is not yet written: it is left for
- * the next read. Lines are read in chunks, so memory stays bounded whatever the file's size.
+ * the next read. Lines are read in blocks and a line is held only up to the line cap, so memory stays bounded
+ * whatever the file holds (one line of 10 MB with no newline, millions of short ones).
  */
 import fs from 'node:fs';
+import type { ImportLimits } from '../../server/imports/bounds.ts';
+import { openContained, RefusedFile } from '../../server/imports/open.ts';
 
 export interface LineChunk {
   /** Whole lines, without their newline, each with its 1-based number. */
   lines: { text: string; line: number }[];
+  /** Lines longer than the cap: skipped, by number. */
+  overlong: number[];
+  /** The unfinished last line is already longer than the cap (its number): it is not held, and not passed. */
+  tailOverlong?: number;
   /** The byte offset after the last whole line: where the next read starts. */
   offset: number;
   /** The number of the last whole line. */
   line: number;
 }
 
+const BLOCK = 1024 * 1024;
+
 /**
- * Whole lines of a file from `offset` on, up to about `maxBytes` of them per call (at least one line, however
- * long). Bytes after the last newline are a line still being written: not returned, not counted.
+ * Whole lines of `file` (relative to `folder`, opened contained: server/imports/open.ts) from `from.offset` on, up to
+ * about `maxBytes` and `limits.linesPerChunk` of them per call. Bytes after the last newline are a line still being
+ * written: not returned, not counted. Null when the file is not there; RefusedFile when it may not be read.
  */
 export function readLines(
-  abs: string,
+  folder: string,
+  file: string,
   from: { offset: number; line: number },
+  limits: Pick<ImportLimits, 'fileBytes' | 'lineBytes' | 'linesPerChunk'>,
   maxBytes = 4 * 1024 * 1024,
 ): LineChunk | null {
-  let fd: number;
+  let f: ReturnType<typeof openContained>;
   try {
-    fd = fs.openSync(abs, 'r');
-  } catch {
-    return null;
+    f = openContained(folder, file, limits.fileBytes);
+  } catch (e) {
+    if (e instanceof RefusedFile && e.missing) return null;
+    throw e;
   }
   try {
-    const size = fs.fstatSync(fd).size;
-    if (size <= from.offset) return { lines: [], offset: from.offset, line: from.line };
-    const parts: Buffer[] = [];
-    let pos = from.offset;
-    let end = -1;
-    // Read until the chunk holds at least one newline and maxBytes, or the file ends.
-    while (pos < size) {
-      const buf = Buffer.allocUnsafe(Math.min(1024 * 1024, size - pos));
-      const n = fs.readSync(fd, buf, 0, buf.length, pos);
-      if (n <= 0) break;
-      const got = buf.subarray(0, n);
-      parts.push(got);
-      pos += n;
-      const nl = got.lastIndexOf(0x0a);
-      if (nl >= 0) end = pos - n + nl + 1;
-      if (end >= 0 && pos - from.offset >= maxBytes) break;
-    }
-    if (end < 0) return { lines: [], offset: from.offset, line: from.line };
-    const bytes = Buffer.concat(parts).subarray(0, end - from.offset);
-    const lines: { text: string; line: number }[] = [];
-    let line = from.line;
-    let start = 0;
-    for (let i = bytes.indexOf(0x0a); i >= 0; i = bytes.indexOf(0x0a, start)) {
-      line++;
-      const text = bytes.toString('utf8', start, i).replace(/\r$/, '');
-      if (text.trim() !== '') lines.push({ text, line });
-      start = i + 1;
-    }
-    return { lines, offset: end, line };
+    return scanLines(f.fd, f.size, from, limits, maxBytes);
   } finally {
-    fs.closeSync(fd);
+    f.close();
   }
 }
 
-/** Size and modification time, or null when the file is gone. */
-export function statOf(abs: string): { size: number; mtimeMs: number } | null {
-  try {
-    const st = fs.statSync(abs);
-    return { size: st.size, mtimeMs: st.mtimeMs };
-  } catch {
-    return null;
+function scanLines(
+  fd: number,
+  size: number,
+  from: { offset: number; line: number },
+  limits: Pick<ImportLimits, 'lineBytes' | 'linesPerChunk'>,
+  maxBytes: number,
+): LineChunk {
+  const out: LineChunk = { lines: [], overlong: [], offset: from.offset, line: from.line };
+  if (size <= from.offset) return out;
+  const buf = Buffer.allocUnsafe(BLOCK);
+  // The current line's bytes so far (copies), unless it has passed the cap: then only its end is looked for.
+  let partial: Buffer[] = [];
+  let partialLen = 0;
+  let skipping = false;
+  let pos = from.offset;
+  while (pos < size) {
+    const n = fs.readSync(fd, buf, 0, Math.min(BLOCK, size - pos), pos);
+    if (n <= 0) break;
+    let s = 0;
+    for (;;) {
+      const nl = buf.indexOf(0x0a, s);
+      if (nl < 0 || nl >= n) {
+        if (!skipping && partialLen + (n - s) > limits.lineBytes) {
+          skipping = true;
+          partial = [];
+        } else if (!skipping) {
+          partial.push(Buffer.from(buf.subarray(s, n)));
+          partialLen += n - s;
+        }
+        break;
+      }
+      out.line++;
+      if (skipping || partialLen + (nl - s) > limits.lineBytes) out.overlong.push(out.line);
+      else {
+        const text = Buffer.concat([...partial, buf.subarray(s, nl)])
+          .toString('utf8')
+          .replace(/\r$/, '');
+        if (text.trim() !== '') out.lines.push({ text, line: out.line });
+      }
+      partial = [];
+      partialLen = 0;
+      skipping = false;
+      s = nl + 1;
+      out.offset = pos + s;
+      if (out.lines.length + out.overlong.length >= limits.linesPerChunk) return out;
+    }
+    pos += n;
+    if (out.offset - from.offset >= maxBytes) return out;
   }
+  if (skipping) out.tailOverlong = out.line + 1;
+  return out;
 }

@@ -4,10 +4,8 @@
  * updates the dashboard's per-step figures. `followImport` repeats passes until it is stopped. A malformed record is
  * counted and reported with its file and line; the rest is imported.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import type { ForeignFormat, ForeignProblem, ForeignTrajectory } from '../../contracts/foreign.ts';
-import { readParquetRowGroups } from '../../server/datasets/parse.ts';
+import { ParseError, readParquetRowGroups } from '../../server/datasets/parse.ts';
 import type { Database } from '../../server/db/client.ts';
 import { appendEvent } from '../../server/store/events.ts';
 import { type FileProgress, readImportFiles, saveImportProgress } from '../../server/store/imports.ts';
@@ -15,7 +13,15 @@ import { logMetrics } from '../../server/store/metrics.ts';
 import { readStepWithTokens, replaceTrajectoryTokens } from '../../server/store/trajectories.ts';
 import { listFiles } from '../../server/imports/folder.ts';
 import { sleep } from '../engines/sleep.ts';
-import { readLines, statOf } from './files.ts';
+import { type LineChunk, readLines } from './files.ts';
+import {
+  IMPORT_LIMITS,
+  type ImportLimits,
+  jsonDepthOver,
+  recordExcess,
+  REWARD_FILE_BYTES,
+} from '../../server/imports/bounds.ts';
+import { asyncBufferOf, readAll, RefusedFile, withContained } from '../../server/imports/open.ts';
 import { LAYOUTS, naturalOrder } from '../../contracts/foreign-layouts.ts';
 import {
   type FormatReader,
@@ -45,12 +51,17 @@ export interface ImportTarget {
   /** A pass while following leaves a whole-file record that fails to read for a later pass (it may be half written). */
   following?: boolean;
   signal?: AbortSignal;
+  /** Tighter limits than IMPORT_LIMITS (tests). */
+  limits?: Partial<ImportLimits>;
 }
 
 export interface PassResult {
   lines: number;
   trajectories: number;
+  /** The first IMPORT_LIMITS.problemsKept malformed records, with their place. */
   problems: ForeignProblem[];
+  /** All malformed records, kept or not. */
+  problemCount: number;
   /** Steps (by split) that gained trajectories. */
   steps: { train: Set<number>; eval: Set<number> };
 }
@@ -59,12 +70,48 @@ export interface PassResult {
 const PROBLEMS_LOGGED = 50;
 /** Trajectories stored per transaction. */
 const BATCH = 500;
-/** A JSON document larger than this is refused: it is read whole (Parquet is read a row group at a time). */
-const MAX_JSON_FILE = 512 * 1024 * 1024;
+
+/**
+ * Malformed records of a pass: all counted, the first `limits.problemsKept` kept with their place, the first
+ * PROBLEMS_LOGGED written to the run's log at the next flush. A file of millions of bad lines holds a bounded list.
+ */
+class Problems {
+  count = 0;
+  private toLog: ForeignProblem[] = [];
+  constructor(
+    private readonly result: PassResult,
+    private readonly keep: number,
+  ) {}
+  add(p: ForeignProblem) {
+    this.count++;
+    this.result.problemCount++;
+    if (this.result.problems.length < this.keep) this.result.problems.push(p);
+    if (this.result.problemCount <= PROBLEMS_LOGGED) this.toLog.push(p);
+  }
+  /** Counted since the last take. */
+  private taken = 0;
+  take(): number {
+    const n = this.count - this.taken;
+    this.taken = this.count;
+    return n;
+  }
+  async flush(t: ImportTarget) {
+    for (const p of this.toLog)
+      await appendEvent(t.db, t.runId, {
+        type: 'import_problem',
+        level: 'warn',
+        message: `${p.file}${p.line ? `:${p.line}` : ''}: ${p.reason} (skipped; the rest is imported)`,
+        data: p,
+      });
+    this.toLog = [];
+  }
+}
+
+const limitsOf = (t: ImportTarget): ImportLimits => ({ ...IMPORT_LIMITS, ...t.limits });
 
 /** The files of the run's format in the folder, in natural order (step_9 before step_10). */
-export function filesOf(folder: string, format: ForeignFormat): string[] {
-  return listFiles(folder)
+export function filesOf(folder: string, format: ForeignFormat, limits: ImportLimits = IMPORT_LIMITS): string[] {
+  return listFiles(folder, limits)
     .files.filter((f) => LAYOUTS[format].test(f))
     .sort(naturalOrder);
 }
@@ -72,15 +119,21 @@ export function filesOf(folder: string, format: ForeignFormat): string[] {
 export async function importPass(t: ImportTarget): Promise<PassResult> {
   const reader = readerOf(t.format);
   const done = await readImportFiles(t.db, t.runId);
-  const result: PassResult = { lines: 0, trajectories: 0, problems: [], steps: { train: new Set(), eval: new Set() } };
+  const result: PassResult = {
+    lines: 0,
+    trajectories: 0,
+    problems: [],
+    problemCount: 0,
+    steps: { train: new Set(), eval: new Set() },
+  };
+  const limits = limitsOf(t);
   if (t.format === 'prime-rl') await readPrimeRlMetrics(t, done, result);
-  for (const file of filesOf(t.folder, t.format)) {
+  for (const file of filesOf(t.folder, t.format, limits)) {
     if (t.signal?.aborted) break;
     const before = done.get(file) ?? { file, offset: 0, line: 0, done: false };
     if (before.done) continue;
-    const abs = path.join(t.folder, file);
-    if (reader.kind === 'lines') await readLineFile(t, reader, file, abs, before, result);
-    else await readWholeFile(t, reader, file, abs, result);
+    if (reader.kind === 'lines') await readLineFile(t, reader, file, before, result);
+    else await readWholeFile(t, reader, file, result);
   }
   // After the traces, so that the trajectories a token export joins are stored.
   if (t.format === 'prime-rl') await readPrimeRlTokenExports(t, done, result);
@@ -92,52 +145,110 @@ async function readLineFile(
   t: ImportTarget,
   reader: FormatReader,
   file: string,
-  abs: string,
   from: FileProgress,
   result: PassResult,
 ) {
+  const limits = limitsOf(t);
+  const problems = new Problems(result, limits.problemsKept);
   let at = from;
   for (;;) {
     if (t.signal?.aborted) return;
-    const chunk = readLines(abs, at);
-    if (!chunk || (chunk.lines.length === 0 && chunk.offset === at.offset)) return;
+    const chunk = await readChunk(t, file, at, problems, limits);
+    if (!chunk) return;
     const split = splitOf(file);
     const mapped: ForeignTrajectory[] = [];
-    const problems: ForeignProblem[] = [];
-    for (const { record, line } of jsonRecords(file, chunk.lines, problems)) {
+    for (const { record, line } of jsonRecords(file, chunk, problems, limits)) {
       const where: Where = { file, line, split, ...stepField(t.format, file) };
       collect(reader.map(record, where), mapped, problems);
     }
     const stored = await store(t, mapped, result);
-    await noteProblems(t, problems, result);
+    await problems.flush(t);
     at = { file, offset: chunk.offset, line: chunk.line, done: false };
     await saveImportProgress(t.db, t.runId, at, {
       lines: chunk.lines.length,
       trajectories: stored,
-      problems: problems.length,
+      problems: problems.take(),
     });
     result.lines += chunk.lines.length;
   }
 }
 
+/**
+ * The next chunk of a line file; null when there is nothing new. A file that may not be read (outside the folder, not
+ * a regular file, over the size cap) is noted once and marked done.
+ */
+async function readChunk(
+  t: ImportTarget,
+  file: string,
+  at: FileProgress,
+  problems: Problems,
+  limits: ImportLimits,
+): Promise<ReturnType<typeof readLines>> {
+  let chunk: ReturnType<typeof readLines>;
+  try {
+    chunk = readLines(t.folder, file, at, limits);
+  } catch (e) {
+    if (!(e instanceof RefusedFile)) throw e;
+    await refuseFile(t, e, problems);
+    return null;
+  }
+  if (!chunk) return null;
+  if (chunk.lines.length === 0 && chunk.offset === at.offset) {
+    // Nothing new but an unfinished last line already over the cap. While following it may still be being written
+    // (its newline ends it as an overlong line); a single read reports it, never having held it whole.
+    if (chunk.tailOverlong !== undefined && !t.following) {
+      problems.add({
+        file,
+        line: chunk.tailOverlong,
+        reason: `longer than ${limits.lineBytes} bytes (the line cap) and no newline; not read`,
+      });
+      await problems.flush(t);
+      await saveImportProgress(t.db, t.runId, at, { lines: 0, trajectories: 0, problems: problems.take() });
+    }
+    return null;
+  }
+  return chunk;
+}
+
+/** A file refused by the opener: one problem naming it and why, and the file marked done (it is not tried again). */
+async function refuseFile(t: ImportTarget, e: RefusedFile, problems: Problems) {
+  if (e.missing) return;
+  problems.add({ file: e.file, line: 0, reason: e.reason });
+  await problems.flush(t);
+  await saveImportProgress(
+    t.db,
+    t.runId,
+    { file: e.file, offset: 0, line: 0, done: true },
+    { lines: 0, trajectories: 0, problems: problems.take() },
+  );
+}
+
 /** A file that could not be read or parsed, as against a failure to store what was read. */
-class Unreadable extends Error {}
+class Unreadable extends Error {
+  /** The row it failed at, where the reader says (a Parquet row group over its cap); 0 for the whole file. */
+  constructor(
+    message: string,
+    readonly line = 0,
+  ) {
+    super(message);
+  }
+}
 
 /** `fn`'s result; its failure as Unreadable. */
 async function reading<T>(fn: () => T | Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
+    if (e instanceof ParseError && e.row) throw new Unreadable(e.reason, e.row);
     throw new Unreadable((e as Error).message);
   }
 }
 
-async function readWholeFile(t: ImportTarget, reader: FormatReader, file: string, abs: string, result: PassResult) {
-  const st = statOf(abs);
-  if (!st) return;
-  const problems: ForeignProblem[] = [];
+async function readWholeFile(t: ImportTarget, reader: FormatReader, file: string, result: PassResult) {
+  const limits = limitsOf(t);
+  const problems = new Problems(result, limits.problemsKept);
   const split = splitOf(file);
-  const reward = await harborReward(t.folder, file);
+  const reward = await harborReward(t, file, problems);
   const where = (line: number): Where => ({
     file,
     line,
@@ -148,6 +259,7 @@ async function readWholeFile(t: ImportTarget, reader: FormatReader, file: string
   });
   let records = 0;
   let stored = 0;
+  let size = 0;
   const take = async (rows: { record: unknown; line: number }[]) => {
     const mapped: ForeignTrajectory[] = [];
     for (const { record, line } of rows) collect(reader.map(record, where(line)), mapped, problems);
@@ -155,33 +267,51 @@ async function readWholeFile(t: ImportTarget, reader: FormatReader, file: string
     records += rows.length;
   };
   try {
-    if (reader.kind === 'parquet') {
-      // A row group at a time: a file of any size in the memory of its largest group.
-      const { asyncBufferFromFile } = await import('hyparquet');
-      const groups = readParquetRowGroups(await reading(() => asyncBufferFromFile(abs)));
-      for (;;) {
-        const next = await reading(() => groups.next());
-        if (next.done) break;
-        await take(next.value.map((r) => ({ record: r.data, line: r.row })));
+    // A JSON document is parsed whole, so it has its own, smaller cap; Parquet is read a row group at a time.
+    const cap = reader.kind === 'json' ? limits.documentBytes : limits.fileBytes;
+    await withContained(t.folder, file, cap, async (f) => {
+      size = f.size;
+      if (reader.kind === 'parquet') {
+        const groups = readParquetRowGroups(asyncBufferOf(f), limits.rowGroupBytes);
+        for (;;) {
+          const next = await reading(() => groups.next());
+          if (next.done) break;
+          const rows: { record: unknown; line: number }[] = [];
+          for (const r of next.value) {
+            // Refused before it is mapped and stored: a small compressed file can decode to a huge row.
+            const excess = recordExcess(r.data, limits);
+            if (excess) problems.add({ file, line: r.row, reason: `row ${excess}; not imported` });
+            else rows.push({ record: r.data, line: r.row });
+          }
+          await take(rows);
+        }
+        return;
       }
-    } else if (st.size > MAX_JSON_FILE)
-      problems.push({ file, line: 0, reason: `larger than ${MAX_JSON_FILE} bytes (a JSON document is read whole)` });
-    else await take([{ record: await reading(() => JSON.parse(fs.readFileSync(abs, 'utf8')) as unknown), line: 0 }]);
+      const text = await reading(() => readAll(f).toString('utf8'));
+      if (jsonDepthOver(text, limits.depth))
+        problems.add({ file, line: 0, reason: `nested deeper than ${limits.depth} levels; not imported` });
+      else await take([{ record: await reading(() => JSON.parse(text) as unknown), line: 0 }]);
+    });
   } catch (e) {
+    if (e instanceof RefusedFile) {
+      // Not there any more: nothing to say. Refused: said once, and not tried again.
+      if (!e.missing) await refuseFile(t, e, problems);
+      return;
+    }
     // Only the file's own failure ends it as a problem: one in storing what was read propagates (the job retries;
     // the file is not marked read).
     if (!(e instanceof Unreadable)) throw e;
     // While following, a file that does not read yet may still be being written: the next pass reads it again (what
     // this one stored is found stored by its ids).
     if (t.following) return;
-    problems.push({ file, line: 0, reason: `unreadable: ${e.message.split('\n')[0]}` });
+    problems.add({ file, line: e.line, reason: `unreadable: ${e.message.split('\n')[0]}` });
   }
-  await noteProblems(t, problems, result);
+  await problems.flush(t);
   await saveImportProgress(
     t.db,
     t.runId,
-    { file, offset: st.size, line: records, done: true },
-    { lines: records, trajectories: stored, problems: problems.length },
+    { file, offset: size, line: records, done: true },
+    { lines: records, trajectories: stored, problems: problems.take() },
   );
   result.lines += records;
 }
@@ -193,7 +323,7 @@ async function readWholeFile(t: ImportTarget, reader: FormatReader, file: string
 async function readPrimeRlMetrics(t: ImportTarget, done: Map<string, FileProgress>, result: PassResult) {
   await readSideFile(t, 'metrics.jsonl', done, result, async (record, where, problems) => {
     const m = mapPrimeRlMetricsLine(record, where);
-    if (!m.ok) problems.push(m.problem);
+    if (!m.ok) problems.add(m.problem);
     else await logMetrics(t.db, t.runId, m.step, m.values);
   });
 }
@@ -207,23 +337,25 @@ async function readSideFile(
   file: string,
   done: Map<string, FileProgress>,
   result: PassResult,
-  take: (record: unknown, where: { file: string; line: number }, problems: ForeignProblem[]) => Promise<void>,
+  take: (record: unknown, where: { file: string; line: number }, problems: ProblemSink) => Promise<void>,
 ): Promise<number> {
   let at = done.get(file) ?? { file, offset: 0, line: 0, done: false };
+  if (at.done) return 0;
+  const limits = limitsOf(t);
+  const problems = new Problems(result, limits.problemsKept);
   let read = 0;
   for (;;) {
     if (t.signal?.aborted) return read;
-    const chunk = readLines(path.join(t.folder, file), at);
-    if (!chunk || (chunk.lines.length === 0 && chunk.offset === at.offset)) return read;
-    const problems: ForeignProblem[] = [];
-    for (const { record, line } of jsonRecords(file, chunk.lines, problems))
+    const chunk = await readChunk(t, file, at, problems, limits);
+    if (!chunk) return read;
+    for (const { record, line } of jsonRecords(file, chunk, problems, limits))
       await take(record, { file, line }, problems);
-    await noteProblems(t, problems, result);
+    await problems.flush(t);
     at = { file, offset: chunk.offset, line: chunk.line, done: false };
     await saveImportProgress(t.db, t.runId, at, {
       lines: chunk.lines.length,
       trajectories: 0,
-      problems: problems.length,
+      problems: problems.take(),
     });
     read += chunk.lines.length;
   }
@@ -238,14 +370,14 @@ const TOKEN_EXPORTS = /(^|\/)token_exports\/step_\d+\/rank_\d+\.jsonl$/;
  * its token record. A line that joins none (a sample of a trace not imported, or not written yet) is a problem.
  */
 async function readPrimeRlTokenExports(t: ImportTarget, done: Map<string, FileProgress>, result: PassResult) {
-  const files = listFiles(t.folder)
+  const files = listFiles(t.folder, limitsOf(t))
     .files.filter((f) => TOKEN_EXPORTS.test(f))
     .sort(naturalOrder);
   const steps = new Map<number, Map<string, { id: string; record: TokenRecord }>>();
   for (const file of files) {
     const read = await readSideFile(t, file, done, result, async (record, where, problems) => {
       const m = mapPrimeRlTokenExportLine(record, where);
-      if (!m.ok) problems.push(m.problem);
+      if (!m.ok) problems.add(m.problem);
       else await joinTokenExport(t, m, steps, where, problems);
     });
     result.lines += read;
@@ -257,7 +389,7 @@ async function joinTokenExport(
   m: Extract<TokenExportMapped, { ok: true }>,
   steps: Map<number, Map<string, { id: string; record: TokenRecord }>>,
   where: { file: string; line: number },
-  problems: ForeignProblem[],
+  problems: ProblemSink,
 ) {
   let index = steps.get(m.step);
   if (!index) {
@@ -267,7 +399,7 @@ async function joinTokenExport(
   const hit = index.get(tokenSequenceKey(m.tokens.promptIds, m.tokens.ids));
   const joined = hit && withTrainerSide(hit.record, m.tokens);
   if (!hit)
-    problems.push({
+    problems.add({
       ...where,
       reason: `no imported trajectory of step ${m.step} has this token sequence (${(m.tokens.promptIds?.length ?? 0) + m.tokens.ids.length} tokens)`,
     });
@@ -292,18 +424,41 @@ async function tokenIndexOfStep(t: ImportTarget, step: number) {
   }
 }
 
-/** Each line parsed as JSON; a line that is not JSON is a problem naming its file and line, and is skipped. */
-function* jsonRecords(file: string, lines: { text: string; line: number }[], problems: ForeignProblem[]) {
-  for (const { text, line } of lines) {
+/**
+ * Each line of a chunk parsed as JSON; a line over the line cap, not JSON, or nested deeper than the cap is a problem
+ * naming its file and line (in line order), and is skipped.
+ */
+function* jsonRecords(
+  file: string,
+  chunk: Pick<LineChunk, 'lines' | 'overlong'>,
+  problems: ProblemSink,
+  limits: Pick<ImportLimits, 'depth' | 'lineBytes'>,
+) {
+  let o = 0;
+  const overlongBefore = (line: number) => {
+    for (; o < chunk.overlong.length && (chunk.overlong[o] as number) < line; o++)
+      problems.add({
+        file,
+        line: chunk.overlong[o] as number,
+        reason: `longer than ${limits.lineBytes} bytes (the line cap); skipped`,
+      });
+  };
+  for (const { text, line } of chunk.lines) {
+    overlongBefore(line);
+    if (jsonDepthOver(text, limits.depth)) {
+      problems.add({ file, line, reason: `nested deeper than ${limits.depth} levels; not imported` });
+      continue;
+    }
     let record: unknown;
     try {
       record = JSON.parse(text);
     } catch (e) {
-      problems.push({ file, line, reason: `not JSON: ${(e as Error).message}` });
+      problems.add({ file, line, reason: `not JSON: ${(e as Error).message}` });
       continue;
     }
     yield { record, line };
   }
+  overlongBefore(Number.POSITIVE_INFINITY);
 }
 
 function stepField(format: ForeignFormat, file: string): { step?: number } {
@@ -311,19 +466,29 @@ function stepField(format: ForeignFormat, file: string): { step?: number } {
   return step === undefined ? {} : { step };
 }
 
-function collect(m: ReturnType<FormatReader['map']>, into: ForeignTrajectory[], problems: ForeignProblem[]) {
-  if (m.ok) into.push(...m.trajectories);
-  else problems.push(m.problem);
+/** Where problems go: a pass's Problems (counted, the first ones kept). */
+interface ProblemSink {
+  add(p: ForeignProblem): void;
 }
 
-/** Harbor's reward for an ATIF trial folder, where the file is there and holds a number. */
-async function harborReward(folder: string, file: string): Promise<number | undefined> {
+function collect(m: ReturnType<FormatReader['map']>, into: ForeignTrajectory[], problems: ProblemSink) {
+  if (m.ok) into.push(...m.trajectories);
+  else problems.add(m.problem);
+}
+
+/**
+ * Harbor's reward for an ATIF trial folder, where the file is there and holds a number. It is opened like every other
+ * file (contained, regular, at most REWARD_FILE_BYTES); a refusal is a problem and the trial has no reward.
+ */
+async function harborReward(t: ImportTarget, file: string, problems: ProblemSink): Promise<number | undefined> {
   const rel = harborRewardFile(file);
   if (!rel) return undefined;
   try {
-    const n = Number(fs.readFileSync(path.join(folder, rel), 'utf8').trim());
+    const n = await withContained(t.folder, rel, REWARD_FILE_BYTES, (f) => Number(readAll(f).toString('utf8').trim()));
     return Number.isFinite(n) ? n : undefined;
-  } catch {
+  } catch (e) {
+    if (!(e instanceof RefusedFile)) throw e;
+    if (!e.missing) problems.add({ file: rel, line: 0, reason: `${e.reason} (the trial's reward)` });
     return undefined;
   }
 }
@@ -337,19 +502,6 @@ async function store(t: ImportTarget, mapped: ForeignTrajectory[], result: PassR
   });
   result.trajectories += r.stored;
   return r.stored;
-}
-
-async function noteProblems(t: ImportTarget, problems: ForeignProblem[], result: PassResult) {
-  for (const p of problems) {
-    if (result.problems.length < PROBLEMS_LOGGED)
-      await appendEvent(t.db, t.runId, {
-        type: 'import_problem',
-        level: 'warn',
-        message: `${p.file}${p.line ? `:${p.line}` : ''}: ${p.reason} (skipped; the rest is imported)`,
-        data: p,
-      });
-    result.problems.push(p);
-  }
 }
 
 /** Passes until `signal` aborts, one every `pollMs` (sooner after a pass that found something). */
