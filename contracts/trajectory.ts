@@ -71,6 +71,14 @@ export interface ToolCallRecord {
   errorType?: string | null;
   /** The seed the call's random generators started from (recipe tool.seedCalls); absent: fresh entropy. */
   seed?: number;
+  /** What an imported call's source did not keep: shown as "—", never as 0. */
+  absent?: Absent;
+}
+
+/** Values a foreign source did not record (server/imports/to-store.ts); a native turn or call has them all. */
+export interface Absent {
+  tokens?: true;
+  timing?: true;
 }
 
 export interface Turn {
@@ -108,7 +116,8 @@ export interface Trajectory {
 }
 
 /** A turn as stored in Trajectory.content: its per-token arrays live in the binary side table (TokenRecord). */
-export type StoredTurn = Omit<Turn, 'tokenIds' | 'logprobs' | 'entropies'>;
+/** A turn as stored; `absent`: what an imported turn's source did not keep (token count, generation time). */
+export type StoredTurn = Omit<Turn, 'tokenIds' | 'logprobs' | 'entropies'> & { absent?: Absent };
 
 /**
  * Per-token clip state of a token in the policy update: 0 none, 1 clipped low (Â < 0, ρ < 1-ε_low), 2 clipped high

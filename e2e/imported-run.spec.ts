@@ -76,6 +76,8 @@ test('Import run: a verl folder becomes a read-only run every viewer opens', asy
     await expect(region.locator('.badge', { hasText: 'no verdict' })).toBeVisible();
     await expect(region.locator('.badge', { hasText: /^(correct|incorrect)$/ })).toHaveCount(0);
   }
+  // Values verl does not keep are absent, not 0.
+  await expect(page.getByRole('article', { name: 'turn 1' })).toContainText('— tokens · generated in — ·');
   await shot(page, 'imported-trajectory');
   // The refused folder's 400 is the one error the page was meant to see (the browser logs every 4xx it loads).
   expect(problems.filter((p) => !/status of 400 .*runs\.importFolder/.test(p))).toEqual([]);

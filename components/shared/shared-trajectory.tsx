@@ -101,7 +101,7 @@ function SharedTurn({ turn, n, row }: { turn: StoredTurn; n: number; row?: ToolC
       <header className="row" style={{ justifyContent: 'space-between' }}>
         <strong>Turn {n}</strong>
         <span className="muted">
-          {turn.tokens ?? '?'} tokens · engine {turn.engineFinish ?? '—'}
+          {turn.absent?.tokens ? '—' : (turn.tokens ?? '—')} tokens · engine {turn.engineFinish ?? '—'}
         </span>
       </header>
       <h4 className="share-h4">Reasoning</h4>

@@ -52,8 +52,8 @@ export const TurnView = forwardRef<HTMLElement, Props>(function TurnView({ turn,
       <header className="row" style={{ justifyContent: 'space-between', marginBottom: 6 }}>
         <strong>Turn {turn.index + 1}</strong>
         <span className="muted">
-          {turn.tokens} tokens · generated in {formatMs(turn.genFinishedAt - turn.genStartedAt)} · engine{' '}
-          {turn.engineFinish}
+          {turn.absent?.tokens ? '—' : turn.tokens} tokens · generated in{' '}
+          {turn.absent?.timing ? '—' : formatMs(turn.genFinishedAt - turn.genStartedAt)} · engine {turn.engineFinish}
         </span>
       </header>
       <div style={{ whiteSpace: 'pre-wrap', overflowWrap: 'anywhere', fontSize: 13.5 }}>
@@ -146,7 +146,8 @@ function ToolResult({
         {phase === 'done' && (
           <span className="muted">
             ran {formatMs(tool.durationMs)} · queued {formatMs(tool.queueMs)} · round trip{' '}
-            {formatMs(tool.finishedAt - tool.queuedAt)} · {tool.tokens} tokens
+            {tool.absent?.timing ? '—' : formatMs(tool.finishedAt - tool.queuedAt)} ·{' '}
+            {tool.absent?.tokens ? '—' : tool.tokens} tokens
             {!tool.appended && <span className="error"> · not appended (over the length budget)</span>}
           </span>
         )}

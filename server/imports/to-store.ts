@@ -33,6 +33,8 @@ function callCode(args: string): string {
   return args;
 }
 
+// A foreign message has one time at most (when it was written), never how long it took to generate, and no token
+// count per turn: those are absent, not 0.
 function emptyTurn(index: number, text: string, time: number): StoredTurn {
   return {
     index,
@@ -43,6 +45,7 @@ function emptyTurn(index: number, text: string, time: number): StoredTurn {
     tool: null,
     genStartedAt: time,
     genFinishedAt: time,
+    absent: { tokens: true, timing: true },
   };
 }
 
@@ -61,6 +64,8 @@ function toolRecord(name: string | null, code: string | null, text: string, time
     durationMs: null,
     queueMs: null,
     stdout: text,
+    // The round trip is known once the result's own time is (turnsOf); the token count never is.
+    absent: { tokens: true, timing: true },
   };
 }
 
@@ -95,7 +100,10 @@ export function turnsOf(messages: ForeignMessage[]): StoredTurn[] {
       const [{ turn }] = waiting.splice(slot, 1) as [{ turn: StoredTurn }];
       const tool = turn.tool!;
       Object.assign(tool, { text: m.content, appendedText: m.content, stdout: m.content, appended: true });
-      if (m.time !== undefined) tool.finishedAt = m.time;
+      if (m.time !== undefined && turn.genStartedAt > 0) {
+        tool.finishedAt = m.time;
+        tool.absent = { tokens: true };
+      }
       continue;
     }
     // A message with no call to answer: what the environment said back, shown after the last turn.
