@@ -7,7 +7,7 @@ import { useTRPC } from '@/lib/trpc.ts';
 import { StatusBadge } from '../ui/status-badge.tsx';
 import { ShareButton } from '../share/share-button.tsx';
 import { compareHref, MIN_COMPARE } from './selection.ts';
-import { defaultKeys, unionKeys } from './align.ts';
+import { axisOrigin, axisX, defaultCompareKeys, unionKeys, X_AXES, type XAxisKind } from './align.ts';
 import { runColor } from '../ui/run-colors.ts';
 import { KeyPicker } from './key-picker.tsx';
 import { OverlayChart, type StageMark } from './overlay-chart.tsx';
@@ -21,6 +21,7 @@ export function CompareView({ initialRunIds }: { initialRunIds: string[] }) {
   const router = useRouter();
   const [selected, setSelected] = useState(initialRunIds);
   const [chosenKeys, setChosenKeys] = useState<string[] | null>(null);
+  const [axis, setAxis] = useState<XAxisKind>('step');
   const [showPicker, setShowPicker] = useState(initialRunIds.length < MIN_COMPARE);
 
   const select = (ids: string[]) => {
@@ -38,7 +39,17 @@ export function CompareView({ initialRunIds }: { initialRunIds: string[] }) {
   );
   const data = ready ? cmp.data : undefined;
   const keys = useMemo(() => (data ? unionKeys(data.series) : []), [data]);
-  const shownKeys = (chosenKeys ?? defaultKeys(keys)).filter((k) => keys.includes(k));
+  const shownKeys = (chosenKeys ?? (data ? defaultCompareKeys(data.series, selected) : [])).filter((k) =>
+    keys.includes(k),
+  );
+  const origins = useMemo(
+    () =>
+      Object.fromEntries(
+        (data?.runs ?? []).map((r) => [r.id, axisOrigin(data!.series[r.id] ?? {}, r.stageBoundaries)]),
+      ),
+    [data],
+  );
+  const xLabel = X_AXES.find((a) => a.id === axis)!.label;
   const stages = useMemo<StageMark[]>(() => {
     const marks = new Map<number, string>();
     for (const r of data?.runs ?? [])
@@ -137,20 +148,38 @@ export function CompareView({ initialRunIds }: { initialRunIds: string[] }) {
 
           <section aria-label="Metrics">
             <h2>
-              Metrics by step{' '}
+              Metrics by {xLabel}{' '}
               {cmp.isFetching && (
                 <span className="muted" role="status">
                   · updating…
                 </span>
               )}
             </h2>
+            <label className="row">
+              x axis{' '}
+              <select value={axis} onChange={(e) => setAxis(e.target.value as XAxisKind)} aria-label="x axis">
+                {X_AXES.map((a) => (
+                  <option key={a.id} value={a.id}>
+                    {a.label}
+                  </option>
+                ))}
+              </select>
+            </label>
             <KeyPicker keys={keys} chosen={shownKeys} onChange={setChosenKeys} />
             {keys.length > 0 && shownKeys.length === 0 && (
               <div className="panel empty">Tick a metric above to chart it.</div>
             )}
             <div className="cmp-charts">
               {shownKeys.map((k) => (
-                <OverlayChart key={k} metricKey={k} runs={data.runs} series={data.series} stages={stages} />
+                <OverlayChart
+                  key={k}
+                  metricKey={k}
+                  runs={data.runs}
+                  series={data.series}
+                  stages={axis === 'step' ? stages : []}
+                  x={(id, p) => (origins[id] ? axisX(axis, p, origins[id]) : null)}
+                  xLabel={xLabel}
+                />
               ))}
             </div>
           </section>

@@ -10,7 +10,7 @@ import {
   XAxis,
   YAxis,
 } from 'recharts';
-import { alignByStep, type RunSeries } from './align.ts';
+import { alignBy, type Point, type RunSeries } from './align.ts';
 import { formatNumber } from '../ui/format.ts';
 import { runColor } from '../ui/run-colors.ts';
 
@@ -23,20 +23,28 @@ export interface StageMark {
   label: string;
 }
 
-/** One metric key of several runs on a shared step axis: one line per run, a dashed mark where each stage starts. */
+/**
+ * One metric key of several runs on a shared x axis (the step unless `x` says otherwise: compare's axis choice,
+ * align.ts): one line per run, a dashed mark where each stage starts.
+ */
 export function OverlayChart({
   metricKey,
   runs,
   series,
   stages = [],
+  x,
+  xLabel = 'step',
 }: {
   metricKey: string;
   runs: OverlayRun[];
   series: RunSeries;
   stages?: StageMark[];
+  x?: (runId: string, p: Point) => number | null;
+  xLabel?: string;
 }) {
   const ids = runs.map((r) => r.id);
-  const data = alignByStep(series, ids, metricKey);
+  const data = alignBy(series, ids, metricKey, x);
+  const whole = data.every((r) => Number.isInteger(r.x));
   const points = ids.map((id) => series[id]?.[metricKey]?.length ?? 0);
   return (
     <figure
@@ -58,16 +66,17 @@ export function OverlayChart({
             <LineChart data={data} margin={{ top: 10, right: 20, bottom: 5, left: 0 }}>
               <CartesianGrid stroke="#2a2f3a" strokeDasharray="3 3" />
               <XAxis
-                dataKey="step"
+                dataKey="x"
                 stroke="#9aa3b2"
                 type="number"
                 domain={['dataMin', 'dataMax']}
-                allowDecimals={false}
+                allowDecimals={!whole}
+                tickFormatter={(v: number) => formatNumber(v)}
               />
               <YAxis stroke="#9aa3b2" width={64} tickFormatter={(v: number) => formatNumber(v)} />
               <Tooltip
                 contentStyle={{ background: '#171a21', border: '1px solid #2a2f3a' }}
-                labelFormatter={(s) => `step ${String(s)}`}
+                labelFormatter={(s) => `${xLabel} ${formatNumber(Number(s))}`}
                 formatter={(v) => formatNumber(typeof v === 'number' ? v : Number(v))}
               />
               <Legend />

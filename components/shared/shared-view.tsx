@@ -8,7 +8,7 @@ import type { SharedRunFull, SharedRunHeader } from '../../contracts/share.ts';
 import { MetricChart } from '../ui/metric-chart.tsx';
 import { StatusBadge } from '../ui/status-badge.tsx';
 import { formatNumber, formatTime } from '../ui/format.ts';
-import { defaultKeys, unionKeys, type RunSeries } from '../compare/align.ts';
+import { defaultCompareKeys, unionKeys, type RunSeries } from '../compare/align.ts';
 import { errorCode } from '../ui/error-code.ts';
 import { runColor } from '../ui/run-colors.ts';
 import { KeyPicker } from '../compare/key-picker.tsx';
@@ -365,7 +365,13 @@ function SharedCompare({ token, runs }: { token: string; runs: RunInfo[] }) {
   );
   const keys = useMemo(() => unionKeys(series), [series]);
   const [chosen, setChosen] = useState<string[] | null>(null);
-  const shown = (chosen ?? defaultKeys(keys)).filter((k) => keys.includes(k));
+  const shown = (
+    chosen ??
+    defaultCompareKeys(
+      series,
+      runs.map((r) => r.id),
+    )
+  ).filter((k) => keys.includes(k));
   const recipeDiff = useMemo(
     () => runs.slice(1).map((r) => ({ runId: r.id, diff: diffSpecs(runs[0]?.recipeSpec, r.recipeSpec) })),
     [runs],

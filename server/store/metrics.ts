@@ -120,14 +120,17 @@ export async function readSeriesOfKeys(
   db: Database,
   runId: string,
   keys: string[],
-): Promise<Record<string, { step: number; value: number }[]>> {
-  const out: Record<string, { step: number; value: number }[]> = Object.fromEntries(keys.map((k) => [k, []]));
+): Promise<Record<string, { step: number; value: number; time: number }[]>> {
+  const out: Record<string, { step: number; value: number; time: number }[]> = Object.fromEntries(
+    keys.map((k) => [k, []]),
+  );
   if (keys.length === 0) return out;
   const points = await db.prisma.metricPoint.findMany({
     where: { runId, key: { in: keys } },
     orderBy: [{ key: 'asc' }, { step: 'asc' }],
-    select: { key: true, step: true, value: true },
+    select: { key: true, step: true, value: true, time: true },
   });
-  for (const p of points) out[p.key]!.push({ step: p.step, value: p.value });
+  // The time is for compare's wall-clock axis (components/compare/align.ts).
+  for (const p of points) out[p.key]!.push({ step: p.step, value: p.value, time: p.time });
   return out;
 }

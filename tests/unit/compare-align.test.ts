@@ -1,6 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { alignByStep, defaultKeys, unionKeys } from '../../components/compare/align.ts';
+import {
+  alignBy,
+  axisOrigin,
+  axisX,
+  defaultCompareKeys,
+  defaultKeys,
+  sharedKeys,
+  unionKeys,
+} from '../../components/compare/align.ts';
 import { comparePaths, recipeDiffRows, valueAt } from '../../components/compare/recipe-diff.ts';
 import { compareHref, parseRunIds, toggleRun } from '../../components/compare/selection.ts';
 import { diffSpecs } from '../../contracts/recipe-diff.ts';
@@ -38,7 +46,7 @@ test('defaultKeys: reward first, then accuracy-like, loss, the rest; capped', ()
   assert.deepEqual(defaultKeys(['b', 'a'], 5), ['a', 'b']);
 });
 
-test('alignByStep: union of steps, nulls where a run has no point, last duplicate wins, sorted', () => {
+test('alignBy (the step by default): union of x, nulls where a run has no point, last duplicate wins, sorted', () => {
   const series = {
     a: {
       r: [
@@ -55,14 +63,81 @@ test('alignByStep: union of steps, nulls where a run has no point, last duplicat
     },
     c: {},
   };
-  assert.deepEqual(alignByStep(series, ['a', 'b', 'c'], 'r'), [
-    { step: 1, a: 0.1, b: null, c: null },
-    { step: 2, a: null, b: 0.2, c: null },
-    { step: 3, a: 0.35, b: 0.4, c: null },
+  assert.deepEqual(alignBy(series, ['a', 'b', 'c'], 'r'), [
+    { x: 1, a: 0.1, b: null, c: null },
+    { x: 2, a: null, b: 0.2, c: null },
+    { x: 3, a: 0.35, b: 0.4, c: null },
   ]);
-  assert.deepEqual(alignByStep(series, ['a', 'b'], 'missing'), []);
+  assert.deepEqual(alignBy(series, ['a', 'b'], 'missing'), []);
   // Non-finite values are skipped rather than charted.
-  assert.deepEqual(alignByStep({ a: { r: [{ step: 1, value: NaN }] } }, ['a'], 'r'), []);
+  assert.deepEqual(alignBy({ a: { r: [{ step: 1, value: NaN }] } }, ['a'], 'r'), []);
+});
+
+test('x axes: step, steps since the first, RL step after an SFT stage, wall minutes; points with no x are left out', () => {
+  // Run a: 2 SFT steps then RL from step 3, logged from t=0; run b: RL only, resumed at step 10, logged from t=1 h.
+  const series = {
+    a: {
+      reward: [
+        { step: 3, value: 0.1, time: 180_000 },
+        { step: 4, value: 0.2, time: 240_000 },
+      ],
+      loss: [{ step: 1, value: 2, time: 0 }],
+    },
+    b: {
+      reward: [
+        { step: 10, value: 0.3, time: 3_600_000 },
+        { step: 11, value: 0.4, time: 3_660_000 },
+      ],
+    },
+  };
+  const origins = {
+    a: axisOrigin(series.a, [
+      { type: 'sft', startStep: 1 },
+      { type: 'rl', startStep: 3 },
+    ]),
+    b: axisOrigin(series.b, [{ type: 'rl', startStep: 1 }]),
+  };
+  assert.deepEqual(origins.a, { firstStep: 1, firstTime: 0, rlStart: 3 });
+  const rows = (axis: Parameters<typeof axisX>[0]) =>
+    alignBy(series, ['a', 'b'], 'reward', (id, p) => axisX(axis, p, origins[id as 'a' | 'b']));
+  assert.deepEqual(
+    rows('step').map((r) => r.x),
+    [3, 4, 10, 11],
+  );
+  assert.deepEqual(rows('relative'), [
+    { x: 0, a: null, b: 0.3 },
+    { x: 1, a: null, b: 0.4 },
+    { x: 2, a: 0.1, b: null },
+    { x: 3, a: 0.2, b: null },
+  ]);
+  assert.deepEqual(rows('rl'), [
+    { x: 1, a: 0.1, b: null },
+    { x: 2, a: 0.2, b: null },
+    { x: 10, a: null, b: 0.3 },
+    { x: 11, a: null, b: 0.4 },
+  ]);
+  assert.deepEqual(
+    rows('wall').map((r) => r.x),
+    [0, 1, 3, 4],
+  );
+  // Before the RL stage and without a time there is no x.
+  assert.equal(axisX('rl', { step: 1, value: 2 }, origins.a), null);
+  assert.equal(axisX('wall', { step: 1, value: 2 }, origins.a), null);
+  assert.equal(axisOrigin({}, []).rlStart, null);
+});
+
+test('the charts a comparison opens with are among the keys every run shares', () => {
+  const series = {
+    a: { 'train/reward': [{ step: 1, value: 1 }], loss: [{ step: 1, value: 1 }], zz: [{ step: 1, value: 1 }] },
+    b: { 'eval/pass1': [{ step: 1, value: 1 }], loss: [{ step: 1, value: 1 }], zz: [{ step: 1, value: 1 }] },
+  };
+  assert.deepEqual(sharedKeys(series, ['a', 'b']), ['loss', 'zz']);
+  assert.deepEqual(defaultCompareKeys(series, ['a', 'b']), ['loss', 'zz']);
+  // Nothing shared: the best of all of them, as before.
+  assert.deepEqual(
+    defaultCompareKeys({ a: { x: [{ step: 1, value: 1 }] }, b: { y: [{ step: 1, value: 1 }] } }, ['a', 'b']),
+    ['x', 'y'],
+  );
 });
 
 test('valueAt and comparePaths', () => {

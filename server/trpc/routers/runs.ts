@@ -193,7 +193,7 @@ export const runsRouter = router({
       const keys =
         input.keys ??
         [...new Set((await Promise.all(input.runIds.map((id) => listMetricKeys(ctx.db, id)))).flat())].sort();
-      const series: Record<string, Record<string, { step: number; value: number }[]>> = {};
+      const series: Record<string, Record<string, { step: number; value: number; time: number }[]>> = {};
       for (const id of input.runIds) series[id] = await readSeriesOfKeys(ctx.db, id, keys);
       const base = runs[0]!.recipeSpec;
       const recipeDiff: { runId: string; diff: SpecDiff[] }[] = runs

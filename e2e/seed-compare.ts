@@ -1,0 +1,34 @@
+/**
+ * Seeds the e2e server's database (TOOLSMITH_DATA_DIR) for compare.spec.ts: run A, 2 SFT steps then 3 RL steps
+ * (its reward logged at steps 3–5, its SFT loss at 1–2), and run B, RL only (reward at steps 1–3, one key of its
+ * own). Prints their ids as JSON. Run by the spec: `node --import tsx e2e/seed-compare.ts`.
+ */
+import { openDatabase } from '../server/db/client.ts';
+import { logMetrics } from '../server/store/metrics.ts';
+import { createRun, setRunStatus } from '../server/store/runs.ts';
+
+const db = await openDatabase();
+try {
+  const a = await createRun(db, {
+    name: 'e2e-compare SFT then RL',
+    kind: 'train',
+    recipeSpec: {
+      stages: [
+        { type: 'sft', name: 'warm-up', epochs: 1, batch: 1, data: { n: 2 } },
+        { type: 'rl', name: 'grpo', steps: 3 },
+      ],
+    },
+  });
+  const b = await createRun(db, {
+    name: 'e2e-compare RL only',
+    kind: 'train',
+    recipeSpec: { stages: [{ type: 'rl', name: 'grpo', steps: 3 }] },
+  });
+  for (const step of [1, 2]) await logMetrics(db, a.id, step, { 'sft/loss': 2 / step });
+  for (const step of [3, 4, 5]) await logMetrics(db, a.id, step, { 'rollout/reward': step / 10 });
+  for (const step of [1, 2, 3]) await logMetrics(db, b.id, step, { 'rollout/reward': step / 5, 'b/only': step });
+  for (const r of [a, b]) await setRunStatus(db, r.id, 'succeeded');
+  console.log(JSON.stringify({ a: a.id, b: b.id }));
+} finally {
+  await db.close();
+}
