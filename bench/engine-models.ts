@@ -6,15 +6,27 @@
  * minimal-template GSM8K prompt; tokens generated / wall time, medians of 3. Then SmolLM2 again on the engine as it
  * was before its cache rows grew with the requests (every row the whole context long), for the ratio.
  *
+ * Then two references on the same weights, same prompt, same 96 sampled tokens at temperature 1, same threads (the
+ * machine's cores), batch 1 and 16, medians of 3: llama.cpp (node-llama-cpp 3.21.1's prebuilt CPU binary, from the
+ * bench's own package bench/llama-cpp/, installed here on first use with `npm ci --omit=optional --ignore-scripts` so
+ * the root install never carries its 700 MB of GPU binaries) on the Q4_1 GGUF SmolLM2 is fetched from, 16 sequences
+ * of one context decoded together (bench/llama-cpp/rate.mjs); and transformers' generate() with its KV cache on the
+ * float32 Hugging Face directory the engine was exported from (bench/engine_refs.py, the trainer's Python). Last, the
+ * limits this machine sets (bench/engine_refs.py limits): float32 weight bytes over measured copy bandwidth bound
+ * batch 1, FLOPs per token (2 x parameters) over measured sgemm GFLOP/s bound batch 16.
+ *
  *   npx tsx bench/engine-models.ts
  */
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { OnnxEngine } from '../workers/engines/onnx-engine.ts';
 import { EMBEDDED_TEMPLATE_SETTINGS, buildPrompt } from '../workers/rollout/template.ts';
 import { ensureEmbeddedSftModel } from '../tests/helpers/embedded-sft.ts';
-import { realOnnx } from '../tests/helpers/real-model.ts';
+import { realGguf, realModel, realOnnx } from '../tests/helpers/real-model.ts';
+import { trainerPython } from '../workers/trainer/python.ts';
 
 const QUESTION =
   'John has 10 hectares of pineapple field. There are 100 pineapples per hectare. John can harvest his pineapples every 3 months. How many pineapples can John harvest within a year?';
@@ -76,3 +88,135 @@ console.log(
 console.log(
   `SmolLM2 / embedded at batch 16: ${(rows[1]![1]! / rows[0]![1]!).toFixed(4)} (1 : ${(rows[0]![1]! / rows[1]![1]!).toFixed(0)})`,
 );
+
+// References on the same weights, in the same run.
+const THREADS = os.availableParallelism();
+const prompt = buildPrompt(QUESTION, EMBEDDED_TEMPLATE_SETTINGS);
+type Ref = { tps: number; tokens: number; prompt_tokens: number };
+const threadEnv = { ...process.env, OMP_NUM_THREADS: String(THREADS), OPENBLAS_NUM_THREADS: String(THREADS) };
+
+/** One JSON line from a child process, or the reason it gave none. */
+function child(cmd: string, args: string[]): { ok: true; value: unknown } | { ok: false; error: string } {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', env: threadEnv, maxBuffer: 16 << 20 });
+  const line = r.stdout?.trim().split('\n').pop() ?? '';
+  if (r.status === 0 && line.startsWith('{')) return { ok: true, value: JSON.parse(line) };
+  const why = `${r.error?.message ?? ''} ${r.stderr ?? ''}`.trim().split('\n').slice(-3).join(' | ');
+  return { ok: false, error: `exit ${r.status}: ${why}` };
+}
+
+const LLAMA_DIR = path.join(import.meta.dirname, 'llama-cpp');
+/** node-llama-cpp as bench/llama-cpp/package-lock.json pins it, its linux-x64 CPU binary only, installed once. */
+function llamaCppInstalled(): string | undefined {
+  const pkg = path.join(LLAMA_DIR, 'node_modules/node-llama-cpp/package.json');
+  const want = (
+    JSON.parse(fs.readFileSync(path.join(LLAMA_DIR, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    }
+  ).dependencies['node-llama-cpp'];
+  const have = () => fs.existsSync(pkg) && (JSON.parse(fs.readFileSync(pkg, 'utf8')) as { version: string }).version;
+  if (have() === want) return undefined;
+  console.error(
+    `[llama.cpp] npm ci --prefix bench/llama-cpp --omit=optional --ignore-scripts (node-llama-cpp ${want})`,
+  );
+  try {
+    execFileSync(
+      'npm',
+      ['ci', '--prefix', LLAMA_DIR, '--omit=optional', '--ignore-scripts', '--no-audit', '--no-fund'],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+  } catch (e) {
+    return `npm ci failed: ${String((e as { stderr?: Buffer }).stderr ?? e)
+      .trim()
+      .split('\n')
+      .slice(-2)
+      .join(' | ')}`;
+  }
+  return have() === want ? undefined : 'node-llama-cpp is not installed after npm ci';
+}
+
+const gguf = await realGguf();
+const hfDir = (await realModel()).dir;
+const refs: Record<string, [Ref | string, Ref | string]> = {};
+const installError = llamaCppInstalled();
+refs['llama.cpp'] = [1, 16].map((b) => {
+  if (installError) return installError;
+  const r = child(process.execPath, [
+    path.join(LLAMA_DIR, 'rate.mjs'),
+    gguf,
+    String(b),
+    String(TOKENS),
+    String(ROUNDS),
+    String(THREADS),
+    prompt,
+  ]);
+  return r.ok ? (r.value as Ref) : r.error;
+}) as [Ref | string, Ref | string];
+const script = path.join(import.meta.dirname, 'engine_refs.py');
+refs.transformers = [1, 16].map((b) => {
+  const r = child(trainerPython(), [
+    script,
+    'transformers',
+    '--model',
+    hfDir,
+    '--prompt',
+    prompt,
+    '--batch',
+    String(b),
+    '--tokens',
+    String(TOKENS),
+    '--rounds',
+    String(ROUNDS),
+    '--threads',
+    String(THREADS),
+  ]);
+  return r.ok ? (r.value as Ref) : r.error;
+}) as [Ref | string, Ref | string];
+const lim = child(trainerPython(), [script, 'limits', '--model', hfDir, '--threads', String(THREADS)]);
+
+const engine = rows[1]!;
+const cell = (x: Ref | string) => (typeof x === 'string' ? 'failed' : x.tps.toFixed(1));
+const ratio = (i: 0 | 1, x: Ref | string) => (typeof x === 'string' ? '—' : (engine[i]! / x.tps).toFixed(2));
+console.log(
+  `\nSmolLM2-135M-Instruct, the same weights, prompt, ${TOKENS} sampled tokens at temperature 1 and ${THREADS} threads (tokens/s, medians of ${ROUNDS}):`,
+);
+console.log('                                                   batch 1   batch 16   engine/ref b1   engine/ref b16');
+console.log(
+  `${'engine (ONNX Runtime, float32)'.padEnd(50)} ${engine[0]!.toFixed(1).padStart(7)} ${engine[1]!.toFixed(1).padStart(10)}`,
+);
+const names: Record<string, string> = {
+  'llama.cpp': 'llama.cpp (node-llama-cpp 3.21.1, Q4_1 GGUF)',
+  transformers: 'transformers generate() (float32, KV cache)',
+};
+for (const [k, [one, sixteen]] of Object.entries(refs))
+  console.log(
+    `${names[k]!.padEnd(50)} ${cell(one).padStart(7)} ${cell(sixteen).padStart(10)} ${ratio(0, one).padStart(15)} ${ratio(1, sixteen).padStart(16)}`,
+  );
+for (const [k, pair] of Object.entries(refs))
+  pair.forEach((x, i) => {
+    if (typeof x === 'string') console.log(`${k} batch ${i ? 16 : 1} failed: ${x}`);
+  });
+if (lim.ok) {
+  const l = lim.value as {
+    params: number;
+    weight_bytes: number;
+    flops_per_token: number;
+    bandwidth_gbs: number;
+    gflops_batch16_shape: number;
+    gflops_square: number;
+  };
+  const b1 = (l.bandwidth_gbs * 1e9) / l.weight_bytes;
+  const b16Bandwidth = 16 * b1;
+  const b16Flops = (l.gflops_square * 1e9) / l.flops_per_token;
+  const ggufBytes = fs.statSync(gguf).size;
+  console.log(
+    `limits on this machine: float32 weights ${(l.weight_bytes / 1e6).toFixed(1)} MB (${(l.params / 1e6).toFixed(1)}M parameters), copy bandwidth ${l.bandwidth_gbs.toFixed(1)} GB/s → batch 1 ≤ ${b1.toFixed(1)} tokens/s (the ${(ggufBytes / 1e6).toFixed(1)} MB Q4_1 GGUF: ≤ ${((l.bandwidth_gbs * 1e9) / ggufBytes).toFixed(0)})`,
+  );
+  console.log(
+    `  ${(l.flops_per_token / 1e9).toFixed(3)} GFLOP per token; sgemm ${l.gflops_square.toFixed(1)} GFLOP/s (1024², ${THREADS} threads; ${l.gflops_batch16_shape.toFixed(1)} at the batch-16 output projection's shape) → batch 16 ≤ min(${b16Bandwidth.toFixed(0)} by bandwidth, ${b16Flops.toFixed(0)} by FLOPs) = ${Math.min(b16Bandwidth, b16Flops).toFixed(0)} tokens/s`,
+  );
+  console.log(
+    `  engine at ${((100 * engine[0]!) / b1).toFixed(0)}% of the batch-1 bound, ${((100 * engine[1]!) / Math.min(b16Bandwidth, b16Flops)).toFixed(0)}% of the batch-16 bound`,
+  );
+} else console.log(`limits failed: ${lim.error}`);

