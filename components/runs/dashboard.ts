@@ -242,26 +242,58 @@ export function stepTimes(series: SeriesMap): { step: number; time: number }[] {
   return [...t.entries()].map(([step, time]) => ({ step, time })).sort((a, b) => a.step - b.step);
 }
 
+/** Steps per second over `samples` (oldest to newest); null where it cannot tell (under two, no time passing). */
+function rateOf(samples: { step: number; time: number }[]): number | null {
+  if (samples.length < 2) return null;
+  const a = samples[0]!;
+  const b = samples[samples.length - 1]!;
+  const dt = (b.time - a.time) / 1000;
+  const ds = b.step - a.step;
+  return dt > 0 && ds > 0 ? ds / dt : null;
+}
+
+export interface Eta {
+  /** Steps per second in the stage running now (over its last `window` logged steps). */
+  rate: number;
+  /** Seconds left; null without a total, or while a stage ahead has no measured rate yet. */
+  etaSeconds: number | null;
+  /** The type of the stage ahead whose rate is not measured yet (its ETA waits for one of its steps). */
+  waitingFor: string | null;
+  /** Time done over time done and left (null without an ETA): progress by time, not by step count. */
+  timeFraction: number | null;
+}
+
 /**
- * Steps per second over the last `window` logged steps, and the seconds left at that rate to reach `total`.
- * null where it cannot tell (fewer than two steps, no time passing, no total).
+ * Steps per second and the time left, stage by stage: an SFT step takes seconds and an RL step minutes, so each
+ * stage's steps left are timed at that stage's own measured rate over its last `window` steps (a stage not reached
+ * yet: the latest stage of its type that was measured; none: no ETA until one of its steps is). Without stages, the
+ * whole run is one stage. null where it cannot tell the current rate.
  */
 export function estimateEta(
   samples: { step: number; time: number }[],
   current: number,
   total: number | null | undefined,
   window = 20,
-): { rate: number; etaSeconds: number | null } | null {
-  if (samples.length < 2) return null;
-  const recent = samples.slice(-window);
-  const a = recent[0]!,
-    b = recent[recent.length - 1]!;
-  const dt = (b.time - a.time) / 1000;
-  const ds = b.step - a.step;
-  if (!(dt > 0) || !(ds > 0)) return null;
-  const rate = ds / dt;
-  if (!total || total <= 0) return { rate, etaSeconds: null };
-  return { rate, etaSeconds: Math.max(0, (total - current) / rate) };
+  stages: StageBoundary[] = [],
+): Eta | null {
+  const spans = stages.length
+    ? stages.map((s) => ({ type: s.type, start: s.startStep, end: s.endStep ?? Number.POSITIVE_INFINITY }))
+    : [{ type: 'run', start: Number.NEGATIVE_INFINITY, end: Number.POSITIVE_INFINITY }];
+  const measured = spans.map((s) => rateOf(samples.filter((p) => p.step >= s.start && p.step <= s.end).slice(-window)));
+  const now = spans.findIndex((s) => current + 1 >= s.start && current + 1 <= s.end);
+  const rate = (now >= 0 ? measured[now] : null) ?? rateOf(samples.slice(-window));
+  if (rate === null) return null;
+  if (!total || total <= 0) return { rate, etaSeconds: null, waitingFor: null, timeFraction: null };
+  let left = 0;
+  for (const [i, s] of spans.entries()) {
+    const steps = Math.max(0, Math.min(s.end, total) - Math.max(s.start - 1, current));
+    if (steps === 0) continue;
+    const r = measured[i] ?? measured.filter((m, k) => m !== null && spans[k]!.type === s.type).at(-1) ?? null;
+    if (r === null) return { rate, etaSeconds: null, waitingFor: s.type, timeFraction: null };
+    left += steps / r;
+  }
+  const done = samples.length ? (samples[samples.length - 1]!.time - samples[0]!.time) / 1000 : 0;
+  return { rate, etaSeconds: left, waitingFor: null, timeFraction: done + left > 0 ? done / (done + left) : null };
 }
 
 /** 3725 → "1 h 2 min"; 75 → "1 min 15 s"; 9 → "9 s". */

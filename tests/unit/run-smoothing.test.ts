@@ -133,6 +133,7 @@ test('stepTimes and estimateEta: the rate over the recent steps, the time left',
   close(eta!.etaSeconds!, 9 / (2 / 4.5));
   assert.equal(estimateEta(t.slice(0, 1), 1, 10), null);
   assert.equal(estimateEta(t, 3, null)!.etaSeconds, null);
+  assert.equal(eta!.waitingFor, null);
   assert.equal(formatDuration(9), '9 s');
   assert.equal(formatDuration(75), '1 min 15 s');
   assert.equal(formatDuration(3725), '1 h 2 min');
@@ -201,4 +202,32 @@ test('groupByGroupId: groups in first-seen order with mean reward and kept count
       ['g1', 0, 0, ['2']],
     ],
   );
+});
+
+test('estimateEta by stage: RL steps left are timed at the RL rate, not the SFT rate; an unmeasured stage ahead waits', () => {
+  const stages = [
+    { stage: 0, name: 'sft', type: 'sft', startStep: 1, endStep: 10 },
+    { stage: 1, name: 'grpo', type: 'rl', startStep: 11, endStep: 15 },
+  ];
+  // SFT: a step a second; RL: a step a minute.
+  const sft = Array.from({ length: 10 }, (_, i) => ({ step: i + 1, time: i * 1000 }));
+  const rl = [
+    { step: 11, time: 69_000 },
+    { step: 12, time: 129_000 },
+  ];
+  const eta = estimateEta([...sft, ...rl], 12, 15, 20, stages)!;
+  close(eta.rate, 1 / 60);
+  close(eta.etaSeconds!, 3 * 60);
+  close(eta.timeFraction!, 129 / (129 + 180));
+  // By step count the run would look 80% done; by time it is 42%.
+  assert.ok(eta.timeFraction! < 0.5);
+  // SFT done, no RL step measured yet: no ETA from the SFT rate, but what it waits for.
+  const before = estimateEta(sft, 10, 15, 20, stages)!;
+  assert.equal(before.etaSeconds, null);
+  assert.equal(before.waitingFor, 'rl');
+  // A second RL stage ahead is timed at the first RL stage's rate; during SFT, before any RL step, the ETA waits.
+  const two = [...stages, { stage: 2, name: 'grpo-2', type: 'rl', startStep: 16, endStep: 17 }];
+  const mid = estimateEta([...sft, ...rl], 12, 17, 20, two)!;
+  close(mid.etaSeconds!, 5 * 60);
+  assert.equal(estimateEta(sft.slice(0, 5), 5, 15, 20, stages)!.waitingFor, 'rl');
 });
