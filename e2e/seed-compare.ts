@@ -1,5 +1,5 @@
 /**
- * Seeds the e2e server's database (TOOLSMITH_DATA_DIR) for compare.spec.ts: run A, 2 SFT steps then 3 RL steps
+ * Seeds the e2e server's database (TOOLSMITH_DATA_DIR) for runs-compare.spec.ts: run A, 2 SFT steps then 3 RL steps
  * (its reward logged at steps 3–5, its SFT loss at 1–2), and run B, RL only (reward at steps 1–3, one key of its
  * own). Prints their ids as JSON. Run by the spec: `node --import tsx e2e/seed-compare.ts`.
  */

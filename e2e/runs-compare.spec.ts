@@ -6,7 +6,8 @@ import { signIn } from './helpers.ts';
 /**
  * Compare that compares (issue 41): it opens on the metrics the runs share, not on a key only one run logged, and
  * its x axis lines runs up by step, by steps since each run's first, by RL step (an SFT stage before RL shifts one
- * run's steps) or by wall time. Two runs seeded by e2e/seed-compare.ts.
+ * run's steps) or by wall time. Two runs seeded by e2e/seed-compare.ts into the e2e server's one database: the file
+ * sorts after diagnostics.spec.ts, which starts from the empty dashboard (the specs run in file order, one worker).
  */
 test('compare opens on the shared metrics and lines runs up by RL step', async ({ page }) => {
   const root = process.cwd();
