@@ -1,26 +1,19 @@
 // A launched run that asks for more than the worker host has (or its operator allows) is refused by the worker's
 // preflight before the trainer starts, the run failing with the field, the figure and the limit.
-import { after, afterEach, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import os from 'node:os';
-import { freshDatabase } from '../helpers/db.ts';
-import { killAll, outputs, spawnWorker, waitFor } from '../helpers/proc.ts';
+import { freshRunDatabase } from '../helpers/fresh-run-database.ts';
+import { outputs, spawnWorker, waitFor } from '../helpers/proc.ts';
 import type { Database } from '../../server/db/client.ts';
 import { MICRO_INPUT } from '../../server/recipes/defaults.ts';
 import { launchTraining } from '../../server/lifecycle.ts';
 import { readEvents } from '../../server/store/events.ts';
 
-let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;
-before(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
-});
-afterEach(async () => {
-  await killAll();
-});
-after(async () => {
-  await fresh?.close();
+let url: string;
+freshRunDatabase((fresh) => {
+  ({ db, url } = fresh);
 });
 
 test("a run over the worker's limits fails at launch naming each field, its figure and the limit; nothing trains", async () => {
@@ -28,7 +21,7 @@ test("a run over the worker's limits fails at launch naming each field, its figu
   const { runId } = await launchTraining(db, {
     spec: { ...MICRO_INPUT, name: 'too-big', trainer: { ranks: 2, device: 'cpu' }, tool: { memoryMb: 65_536 } },
   });
-  const w = spawnWorker(fresh.url, 'limits-1', {
+  const w = spawnWorker(url, 'limits-1', {
     env: { TOOLSMITH_MAX_TRAINER_RANKS: '1', TOOLSMITH_MAX_SANDBOX_MEMORY_MB: String(Math.min(mem, 32_768)) },
   });
   const run = await waitFor(

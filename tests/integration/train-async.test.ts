@@ -1,25 +1,18 @@
 // One-step off-policy RL (issue 29, docs/method.md §5 "Asynchronous steps") on real parts: worker processes, the
 // PyTorch trainer, the embedded ONNX engine, the sandbox pool, the database. The micro recipe keeps each run short.
-import { after, afterEach, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { freshDatabase } from '../helpers/db.ts';
+import { freshRunDatabase } from '../helpers/fresh-run-database.ts';
 import { metricSeries, waitRunEnded } from '../helpers/runs.ts';
-import { killAll, outputs, spawnWorker, waitFor, type Proc } from '../helpers/proc.ts';
+import { outputs, spawnWorker, waitFor, type Proc } from '../helpers/proc.ts';
 import type { Database } from '../../server/db/client.ts';
 import { MICRO_INPUT } from '../../server/recipes/defaults.ts';
 import { launchTraining, pauseTraining, resumeTraining } from '../../server/lifecycle.ts';
 
-let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;
-before(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
-});
-afterEach(async () => {
-  await killAll();
-});
-after(async () => {
-  await fresh?.close();
+let url: string;
+freshRunDatabase((fresh) => {
+  ({ db, url } = fresh);
 });
 
 // One trainer thread: the thread policy's switches would change the float sums from run to run.
@@ -69,7 +62,7 @@ async function assertEveryStepOnce(runId: string) {
 
 test('async, maxStaleness 1: each step after the first trains on rollouts one update old, never more; turns keep their versions', async () => {
   const { runId } = await launchTraining(db, { spec: recipe('micro-async', { enabled: true, maxStaleness: 1 }) });
-  const w = spawnWorker(fresh.url, 'async-a', WORKER);
+  const w = spawnWorker(url, 'async-a', WORKER);
   const run = await finished(runId, [w]);
   assert.equal(run.status, 'succeeded', run.error ?? '');
   const staleness = await series(runId, 'async/staleness_max');
@@ -116,7 +109,7 @@ test('async, maxStaleness 1: each step after the first trains on rollouts one up
 test('async with maxStaleness 0 reproduces the synchronous loop: the same trajectories, rewards, selection and losses', async () => {
   const a = await launchTraining(db, { spec: recipe('micro-sync', undefined, 5) });
   const b = await launchTraining(db, { spec: recipe('micro-async-0', { enabled: true, maxStaleness: 0 }, 5) });
-  const w = spawnWorker(fresh.url, 'async-b', WORKER);
+  const w = spawnWorker(url, 'async-b', WORKER);
   for (const id of [a.runId, b.runId]) {
     const run = await finished(id, [w]);
     assert.equal(run.status, 'succeeded', run.error ?? '');
@@ -142,7 +135,7 @@ test('async: a worker SIGKILLed between a generation and its update is replaced;
   const { runId } = await launchTraining(db, {
     spec: recipe('micro-async-resume', { enabled: true, maxStaleness: 1 }),
   });
-  const first = spawnWorker(fresh.url, 'async-c', WORKER);
+  const first = spawnWorker(url, 'async-c', WORKER);
   // Step 32 is stored: step 33's rollouts are being generated (or waiting for their update).
   await waitFor(
     'RL step 32 to be stored',
@@ -152,7 +145,7 @@ test('async: a worker SIGKILLed between a generation and its update is replaced;
   );
   first.child.kill('SIGKILL');
   await first.exited;
-  const second = spawnWorker(fresh.url, 'async-d', WORKER);
+  const second = spawnWorker(url, 'async-d', WORKER);
   const run = await finished(runId, [second]);
   assert.equal(run.status, 'succeeded', run.error ?? '');
   assert.equal(run.step, FIRST_RL_STEP + RL_STEPS - 1);
@@ -164,7 +157,7 @@ test('async: pause stops between steps while the next step is being generated; r
   const { runId } = await launchTraining(db, {
     spec: recipe('micro-async-pause', { enabled: true, maxStaleness: 1 }),
   });
-  const w = spawnWorker(fresh.url, 'async-p', WORKER);
+  const w = spawnWorker(url, 'async-p', WORKER);
   // Step 31 is stored: step 32's rollouts were generated while it trained, so a generation is in flight or queued.
   await waitFor(
     'RL step 31 to be stored',
@@ -200,7 +193,7 @@ test('async with partial rollouts: the engine takes each update between the turn
   const { runId } = await launchTraining(db, {
     spec: recipe('micro-async-partial', { enabled: true, maxStaleness: 1, partialRollouts: true }),
   });
-  const w = spawnWorker(fresh.url, 'async-e', WORKER);
+  const w = spawnWorker(url, 'async-e', WORKER);
   const run = await finished(runId, [w]);
   assert.equal(run.status, 'succeeded', run.error ?? '');
   const max = await series(runId, 'async/staleness_max');

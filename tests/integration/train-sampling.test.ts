@@ -2,27 +2,20 @@
 // parts: a worker process, the PyTorch trainer, the embedded ONNX engine, the sandbox pool, the database. A response
 // budget of one token makes every reward 0 (no `<answer>` fits), so every group has all-equal rewards: dynamic
 // sampling must draw more rounds and stop at its cap, and the curriculum must set aside the problems never solved.
-import { after, afterEach, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { freshDatabase } from '../helpers/db.ts';
+import { freshRunDatabase } from '../helpers/fresh-run-database.ts';
 import { metricSeries, waitRunEnded } from '../helpers/runs.ts';
-import { killAll, outputs, spawnWorker } from '../helpers/proc.ts';
+import { outputs, spawnWorker } from '../helpers/proc.ts';
 import type { Database } from '../../server/db/client.ts';
 import { MICRO_INPUT } from '../../server/recipes/defaults.ts';
 import { launchTraining } from '../../server/lifecycle.ts';
 import { runReport } from '../../server/store/run-report.ts';
 
-let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;
-before(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
-});
-afterEach(async () => {
-  await killAll();
-});
-after(async () => {
-  await fresh?.close();
+let url: string;
+freshRunDatabase((fresh) => {
+  ({ db, url } = fresh);
 });
 
 const FIRST_RL_STEP = 31; // after the micro recipe's 30 SFT steps
@@ -47,7 +40,7 @@ test('all-equal groups: dynamic sampling draws more rounds up to its cap; the cu
       ],
     },
   });
-  const w = spawnWorker(fresh.url, 'train-sampling', { leaseSeconds: 5, heartbeatSeconds: 1 });
+  const w = spawnWorker(url, 'train-sampling', { leaseSeconds: 5, heartbeatSeconds: 1 });
   const run = await waitRunEnded(db, runId, { timeoutMs: 240_000, detail: () => outputs([w]) });
   assert.equal(run.status, 'succeeded', run.error ?? '');
 

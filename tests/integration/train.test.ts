@@ -1,27 +1,20 @@
 // The "train" job end to end on real parts: worker processes, the PyTorch trainer process, the embedded ONNX engine,
 // the sandbox pool, the database. The micro recipe (30 SFT steps, a few RL steps) keeps each run to seconds.
-import { after, afterEach, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { freshDatabase } from '../helpers/db.ts';
+import { freshRunDatabase } from '../helpers/fresh-run-database.ts';
 import { metricSeries, waitRunEnded } from '../helpers/runs.ts';
-import { killAll, outputs, spawnWorker, waitFor, type Proc } from '../helpers/proc.ts';
+import { outputs, spawnWorker, waitFor, type Proc } from '../helpers/proc.ts';
 import type { Database } from '../../server/db/client.ts';
 import { MICRO_INPUT } from '../../server/recipes/defaults.ts';
 import { readEvents } from '../../server/store/events.ts';
 import { runReport } from '../../server/store/run-report.ts';
 import { launchTraining, pauseTraining, resumeTraining } from '../../server/lifecycle.ts';
 
-let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;
-before(async () => {
-  fresh = await freshDatabase();
-  db = fresh.db;
-});
-afterEach(async () => {
-  await killAll();
-});
-after(async () => {
-  await fresh?.close();
+let url: string;
+freshRunDatabase((fresh) => {
+  ({ db, url } = fresh);
 });
 
 const recipe = (over: Record<string, unknown> = {}, rl: Record<string, unknown> = {}) => ({
@@ -37,7 +30,7 @@ const series = (runId: string, key: string) => metricSeries(db, runId, key);
 
 test('micro recipe: SFT then GRPO-RoC steps through the real trainer, engine and sandbox; everything stored', async () => {
   const { runId } = await launchTraining(db, { spec: recipe({ name: 'micro-e2e' }) });
-  const w = spawnWorker(fresh.url, 'train-1', { leaseSeconds: 5, heartbeatSeconds: 1 });
+  const w = spawnWorker(url, 'train-1', { leaseSeconds: 5, heartbeatSeconds: 1 });
   const run = await finished(runId, [w]);
   assert.equal(run.status, 'succeeded', run.error ?? '');
   assert.equal(run.step, 32);
@@ -132,7 +125,7 @@ test('micro recipe: SFT then GRPO-RoC steps through the real trainer, engine and
 
 test('resume: a worker SIGKILLed mid-RL is replaced; no step is skipped or stored twice', async () => {
   const { runId } = await launchTraining(db, { spec: recipe({ name: 'micro-resume' }, { steps: 5 }) });
-  const first = spawnWorker(fresh.url, 'train-a', { leaseSeconds: 3, heartbeatSeconds: 0.5 });
+  const first = spawnWorker(url, 'train-a', { leaseSeconds: 3, heartbeatSeconds: 0.5 });
   await waitFor(
     'RL step 32 to be stored',
     async () =>
@@ -144,7 +137,7 @@ test('resume: a worker SIGKILLed mid-RL is replaced; no step is skipped or store
   // Where the kill landed depends on how far the worker got meanwhile (a checkpoint per RL step): the resume must
   // start from the newest checkpoint it left, whichever that is.
   const lastCheckpoint = await db.prisma.checkpoint.findFirst({ where: { runId }, orderBy: { step: 'desc' } });
-  const second = spawnWorker(fresh.url, 'train-b', { leaseSeconds: 3, heartbeatSeconds: 0.5 });
+  const second = spawnWorker(url, 'train-b', { leaseSeconds: 3, heartbeatSeconds: 0.5 });
   const run = await finished(runId, [second]);
   assert.equal(run.status, 'succeeded', run.error ?? '');
   assert.equal(run.step, 35);
@@ -183,7 +176,7 @@ test('resume: a worker SIGKILLed mid-RL is replaced; no step is skipped or store
 
 test('pause stops at a step boundary and keeps the run; resume continues it to the end', async () => {
   const { runId } = await launchTraining(db, { spec: recipe({ name: 'micro-pause' }, { steps: 4 }) });
-  const w = spawnWorker(fresh.url, 'train-p', { leaseSeconds: 5, heartbeatSeconds: 0.5 });
+  const w = spawnWorker(url, 'train-p', { leaseSeconds: 5, heartbeatSeconds: 0.5 });
   await waitFor(
     'RL to start',
     async () => (await db.prisma.metricPoint.count({ where: { runId, key: 'rollout/accuracy' } })) > 0,
@@ -211,7 +204,7 @@ test('pause stops at a step boundary and keeps the run; resume continues it to t
 
 test('a NaN loss fails the run with the reason (fault injected into the trainer); the worker lives on', async () => {
   const { runId } = await launchTraining(db, { spec: recipe({ name: 'micro-nan' }) });
-  const w = spawnWorker(fresh.url, 'train-nan', { env: { TOOLSMITH_TRAINER_FAULT_NAN_AT_STEP: '5' } });
+  const w = spawnWorker(url, 'train-nan', { env: { TOOLSMITH_TRAINER_FAULT_NAN_AT_STEP: '5' } });
   const run = await finished(runId, [w]);
   assert.equal(run.status, 'failed');
   assert.match(run.error ?? '', /NaN loss/);
