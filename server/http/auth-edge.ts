@@ -2,7 +2,8 @@
  * What runs in front of Better Auth's handler (app/api/auth/[...all]/route.ts), beyond Better Auth's own
  * per-address rate limit (server/auth/auth.ts, keyed on the address the web server recorded):
  *  - bodies: the same cap as the rest of the API (TOOLSMITH_MAX_BODY_BYTES), declared or streamed → 413;
- *  - password sign-in: growing delays after repeated failures, per address and per account (the lower-cased email)
+ *  - password sign-in: at most 5 a minute per client address in this process (before anything is written), and
+ *    growing delays after repeated failures, per address and per account (the lower-cased email)
  *    but never a lock, counted in the database so every web server shares them and a restart keeps them
  *    (server/http/sign-in-throttle.ts, server/store/sign-in-throttle.ts), answered 429 with Retry-After alike for
  *    known and unknown emails; and at most a few scrypt hashes at once, later ones queued and, past the queue,
@@ -24,6 +25,12 @@ import type { SignInAttempts } from '../store/sign-in-throttle.ts';
 type Handler = (req: Request) => Promise<Response>;
 
 export interface EdgeLimits {
+  /**
+   * Password sign-ins per client address, counted here before the throttle writes its row: Better Auth's own limit
+   * (the same numbers) runs only after that, so without this one address could write rows as fast as it can send
+   * made-up emails.
+   */
+  signInPerAddress: WindowRule;
   /** One-time-link requests per email, and per client address. */
   linkPerEmail: WindowRule;
   linkPerAddress: WindowRule;
@@ -33,6 +40,7 @@ export interface EdgeLimits {
 }
 
 export const EDGE_LIMITS: EdgeLimits = {
+  signInPerAddress: { max: 5, windowMs: 60_000 },
   linkPerEmail: { max: 3, windowMs: 15 * 60_000 },
   linkPerAddress: { max: 5, windowMs: 60_000 },
   // Half the cores, at most 2: the other libuv threads and cores stay free for everyone else's requests.
@@ -42,6 +50,7 @@ export const EDGE_LIMITS: EdgeLimits = {
 
 export interface AuthEdge {
   limits: EdgeLimits;
+  signInPerAddress: WindowLimiter;
   linkPerEmail: WindowLimiter;
   linkPerAddress: WindowLimiter;
   hashGate: ConcurrencyGate;
@@ -55,6 +64,7 @@ export function createAuthEdge(
 ): AuthEdge {
   return {
     limits,
+    signInPerAddress: new WindowLimiter(limits.signInPerAddress, { now }),
     linkPerEmail: new WindowLimiter(limits.linkPerEmail, { now }),
     linkPerAddress: new WindowLimiter(limits.linkPerAddress, { now }),
     hashGate: new ConcurrencyGate(limits.hashConcurrency, limits.hashQueue),
@@ -86,6 +96,8 @@ function refuse(status: number, code: string, message: string, retryAfterS?: num
   return new Response(JSON.stringify({ code, message }), { status, headers });
 }
 
+const MAX_EMAIL_LENGTH = 254;
+
 const minutes = (s: number) => (s < 90 ? `${s} s` : `${Math.ceil(s / 60)} minutes`);
 
 function emailOf(body: unknown): string | null {
@@ -103,6 +115,16 @@ export function withAuthEdge(betterAuth: Handler, edge: AuthEdge, opts: AuthEdge
 
   async function passwordSignIn(req: Request, email: string): Promise<Response> {
     const address = addressBucket(requestAddress(req.headers) ?? 'unknown');
+    const byAddress = edge.signInPerAddress.hit(address);
+    if (!byAddress.ok) {
+      refusals.count('sign-in: address limit');
+      return refuse(
+        429,
+        'TOO_MANY_REQUESTS',
+        `too many sign-in attempts from this address: try again in ${minutes(byAddress.retryAfterS)}`,
+        byAddress.retryAfterS,
+      );
+    }
     const held = await opts.attempts.claim(email, address);
     if (!held.ok) {
       // The same words for an email with no account: the answer must not tell which emails have one.
@@ -198,6 +220,11 @@ export function withAuthEdge(betterAuth: Handler, edge: AuthEdge, opts: AuthEdge
     }
     const path = new URL(req.url).pathname.replace(/^\/api\/auth/, '').replace(/\/+$/, '');
     const email = emailOf(body);
+    // No address is longer (RFC 5321): refused before it could become a stored key.
+    if (email && email.length > MAX_EMAIL_LENGTH) {
+      refusals.count('auth: email too long');
+      return refuse(400, 'INVALID_EMAIL', `the email is longer than ${MAX_EMAIL_LENGTH} characters`);
+    }
     if (method === 'POST' && path === '/sign-in/email' && email) return passwordSignIn(req, email);
     if (method === 'POST' && path === '/sign-in/magic-link' && email) return linkRequest(req, email);
     return handler(req);
