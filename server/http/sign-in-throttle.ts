@@ -31,6 +31,13 @@ export const THROTTLE_POLICY: ThrottlePolicy = {
   knownMs: 30 * 24 * 3600_000,
 };
 
+/** The policy with the operator's first delay (TOOLSMITH_SIGN_IN_DELAY_S); the cap never below it. */
+export const throttlePolicy = (firstDelayS: number): ThrottlePolicy => ({
+  ...THROTTLE_POLICY,
+  firstDelayS,
+  maxDelayS: Math.max(THROTTLE_POLICY.maxDelayS, firstDelayS),
+});
+
 /** One (account, address) pair as stored; times in ms since the epoch. */
 export interface PairRecord {
   address: string;

@@ -4,6 +4,7 @@ import { config } from '@/server/config.ts';
 import { processAuthEdge, withAuthEdge } from '@/server/http/auth-edge.ts';
 import { findUserByEmail } from '@/server/store/users.ts';
 import { storedAttempts } from '@/server/store/sign-in-throttle.ts';
+import { throttlePolicy } from '@/server/http/sign-in-throttle.ts';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -18,7 +19,7 @@ async function handler(req: Request) {
 const guarded = withAuthEdge(handler, processAuthEdge(), {
   maxBodyBytes: () => config().maxBodyBytes,
   knownEmail: async (email) => (await findUserByEmail(await getDb(), email)) !== null,
-  attempts: storedAttempts(getDb),
+  attempts: storedAttempts(getDb, { policy: throttlePolicy(config().signInDelayS) }),
 });
 
 export { guarded as GET, guarded as POST };
