@@ -95,6 +95,11 @@ export function config(env: Record<string, string | undefined> = process.env) {
      */
     ingestRatePerS: num('TOOLSMITH_INGEST_RATE_PER_S', 10),
     ingestRateBurst: Math.max(1, Math.floor(num('TOOLSMITH_INGEST_RATE_BURST', 100))),
+    /**
+     * The sign-in throttle's first delay, seconds (server/http/sign-in-throttle.ts): doubling after each further
+     * failure up to 5 minutes (or this, when longer).
+     */
+    signInDelayS: num('TOOLSMITH_SIGN_IN_DELAY_S', 4),
     /** Register the test-only fault-injection job kinds. */
     testJobs: env.TOOLSMITH_TEST_JOBS === '1',
     /** Host[:port] values the web app answers to (server/http/gate.ts): anything else is a DNS-rebinding or misrouted request. */

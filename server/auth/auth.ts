@@ -83,8 +83,8 @@ function build(db: Database) {
       modelName: 'rateLimit',
       window: 60,
       max: 200,
-      // Sign-in attempts per client address: a password guesser gets 5 a minute (and 10 wrong passwords per account
-      // per 15 minutes from all addresses together: server/http/auth-edge.ts).
+      // Sign-in attempts per client address: a password guesser gets 5 a minute (and growing delays per address and
+      // per account after repeated failures, from all web servers together: server/http/sign-in-throttle.ts).
       customRules: {
         '/sign-in/email': { window: 60, max: 5 },
         '/sign-in/magic-link': { window: 60, max: 5 },

@@ -2,26 +2,35 @@
  * What runs in front of Better Auth's handler (app/api/auth/[...all]/route.ts), beyond Better Auth's own
  * per-address rate limit (server/auth/auth.ts, keyed on the address the web server recorded):
  *  - bodies: the same cap as the rest of the API (TOOLSMITH_MAX_BODY_BYTES), declared or streamed → 413;
- *  - password sign-in: at most ACCOUNT_FAILURES wrong passwords per account (the lower-cased email, whatever the
- *    address) in the window, then 429 for that account, correct password included; and at most a few scrypt hashes
- *    at once, later ones queued and, past the queue, refused with 503, so a flood does not starve other requests;
+ *  - password sign-in: at most 5 a minute per client address in this process (before anything is written), and
+ *    growing delays after repeated failures, per address and per account (the lower-cased email)
+ *    but never a lock, counted in the database so every web server shares them and a restart keeps them
+ *    (server/http/sign-in-throttle.ts, server/store/sign-in-throttle.ts), answered 429 with Retry-After alike for
+ *    known and unknown emails; and at most a few scrypt hashes at once, later ones queued and, past the queue,
+ *    refused with 503, so a flood does not starve other requests;
  *  - one-time-link requests: limited per address and per email, and nothing is created for an email that has no
  *    account (the answer is the same, so it reveals nothing);
  *  - every refusal is counted (server/http/refusals.ts), never written to the database.
- * tests/integration/sign-in-limits.test.ts (against the real server) and tests/unit/sign-in-limits.test.ts.
+ * tests/integration/sign-in-limits.test.ts (against the real server), tests/integration/sign-in-throttle.test.ts
+ * (several instances over one database) and tests/unit/sign-in-limits.test.ts.
  */
 import os from 'node:os';
 import { readCapped } from './limits.ts';
 import { addressBucket, requestAddress } from './client-address.ts';
 import { WindowLimiter, type WindowRule } from './window-limiter.ts';
-import { ConcurrencyGate } from './concurrency-gate.ts';
+import { ConcurrencyGate, type GateResult } from './concurrency-gate.ts';
 import { refusals as processRefusals, type RefusalCounter } from './refusals.ts';
+import type { SignInAttempts } from '../store/sign-in-throttle.ts';
 
 type Handler = (req: Request) => Promise<Response>;
 
 export interface EdgeLimits {
-  /** Wrong passwords per account (any address) before its sign-ins are refused for the rest of the window. */
-  accountFailures: WindowRule;
+  /**
+   * Password sign-ins per client address, counted here before the throttle writes its row: Better Auth's own limit
+   * (the same numbers) runs only after that, so without this one address could write rows as fast as it can send
+   * made-up emails.
+   */
+  signInPerAddress: WindowRule;
   /** One-time-link requests per email, and per client address. */
   linkPerEmail: WindowRule;
   linkPerAddress: WindowRule;
@@ -31,7 +40,7 @@ export interface EdgeLimits {
 }
 
 export const EDGE_LIMITS: EdgeLimits = {
-  accountFailures: { max: 10, windowMs: 15 * 60_000 },
+  signInPerAddress: { max: 5, windowMs: 60_000 },
   linkPerEmail: { max: 3, windowMs: 15 * 60_000 },
   linkPerAddress: { max: 5, windowMs: 60_000 },
   // Half the cores, at most 2: the other libuv threads and cores stay free for everyone else's requests.
@@ -41,7 +50,7 @@ export const EDGE_LIMITS: EdgeLimits = {
 
 export interface AuthEdge {
   limits: EdgeLimits;
-  accountFailures: WindowLimiter;
+  signInPerAddress: WindowLimiter;
   linkPerEmail: WindowLimiter;
   linkPerAddress: WindowLimiter;
   hashGate: ConcurrencyGate;
@@ -55,7 +64,7 @@ export function createAuthEdge(
 ): AuthEdge {
   return {
     limits,
-    accountFailures: new WindowLimiter(limits.accountFailures, { now }),
+    signInPerAddress: new WindowLimiter(limits.signInPerAddress, { now }),
     linkPerEmail: new WindowLimiter(limits.linkPerEmail, { now }),
     linkPerAddress: new WindowLimiter(limits.linkPerAddress, { now }),
     hashGate: new ConcurrencyGate(limits.hashConcurrency, limits.hashQueue),
@@ -73,6 +82,8 @@ export interface AuthEdgeOptions {
   maxBodyBytes: () => number;
   /** Whether an account has this (lower-cased) email. */
   knownEmail: (email: string) => Promise<boolean>;
+  /** Password sign-in attempts, counted in the database (server/store/sign-in-throttle.ts's storedAttempts). */
+  attempts: SignInAttempts;
 }
 
 /** A JSON error as Better Auth writes them (`message`, `code`), which the sign-in page shows. */
@@ -84,6 +95,8 @@ function refuse(status: number, code: string, message: string, retryAfterS?: num
   }
   return new Response(JSON.stringify({ code, message }), { status, headers });
 }
+
+const MAX_EMAIL_LENGTH = 254;
 
 const minutes = (s: number) => (s < 90 ? `${s} s` : `${Math.ceil(s / 60)} minutes`);
 
@@ -101,24 +114,44 @@ export function withAuthEdge(betterAuth: Handler, edge: AuthEdge, opts: AuthEdge
   };
 
   async function passwordSignIn(req: Request, email: string): Promise<Response> {
-    const held = edge.accountFailures.reserve(email);
+    const address = addressBucket(requestAddress(req.headers) ?? 'unknown');
+    const byAddress = edge.signInPerAddress.hit(address);
+    if (!byAddress.ok) {
+      refusals.count('sign-in: address limit');
+      return refuse(
+        429,
+        'TOO_MANY_REQUESTS',
+        `too many sign-in attempts from this address: try again in ${minutes(byAddress.retryAfterS)}`,
+        byAddress.retryAfterS,
+      );
+    }
+    const held = await opts.attempts.claim(email, address);
     if (!held.ok) {
-      refusals.count('sign-in: account limit');
+      // The same words for an email with no account: the answer must not tell which emails have one.
+      refusals.count(`sign-in: ${held.scope} delay`);
       return refuse(
         429,
         'TOO_MANY_FAILED_SIGN_INS',
-        `too many failed sign-ins for this account: try again in ${minutes(held.retryAfterS)}, or ask an admin for a one-time link (npx toolsmith user reset-link EMAIL)`,
+        `too many failed sign-ins: try again in ${minutes(held.retryAfterS)}, or ask an admin for a one-time link (npx toolsmith user reset-link EMAIL)`,
         held.retryAfterS,
       );
     }
-    const ran = await edge.hashGate.run(() => handler(req), req.signal);
+    let ran: GateResult<Response>;
+    try {
+      ran = await edge.hashGate.run(() => handler(req), req.signal);
+    } catch (e) {
+      await opts.attempts.settle(email, address, 'not-checked'); // a failure of ours is no guess of theirs
+      throw e;
+    }
     if (!ran.ok) {
-      held.settle(false);
+      await opts.attempts.settle(email, address, 'not-checked');
       refusals.count(ran.reason === 'busy' ? 'sign-in: busy' : 'sign-in: gone');
       return refuse(503, 'BUSY', 'the server is busy with other sign-ins: try again in a few seconds', 2);
     }
-    // 401 is Better Auth's answer to a wrong email or password; anything else made no guess that counts.
-    held.settle(ran.value.status === 401);
+    // 401 is Better Auth's answer to a wrong email or password; anything else but a success made no guess that counts
+    // (its own per-address 429, a disabled account's refusal).
+    const status = ran.value.status;
+    await opts.attempts.settle(email, address, status === 401 ? 'failure' : status === 200 ? 'success' : 'not-checked');
     return ran.value;
   }
 
@@ -187,6 +220,11 @@ export function withAuthEdge(betterAuth: Handler, edge: AuthEdge, opts: AuthEdge
     }
     const path = new URL(req.url).pathname.replace(/^\/api\/auth/, '').replace(/\/+$/, '');
     const email = emailOf(body);
+    // No address is longer (RFC 5321): refused before it could become a stored key.
+    if (email && email.length > MAX_EMAIL_LENGTH) {
+      refusals.count('auth: email too long');
+      return refuse(400, 'INVALID_EMAIL', `the email is longer than ${MAX_EMAIL_LENGTH} characters`);
+    }
     if (method === 'POST' && path === '/sign-in/email' && email) return passwordSignIn(req, email);
     if (method === 'POST' && path === '/sign-in/magic-link' && email) return linkRequest(req, email);
     return handler(req);

@@ -79,7 +79,7 @@ export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor
 let attacks = 0;
 /**
  * `attackers` callers behind the trusted proxy, each with its own address and made-up account (so neither the
- * per-address nor the per-account limit stops them: only the hash cap stands between them and the server), each
+ * per-address limit nor the sign-in delays stop them: only the hash cap stands between them and the server), each
  * sending its next wrong sign-in as soon as the last is answered. `stop()` hangs them all up and returns the answers'
  * statuses by code. Addresses and accounts never repeat within a process.
  */
