@@ -8,33 +8,65 @@ import path from 'node:path';
 import { UserError } from '../../contracts/errors.ts';
 import { IMPORT_LIMITS, type ImportLimits } from './bounds.ts';
 
-/** The folder after symlinks, refused unless it lies inside one of `roots` (also after symlinks) when roots are given. */
+/**
+ * The folder after symlinks, refused unless it lies inside one of `roots` (also after symlinks) when roots are given.
+ * With roots, every path outside them gets one and the same answer, whether it exists, is a folder, a file or
+ * nothing (distinct answers told any researcher which server paths exist); a missing path is placed by where its
+ * existing components lead after symlinks. Inside the roots the answers say what is wrong.
+ */
 export function resolveImportFolder(input: string, roots: string[] | null): string {
+  const realRoots = roots?.flatMap((r) => {
+    try {
+      return [fs.realpathSync(r)];
+    } catch {
+      return [];
+    }
+  });
+  const outside = () =>
+    new UserError(
+      `${input} is not inside an import root (TOOLSMITH_IMPORT_ROOTS: ${roots?.join(':') || 'none'}), after symlinks`,
+      { field: 'path' },
+    );
+  const inside = (real: string) => !realRoots || realRoots.some((root) => within(root, real));
   let real: string;
   try {
     real = fs.realpathSync(input);
   } catch {
+    if (!inside(leadsTo(path.resolve(input)))) throw outside();
     throw new UserError(`no folder at ${input}`, { field: 'path' });
   }
+  if (!inside(real)) throw outside();
   if (!fs.statSync(real).isDirectory()) throw new UserError(`${input} is not a folder`, { field: 'path' });
-  if (roots) {
-    const inside = roots.some((r) => {
-      let root: string;
-      try {
-        root = fs.realpathSync(r);
-      } catch {
-        return false;
-      }
-      const rel = path.relative(root, real);
-      return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-    });
-    if (!inside)
-      throw new UserError(
-        `${input} is not inside an import root (TOOLSMITH_IMPORT_ROOTS: ${roots.join(':') || 'none'}), after symlinks`,
-        { field: 'path' },
-      );
-  }
   return real;
+}
+
+function within(root: string, real: string): boolean {
+  const rel = path.relative(root, real);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/**
+ * Where an absolute path leads as far as it exists: each existing component resolved after symlinks (a dangling
+ * link's target too), the missing rest appended; a loop of links stops where it was found.
+ */
+function leadsTo(abs: string, hops = 0): string {
+  const parts = abs.split(path.sep).filter(Boolean);
+  let at = path.parse(abs).root;
+  for (const [i, part] of parts.entries()) {
+    const next = path.join(at, part);
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(next);
+    } catch {
+      return path.join(next, ...parts.slice(i + 1));
+    }
+    if (st.isSymbolicLink()) {
+      if (hops >= 40) return next;
+      return leadsTo(path.resolve(at, fs.readlinkSync(next), ...parts.slice(i + 1)), hops + 1);
+    }
+    at = next;
+  }
+  return at;
 }
 
 /** Extensions of pickled Python objects: loading one runs whatever code it names, so they are never read. */

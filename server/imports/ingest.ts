@@ -16,6 +16,7 @@ import {
 import type { Database } from '../db/client.ts';
 import { createImportRun, getImportSource } from '../store/imports.ts';
 import { getRunCreator, getRunStatus, setRunStatus } from '../store/runs.ts';
+import { numberProblem } from './check-numbers.ts';
 import { mapAtifDocument } from './formats/atif.ts';
 import { refreshSteps, storeForeign } from './store-foreign.ts';
 
@@ -41,8 +42,15 @@ export async function openIngestRun(db: Database, p: Principal, body: unknown) {
   return { runId: run.id };
 }
 
-/** One item as a foreign trajectory, or why not. NaN travels as null in the float arrays. */
+/** One item as a foreign trajectory, or why not (its numbers checked as a folder's are). */
 export function ingestItem(item: unknown, index: number): ForeignTrajectory | { reason: string } {
+  const t = mappedItem(item, index);
+  const reason = 'reason' in t ? undefined : numberProblem(t);
+  return reason ? { reason } : t;
+}
+
+/** NaN travels as null in the float arrays. */
+function mappedItem(item: unknown, index: number): ForeignTrajectory | { reason: string } {
   const where = { file: 'ingest', line: index };
   if (item && typeof item === 'object' && 'schema_version' in item) {
     const m = mapAtifDocument(item, where);

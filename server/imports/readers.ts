@@ -4,6 +4,7 @@
  * split). Pure.
  */
 import type { ForeignFormat, Mapped } from '../../contracts/foreign.ts';
+import { checkedNumbers } from './check-numbers.ts';
 import { mapArtRow } from './formats/art.ts';
 import { mapAtifDocument } from './formats/atif.ts';
 import { mapNemoRlLine } from './formats/nemo-rl.ts';
@@ -69,8 +70,10 @@ const READERS: Record<ForeignFormat, FormatReader> = {
   },
 };
 
+/** The format's reader; every mapper's trajectories pass the one number check (check-numbers.ts) on the way out. */
 export function readerOf(format: ForeignFormat): FormatReader {
-  return READERS[format];
+  const r = READERS[format];
+  return { kind: r.kind, map: (record, where) => checkedNumbers(r.map(record, where)) };
 }
 
 /** Where Harbor keeps a trial's reward: `<trial>/verifier/reward.txt` beside `<trial>/agent/trajectory.json`. */

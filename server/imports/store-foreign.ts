@@ -10,6 +10,7 @@ import { upsertEvalResult } from '../store/evals.ts';
 import { logMetrics } from '../store/metrics.ts';
 import { getRunProgress, setRunProgress } from '../store/runs.ts';
 import { insertTrajectories } from '../store/trajectories.ts';
+import { storableStrings } from './clean-text.ts';
 import { toStoredTrajectory } from './to-store.ts';
 
 /** Trajectories stored per transaction. */
@@ -32,7 +33,7 @@ export async function storeForeign(
   for (let i = 0; i < mapped.length; i += BATCH) {
     const rows = mapped
       .slice(i, i + BATCH)
-      .map((m) => toStoredTrajectory(m, { runId, format, sampleIndex: m.source.line }));
+      .map((m) => toStoredTrajectory(storableStrings(m), { runId, format, sampleIndex: m.source.line }));
     const have = await storedTrajectoryIds(
       db,
       rows.map((r) => r.id!),

@@ -3,7 +3,9 @@ import type { Database } from '../db/client.ts';
 import { parseUserInput, UserError } from '../../contracts/errors.ts';
 import { listMetricKeys, readSeries, type SeriesPoint } from '../store/metrics.ts';
 import { lastEventSeq, readEvents } from '../store/events.ts';
+import { getImportSource } from '../store/imports.ts';
 import { getRunPublicSummary, runExists } from '../store/runs.ts';
+import { sharedRecipeSpec, sharedText, sharedValue } from './private-parts.ts';
 import { getTrajectoryRun, getTrajectoryWithToolCalls, readStep, readTrajectoryTokens } from '../store/trajectories.ts';
 import { tokenRecordToWire } from '../store/token-codec.ts';
 import {
@@ -202,7 +204,19 @@ async function runSummary(db: Database, runId: string, whole: boolean): Promise<
   if (!run) throw new ShareLinkNotFound();
   const { seed, codeVersion, recipeSpec, error, ...header } = run;
   if (!whole) return header;
-  return { ...header, seed, codeVersion, error, recipeSpec: JSON.parse(recipeSpec) as unknown };
+  const folder = await importedFolder(db, runId);
+  return {
+    ...header,
+    seed,
+    codeVersion,
+    error: error === null ? null : sharedText(error, folder),
+    recipeSpec: sharedRecipeSpec(JSON.parse(recipeSpec) as unknown, folder),
+  };
+}
+
+/** An imported run's folder on the server, kept out of what its share links show (private-parts.ts). */
+async function importedFolder(db: Database, runId: string): Promise<string | null> {
+  return (await getImportSource(db, runId))?.path ?? null;
 }
 
 /** Whether a link names whole runs (run, compare) rather than a part of one (step, trajectory). */
@@ -322,5 +336,7 @@ export async function sharedEvents(
     // The tail: the last `limit` events.
     after = Math.max(0, (await lastEventSeq(db, link.target.runId)) - limit);
   }
-  return { events: await readEvents(db, link.target.runId, after, limit) };
+  const folder = await importedFolder(db, link.target.runId);
+  const events = await readEvents(db, link.target.runId, after, limit);
+  return { events: events.map((e) => sharedValue(e, folder)) };
 }

@@ -18,7 +18,7 @@ import { createRun } from '../../server/store/runs.ts';
 import { insertTrajectories, readTrajectoryTokens } from '../../server/store/trajectories.ts';
 import { CharTokenizer, embeddedTokenizerSpec } from '../../workers/engines/tokenizer.ts';
 import { foreignOfStored, type StoredRow } from '../../server/imports/atif-export.ts';
-import { exportRunAtif } from '../../workers/imports/export.ts';
+import { exportRunAtif, writeNewFile } from '../../workers/imports/export.ts';
 import { importPass } from '../../workers/imports/importer.ts';
 import { tokenRecord } from '../../workers/policy/token-record.ts';
 import { EMBEDDED_TEMPLATE_SETTINGS as S, toolResponseTurn } from '../../workers/rollout/template.ts';
@@ -211,4 +211,47 @@ test('an imported run exported and imported again keeps its rewards, answers and
       .map((x) => x.row.content.imported!.trajectory.rewards)
       .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
   );
+});
+
+test('export --out refuses a folder it did not create unless empty, and never writes through a planted symlink', async () => {
+  const src = path.join(dir, 'verl1', 'rollout');
+  fs.mkdirSync(src, { recursive: true });
+  fs.writeFileSync(path.join(src, '1.jsonl'), `${JSON.stringify({ input: 'p', output: 'o', score: 1, step: 1 })}\n`);
+  const run = await launchImport(db, { path: path.dirname(src) }, { roots: null, enqueue: false });
+  await importPass({ db, runId: run.runId, folder: run.folder, format: 'verl' });
+  const victim = path.join(dir, 'victim.txt');
+  fs.writeFileSync(victim, 'keep me');
+
+  // A folder holding a planted link (to where the export's file would go) is refused before anything is written.
+  const planted = path.join(dir, 'planted');
+  fs.mkdirSync(planted);
+  const [row] = await db.prisma.trajectory.findMany({ where: { runId: run.runId } });
+  fs.symlinkSync(victim, path.join(planted, `${row!.id}.trajectory.json`));
+  await assert.rejects(
+    exportRunAtif(db, run.runId, planted, AGENT),
+    /--out .*planted already holds files; not written/,
+  );
+  // A link to an empty folder, and a file, are refused too.
+  fs.mkdirSync(path.join(dir, 'empty-target'));
+  fs.symlinkSync(path.join(dir, 'empty-target'), path.join(dir, 'link-dir'));
+  await assert.rejects(exportRunAtif(db, run.runId, path.join(dir, 'link-dir'), AGENT), /is a symlink; not written/);
+  await assert.rejects(exportRunAtif(db, run.runId, victim, AGENT), /is not a folder; not written/);
+  assert.equal(fs.readFileSync(victim, 'utf8'), 'keep me');
+
+  // A new folder, and an existing empty one, are written.
+  assert.equal((await exportRunAtif(db, run.runId, path.join(dir, 'new', 'out'), AGENT)).trajectories, 1);
+  fs.mkdirSync(path.join(dir, 'empty'));
+  assert.equal((await exportRunAtif(db, run.runId, path.join(dir, 'empty'), AGENT)).trajectories, 1);
+
+  // A link planted in the folder after it was checked (at the temporary name or the file's own): never written
+  // through, never replaced.
+  const late = path.join(dir, 'late');
+  fs.mkdirSync(late);
+  fs.symlinkSync(victim, path.join(late, 'a.json.tmp'));
+  assert.throws(() => writeNewFile(path.join(late, 'a.json'), '{}'), /a\.json\.tmp appeared in the export folder/);
+  fs.symlinkSync(victim, path.join(late, 'b.json'));
+  assert.throws(() => writeNewFile(path.join(late, 'b.json'), '{}'), /b\.json appeared in the export folder/);
+  assert.equal(fs.readFileSync(victim, 'utf8'), 'keep me', 'the link target is untouched');
+  assert.ok(fs.lstatSync(path.join(late, 'b.json')).isSymbolicLink(), 'the planted link is not replaced');
+  assert.deepEqual(fs.readdirSync(late).sort(), ['a.json.tmp', 'b.json'], 'no temporary file is left behind');
 });

@@ -11,6 +11,7 @@ import { appendEvent } from '../../server/store/events.ts';
 import { type FileProgress, readImportFiles, saveImportProgress } from '../../server/store/imports.ts';
 import { logMetrics } from '../../server/store/metrics.ts';
 import { readStepWithTokens, replaceTrajectoryTokens } from '../../server/store/trajectories.ts';
+import { storableText } from '../../server/imports/clean-text.ts';
 import { listFiles } from '../../server/imports/folder.ts';
 import { sleep } from '../engines/sleep.ts';
 import { type LineChunk, readLines } from './files.ts';
@@ -82,7 +83,9 @@ class Problems {
     private readonly result: PassResult,
     private readonly keep: number,
   ) {}
-  add(p: ForeignProblem) {
+  add(found: ForeignProblem) {
+    // A reason may quote the record (JSON.parse's message does): made storable like the trajectories.
+    const p = { ...found, reason: storableText(found.reason), file: storableText(found.file) };
     this.count++;
     this.result.problemCount++;
     if (this.result.problems.length < this.keep) this.result.problems.push(p);

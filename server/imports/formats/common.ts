@@ -27,6 +27,14 @@ export function num(o: Json, key: string): number {
   return n;
 }
 
+/** A step: a non-negative safe integer (the store's integer column; the explorer pages by it). */
+export function stepNum(o: Json, key: string): number {
+  const n = num(o, key);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new RecordError(`field "${key}" ${n} is not a non-negative whole number`);
+  return n;
+}
+
 export function optNum(o: Json, key: string): number | undefined {
   return o[key] === undefined || o[key] === null ? undefined : num(o, key);
 }

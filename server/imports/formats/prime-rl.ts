@@ -29,6 +29,7 @@ import {
   RecordError,
   rest,
   splitAtCompletion,
+  stepNum,
   str,
 } from './common.ts';
 
@@ -298,7 +299,7 @@ const EXPORT_COLUMNS: [string, keyof ForeignTokens][] = [
 export function mapPrimeRlTokenExportLine(record: unknown, where: { file: string; line: number }): TokenExportMapped {
   try {
     const o = asObject(record, 'the line');
-    const step = num(o, 'step');
+    const step = stepNum(o, 'step');
     const ids = numbers(o, 'token_ids');
     if (!ids) throw new RecordError('field "token_ids" is missing');
     const mask = flags(o, 'loss_mask');
@@ -345,7 +346,7 @@ export type MetricsMapped =
 export function mapPrimeRlMetricsLine(record: unknown, where: { file: string; line: number }): MetricsMapped {
   try {
     const o = asObject(record, 'the line');
-    const step = num(o, 'step');
+    const step = stepNum(o, 'step');
     const time = optNum(o, 'time');
     const values: Record<string, number> = {};
     const metadata: Json = {};
