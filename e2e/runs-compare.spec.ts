@@ -31,4 +31,11 @@ test('compare opens on the shared metrics and lines runs up by RL step', async (
   await expect(reward).toHaveAttribute('data-points', '3');
   await page.getByLabel('x axis').selectOption('step');
   await expect(reward).toHaveAttribute('data-points', '5');
+
+  // The run page's panel heads show the last logged values, unsmoothed, whatever the smoothing slider says; the
+  // evaluation panel is never smoothed (issue 41, requirement 5).
+  await page.goto(`/runs/${a}`);
+  await expect(page.getByLabel('Smoothing')).toHaveValue('0.6');
+  await expect(page.locator('[data-panel="reward"] .dash-panel-last')).toHaveText('90.0%');
+  await expect(page.locator('[data-panel="eval"] .dash-panel-last')).toHaveText('80.0% [70.0%–90.0%]');
 });

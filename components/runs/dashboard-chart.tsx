@@ -13,7 +13,7 @@ import {
   XAxis,
   YAxis,
 } from 'recharts';
-import { chartRows, withBands, type Panel, type SeriesMap, type StageBoundary } from './dashboard.ts';
+import { chartRows, panelHeadlines, withBands, type Panel, type SeriesMap, type StageBoundary } from './dashboard.ts';
 
 const COLORS = ['#6aa9ff', '#f0883e', '#3fb950', '#d2a8ff', '#f85149', '#e3b341', '#56d4dd', '#ff7eb6'];
 const GRID = '#2a2f3a';
@@ -28,13 +28,14 @@ function fmt(v: unknown, percent?: boolean): string {
 }
 
 /**
- * One dashboard panel: its metrics against step, smoothed (debiased EMA, smoothing.ts) over the faint raw values,
- * or stacked areas for the step-time breakdown; a dashed line at each stage start.
+ * One dashboard panel: its metrics against step, smoothed (debiased EMA, smoothing.ts) over the faint raw values
+ * (evaluation panels never: Panel.raw), or stacked areas for the step-time breakdown; a dashed line at each stage
+ * start. The head shows each line's last logged value, unsmoothed (panelHeadlines).
  */
 export const DashboardChart = memo(function DashboardChart({
   panel,
   series,
-  weight,
+  weight: slider,
   stages,
 }: {
   panel: Panel;
@@ -42,6 +43,7 @@ export const DashboardChart = memo(function DashboardChart({
   weight: number;
   stages: StageBoundary[];
 }) {
+  const weight = panel.raw ? 0 : slider;
   const keys = panel.lines.map((l) => l.key);
   const bands = (panel.bands ?? []).filter((b) => (series[b.lo]?.length ?? 0) > 0);
   const rowKeys = [...keys, ...bands.flatMap((b) => [b.lo, b.hi])];
@@ -56,14 +58,8 @@ export const DashboardChart = memo(function DashboardChart({
   const rows = cache.current!.rows;
   const present = panel.lines.filter((l) => (series[l.key]?.length ?? 0) > 0);
   const titleId = `panel-${panel.id}`;
-  const bandOf = (key: string) => bands.find((b) => b.of === key);
-  const lastBand = (key: string) => {
-    const b = bandOf(key);
-    return b && last && last[b.lo] != null && last[b.hi] != null
-      ? ` [${fmt(last[b.lo], panel.percent)}–${fmt(last[b.hi], panel.percent)}]`
-      : '';
-  };
-  const last = rows.length ? rows[rows.length - 1] : null;
+  const heads = panelHeadlines(panel, series);
+  const headStep = Math.max(...heads.map((h) => h.step));
   const lo = rows.length ? rows[0]!.step : 0;
   const hi = rows.length ? rows[rows.length - 1]!.step : 0;
   const marks = stages.filter((s) => s.startStep > lo && s.startStep <= hi);
@@ -73,12 +69,18 @@ export const DashboardChart = memo(function DashboardChart({
         <span id={titleId} className="dash-panel-title">
           {panel.title}
         </span>
-        {last && present.length > 0 && (
-          <span className="muted dash-panel-last" title={`step ${last.step}`}>
-            {present
+        {heads.length > 0 && (
+          <span
+            className="muted dash-panel-last"
+            title={`last logged values, unsmoothed (step ${headStep})`}
+            data-headline={heads.map((h) => h.value ?? '').join(' ')}
+          >
+            {heads
               .map(
-                (l) =>
-                  `${present.length > 1 ? `${l.label} ` : ''}${fmt(last[`${l.key}~`] ?? last[l.key], panel.percent)}${lastBand(l.key)}`,
+                (h) =>
+                  `${heads.length > 1 ? `${h.label} ` : ''}${fmt(h.value, panel.percent)}${
+                    h.band ? ` [${fmt(h.band.lo, panel.percent)}–${fmt(h.band.hi, panel.percent)}]` : ''
+                  }`,
               )
               .join(' · ')}
           </span>

@@ -15,6 +15,11 @@ export interface Panel {
   percent?: boolean;
   /** A shaded 95% band around a line: the keys of its lower and upper bounds (logged beside it). */
   bands?: { of: string; lo: string; hi: string }[];
+  /**
+   * Never smoothed, whatever the slider says: each point is an estimate of its own (an evaluation's pass@1 with its
+   * interval), and an average over earlier checkpoints would report an accuracy no checkpoint had.
+   */
+  raw?: boolean;
 }
 
 export const PANELS: Panel[] = [
@@ -141,6 +146,7 @@ export function evalPanels(series: SeriesMap): Panel[] {
       kind: 'line',
       percent: true,
       lines: passKeys.map((k) => ({ key: k, label: k.slice(5) })),
+      raw: true,
       ...(bands.length ? { bands } : {}),
     });
   }
@@ -151,7 +157,43 @@ export function evalPanels(series: SeriesMap): Panel[] {
       kind: 'line',
       percent: true,
       lines: toolKeys.map((k) => ({ key: k, label: k.slice(5) })),
+      raw: true,
     });
+  return out;
+}
+
+/** A line's headline: its own last recorded point, raw (and its band's bounds at that step, where logged). */
+export interface Headline {
+  key: string;
+  label: string;
+  step: number;
+  value: number | null;
+  band: { lo: number; hi: number } | null;
+}
+
+/**
+ * The panel head's figures. Each line's last *raw* point, never the smoothed curve's end: a headline read as "the
+ * accuracy now" must be a value the run logged, and with smoothing on the curve's end lags it. Taken from the line's
+ * own series, so a metric logged at other steps than the rest (evaluations) still has its headline.
+ */
+export function panelHeadlines(panel: Panel, series: SeriesMap): Headline[] {
+  const out: Headline[] = [];
+  for (const l of panel.lines) {
+    const pts = series[l.key] ?? [];
+    const last = pts.reduce<SeriesPoint | null>((a, p) => (!a || p.step >= a.step ? p : a), null);
+    if (!last) continue;
+    const b = panel.bands?.find((x) => x.of === l.key);
+    const at = (key: string) => series[key]?.find((p) => p.step === last.step)?.value;
+    const lo = b ? at(b.lo) : undefined;
+    const hi = b ? at(b.hi) : undefined;
+    out.push({
+      key: l.key,
+      label: l.label,
+      step: last.step,
+      value: Number.isFinite(last.value) ? last.value : null,
+      band: lo !== undefined && hi !== undefined && Number.isFinite(lo) && Number.isFinite(hi) ? { lo, hi } : null,
+    });
+  }
   return out;
 }
 

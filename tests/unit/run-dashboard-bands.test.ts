@@ -6,6 +6,7 @@ import {
   chartRows,
   evalPanels,
   PANELS,
+  panelHeadlines,
   PANEL_KEYS,
   withBands,
   type SeriesMap,
@@ -59,4 +60,35 @@ test('the evaluation panels: pass rates with a band where pass@1 has its interva
   assert.deepEqual(evalPanels({ 'rollout/accuracy': [pt(1, 0.5)] }), []);
   const plain = chartRows(series, ['eval/old/pass1'], 0);
   assert.equal(withBands(plain, undefined), plain);
+});
+
+test('panel headlines are each line’s last logged value, unsmoothed; evaluation panels are never smoothed', () => {
+  const pt = (step: number, value: number) => ({ step, value });
+  const series: SeriesMap = {
+    'rollout/accuracy': [pt(3, 0.1), pt(4, 0.5), pt(5, 0.9)],
+    'eval/arith/pass1': [pt(2, 0.2), pt(5, 0.8)],
+    'eval/arith/pass1_lo': [pt(2, 0.1), pt(5, 0.7)],
+    'eval/arith/pass1_hi': [pt(2, 0.3), pt(5, 0.9)],
+    'eval/old/pass1': [pt(2, 0.4)],
+  };
+  const reward = PANELS.find((p) => p.id === 'reward')!;
+  assert.deepEqual(panelHeadlines(reward, series), [
+    { key: 'rollout/accuracy', label: 'accuracy (mean reward)', step: 5, value: 0.9, band: null },
+  ]);
+  // The smoothed curve ends below the last value: a headline taken from it would understate the run.
+  const smoothed = chartRows(series, ['rollout/accuracy'], 0.6).at(-1)!['rollout/accuracy~']!;
+  assert.ok(smoothed < 0.85, `smoothed end ${smoothed}`);
+  const [evalPanel, ...rest] = evalPanels(series);
+  assert.equal(rest.length, 0);
+  assert.equal(evalPanel!.raw, true);
+  assert.ok(!reward.raw, 'training panels follow the slider');
+  // A line logged at other steps than the rest keeps its own last point.
+  assert.deepEqual(
+    panelHeadlines(evalPanel!, series).map((h) => [h.key, h.step, h.value, h.band]),
+    [
+      ['eval/arith/pass1', 5, 0.8, { lo: 0.7, hi: 0.9 }],
+      ['eval/old/pass1', 2, 0.4, null],
+    ],
+  );
+  assert.deepEqual(panelHeadlines(reward, {}), []);
 });
