@@ -39,3 +39,11 @@ export type JobPayloadInput<K extends JobKind> = z.input<(typeof JOB_PAYLOADS)[K
 export type JobPayload<K extends JobKind> = z.output<(typeof JOB_PAYLOADS)[K]>;
 
 export const isJobKind = (kind: string): kind is JobKind => Object.hasOwn(JOB_PAYLOADS, kind);
+
+/**
+ * Kinds a worker runs in its side slots, beside the one job of its main lane (training, evaluation): light on the
+ * machine, and a followed import never ends on its own, so on `npm start`'s single worker it must not hold the lane a
+ * training run needs (issue 41). workers/lanes.ts splits a worker's kinds by this list.
+ */
+export const SIDE_JOB_KINDS: readonly JobKind[] = ['import', 'diagnostics'];
+export const isSideJobKind = (kind: string): boolean => (SIDE_JOB_KINDS as readonly string[]).includes(kind);

@@ -57,8 +57,11 @@ test('Import run: a verl folder becomes a read-only run every viewer opens', asy
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('verl from e2e');
   await expect(page.getByLabel('Imported from')).toContainText(`verl rollouts from ${folder} (0.9.1)`);
   // The worker reads it once (Follow was off): the run ends succeeded, its chart drawn from the steps' mean reward.
-  await expect(page.locator('[data-status]').first()).toHaveAttribute('data-status', 'succeeded');
+  const badge = page.locator('[data-status]').first();
+  await expect(badge).toHaveAttribute('data-status', 'succeeded');
+  await expect(badge).toHaveText('imported');
   await shot(page, 'imported-run');
+  const runUrl = page.url();
 
   await page.getByRole('link', { name: 'Rollout explorer' }).click();
   await page.waitForURL(/\/explorer/);
@@ -79,6 +82,28 @@ test('Import run: a verl folder becomes a read-only run every viewer opens', asy
   // Values verl does not keep are absent, not 0.
   await expect(page.getByRole('article', { name: 'turn 1' })).toContainText('— tokens · generated in — ·');
   await shot(page, 'imported-trajectory');
+
+  // Following holds one of the worker's side slots, not its only lane (issue 41): while the first run is followed, a
+  // second import of the folder is read and ends; switched off, the first reads as stopped.
+  await page.goto(runUrl);
+  const follow = page.getByRole('checkbox', { name: 'Follow' });
+  await expect(follow).not.toBeChecked();
+  await follow.check();
+  await expect(badge).toHaveText('following');
+  await expect(follow).toBeChecked();
+  await page.goto('/');
+  await page.getByRole('button', { name: 'Import run' }).click();
+  await form.getByLabel('Folder').fill(folder);
+  await form.getByLabel('Name').fill('verl again, beside the follow');
+  await form.getByRole('button', { name: 'Import', exact: true }).click();
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('verl again, beside the follow');
+  await expect(badge).toHaveText('imported');
+  await page.goto(runUrl);
+  await expect(badge).toHaveText('following');
+  await follow.uncheck();
+  await expect(badge).toHaveText('stopped');
+  await expect(follow).not.toBeChecked();
+
   // The refused folder's 400 is the one error the page was meant to see (the browser logs every 4xx it loads).
   expect(problems.filter((p) => !/status of 400 .*runs\.importFolder/.test(p))).toEqual([]);
   expect(problems.length).toBe(1);

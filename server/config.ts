@@ -35,6 +35,8 @@ export function config(env: Record<string, string | undefined> = process.env) {
     leaseSeconds,
     heartbeatSeconds: num('TOOLSMITH_HEARTBEAT_SECONDS', Math.max(1, leaseSeconds / 3)),
     pollMs: num('TOOLSMITH_POLL_MS', 500),
+    /** Side slots per worker process: imports, followed imports and diagnostics run there, beside the main lane's job (workers/lanes.ts); 0 runs them in the main lane. */
+    workerSideSlots: wholeNumber(env, 'TOOLSMITH_WORKER_SIDE_SLOTS', 4),
     shutdownGraceSeconds: num('TOOLSMITH_SHUTDOWN_GRACE_SECONDS', 10),
     /** Live streams (runs.events) one user may hold open at once, all tabs and tokens together (server/trpc/stream-limits.ts). */
     maxStreamsPerUser: Math.floor(num('TOOLSMITH_MAX_STREAMS_PER_USER', 8)),
@@ -191,6 +193,18 @@ function allowedHosts(env: Record<string, string | undefined>): string[] {
 
 function optionalPositive(env: Record<string, string | undefined>, name: string): number | undefined {
   return env[name] === undefined || env[name] === '' ? undefined : positive(env, name, 1);
+}
+
+function wholeNumber(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0 || value > 64) {
+    throw new Error(
+      `${name}=${JSON.stringify(raw)} is not a whole number from 0 to 64 — unset it or give one such as ${fallback}`,
+    );
+  }
+  return value;
 }
 
 function positive(env: Record<string, string | undefined>, name: string, fallback: number): number {

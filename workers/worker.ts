@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
 import type { Database } from '../server/db/client.ts';
 import * as queue from '../server/store/jobs.ts';
@@ -16,12 +17,22 @@ export interface WorkerOptions {
   pollMs: number;
   shutdownGraceMs: number;
   kinds?: string[];
+  /** Never lease these kinds (the main lane leaves its side lanes' kinds to them: workers/lanes.ts). */
+  exceptKinds?: string[];
   /** Lease only these jobs (an in-process run of one job, e.g. `npx toolsmith train`). */
   jobIds?: string[];
   log?: (line: string) => void;
 }
 
 export type StopReason = 'shutdown' | 'cancelled' | 'lease-lost' | 'crashed';
+
+/**
+ * The id of the job whose handler is running, in that handler's async context. Several lanes run jobs in one process
+ * (workers/lanes.ts); an exception escaping a handler (a timer, a stream) reaches the process-wide handlers, which
+ * read this to fail the job it came from and no other (Node keeps the context for 'uncaughtException' and
+ * 'unhandledRejection').
+ */
+export const runningJob = new AsyncLocalStorage<string>();
 
 /**
  * Leases jobs one at a time and runs them through the handler for their kind. A handler's exception fails the
@@ -70,6 +81,17 @@ export class Worker {
     await this.loopDone;
   }
 
+  /** The job kinds this worker runs (a job of a kind with no handler, leased by a lane with no kinds list, fails). */
+  get kinds(): string[] {
+    const except = this.opts.exceptKinds ?? [];
+    return (this.opts.kinds ?? Object.keys(this.handlers)).filter((k) => !except.includes(k));
+  }
+
+  /** Whether this worker's current job is `jobId`. */
+  isRunning(jobId: string): boolean {
+    return this.current?.job.id === jobId;
+  }
+
   /** Fail whatever is running with this error (used for uncaught exceptions escaping a handler). */
   crashCurrent(err: unknown) {
     const cur = this.current;
@@ -90,7 +112,14 @@ export class Worker {
               `worker lost: lease expired on attempt ${j.attempts} and no attempts are left`,
             );
         }
-        const job = await queue.lease(this.db, this.opts.id, this.opts.leaseMs, this.opts.kinds, this.opts.jobIds);
+        const job = await queue.lease(
+          this.db,
+          this.opts.id,
+          this.opts.leaseMs,
+          this.opts.kinds,
+          this.opts.jobIds,
+          this.opts.exceptKinds,
+        );
         backoff = this.opts.pollMs;
         if (!job) {
           await this.idle(this.opts.pollMs);
@@ -153,7 +182,11 @@ export class Worker {
           throw new PermanentJobError(
             `no handler for job kind "${job.kind}" (known: ${Object.keys(this.handlers).join(', ')})`,
           );
-        result = await raceAbort(handler(this.context(job, parsePayload(job), abort.signal)), abort.signal);
+        const ctx = this.context(job, parsePayload(job), abort.signal);
+        result = await raceAbort(
+          runningJob.run(job.id, () => handler(ctx)),
+          abort.signal,
+        );
       } catch (e) {
         error = e;
       }

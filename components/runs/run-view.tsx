@@ -150,9 +150,14 @@ export function RunView({ runId }: { runId: string }) {
   const spec = snapshot.data?.run.recipeSpec;
   const stages = useMemo(() => mergeStageEvents(stageBoundaries(spec), stageEvents), [spec, stageEvents]);
   const refetchRun = runRow.refetch;
-  const onControl = useCallback(() => {
-    void refetchRun();
-  }, [refetchRun]);
+  const onControl = useCallback(async () => {
+    const s = (await refetchRun()).data?.status;
+    // A finished run that starts again (an imported run followed again): stream it again from the last event shown.
+    if (s && !isFinished(s) && isFinished(streamed)) {
+      setCursor(lastSeq);
+      setStatus({ status: s, error: null });
+    }
+  }, [refetchRun, streamed, lastSeq]);
 
   if (snapshot.error && !snapshot.data)
     return (
@@ -173,7 +178,7 @@ export function RunView({ runId }: { runId: string }) {
       <div className="row" style={{ justifyContent: 'space-between' }}>
         <h1>{run ? run.name : 'Run'}</h1>
         <div className="row">
-          <StatusBadge status={current} />
+          <StatusBadge status={current} kind={kind} follow={runRow.data?.follow} />
           <span className="muted" aria-label="Stream state">
             {finished ? 'finished' : stream.status === 'pending' ? 'live' : stream.status}
           </span>
@@ -195,7 +200,11 @@ export function RunView({ runId }: { runId: string }) {
         <p className="muted" aria-label="Imported from">
           imported, read-only: {imported.format} rollouts from <code>{imported.path}</code>
           {imported.frameworkVersion ? ` (${imported.frameworkVersion})` : ''}
-          <FollowSwitch runId={runId} following={current === 'running' || current === 'queued'} onDone={onControl} />
+          <FollowSwitch
+            runId={runId}
+            following={Boolean(runRow.data?.follow) && !isFinished(current)}
+            onDone={onControl}
+          />
         </p>
       )}
       {run && (run.totalSteps || stages.length > 0) ? (

@@ -36,7 +36,7 @@ export function RunsTable({ kind }: { kind?: string }) {
             </td>
             <td>{r.kind}</td>
             <td>
-              <StatusBadge status={r.status} />
+              <StatusBadge status={r.status} kind={r.kind} follow={r.follow} />
               {r.error ? <span className="error"> {r.error.slice(0, 120)}</span> : null}
             </td>
             <td>

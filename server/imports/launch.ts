@@ -79,6 +79,7 @@ export async function launchImport(
     frameworkVersion: req.frameworkVersion ?? null,
     follow: Boolean(req.follow),
     createdBy: req.createdBy ?? null,
+    queued: opts.enqueue,
   });
   const jobId = opts.enqueue
     ? await enqueue(db, {
@@ -106,8 +107,8 @@ export async function setImportFollowing(db: Database, runId: string, follow: bo
     return { following: false };
   }
   if (jobs.length === 0) {
-    await setRunStatus(db, runId, 'running', {
-      message: `following ${source.format} rollouts in ${source.path} again`,
+    await setRunStatus(db, runId, 'queued', {
+      message: `waiting for a worker's import slot to follow ${source.format} rollouts in ${source.path} again`,
     });
     // The reward weights the import was started with (TRL's reward_weights) hold for every later read of it.
     const last = (await lastRunPayload(db, runId, 'import')) as { weights?: Record<string, number> } | null;

@@ -14,9 +14,14 @@ export interface NewImport {
   frameworkVersion?: string | null;
   follow: boolean;
   createdBy?: string | null;
+  /** A worker's job will read it: the run waits, queued, until a side slot takes the job (workers/lanes.ts). */
+  queued?: boolean;
 }
 
-/** An imported run: kind "import", running while it is read (or followed), with its source beside it. */
+/**
+ * An imported run: kind "import", queued until a worker takes its job, then running while it is read (or followed),
+ * with its source beside it.
+ */
 export async function createImportRun(db: Database, input: NewImport) {
   const run = await createRun(db, {
     name: input.name,
@@ -36,14 +41,25 @@ export async function createImportRun(db: Database, input: NewImport) {
       follow: input.follow,
     },
   });
-  await setRunStatus(db, run.id, 'running', {
-    message: `importing ${input.format} rollouts from ${input.path}${input.follow ? ' (following)' : ''}`,
+  const what = `${input.format} rollouts from ${input.path}${input.follow ? ' (to follow)' : ''}`;
+  await setRunStatus(db, run.id, input.queued ? 'queued' : 'running', {
+    message: input.queued ? `waiting for a worker's import slot: ${what}` : `importing ${what}`,
   });
   return run;
 }
 
 export function getImportSource(db: Database, runId: string) {
   return db.prisma.importSource.findUnique({ where: { runId } });
+}
+
+/** Whether each of these imported runs is to be followed (runs that are not imports are absent). */
+export async function importFollowing(db: Database, runIds: string[]): Promise<Map<string, boolean>> {
+  if (runIds.length === 0) return new Map();
+  const rows = await db.prisma.importSource.findMany({
+    where: { runId: { in: runIds } },
+    select: { runId: true, follow: true },
+  });
+  return new Map(rows.map((r) => [r.runId, r.follow]));
 }
 
 export function setImportFollow(db: Database, runId: string, follow: boolean) {

@@ -84,10 +84,13 @@ export async function lease(
   leaseMs: number,
   kinds?: string[],
   ids?: string[],
+  /** Kinds this lease never takes (a worker's main lane leaves its side lanes' kinds: workers/lanes.ts). */
+  exceptKinds?: string[],
 ): Promise<Job | null> {
   const now = Date.now();
   const kindFilter =
     (kinds && kinds.length > 0 ? `AND "kind" IN (${kinds.map(() => '?').join(', ')})` : '') +
+    (exceptKinds && exceptKinds.length > 0 ? ` AND "kind" NOT IN (${exceptKinds.map(() => '?').join(', ')})` : '') +
     (ids && ids.length > 0 ? ` AND "id" IN (${ids.map(() => '?').join(', ')})` : '');
   const lock = db.dialect === 'postgresql' ? 'FOR UPDATE SKIP LOCKED' : '';
   const rows = await db.query<{ id: string }>(
@@ -100,7 +103,7 @@ export async function lease(
        ORDER BY "priority" DESC, "runAfter" ASC, "id" ASC
        LIMIT 1 ${lock})
      RETURNING "id"`,
-    [owner, now + leaseMs, now, now, now, now, ...(kinds ?? []), ...(ids ?? [])],
+    [owner, now + leaseMs, now, now, now, now, ...(kinds ?? []), ...(exceptKinds ?? []), ...(ids ?? [])],
   );
   if (rows.length === 0) return null;
   return getJob(db, rows[0].id);

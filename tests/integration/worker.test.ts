@@ -1,6 +1,9 @@
 // @postgresql: also on PostgreSQL, because workers lease and renew jobs through dialect-specific SQL (server/store/jobs.ts).
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { freshDatabase } from '../helpers/db.ts';
 import { killAll, outputs, spawnWorker, waitFor, waitReady, type Proc } from '../helpers/proc.ts';
 import type { Database } from '../../server/db/client.ts';
@@ -10,6 +13,7 @@ import type { RunEvent, DiagnosticsReport } from '../../contracts/events.ts';
 import { readSeries } from '../../server/store/metrics.ts';
 import { createRun } from '../../server/store/runs.ts';
 import { cancelRun, launchDiagnostics } from '../../server/lifecycle.ts';
+import { launchImport, setImportFollowing } from '../../server/imports/launch.ts';
 import { listMigrations } from '../../server/db/migrate.ts';
 import { Worker, type WorkerOptions } from '../../workers/worker.ts';
 import { checks as diagnosticChecks } from '../../workers/diagnostics/checks.ts';
@@ -345,7 +349,7 @@ describe('one worker running failing, crashing, diagnostic and cancelled jobs', 
       (await getRun(db, run.id)).status === 'failed' ? getRun(db, run.id) : null,
     );
     assert.equal(r.error, 'escaped 5678');
-    assert.match(w.output(), /uncaught exception: escaped 5678 \(failing the current job\)/);
+    assert.match(w.output(), /uncaught exception: escaped 5678 \(failing the job it came from\)/);
     await assertWorkerHealthy();
   });
 
@@ -471,6 +475,86 @@ describe('one worker running failing, crashing, diagnostic and cancelled jobs', 
     // Cancelling again reports the final state.
     assert.deepEqual(await cancelRun(db, run.id), { status: 'cancelled' });
     await assertWorkerHealthy();
+  });
+});
+
+describe('side slots: a followed import never holds the lane a run needs (issue 41)', () => {
+  let f: Fresh;
+  let tmp: string;
+  after(async () => {
+    await killAll();
+    await f?.close();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test('(g) while one worker follows an import, a run, a diagnostics job and a second import all start and end', async () => {
+    f = await freshDatabase();
+    const db = f.db;
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'toolsmith-side-slots-'));
+    const verl = (dir: string, lines: number) => {
+      fs.mkdirSync(path.join(tmp, dir, 'rollout'), { recursive: true });
+      const rows = Array.from({ length: lines }, (_, i) =>
+        JSON.stringify({ input: `q${i}`, output: `a${i}`, score: i % 2, step: 1, uid: `g${i}` }),
+      );
+      fs.writeFileSync(path.join(tmp, dir, 'rollout', '1.jsonl'), `${rows.join('\n')}\n`);
+      return path.join(tmp, dir);
+    };
+    const followed = await launchImport(
+      db,
+      { path: verl('followed', 2), follow: true },
+      { roots: [tmp], enqueue: true },
+    );
+    // Nothing has taken its job yet: the run says so instead of "running".
+    const waiting = await getRun(db, followed.runId);
+    assert.equal(waiting.status, 'queued');
+    const said = statuses(await allEvents(db, followed.runId)).at(-1)!;
+    assert.match(said.message, /^waiting for a worker's import slot: verl rollouts from .* \(to follow\)$/);
+
+    const w = spawnWorker(f.url, 'wl-1', { env: { TOOLSMITH_IMPORT_POLL_MS: '200' } });
+    await waitReady(w);
+    assert.match(
+      w.output(),
+      /\] ready \(.*kinds: eval, train, test\.count, test\.throw; 4 side slots: diagnostics, import\)/,
+    );
+    const follow = await waitJob(db, followed.jobId!, 'leased', [w]);
+    assert.match(follow.leaseOwner ?? '', /^wl-1\/side-[1-4]$/, 'the follow holds a side slot');
+    await waitFor('the follow to read the folder', async () =>
+      (await db.prisma.trajectory.count({ where: { runId: followed.runId } })) === 2 ? true : null,
+    );
+
+    const run = await createRun(db, { name: 'beside the follow', kind: 'test' });
+    const counted = await enqueue(db, { kind: 'test.count', runId: run.id, payload: { steps: 3, stepMs: 10 } });
+    const diagnostics = await launchDiagnostics(db);
+    const second = await launchImport(db, { path: verl('second', 3) }, { roots: [tmp], enqueue: true });
+    // Each polls a condition that must come; the bound only stops a hang.
+    const ran = await waitJob(db, counted, 'succeeded', [w], 180_000);
+    assert.equal(
+      JSON.parse((await db.prisma.job.findUniqueOrThrow({ where: { id: counted } })).result!).worker,
+      'wl-1',
+    );
+    await waitJob(db, diagnostics.jobId, 'succeeded', [w], 180_000);
+    await waitJob(db, second.jobId!, 'succeeded', [w], 180_000);
+    assert.equal(await db.prisma.trajectory.count({ where: { runId: second.runId } }), 3);
+    assert.equal((await getRun(db, second.runId)).status, 'succeeded');
+
+    // All the while the follow held its slot, and it still follows: a line appended now is read.
+    assert.equal((await getJob(db, followed.jobId!))?.status, 'leased');
+    assert.equal((await getRun(db, followed.runId)).status, 'running');
+    fs.appendFileSync(
+      path.join(tmp, 'followed', 'rollout', '1.jsonl'),
+      `${JSON.stringify({ input: 'q9', output: 'a9', score: 1, step: 2, uid: 'g9' })}\n`,
+    );
+    await waitFor('the appended line', async () =>
+      (await db.prisma.trajectory.count({ where: { runId: followed.runId } })) === 3 ? true : null,
+    );
+    // Switched off: the job is cancelled, the run reads as stopped (cancelled), what was read stays.
+    await setImportFollowing(db, followed.runId, false);
+    await waitJob(db, followed.jobId!, 'cancelled', [w]);
+    await waitFor('the followed run to end cancelled', async () =>
+      (await getRun(db, followed.runId)).status === 'cancelled' ? true : null,
+    );
+    assert.equal(await db.prisma.trajectory.count({ where: { runId: followed.runId } }), 3);
+    assert.ok(w.alive(), outputs([w]));
   });
 });
 

@@ -24,16 +24,19 @@ export const importRun: JobHandler<JobPayload<'import'>> = async (ctx) => {
     signal: ctx.signal,
     ...(ctx.payload.weights ? { weights: ctx.payload.weights } : {}),
   };
-  if (ctx.payload.follow) {
+  const follow = async () => {
     await ctx.log(
       `following ${source.format} rollouts in ${source.path} (new lines every ${config().importPollMs} ms)`,
     );
     await followImport({ ...target, pollMs: config().importPollMs });
     stoppedEarly(ctx.signal);
     return { followed: true };
-  }
+  };
+  if (ctx.payload.follow) return follow();
   const r = await importPass(target);
   stoppedEarly(ctx.signal);
+  // Follow switched on while this pass ran: the switch queued no second job (one at a time), so this one follows.
+  if ((await getImportSource(ctx.db, runId))?.follow) return follow();
   await ctx.log(
     `imported ${r.trajectories} trajectories from ${r.lines} records${r.problemCount ? `; ${r.problemCount} malformed, skipped (see the warnings above)` : ''}`,
   );

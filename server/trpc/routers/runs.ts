@@ -11,6 +11,8 @@ import { acquireStream } from '../stream-limits.ts';
 import { principalStillValid } from '../../auth/principal.ts';
 import { cancelRun, pauseTraining, resumeTraining } from '../../lifecycle.ts';
 import { launchImport, setImportFollowing } from '../../imports/launch.ts';
+import { importFollowing } from '../../store/imports.ts';
+import type { Database } from '../../db/client.ts';
 import { FOREIGN_FORMATS } from '../../../contracts/foreign.ts';
 import { config } from '../../config.ts';
 import { stageBoundaries } from '../../../contracts/recipe.ts';
@@ -26,6 +28,15 @@ const stepNumber = z
   .min(-(2 ** 31))
   .max(2 ** 31 - 1);
 
+/** Rows with `follow`: whether an imported run is to be followed (null for other runs), for its status label. */
+async function withImportFollow<R extends { id: string; kind: string }>(db: Database, rows: R[]) {
+  const follow = await importFollowing(
+    db,
+    rows.filter((r) => r.kind === 'import').map((r) => r.id),
+  );
+  return rows.map((r) => ({ ...r, follow: follow.get(r.id) ?? null }));
+}
+
 export const runsRouter = router({
   list: viewerProcedure
     .input(
@@ -33,12 +44,12 @@ export const runsRouter = router({
         .object({ kind: z.string().optional(), limit: z.number().int().min(1).max(500).default(50) })
         .default({ limit: 50 }),
     )
-    .query(({ ctx, input }) => listRuns(ctx.db, input)),
+    .query(async ({ ctx, input }) => withImportFollow(ctx.db, await listRuns(ctx.db, input))),
 
   get: viewerProcedure.input(z.object({ runId })).query(async ({ ctx, input }) => {
     const run = await getRunWithoutSpec(ctx.db, input.runId);
     if (!run) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${input.runId} not found` });
-    return run;
+    return (await withImportFollow(ctx.db, [run]))[0]!;
   }),
 
   /**
