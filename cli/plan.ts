@@ -14,6 +14,7 @@ import {
   type PlanConstants,
   parseCluster,
   planRun,
+  whyBound,
 } from '../contracts/plan.ts';
 import { REPORT_SIM, type SimResult, simInputFor, simulateStep } from '../contracts/plan-sim.ts';
 import { parseRecipe, type Recipe, type RlStage } from '../contracts/recipe.ts';
@@ -211,6 +212,8 @@ export function formatPlan(p: Plan, measured: { runId: string; stepS: number } |
       (s) =>
         `| ${s.name} | ${s.steps} | ${int(s.trajectories)} | ${int(s.toolCalls)} | ${secs(s.rolloutS)} | ${secs(s.trainS)} | ${secs(s.syncS)} | **${secs(s.stepS)}** | ${s.boundBy} | ${int(s.sandboxCores)} | ${secs(s.toolLatencyS)} | ${bytes(s.storageBytes)} |`,
     ),
+    '',
+    ...p.stages.map(whyBound),
     '',
     `step ${secs(p.stepSeconds)} (bound by ${p.boundBy}); ${int(p.steps)} RL steps in ${secs(p.runSeconds)}; ${p.gpuHours.toFixed(0)} GPU-hours; ${int(p.toolCallsPerStep)} tool calls and ${bytes(p.storageBytesPerStep)} stored per step, ${bytes(p.storageBytes)} and ${int(p.dbRows)} database rows in all${p.trainMemoryGbPerGpu !== null ? `; training state ${p.trainMemoryGbPerGpu.toFixed(1)} GB per GPU (16 B/parameter, sharded)` : ''}`,
   ];

@@ -304,6 +304,25 @@ export function formatSeconds(s: number): string {
   return s >= 60 ? `${(s / 60).toFixed(1)} min` : `${s.toFixed(2)} s`;
 }
 
+/**
+ * The sentence that says why a stage's bound phase bounds its step: the phase's seconds against the step's and the
+ * other phases', and what the phase is made of (the CLI and the Plan panel print it).
+ */
+export function whyBound(s: StagePlan): string {
+  const phases: Record<Phase, number> = { rollout: s.rolloutS, train: s.trainS, sync: s.syncS, overhead: s.overheadS };
+  const what: Record<Phase, string> = {
+    rollout: `generating ${Math.round(s.generatedTokens).toLocaleString('en-US')} tokens and running ${Math.round(s.toolCalls).toLocaleString('en-US')} tool calls`,
+    train: `training on ${Math.round(s.trainedTokens).toLocaleString('en-US')} tokens`,
+    sync: 'sending the new weights to the engines',
+    overhead: 'the fixed per-step overhead',
+  };
+  const others = (Object.keys(phases) as Phase[])
+    .filter((p) => p !== s.boundBy)
+    .map((p) => `${p} ${formatSeconds(phases[p])}`)
+    .join(', ');
+  return `${s.name}: ${s.boundBy} bounds the step — ${what[s.boundBy]} takes ${formatSeconds(phases[s.boundBy])} of its ${formatSeconds(s.stepS)} (${others})`;
+}
+
 /** Bytes in decimal units (MB, GB, TB), as storage is sold. */
 export function formatBytes(b: number): string {
   if (b >= 1e12) return `${(b / 1e12).toFixed(1)} TB`;

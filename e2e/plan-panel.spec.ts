@@ -24,7 +24,21 @@ test('Plan panel: the recipe planned as it is edited, on a cluster preset', asyn
   await plan.getByLabel('Cluster').selectOption('report');
   await expect(plan.getByLabel('Plan totals')).toContainText(/[1-9]\d* GPU-hours|0 GPU-hours/);
   await expect(plan.getByRole('img', { name: 'Step time by phase' })).toBeVisible();
+  // Why the bound phase bounds, and every assumption with its source (issue 41).
+  await expect(plan.getByRole('list', { name: 'Why the bound phase bounds' })).toContainText(
+    /bounds the step — .* takes/,
+  );
+  await plan.getByText('Assumptions and their sources').click();
+  await expect(plan.getByRole('table', { name: 'Plan assumptions' })).toContainText('engineTokensPerS');
   await shot(page, 'plan-panel');
+  // A named model that is not registered: no silent default size; the panel asks for it.
+  await page.locator('[id="f-model.kind"]').selectOption('model');
+  await page.locator('[id="f-model.name"]').fill('not-registered-here');
+  await expect(plan.getByRole('alert')).toContainText('"not-registered-here" is not registered here');
+  await expect(plan.getByRole('table', { name: 'Plan per stage' })).toHaveCount(0);
+  await plan.getByLabel('Model parameters').fill('135e6');
+  await expect(plan.getByRole('table', { name: 'Plan per stage' })).toBeVisible();
+  await expect(plan.getByRole('alert')).toHaveCount(0);
   await expectAccessibleNames(page);
   expect(problems).toEqual([]);
 });

@@ -4,7 +4,9 @@
  * (contracts/plan.ts, the same functions as `npx toolsmith plan`), updated as fields change. Per RL stage: the
  * step time as bars of its phases, the bound phase highlighted; the run's steps, time, GPU-hours and storage.
  */
+import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
+import { useTRPC } from '@/lib/trpc.ts';
 import {
   CLUSTER_PRESETS,
   DEFAULT_CONSTANTS,
@@ -14,6 +16,7 @@ import {
   type Phase,
   parseCluster,
   planRun,
+  whyBound,
 } from '../../contracts/plan.ts';
 import type { Recipe } from '../../contracts/recipe.ts';
 
@@ -27,13 +30,20 @@ const PHASE_COLOURS: Record<Phase, string> = {
 const secs = formatSeconds;
 
 export function PlanPanel({ recipe }: { recipe: Recipe | null }) {
+  const trpc = useTRPC();
   const [preset, setPreset] = useState<keyof typeof CLUSTER_PRESETS>('local');
-  const [paramsText, setParamsText] = useState('14.8e9');
-  const named = recipe?.model.kind === 'model';
+  // No default size for a named model: a plan for the wrong size would read as true (issue 41).
+  const [paramsText, setParamsText] = useState('');
+  const modelName = recipe?.model.kind === 'model' ? recipe.model.name : null;
+  const models = useQuery(trpc.models.list.queryOptions(undefined, { enabled: modelName !== null }));
+  const registered = modelName ? models.data?.find((m) => m.name === modelName) : undefined;
+  const registeredParams = registered?.parameters ?? null;
+  const askParams = modelName !== null && models.isSuccess && registeredParams === null;
+  const given = paramsText.trim() === '' ? Number.NaN : Number(paramsText);
   const params = recipe
     ? recipe.model.kind === 'embedded'
       ? embeddedParams(recipe.model)
-      : Number(paramsText)
+      : (registeredParams ?? (askParams ? given : Number.NaN))
     : Number.NaN;
   const plan = useMemo(() => {
     if (!recipe || !Number.isFinite(params) || params < 1) return null;
@@ -59,21 +69,34 @@ export function PlanPanel({ recipe }: { recipe: Recipe | null }) {
             <option value="report">report (8 × 8 MI300X)</option>
           </select>
         </label>
-        {named && (
+        {askParams && (
           <label>
             {' '}
             Parameters{' '}
             <input
               aria-label="Model parameters"
               value={paramsText}
+              placeholder="e.g. 14.8e9"
               onChange={(e) => setParamsText(e.target.value)}
               size={10}
             />
           </label>
         )}
       </p>
+      {modelName !== null && registeredParams !== null && (
+        <p className="muted" aria-label="Model size">
+          {modelName}: {(registeredParams / 1e9).toFixed(registeredParams < 1e8 ? 4 : 2)}B parameters (from the
+          registry)
+        </p>
+      )}
+      {askParams && (paramsText.trim() === '' || !(given >= 1)) && (
+        <p className="error" role="alert">
+          {paramsText.trim() === ''
+            ? `Model parameters: "${modelName}" is not registered here — give its parameter count (e.g. 14.8e9), or fetch or import it on the Models page.`
+            : `Model parameters: a positive number such as 14.8e9, not "${paramsText}".`}
+        </p>
+      )}
       {!recipe && <p className="muted">Fix the recipe's errors to see its plan.</p>}
-      {recipe && !plan && <p className="muted">Give the model's parameter count.</p>}
       {plan && plan.stages.length === 0 && <p className="muted">No RL stage to plan.</p>}
       {plan && plan.stages.length > 0 && (
         <>
@@ -102,10 +125,33 @@ export function PlanPanel({ recipe }: { recipe: Recipe | null }) {
             </tbody>
           </table>
           <PhaseBars plan={plan} />
+          <ul aria-label="Why the bound phase bounds">
+            {plan.stages.map((s) => (
+              <li key={s.name}>{whyBound(s)}</li>
+            ))}
+          </ul>
           <p aria-label="Plan totals">
             {plan.steps} RL steps in {secs(plan.runSeconds)} · bound by <strong>{plan.boundBy}</strong> ·{' '}
             {plan.gpuHours.toFixed(0)} GPU-hours · {formatBytes(plan.storageBytes)} stored
           </p>
+          <details>
+            <summary>Assumptions and their sources</summary>
+            <table aria-label="Plan assumptions">
+              <tbody>
+                {Object.entries(plan.constants).map(([name, k]) => (
+                  <tr key={name}>
+                    <td>
+                      <code>{name}</code>
+                    </td>
+                    <td className="num">{Number(k.value.toPrecision(4))}</td>
+                    <td>
+                      {k.source.kind}: {k.source.detail}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </details>
         </>
       )}
     </section>

@@ -11,6 +11,7 @@ import {
   type PlanConstants,
   parseCluster,
   planRun,
+  whyBound,
 } from '../../contracts/plan.ts';
 import { parseRecipe, type RecipeInput } from '../../contracts/recipe.ts';
 
@@ -216,5 +217,34 @@ test('bad clusters are refused naming the field', () => {
     () =>
       parseCluster({ nodes: 1, gpusPerNode: 1, cpuCoresPerNode: 4, gpu: { name: 'x', peakTflops: -1, memoryGb: 1 } }),
     /gpu\.peakTflops/,
+  );
+});
+
+test('whyBound names the bound phase, what it is made of, and its seconds against the step and the others', () => {
+  const stage = {
+    name: 'grpo',
+    steps: 10,
+    trajectories: 64,
+    generatedTokens: 65_536,
+    trainedTokens: 70_000,
+    toolCalls: 128,
+    rolloutS: 30,
+    trainS: 5,
+    syncS: 1,
+    overheadS: 0.5,
+    stepS: 36.5,
+    boundBy: 'rollout' as const,
+    sandboxCores: 2,
+    toolLatencyS: 0.1,
+    storageBytes: 1e6,
+    dbRows: 300,
+  };
+  assert.equal(
+    whyBound(stage),
+    'grpo: rollout bounds the step — generating 65,536 tokens and running 128 tool calls takes 30.00 s of its 36.50 s (train 5.00 s, sync 1.00 s, overhead 0.50 s)',
+  );
+  assert.match(
+    whyBound({ ...stage, boundBy: 'train', trainS: 40, stepS: 71.5 }),
+    /^grpo: train bounds the step — training on 70,000 tokens takes 40.00 s of its 1.2 min \(rollout 30.00 s, /,
   );
 });
