@@ -1,10 +1,12 @@
 /**
  * bench:engine — decode throughput of the embedded ONNX engine on the two models it serves, in one run: the
  * embedded default (the SFT'd 0.3M-parameter character model, tests/helpers/embedded-sft.ts) and the real pretrained
- * SmolLM2-135M-Instruct (fetched by its pins, tests/helpers/real-model.ts). For each: one request, then 16 at once,
- * each sampling up to 96 tokens (temperature 1; a request may stop earlier at its end-of-turn token) from the same
- * minimal-template GSM8K prompt; tokens generated / wall time, medians of 3. Then SmolLM2 again on the engine as it
- * was before its cache rows grew with the requests (every row the whole context long), for the ratio.
+ * SmolLM2-135M-Instruct (fetched by its pins, tests/helpers/real-model.ts) exported with each weight format
+ * (contracts/engine.ts ENGINE_WEIGHTS: float32, int8, int4; workers/trainer/onnx_weights.py). For each: one request,
+ * then 16 at once, each sampling up to 96 tokens (temperature 1; a request may stop earlier at its end-of-turn token)
+ * from the same minimal-template GSM8K prompt; tokens generated / wall time, medians of 3. Per format also the graph's
+ * size, export_onnx.py's re-export time, and the log-prob mismatch of the batch-16 samples against transformers'
+ * float32 scoring of the same tokens (bench/engine_refs.py mismatch): what RL's importance correction sees.
  *
  * Then two references on the same weights, same prompt, same 96 sampled tokens at temperature 1, same threads (the
  * machine's cores), batch 1 and 16, medians of 3: llama.cpp (node-llama-cpp 3.21.1's prebuilt CPU binary, from the
@@ -22,6 +24,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { ENGINE_WEIGHTS, type EngineWeights } from '../contracts/engine.ts';
 import { OnnxEngine } from '../workers/engines/onnx-engine.ts';
 import { EMBEDDED_TEMPLATE_SETTINGS, buildPrompt } from '../workers/rollout/template.ts';
 import { ensureEmbeddedSftModel } from '../tests/helpers/embedded-sft.ts';
@@ -34,60 +37,68 @@ const TOKENS = 96;
 const ROUNDS = 3;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function rate(dir: string, batch: number, cacheStart?: number): Promise<{ tps: number; tokens: number }> {
-  const engine = await OnnxEngine.load(dir, { maxBatch: 16, cacheStart });
+type Sample = { tokenIds: number[]; logprobs: number[] | null };
+
+async function rate(dir: string, batch: number): Promise<{ tps: number; tokens: number; samples: Sample[] }> {
+  const engine = await OnnxEngine.load(dir, { maxBatch: 16 });
   const prompt = buildPrompt(QUESTION, EMBEDDED_TEMPLATE_SETTINGS);
   try {
     const runs: number[] = [];
-    let tokens = 0;
+    let outs: Sample[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       const t0 = performance.now();
-      const outs = await Promise.all(
+      outs = await Promise.all(
         Array.from({ length: batch }, (_, i) =>
           engine.generate({ prompt, maxTokens: TOKENS, temperature: 1, topP: 1, stop: [], seed: r * 100 + i }),
         ),
       );
-      tokens = outs.reduce((s, o) => s + o.tokenIds.length, 0);
-      runs.push(tokens / ((performance.now() - t0) / 1000));
+      runs.push(outs.reduce((s, o) => s + o.tokenIds.length, 0) / ((performance.now() - t0) / 1000));
     }
-    return { tps: median(runs), tokens };
+    return { tps: median(runs), tokens: outs.reduce((s, o) => s + o.tokenIds.length, 0), samples: outs };
   } finally {
     await engine.close();
   }
 }
 
+/** export_onnx.py's own timing of one export of the HF directory with these weights (the model already loaded). */
+function exportSeconds(hf: string, weights: EngineWeights): number | string {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-export-'));
+  try {
+    const r = child(trainerPython(), [
+      path.join(import.meta.dirname, '../workers/trainer/export_onnx.py'),
+      '--out',
+      out,
+      '--model',
+      hf,
+      '--weights',
+      weights,
+    ]);
+    return r.ok ? (r.value as { seconds: number }).seconds : r.error;
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+}
+
+const embedded = await ensureEmbeddedSftModel({ log: (m) => console.error(`[sft] ${m}`) });
+const smol: Partial<Record<EngineWeights, string>> = {};
+for (const w of ENGINE_WEIGHTS) smol[w] = await realOnnx(w); // one at a time: each export takes both cores
 const models: [string, string][] = [
-  [
-    'embedded default (0.3M, char tokenizer)',
-    await ensureEmbeddedSftModel({ log: (m) => console.error(`[sft] ${m}`) }),
-  ],
-  ['SmolLM2-135M-Instruct (BPE, 49,152)', await realOnnx()],
+  ['embedded default (0.3M, char tokenizer)', embedded],
+  ...ENGINE_WEIGHTS.map((w): [string, string] => [`SmolLM2-135M-Instruct, ${w} weights`, smol[w]!]),
 ];
 console.log(`decode throughput, ${TOKENS} sampled tokens per request, medians of ${ROUNDS} (tokens/s):`);
 console.log('model                                      batch 1   batch 16   ratio 16/1');
 const rows: number[][] = [];
+const samples: Sample[][] = [];
 for (const [name, dir] of models) {
   const one = await rate(dir, 1);
   const sixteen = await rate(dir, 16);
   rows.push([one.tps, sixteen.tps]);
+  samples.push(sixteen.samples);
   console.log(
     `${name.padEnd(42)} ${one.tps.toFixed(1).padStart(7)} ${sixteen.tps.toFixed(1).padStart(10)} ${(sixteen.tps / one.tps).toFixed(2).padStart(12)}`,
   );
 }
-// The engine as it was before its cache rows grew with the requests: every row sized for the whole context, which
-// every decode step's attention reads.
-const smol = models[1]![1];
-const ctx = (JSON.parse(fs.readFileSync(path.join(smol, 'config.json'), 'utf8')) as { block_size: number }).block_size;
-const before = [await rate(smol, 1, ctx), await rate(smol, 16, ctx)];
-console.log(
-  `${`SmolLM2, cache rows of the whole context (${ctx})`.padEnd(42)} ${before[0]!.tps.toFixed(1).padStart(7)} ${before[1]!.tps.toFixed(1).padStart(10)} ${(before[1]!.tps / before[0]!.tps).toFixed(2).padStart(12)}`,
-);
-console.log(
-  `SmolLM2, growing rows / whole-context rows: batch 1 ${(rows[1]![0]! / before[0]!.tps).toFixed(2)}x, batch 16 ${(rows[1]![1]! / before[1]!.tps).toFixed(2)}x`,
-);
-console.log(
-  `SmolLM2 / embedded at batch 16: ${(rows[1]![1]! / rows[0]![1]!).toFixed(4)} (1 : ${(rows[0]![1]! / rows[1]![1]!).toFixed(0)})`,
-);
 
 // References on the same weights, in the same run.
 const THREADS = os.availableParallelism();
@@ -175,28 +186,64 @@ refs.transformers = [1, 16].map((b) => {
 }) as [Ref | string, Ref | string];
 const lim = child(trainerPython(), [script, 'limits', '--model', hfDir, '--threads', String(THREADS)]);
 
-const engine = rows[1]!;
+// Rows 1.. of `rows` are SmolLM2 in ENGINE_WEIGHTS' order.
 const cell = (x: Ref | string) => (typeof x === 'string' ? 'failed' : x.tps.toFixed(1));
-const ratio = (i: 0 | 1, x: Ref | string) => (typeof x === 'string' ? '—' : (engine[i]! / x.tps).toFixed(2));
 console.log(
   `\nSmolLM2-135M-Instruct, the same weights, prompt, ${TOKENS} sampled tokens at temperature 1 and ${THREADS} threads (tokens/s, medians of ${ROUNDS}):`,
 );
-console.log('                                                   batch 1   batch 16   engine/ref b1   engine/ref b16');
-console.log(
-  `${'engine (ONNX Runtime, float32)'.padEnd(50)} ${engine[0]!.toFixed(1).padStart(7)} ${engine[1]!.toFixed(1).padStart(10)}`,
-);
+console.log('                                                   batch 1   batch 16');
+for (const [i, w] of ENGINE_WEIGHTS.entries())
+  console.log(
+    `${`engine (ONNX Runtime, ${w})`.padEnd(50)} ${rows[i + 1]![0]!.toFixed(1).padStart(7)} ${rows[i + 1]![1]!.toFixed(1).padStart(10)}`,
+  );
 const names: Record<string, string> = {
   'llama.cpp': 'llama.cpp (node-llama-cpp 3.21.1, Q4_1 GGUF)',
   transformers: 'transformers generate() (float32, KV cache)',
 };
 for (const [k, [one, sixteen]] of Object.entries(refs))
-  console.log(
-    `${names[k]!.padEnd(50)} ${cell(one).padStart(7)} ${cell(sixteen).padStart(10)} ${ratio(0, one).padStart(15)} ${ratio(1, sixteen).padStart(16)}`,
-  );
+  console.log(`${names[k]!.padEnd(50)} ${cell(one).padStart(7)} ${cell(sixteen).padStart(10)}`);
 for (const [k, pair] of Object.entries(refs))
   pair.forEach((x, i) => {
     if (typeof x === 'string') console.log(`${k} batch ${i ? 16 : 1} failed: ${x}`);
   });
+console.log('\nengine / reference (b1, b16):');
+ENGINE_WEIGHTS.forEach((w, i) => {
+  const r = rows[i + 1]!;
+  const parts = Object.entries(refs).map(
+    ([k, pair]) => `${k} ${pair.map((x, j) => (typeof x === 'string' ? '—' : (r[j]! / x.tps).toFixed(2))).join(', ')}`,
+  );
+  console.log(`  ${w.padEnd(8)} ${parts.join('; ')}`);
+});
+
+// What each format costs: graph size, re-export time, and the log-prob mismatch against the float32 trainer
+// (transformers) on the batch-16 samples of the last round.
+console.log('\nformat    model.onnx   re-export   |engine - transformers| log-prob per token (mean, max; tokens)');
+ENGINE_WEIGHTS.forEach((w, i) => {
+  const size = fs.statSync(path.join(smol[w]!, 'model.onnx')).size;
+  const secs = exportSeconds(hfDir, w);
+  const file = path.join(os.tmpdir(), `bench-samples-${process.pid}.json`);
+  fs.writeFileSync(file, JSON.stringify(samples[i + 1]));
+  const m = child(trainerPython(), [
+    script,
+    'mismatch',
+    '--model',
+    hfDir,
+    '--prompt',
+    prompt,
+    '--samples',
+    file,
+    '--threads',
+    String(THREADS),
+  ]);
+  fs.rmSync(file, { force: true });
+  const mm = m.ok ? (m.value as { tokens: number; mean_abs: number; max_abs: number }) : undefined;
+  console.log(
+    `${w.padEnd(8)} ${`${(size / 1e6).toFixed(0)} MB`.padStart(11)} ${typeof secs === 'number' ? `${secs.toFixed(1)} s`.padStart(11) : 'failed'.padStart(11)}   ${mm ? `${mm.mean_abs.toFixed(4)}, ${mm.max_abs.toFixed(3)}; ${mm.tokens}` : `failed: ${m.ok ? '' : m.error}`}`,
+  );
+  if (typeof secs === 'string') console.log(`  export failed: ${secs}`);
+});
+
+const engine = rows[1]!;
 if (lim.ok) {
   const l = lim.value as {
     params: number;

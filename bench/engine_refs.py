@@ -4,6 +4,10 @@
       transformers' generate() on the Hugging Face directory: N copies of the prompt, do_sample, temperature 1,
       top_p 1, top_k 0, max_new_tokens T, KV cache on, torch threads K; generated tokens (each row up to and including
       its end-of-sequence token) / wall time, median of R rounds.
+  engine_refs.py mismatch --model DIR --prompt TEXT --samples FILE --threads K
+      the trainer-vs-engine log-prob mismatch: FILE holds the engine's samples ([{tokenIds, logprobs}], temperature
+      1); transformers (float32) scores each sample's tokens after the prompt; |engine - transformers| per token,
+      mean and max over all tokens.
   engine_refs.py limits --model DIR --threads K
       what this machine allows: float32 weight bytes and FLOPs per token (2 x parameters) of the model, memory
       bandwidth (numpy copy of a 256 MiB array: read + write bytes / time, best of 5) and sgemm GFLOP/s (numpy
@@ -54,6 +58,26 @@ def transformers_rate(a):
         runs.append(tokens / dt)
     runs.sort()
     return {"tps": runs[len(runs) // 2], "tokens": tokens, "prompt_tokens": n_prompt, "runs": runs}
+
+
+def mismatch(a):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.set_num_threads(a.threads)
+    tok = AutoTokenizer.from_pretrained(a.model)
+    model = AutoModelForCausalLM.from_pretrained(a.model, dtype=torch.float32).eval()
+    prompt = tok(a.prompt)["input_ids"]
+    with open(a.samples) as f:
+        samples = json.load(f)
+    diffs = []
+    with torch.inference_mode():
+        for s in samples:
+            ids = torch.tensor([prompt + s["tokenIds"]])
+            lp = torch.log_softmax(model(ids).logits[0, len(prompt) - 1 : -1].float(), dim=-1)
+            ref = lp.gather(1, ids[0, len(prompt) :].unsqueeze(1)).squeeze(1)
+            diffs += (torch.tensor(s["logprobs"]) - ref).abs().tolist()
+    return {"tokens": len(diffs), "mean_abs": sum(diffs) / len(diffs), "max_abs": max(diffs)}
 
 
 def limits(a):
@@ -107,7 +131,8 @@ def limits(a):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["transformers", "limits"])
+    p.add_argument("mode", choices=["transformers", "mismatch", "limits"])
+    p.add_argument("--samples")
     p.add_argument("--model", required=True)
     p.add_argument("--prompt", default="")
     p.add_argument("--batch", type=int, default=1)
@@ -115,7 +140,7 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
     a = p.parse_args()
-    out = transformers_rate(a) if a.mode == "transformers" else limits(a)
+    out = {"transformers": transformers_rate, "mismatch": mismatch, "limits": limits}[a.mode](a)
     json.dump(out, sys.stdout)
     sys.stdout.write("\n")
 

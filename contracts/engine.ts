@@ -28,6 +28,15 @@ export const WeightSyncSchema = z.object({
 });
 export type WeightSync = z.output<typeof WeightSyncSchema>;
 
+/**
+ * How an ONNX export stores the linear layers' weights (workers/trainer/onnx_weights.py): float32, or blockwise
+ * int8/int4 (onnxruntime's MatMulNBits; the output projection at 8 bits in both). Quantized weights decode faster on
+ * CPU (a batch-1 step reads every weight once) at the cost of a log-prob mismatch against the float32 trainer.
+ */
+export const ENGINE_WEIGHTS = ['float32', 'int8', 'int4'] as const;
+export type EngineWeights = (typeof ENGINE_WEIGHTS)[number];
+export const EngineWeightsSchema = z.enum(ENGINE_WEIGHTS, { error: 'weights must be "float32", "int8" or "int4"' });
+
 export const EngineSpecSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('embedded'),

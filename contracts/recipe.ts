@@ -22,7 +22,7 @@
 import { z } from 'zod';
 import { zodIssuesText, parseUserInput } from './errors.ts';
 import { NAME_RE, NAME_RULE } from './names.ts';
-import { WeightSyncSchema } from './engine.ts';
+import { EngineWeightsSchema, WeightSyncSchema } from './engine.ts';
 import { checkRecipeBounds } from './recipe-bounds.ts';
 
 const nameField = z.string().regex(NAME_RE, NAME_RULE);
@@ -297,7 +297,11 @@ export type TrainerSpec = z.output<typeof TrainerSchema>;
 export const RolloutEngineSchema = z.discriminatedUnion(
   'kind',
   [
-    z.object({ kind: z.literal('embedded') }),
+    z.object({
+      kind: z.literal('embedded'),
+      /** How the trainer's ONNX export stores the weights the engine decodes with (contracts/engine.ts ENGINE_WEIGHTS). */
+      weights: EngineWeightsSchema.default('float32'),
+    }),
     z.object({
       kind: z.literal('openai'),
       urls: z.array(z.url({ error: 'expected an http(s) URL' })).min(1, 'give at least one server URL'),

@@ -292,6 +292,13 @@ export const RECIPE_FIELDS: Catalogue = {
     },
     help: 'embedded: the ONNX engine on this worker; openai: vLLM/SGLang servers (weight sync after each update: docs/scaling-out.md "Weight sync"); ray: servers the run starts on its Ray cluster (a run launched on Ray).',
   },
+  'engine.weights': {
+    label: 'Engine weights',
+    kind: 'select',
+    options: ['float32', 'int8', 'int4'],
+    def: 'float32',
+    help: "How the ONNX export stores the embedded engine's weights: int8/int4 decode single requests faster on CPU, with a larger log-prob mismatch against the trainer (docs/benchmarks.md bench:engine).",
+  },
   'engine.server': {
     label: 'Server on Ray',
     kind: 'select',

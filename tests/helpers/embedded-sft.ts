@@ -62,7 +62,7 @@ const SOURCES = [
 /** Python files that never run in the trainer process: a benchmark, the GPU check and `model init|import|check`'s tool. */
 const BENCH_ONLY = ['raw_step_bench.py', 'gpu_check.py', 'model_tool.py'];
 /** The exporter: its output is keyed by these alone (exportKey), not part of the training key. */
-const EXPORTER = ['export_onnx.py'];
+const EXPORTER = ['export_onnx.py', 'onnx_weights.py'];
 
 /** Every Python module of the trainer, so that editing any of them retrains. */
 function trainerSources(): string[] {

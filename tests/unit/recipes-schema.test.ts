@@ -89,7 +89,7 @@ test("omitted fields get defaults: the report's where scale-free, scaled ones fo
   assert.deepEqual(r.model, { kind: 'embedded', arch: 'qwen3', n_layer: 4, n_head: 4, n_embd: 64, block_size: 512 });
   assert.deepEqual(r.tokenizer, { kind: 'char' });
   assert.deepEqual(r.trainer, { ranks: 1, nodes: 1, device: 'auto', gradientCheckpointing: false, lora: null });
-  assert.deepEqual(r.engine, { kind: 'embedded' });
+  assert.deepEqual(r.engine, { kind: 'embedded', weights: 'float32' });
   assert.deepEqual(r.tool, { timeoutS: 4, memoryMb: 1024, session: false, seedCalls: false });
   assert.equal(r.template.variant, 'minimal');
   assert.equal(r.template.toolName, 'python');
@@ -332,4 +332,13 @@ test("verifier settings: the report's behaviour by default, each field checked",
     () => parseRecipe({ name: 'v', stages: [sft()], verifier: { mathVerifyTimeLimitS: 0 } }),
     /verifier\.mathVerifyTimeLimitS/,
   );
+});
+
+test("the embedded engine's weight format: float32 by default, int8/int4 accepted, anything else refused by name", () => {
+  const base = { name: 'w', stages: [sft()] };
+  assert.deepEqual(parseRecipe({ ...base, engine: { kind: 'embedded', weights: 'int4' } }).engine, {
+    kind: 'embedded',
+    weights: 'int4',
+  });
+  assert.throws(() => parseRecipe({ ...base, engine: { kind: 'embedded', weights: 'int3' } }), /engine\.weights/);
 });

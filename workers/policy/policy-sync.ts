@@ -9,6 +9,7 @@
  * and waits for (OpenAIEngine.reload). sync() resolves only once every server serves it, so the next step's
  * rollouts never start on the old weights.
  */
+import type { EngineWeights } from '../../contracts/engine.ts';
 import type { PolicyEngine, PolicyEngineFactory } from '../engines/types.ts';
 import type { Trainer } from '../trainer/types.ts';
 import { VersionedExport } from './weight-export.ts';
@@ -19,13 +20,13 @@ export interface WeightExporter {
 }
 
 /** The exporter for `factory`'s engines: versioned folders when it names them, else the ONNX export in `exportDir`. */
-function exporterFor(factory: PolicyEngineFactory, exportDir: string): WeightExporter {
+function exporterFor(factory: PolicyEngineFactory, exportDir: string, weights: EngineWeights): WeightExporter {
   const v = factory.versions;
   return v
     ? new VersionedExport(v.root, v.mode, v.onnx)
     : {
         write: async (t) => {
-          await t.exportOnnx(exportDir);
+          await t.exportOnnx(exportDir, { weights });
           return exportDir;
         },
       };
@@ -53,8 +54,10 @@ export class PolicySync {
     private readonly trainer: Trainer,
     private readonly create: PolicyEngineFactory,
     exportDir: string,
+    /** The embedded engine's weight format (the recipe's engine.weights). */
+    weights: EngineWeights = 'float32',
   ) {
-    this.exporter = exporterFor(create, exportDir);
+    this.exporter = exporterFor(create, exportDir, weights);
   }
 
   /** The engine serving the policy (after the first sync). */

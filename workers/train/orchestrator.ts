@@ -66,7 +66,8 @@ export async function runTraining(ctx: TrainContext, recipe: Recipe): Promise<Tr
   // The model's tokenizer as the trainer holds it: the same files every export carries to the engine.
   const tok = HfTokenizer.fromFiles(await ctx.trainer.tokenizerFiles());
   await ctx.progress({ totalSteps: totalSteps(recipe), step: pos.step });
-  const policy = new PolicySync(ctx.trainer, ctx.policyEngine, exportDir);
+  const weights = recipe.engine.kind === 'embedded' ? recipe.engine.weights : 'float32';
+  const policy = new PolicySync(ctx.trainer, ctx.policyEngine, exportDir, weights);
   const run: TrainRun = {
     ctx,
     recipe,

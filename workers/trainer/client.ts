@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type {
+  ExportOnnxOptions,
   CallOptions,
   EvalMetrics,
   ExportResult,
@@ -426,8 +427,8 @@ export class TrainerClient implements Trainer {
   policyStep(p: PolicyParams, o?: CallOptions) {
     return this.call<PolicyMetrics>('policy_step', p, o);
   }
-  exportOnnx(dir: string, o?: CallOptions) {
-    return this.call<ExportResult>('export_onnx', { dir }, o);
+  exportOnnx(dir: string, o?: ExportOnnxOptions) {
+    return this.call<ExportResult>('export_onnx', { dir, weights: o?.weights ?? 'float32' }, o);
   }
   /** The weights as a plain HF model directory (LoRA merged in): what from_pretrained, vLLM and SGLang load. */
   exportHf(dir: string, o?: CallOptions) {

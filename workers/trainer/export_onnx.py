@@ -2,7 +2,7 @@
 Export a Hugging Face decoder (Llama, Qwen2, Qwen3: hf_model.py) to ONNX for the embedded engine
 (workers/engines/onnx-engine.ts), with an explicit KV cache.
 
-    .venv/bin/python export_onnx.py --out DIR (--model HF_DIR | [--seed S] [--config JSON])
+    .venv/bin/python export_onnx.py --out DIR (--model HF_DIR | [--seed S] [--config JSON]) [--weights float32|int8|int4]
 
 Writes into DIR:
   model.onnx      one graph for prefill and decode over a fixed-size cache the engine owns (no copies of it):
@@ -16,9 +16,11 @@ Writes into DIR:
                   batch, seq and cache are dynamic. Attention reads the cache in place: scores against the cached
                   keys and against the new keys are two MatMuls (no concat of the cache, no repeat for grouped
                   heads: the query heads of one kv head are folded into its rows).
+                  The output projection reads the tied embedding itself (stored once); --weights int8/int4 stores
+                  the projections blockwise-quantized (onnx_weights.py; com.microsoft MatMulNBits), default float32.
                   With --graph legacy the previous interface (present = past ++ new, full logits) is written
                   instead; bench:rollout runs the previous engine on it, side by side.
-  config.json     the engine's view of the model: vocab_size, n_layer, n_head, n_kv_head, head_dim, n_embd,
+  config.json     the engine's view of the model: weights, vocab_size, n_layer, n_head, n_kv_head, head_dim, n_embd,
                   block_size, eos_token_id, model_type.
   tokenizer.json, tokenizer_config.json   the model's own (HF format).
 
@@ -32,15 +34,19 @@ arguments (n_layer, n_head, n_embd, block_size, ...), the vocabulary is default_
 """
 import argparse
 import inspect
+import io
 import json
 import os
 import sys
+import time
 
+import onnx
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import char_tokenizer  # noqa: E402
 import hf_model  # noqa: E402
+import onnx_weights  # noqa: E402
 
 # Added to the attention scores of masked keys. Finite (not -inf) so a row can never turn into NaN; exp() of it
 # underflows to exactly 0 in float32.
@@ -148,16 +154,19 @@ class StaticDecoder(Decoder):
         return (self.lm_head(self.norm(x[:, -1])).float(), *new)
 
 
-def engine_config(hf, tok_files, graph="static"):
+def engine_config(hf, tok_files, graph="static", weights="float32"):
     s = hf_model.summary(hf)
-    return {"model_type": s["model_type"], "vocab_size": s["vocab_size"], "n_layer": s["n_layer"],
+    return {"weights": weights, "model_type": s["model_type"], "vocab_size": s["vocab_size"], "n_layer": s["n_layer"],
             "n_head": s["n_head"], "n_kv_head": s["n_kv_head"], "head_dim": s["head_dim"], "n_embd": s["n_embd"],
             "block_size": s["block_size"], "eos_token_id": hf_model.eos_id(tok_files), "graph": graph}
 
 
-def export(hf, out_dir, graph="static"):
-    """Trace the decoder into out_dir/model.onnx; graph "static" (the engine's) or "legacy" (see the header)."""
+def export(hf, out_dir, graph="static", weights="float32"):
+    """Trace the decoder into out_dir/model.onnx; graph "static" (the engine's) or "legacy" (see the header); weights
+    as onnx_weights.store writes them (the static graph only: legacy stays as it was, for the bench)."""
     legacy = graph == "legacy"
+    if weights not in onnx_weights.WEIGHTS or (legacy and weights != "float32"):
+        raise ValueError(f"weights {weights!r}: one of {', '.join(onnx_weights.WEIGHTS)} (float32 for --graph legacy)")
     dec = (Decoder if legacy else StaticDecoder)(hf.float().eval()).eval()
     cfg = hf.config
     L = cfg.num_hidden_layers
@@ -183,20 +192,26 @@ def export(hf, out_dir, graph="static"):
     extra = {}
     if "dynamo" in inspect.signature(torch.onnx.export).parameters:
         extra["dynamo"] = False  # PyTorch >= 2.9 defaults to the dynamo exporter (needs onnxscript); keep TorchScript
+    buf = io.BytesIO()  # rewritten in memory before the one write (the float32 graph is ~0.5 GB for SmolLM2)
     with torch.no_grad():
-        torch.onnx.export(dec, (ids, pos, mask, *past), path,
+        torch.onnx.export(dec, (ids, pos, mask, *past), buf,
                           input_names=["input_ids", "position_ids", "attention_mask"] + past_names,
                           output_names=["logits"] + out_names,
                           dynamic_axes=dyn, opset_version=17, do_constant_folding=True, **extra)
+    model = onnx.load_from_string(buf.getvalue())
+    del buf
+    if not legacy:
+        onnx_weights.store(model, weights)
+    onnx.save(model, path)
     return path
 
 
-def write_dir(hf, tok_files, out_dir, graph="static"):
+def write_dir(hf, tok_files, out_dir, graph="static", weights="float32"):
     """model.onnx + config.json + the tokenizer files into out_dir (which must exist). Used by the CLI and the trainer."""
-    export(hf, out_dir, graph)
+    export(hf, out_dir, graph, weights)
     hf_model.write_tokenizer_files(out_dir, tok_files)
     with open(os.path.join(out_dir, "config.json"), "w") as f:
-        json.dump(engine_config(hf, tok_files, graph), f, indent=2)
+        json.dump(engine_config(hf, tok_files, graph, weights), f, indent=2)
 
 
 def build(args):
@@ -218,15 +233,19 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--config", help='make_config arguments as JSON, e.g. {"n_layer": 2, "n_embd": 64}')
     ap.add_argument("--graph", choices=["static", "legacy"], default="static", help="the engine's graph, or the previous one (bench)")
+    ap.add_argument("--weights", choices=list(onnx_weights.WEIGHTS), default="float32",
+                    help="the linear layers' weights: float32, or int8/int4 blockwise (onnx_weights.py)")
     ap.add_argument("--save-hf", help="also save the model itself (HF format) into this directory (tests)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     model, tok_files = build(args)
-    write_dir(model, tok_files, args.out, args.graph)
+    t0 = time.perf_counter()
+    write_dir(model, tok_files, args.out, args.graph, args.weights)
+    seconds = time.perf_counter() - t0  # the export alone, as the trainer re-exports its in-memory model each step
     if args.save_hf:
         os.makedirs(args.save_hf, exist_ok=True)
         hf_model.save(model, args.save_hf, tok_files)
-    print(json.dumps({"out": args.out, "params": sum(p.numel() for p in model.parameters())}))
+    print(json.dumps({"out": args.out, "params": sum(p.numel() for p in model.parameters()), "seconds": round(seconds, 2)}))
 
 
 if __name__ == "__main__":

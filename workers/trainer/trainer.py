@@ -359,9 +359,13 @@ class Trainer:
         return self._export(p, lambda m, tmp: hf_model.save(m, tmp, self.tok_files))
 
     def export_onnx(self, p):
+        weights = p.get("weights", "float32")
+        if weights not in export_onnx.onnx_weights.WEIGHTS:
+            raise bad("weights", f"expected one of {', '.join(export_onnx.onnx_weights.WEIGHTS)}")
+
         def write(m, tmp):
             with torch.random.fork_rng(devices=[]):  # export() draws example inputs; keep the training RNG intact
-                export_onnx.write_dir(m, self.tok_files, tmp)
+                export_onnx.write_dir(m, self.tok_files, tmp, weights=weights)
         return self._export(p, write)
 
     # -- batching ----------------------------------------------------------------------------------------------

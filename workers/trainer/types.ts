@@ -1,6 +1,7 @@
 // The trainer as the orchestrator sees it: one interface (Trainer) and the shapes of its calls. Every transport
 // behind it (client.ts: one local process, a local group of ranks on loopback, or ranks placed by a Ray cluster
 // through ray_group.py) speaks the same JSON-lines protocol to the same trainer.py (its docstring is the reference).
+import type { EngineWeights } from '../../contracts/engine.ts';
 import type { TisMode } from '../../contracts/recipe.ts';
 import type { ClipState } from '../../contracts/trajectory.ts';
 
@@ -170,6 +171,9 @@ export interface ExportResult {
   seconds: number;
 }
 
+/** The ONNX export's weight format (contracts/engine.ts; default float32) with the call's options. */
+export type ExportOnnxOptions = CallOptions & { weights?: EngineWeights };
+
 export interface CallOptions {
   timeoutMs?: number;
 }
@@ -210,7 +214,7 @@ export interface Trainer {
   evalLoss(p: SftParams, o?: CallOptions): Promise<EvalMetrics>;
   logprobs(p: LogprobsParams, o?: CallOptions): Promise<(number | null)[][]>;
   policyStep(p: PolicyParams, o?: CallOptions): Promise<PolicyMetrics>;
-  exportOnnx(dir: string, o?: CallOptions): Promise<ExportResult>;
+  exportOnnx(dir: string, o?: ExportOnnxOptions): Promise<ExportResult>;
   exportHf(dir: string, o?: CallOptions): Promise<ExportResult>;
   info(o?: CallOptions): Promise<TrainerInfo>;
   digest(o?: CallOptions): Promise<{ model: string; step: number }>;
