@@ -175,13 +175,22 @@ export const tokenCommand: Command = {
   summary: 'API tokens for scripts (Authorization: Bearer …)',
   usage: `create|list|revoke ...
 
-  token create --user EMAIL [--name N] [--expires-days D]   prints the token alone on one line (shown once)
+  token create --user EMAIL [--scope read|write|admin] [--name N] [--expires-days D]
+                 prints the token alone on one line (shown once); --scope (default read): read = runs, metrics,
+                 trajectories, exports; write = also recipes, launches, imports; admin = also users and tokens.
+                 A token never does more than its user's role allows.
   token list [--json]
   token revoke ID`,
   async run(args) {
     const [sub, ...rest] = args;
     const { pos, flags } = split(rest);
-    const f = parseFlags(flags, { user: 'string', name: 'string', 'expires-days': 'number', json: 'boolean' });
+    const f = parseFlags(flags, {
+      user: 'string',
+      name: 'string',
+      scope: 'string',
+      'expires-days': 'number',
+      json: 'boolean',
+    });
     return withDb(async (db) => {
       switch (sub) {
         case 'create': {
@@ -189,9 +198,10 @@ export const tokenCommand: Command = {
           const t = await createToken(db, {
             email: f.user,
             name: typeof f.name === 'string' ? f.name : undefined,
+            scope: typeof f.scope === 'string' ? f.scope : undefined,
             expiresDays: typeof f['expires-days'] === 'number' ? f['expires-days'] : undefined,
           });
-          await cliAudit(db, 'token.create', `id=${t.id}`);
+          await cliAudit(db, 'token.create', `id=${t.id} scope=${t.scope}`);
           console.log(t.token);
           return 0;
         }
@@ -201,7 +211,7 @@ export const tokenCommand: Command = {
           else
             for (const t of ts)
               console.log(
-                `${t.id}\t${t.user}\t${t.name}\t${t.revokedAt ? 'revoked' : t.expiresAt && t.expiresAt < new Date() ? 'expired' : 'active'}`,
+                `${t.id}\t${t.user}\t${t.scope}\t${t.name}\t${t.revokedAt ? 'revoked' : t.expiresAt && t.expiresAt < new Date() ? 'expired' : 'active'}`,
               );
           return 0;
         }

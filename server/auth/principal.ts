@@ -4,7 +4,7 @@
  * public procedures answer it.
  */
 import type { Database } from '../db/client.ts';
-import type { Principal, Role } from '../../contracts/access.ts';
+import { type Principal, type Role, tokenRole } from '../../contracts/access.ts';
 import { getAuth } from './auth.ts';
 import { principalOfToken, tokenLive } from './tokens.ts';
 import { userActive } from './access-policy.ts';
@@ -40,13 +40,15 @@ export async function principalStillValid(db: Database, p: Principal, now = new 
     const s = await findSessionById(db, p.sessionId);
     if (!s || s.userId !== p.userId || s.expiresAt <= now) return false;
   }
+  let scope: string | null = null;
   if (p.tokenId) {
     const t = await findApiToken(db, p.tokenId);
     if (!t || t.userId !== p.userId || !tokenLive(t, now)) return false;
+    scope = t.scope;
   }
   const u = await findUserAccess(db, p.userId);
   if (!u) return !p.sessionId && !p.tokenId;
-  return userActive(u) && u.role === p.role;
+  return userActive(u) && (scope === null ? u.role : tokenRole(u.role as Role, scope)) === p.role;
 }
 
 /**

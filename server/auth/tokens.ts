@@ -1,12 +1,13 @@
 /**
  * API tokens for scripts and the CLI: `tsk_` + 32 random bytes, shown once; only the SHA-256 is stored. A token acts
- * with its user's current role, until it is revoked or expires.
+ * with the lower of its scope's role and its user's current role (contracts/access.ts tokenRole), until it is revoked
+ * or expires.
  */
 import crypto from 'node:crypto';
 import { UserError } from '../../contracts/errors.ts';
 import type { Database } from '../db/client.ts';
 import { newId } from '../ids.ts';
-import type { Principal, Role } from '../../contracts/access.ts';
+import { isTokenScope, type Principal, type Role, TOKEN_SCOPES, tokenRole } from '../../contracts/access.ts';
 import { mustGetUser } from './users.ts';
 import { userActive } from './access-policy.ts';
 import {
@@ -23,9 +24,13 @@ const hash = (token: string) => crypto.createHash('sha256').update(token).digest
 
 export async function createToken(
   db: Database,
-  input: { email: string; name?: string; expiresDays?: number },
+  input: { email: string; name?: string; expiresDays?: number; scope?: string },
   now = new Date(),
 ) {
+  // The narrowest by default: a script that reads metrics should not be able to launch or delete.
+  const scope = input.scope ?? 'read';
+  if (!isTokenScope(scope))
+    throw new UserError(`scope: one of ${TOKEN_SCOPES.join(', ')}, not "${scope}"`, { field: 'scope' });
   const user = await mustGetUser(db, input.email, 'user');
   if (
     input.expiresDays !== undefined &&
@@ -43,9 +48,10 @@ export async function createToken(
     userId: user.id,
     name,
     tokenHash: hash(token),
+    scope,
     expiresAt: input.expiresDays ? new Date(now.getTime() + input.expiresDays * 86_400_000) : null,
   });
-  return { token, id: row.id, expiresAt: row.expiresAt };
+  return { token, id: row.id, scope, expiresAt: row.expiresAt };
 }
 
 export async function revokeToken(db: Database, id: string, now = new Date()) {
@@ -61,6 +67,7 @@ export async function listTokens(db: Database) {
     id: r.id,
     name: r.name,
     user: r.user.email,
+    scope: r.scope,
     createdAt: r.createdAt,
     expiresAt: r.expiresAt,
     revokedAt: r.revokedAt,
@@ -68,11 +75,11 @@ export async function listTokens(db: Database) {
   }));
 }
 
-/** The principal a bearer token stands for, or null (unknown, revoked, expired, its user disabled or removed). */
 /** Neither revoked nor expired. */
 export const tokenLive = (t: { revokedAt: Date | null; expiresAt: Date | null }, now: Date) =>
   !t.revokedAt && !(t.expiresAt && t.expiresAt <= now);
 
+/** The principal a bearer token stands for, or null (unknown, revoked, expired, its user disabled or removed). */
 export async function principalOfToken(db: Database, token: string, now = new Date()): Promise<Principal | null> {
   if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return null;
   const row = await findApiTokenByHash(db, hash(token));
@@ -81,5 +88,12 @@ export async function principalOfToken(db: Database, token: string, now = new Da
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > 60_000) {
     await touchApiToken(db, row.id, now).catch(() => {});
   }
-  return { userId: row.userId, email: row.user.email, role: row.user.role as Role, via: 'token', tokenId: row.id };
+  return {
+    userId: row.userId,
+    email: row.user.email,
+    role: tokenRole(row.user.role as Role, row.scope),
+    via: 'token',
+    tokenId: row.id,
+    scope: isTokenScope(row.scope) ? row.scope : 'read',
+  };
 }

@@ -5,7 +5,7 @@
  * field, 401, 403, 404, 409, 413, 415, 429.
  */
 import { UserError } from '../../contracts/errors.ts';
-import { type Principal, roleRank } from '../../contracts/access.ts';
+import { type Principal, roleRank, SCOPE_ROLE } from '../../contracts/access.ts';
 import { audit } from '../auth/audit.ts';
 import { clientIp, resolvePrincipal } from '../auth/principal.ts';
 import { config } from '../config.ts';
@@ -34,7 +34,12 @@ export async function handleIngest(
   const p = await resolvePrincipal(db, req.headers);
   if (!p) return error(401, 'sign in, or send an API token as Authorization: Bearer <token>');
   if (roleRank(p.role) < roleRank('researcher'))
-    return error(403, `pushing runs needs the researcher role; ${p.email} is a ${p.role}`);
+    return error(
+      403,
+      p.scope && roleRank(SCOPE_ROLE[p.scope]) < roleRank('researcher')
+        ? `pushing runs needs a write token; this one's scope is ${p.scope} (create one with --scope write)`
+        : `pushing runs needs the researcher role; ${p.email} is a ${p.role}`,
+    );
   // Before the body is read or anything stored; not audited, so a runaway script cannot grow the audit log either.
   const limited = takeIngestCall(limiter, p);
   if (limited) return json(429, limited.body, { 'retry-after': String(limited.retryAfterS) });

@@ -3,7 +3,7 @@ import type { Database } from '../db/client.ts';
 
 export const insertApiToken = (
   db: Database,
-  t: { id: string; userId: string; name: string; tokenHash: string; expiresAt: Date | null },
+  t: { id: string; userId: string; name: string; tokenHash: string; scope: string; expiresAt: Date | null },
 ) => db.prisma.apiToken.create({ data: t });
 export const findApiToken = (db: Database, id: string) => db.prisma.apiToken.findUnique({ where: { id } });
 export const findApiTokenByHash = (db: Database, tokenHash: string) =>

@@ -2,7 +2,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import { ZodError } from 'zod';
 import type { Database } from '../db/client.ts';
 import { UserError, zodIssuesText } from '../../contracts/errors.ts';
-import { roleRank, type Principal, type Role } from '../../contracts/access.ts';
+import { roleRank, SCOPE_ROLE, scopeOfRole, type Principal, type Role } from '../../contracts/access.ts';
 import { audit, auditTarget } from '../auth/audit.ts';
 import { refusals } from '../http/refusals.ts';
 
@@ -87,7 +87,14 @@ function requireRole(role: Role) {
     if (!ctx.principal)
       throw new TRPCError({ code: 'UNAUTHORIZED', message: 'sign in, or send Authorization: Bearer <token>' });
     if (roleRank(ctx.principal.role) < roleRank(role))
-      throw new TRPCError({ code: 'FORBIDDEN', message: `this needs the ${role} role; you are ${ctx.principal.role}` });
+      throw new TRPCError({
+        code: 'FORBIDDEN',
+        // The scope is named when it is what falls short (the user's own role would allow the call).
+        message:
+          ctx.principal.scope && roleRank(SCOPE_ROLE[ctx.principal.scope]) < roleRank(role)
+            ? `this needs the ${role} role; this token's scope is ${ctx.principal.scope} (it acts as ${ctx.principal.role}): create one with --scope ${scopeOfRole(role)}`
+          : `this needs the ${role} role; you are ${ctx.principal.role}`,
+      });
     return next({ ctx: { ...ctx, principal: ctx.principal } });
   });
 }

@@ -2,7 +2,7 @@
 // a procedure added without an entry here fails, so nothing is added open by mistake. Each is then called with no
 // principal, as a viewer, a researcher and an admin (real database), and must answer 401 / 403 exactly as its role
 // says. Ownership: a researcher controls only their own runs, links and recipe names; the audit log records every
-// mutation, allowed or not.
+// mutation, allowed or not. Scoped API tokens (issue 44): a real token of each scope walks the same table.
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TRPCError } from '@trpc/server';
@@ -10,7 +10,17 @@ import { freshDatabase } from '../helpers/db.ts';
 import type { Database } from '../../server/db/client.ts';
 import { appRouter } from '../../server/trpc/root.ts';
 import { createCallerFactory, type Access } from '../../server/trpc/init.ts';
-import { roleRank, ROLES, type Principal, type Role } from '../../contracts/access.ts';
+import {
+  roleRank,
+  ROLES,
+  SCOPE_ROLE,
+  scopeOfRole,
+  TOKEN_SCOPES,
+  type Principal,
+  type Role,
+} from '../../contracts/access.ts';
+import { createToken } from '../../server/auth/tokens.ts';
+import { resolvePrincipal } from '../../server/auth/principal.ts';
 import { principal } from '../helpers/principals.ts';
 import { createUser } from '../../server/auth/users.ts';
 import { EMBEDDED_ARITH_INPUT, MICRO_INPUT } from '../../server/recipes/defaults.ts';
@@ -93,6 +103,16 @@ afterEach(async () => {
   await fresh.close();
 });
 
+/** The error message of a call that fails. */
+async function messageAs(p: Principal | null, path: string, input: unknown = {}): Promise<string> {
+  let target: unknown = makeCaller({ db, principal: p });
+  for (const part of path.split('.')) target = (target as Record<string, unknown>)[part];
+  return (target as (i: unknown) => Promise<unknown>)(input).then(
+    () => 'ok',
+    (e: Error) => e.message,
+  );
+}
+
 /** Call a procedure by its dotted path with some input; the error code, or 'ok'. */
 async function callAs(p: Principal | null, path: string, input: unknown = {}): Promise<string> {
   let target: unknown = makeCaller({ db, principal: p });
@@ -132,6 +152,23 @@ test('the role matrix: below the role → 403, at or above it → past the check
       const code = await callAs(p, path);
       if (roleRank(role) < roleRank(access as Role)) assert.equal(code, 'FORBIDDEN', `${role} → ${path}`);
       else assert.ok(code !== 'FORBIDDEN' && code !== 'UNAUTHORIZED', `${role} → ${path}: ${code}`);
+    }
+  }
+});
+
+test('the scope matrix: an admin\'s token of each scope is refused above its scope (403 naming it), past the check at or below', async () => {
+  await createUser(db, { email: 'root@lab.example', role: 'admin' });
+  for (const scope of TOKEN_SCOPES) {
+    const { token } = await createToken(db, { email: 'root@lab.example', scope });
+    const p = await resolvePrincipal(db, new Headers({ authorization: `Bearer ${token}` }));
+    assert.ok(p, scope);
+    for (const [path, access] of Object.entries(EXPECTED)) {
+      if (access === 'public' || access === 'share') continue;
+      const code = await callAs(p, path);
+      if (roleRank(SCOPE_ROLE[scope]) < roleRank(access as Role)) {
+        assert.equal(code, 'FORBIDDEN', `${scope} token → ${path}`);
+        assert.match(await messageAs(p, path), new RegExp(`this token's scope is ${scope} .*--scope ${scopeOfRole(access as Role)}`));
+      } else assert.ok(code !== 'FORBIDDEN' && code !== 'UNAUTHORIZED', `${scope} token → ${path}: ${code}`);
     }
   }
 });

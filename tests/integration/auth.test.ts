@@ -138,17 +138,29 @@ test('a one-time sign-in link opens a session once', async () => {
   assert.equal(await resolvePrincipal(db, withCookie(cookiesOf(again))), null, 'the link is single-use');
 });
 
-test("API tokens: act with the user's role, stored hashed; revoked or expired → no one", async () => {
+test("API tokens: act with the lower of their scope's role and the user's, stored hashed; revoked or expired → no one", async () => {
   const u = await createUser(db, { email: 'ci@example.com', role: 'researcher' });
-  const t = await createToken(db, { email: 'ci@example.com', name: 'ci', expiresDays: 2 });
+  const t = await createToken(db, { email: 'ci@example.com', name: 'ci', expiresDays: 2, scope: 'write' });
   assert.match(t.token, /^tsk_[A-Za-z0-9_-]{43}$/);
   const row = await db.prisma.apiToken.findUnique({ where: { id: t.id } });
   assert.ok(row && row.tokenHash !== t.token && !row.tokenHash.includes(t.token.slice(4)));
   const p = await resolvePrincipal(db, new Headers({ authorization: `Bearer ${t.token}` }));
-  assert.deepEqual(p && { userId: p.userId, role: p.role, via: p.via }, {
+  assert.deepEqual(p && { userId: p.userId, role: p.role, via: p.via, scope: p.scope }, {
     userId: u.id,
     role: 'researcher',
     via: 'token',
+    scope: 'write',
+  });
+  // The default is the narrowest scope; a scope above the user's role does not lift it.
+  const read = await createToken(db, { email: 'ci@example.com' });
+  assert.equal(read.scope, 'read');
+  const asRead = await resolvePrincipal(db, new Headers({ authorization: `Bearer ${read.token}` }));
+  assert.deepEqual([asRead?.role, asRead?.scope], ['viewer', 'read']);
+  const wide = await createToken(db, { email: 'ci@example.com', scope: 'admin' });
+  assert.equal((await resolvePrincipal(db, new Headers({ authorization: `Bearer ${wide.token}` })))?.role, 'researcher');
+  await assert.rejects(createToken(db, { email: 'ci@example.com', scope: 'root' }), (e: Error) => {
+    assert.match(e.message, /^scope: one of read, write, admin, not "root"$/);
+    return true;
   });
   assert.equal(await resolvePrincipal(db, new Headers({ authorization: `Bearer ${t.token}x` })), null);
   assert.equal(await principalOfToken(db, t.token, new Date(Date.now() + 3 * 86_400_000)), null, 'expired');

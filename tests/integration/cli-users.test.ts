@@ -67,7 +67,18 @@ test('user add, role and errors naming the field; token create prints the token 
     cli(['user', 'add', 'short@lab.example', '--role', 'viewer', '--password-stdin'], 'short').err,
     /password: at least 10 characters/,
   );
-  const made = cli(['token', 'create', '--user', 'ada@lab.example', '--name', 'ci', '--expires-days', '7']);
+  const made = cli([
+    'token',
+    'create',
+    '--user',
+    'ada@lab.example',
+    '--name',
+    'ci',
+    '--expires-days',
+    '7',
+    '--scope',
+    'write',
+  ]);
   assert.equal(made.code, 0, made.err);
   assert.match(made.out, /^tsk_[A-Za-z0-9_-]{43}\n$/);
   const token = made.out.trim();
@@ -77,6 +88,7 @@ test('user add, role and errors naming the field; token create prints the token 
     assert.equal(p?.email, 'ada@lab.example');
     assert.equal(p?.role, 'researcher');
     const id = (await db.prisma.apiToken.findFirst())!.id;
+    assert.match(cli(['token', 'list']).out, new RegExp(`^${id}\tada@lab\.example\twrite\tci\tactive$`, 'm'));
     assert.match(cli(['token', 'revoke', id]).out, new RegExp(`revoked ${id}`));
     assert.equal(await resolvePrincipal(db, new Headers({ authorization: `Bearer ${token}` })), null);
     const audit = (await db.prisma.auditLog.findMany({ orderBy: { id: 'asc' } })).map((a) => `${a.via} ${a.action}`);
@@ -85,6 +97,10 @@ test('user add, role and errors naming the field; token create prints the token 
     await db.close();
   }
   assert.match(cli(['token', 'create']).err, /token create needs --user EMAIL/);
+  assert.match(
+    cli(['token', 'create', '--user', 'ada@lab.example', '--scope', 'everything']).err,
+    /scope: one of read, write, admin, not "everything"/,
+  );
 });
 
 test('user disable, enable, remove and password: the token stops at once, the list shows the status, errors name the field', async () => {

@@ -50,7 +50,8 @@ before(async () => {
     ['view', 'viewer'],
   ] as const) {
     await createUser(db, { email: `${who}@lab.test`, role });
-    tokens[who] = (await createToken(db, { email: `${who}@lab.test`, name: 'ingest' })).token;
+    // Each the widest scope its role can use (a write token of a viewer still acts as a viewer).
+    tokens[who] = (await createToken(db, { email: `${who}@lab.test`, name: 'ingest', scope: 'write' })).token;
   }
 });
 after(async () => {
@@ -111,7 +112,18 @@ test('the ingest API: tokens and roles, limits, ATIF and the own shape, idempote
     body: '{"name":"x"}',
   });
   assert.equal(forged.status, 401);
-  assert.equal((await post('/api/ingest/runs', { name: 'x' }, 'view')).status, 403);
+  const viewer = await post('/api/ingest/runs', { name: 'x' }, 'view');
+  assert.deepEqual(
+    [viewer.status, (viewer.body.error as { message: string }).message],
+    [403, 'pushing runs needs the researcher role; view@lab.test is a viewer'],
+  );
+  // A researcher's read token pushes nothing (issue 44: scoped tokens); the answer names the scope to ask for.
+  tokens.resRead = (await createToken(db, { email: 'res@lab.test', name: 'metrics script' })).token;
+  const readOnly = await post('/api/ingest/runs', { name: 'x' }, 'resRead');
+  assert.deepEqual(
+    [readOnly.status, (readOnly.body.error as { message: string }).message],
+    [403, "pushing runs needs a write token; this one's scope is read (create one with --scope write)"],
+  );
   assert.equal((await post('/api/ingest/runs', 'name=x', 'res', 'application/x-www-form-urlencoded')).status, 415);
   const bad = await post('/api/ingest/runs', { name: '' }, 'res');
   assert.equal(bad.status, 400);

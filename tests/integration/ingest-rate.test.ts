@@ -25,7 +25,7 @@ before(async () => {
   process.env.DATABASE_URL = fresh.url; // what handleIngest's getDb() opens
   for (const who of ['ada', 'bob']) {
     await createUser(db, { email: `${who}@lab.test`, role: 'researcher' });
-    tokens[who] = (await createToken(db, { email: `${who}@lab.test`, name: 'ingest' })).token;
+    tokens[who] = (await createToken(db, { email: `${who}@lab.test`, name: 'ingest', scope: 'write' })).token;
   }
 });
 after(async () => {

@@ -223,6 +223,65 @@ test('a new migration file is applied on its own; an edited applied one is refus
   }
 });
 
+/** Run statements on the database directly (no client that expects the latest schema); the last one's rows. */
+async function raw(url: string, statements: string[]): Promise<Record<string, unknown>[]> {
+  const parsed = parseDatabaseUrl(url);
+  let rows: Record<string, unknown>[] = [];
+  if (parsed.dialect === 'sqlite') {
+    const db = new Sqlite(parsed.file);
+    try {
+      for (const sql of statements) {
+        const st = db.prepare(sql);
+        rows = st.reader ? (st.all() as Record<string, unknown>[]) : (st.run(), []);
+      }
+    } finally {
+      db.close();
+    }
+    return rows;
+  }
+  const c = new pg.Client({ connectionString: parsed.url });
+  await c.connect();
+  try {
+    for (const sql of statements) rows = (await c.query(sql)).rows;
+  } finally {
+    await c.end();
+  }
+  return rows;
+}
+
+test("0008 token scopes: tokens made before scopes get their user's role's scope, so none is refused what it did", async () => {
+  const url = await empty();
+  const root = copyRoot();
+  try {
+    const scopes = path.join(root, dialect, '0008_token_scopes.sql');
+    const sql = fs.readFileSync(scopes, 'utf8');
+    fs.rmSync(scopes);
+    await migrate(url, root);
+    const users = ['viewer', 'researcher', 'admin'].map(
+      (role) =>
+        `INSERT INTO "User" ("id", "name", "email", "role") VALUES ('u_${role}', '${role}', '${role}@lab.example', '${role}')`,
+    );
+    const tokens = ['viewer', 'researcher', 'admin'].map(
+      (role) =>
+        `INSERT INTO "ApiToken" ("id", "userId", "name", "tokenHash") VALUES ('tok_${role}', 'u_${role}', 'old', 'hash_${role}')`,
+    );
+    await raw(url, [...users, ...tokens]);
+    fs.writeFileSync(scopes, sql);
+    assert.deepEqual((await migrate(url, root)).applied, ['0008_token_scopes.sql']);
+    const rows = await raw(url, ['SELECT "id", "scope" FROM "ApiToken" ORDER BY "id"']);
+    assert.deepEqual(
+      rows.map((r) => [r.id, r.scope]),
+      [
+        ['tok_admin', 'admin'],
+        ['tok_researcher', 'write'],
+        ['tok_viewer', 'read'],
+      ],
+    );
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
 test('a migration that fails leaves no trace and is applied once it is fixed', async () => {
   const url = await empty();
   const root = copyRoot();

@@ -11,6 +11,7 @@ import {
   setRole,
 } from '../../auth/users.ts';
 import { createToken, listTokens, revokeToken } from '../../auth/tokens.ts';
+import { TOKEN_SCOPES } from '../../../contracts/access.ts';
 import { listAudit } from '../../auth/audit.ts';
 import { signInLink } from '../../auth/auth.ts';
 import { config } from '../../config.ts';
@@ -44,6 +45,7 @@ export const adminRouter = router({
         email,
         name: z.string().min(1).max(100).optional(),
         expiresDays: z.number().int().min(1).max(3650).optional(),
+        scope: z.enum(TOKEN_SCOPES).optional(),
       }),
     )
     .mutation(({ ctx, input }) => createToken(ctx.db, input)),
