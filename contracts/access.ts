@@ -18,8 +18,7 @@ export const isTokenScope = (s: unknown): s is TokenScope => (TOKEN_SCOPES as re
 /** The role a scope acts as at most. */
 export const SCOPE_ROLE: Record<TokenScope, Role> = { read: 'viewer', write: 'researcher', admin: 'admin' };
 /** The scope that can do all a role can (what tokens from before scopes became: migration 0008). */
-export const scopeOfRole = (role: Role): TokenScope =>
-  TOKEN_SCOPES.find((s) => SCOPE_ROLE[s] === role) ?? 'read';
+export const scopeOfRole = (role: Role): TokenScope => TOKEN_SCOPES.find((s) => SCOPE_ROLE[s] === role) ?? 'read';
 /** The role a token acts with: the lower of its user's and its scope's (an unknown stored scope reads as `read`). */
 export function tokenRole(userRole: Role, scope: string): Role {
   const capped = SCOPE_ROLE[isTokenScope(scope) ? scope : 'read'];

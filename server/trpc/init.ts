@@ -93,7 +93,7 @@ function requireRole(role: Role) {
         message:
           ctx.principal.scope && roleRank(SCOPE_ROLE[ctx.principal.scope]) < roleRank(role)
             ? `this needs the ${role} role; this token's scope is ${ctx.principal.scope} (it acts as ${ctx.principal.role}): create one with --scope ${scopeOfRole(role)}`
-          : `this needs the ${role} role; you are ${ctx.principal.role}`,
+            : `this needs the ${role} role; you are ${ctx.principal.role}`,
       });
     return next({ ctx: { ...ctx, principal: ctx.principal } });
   });

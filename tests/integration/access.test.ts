@@ -156,7 +156,7 @@ test('the role matrix: below the role → 403, at or above it → past the check
   }
 });
 
-test('the scope matrix: an admin\'s token of each scope is refused above its scope (403 naming it), past the check at or below', async () => {
+test("the scope matrix: an admin's token of each scope is refused above its scope (403 naming it), past the check at or below", async () => {
   await createUser(db, { email: 'root@lab.example', role: 'admin' });
   for (const scope of TOKEN_SCOPES) {
     const { token } = await createToken(db, { email: 'root@lab.example', scope });
@@ -167,7 +167,10 @@ test('the scope matrix: an admin\'s token of each scope is refused above its sco
       const code = await callAs(p, path);
       if (roleRank(SCOPE_ROLE[scope]) < roleRank(access as Role)) {
         assert.equal(code, 'FORBIDDEN', `${scope} token → ${path}`);
-        assert.match(await messageAs(p, path), new RegExp(`this token's scope is ${scope} .*--scope ${scopeOfRole(access as Role)}`));
+        assert.match(
+          await messageAs(p, path),
+          new RegExp(`this token's scope is ${scope} .*--scope ${scopeOfRole(access as Role)}`),
+        );
       } else assert.ok(code !== 'FORBIDDEN' && code !== 'UNAUTHORIZED', `${scope} token → ${path}: ${code}`);
     }
   }

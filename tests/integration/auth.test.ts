@@ -157,7 +157,10 @@ test("API tokens: act with the lower of their scope's role and the user's, store
   const asRead = await resolvePrincipal(db, new Headers({ authorization: `Bearer ${read.token}` }));
   assert.deepEqual([asRead?.role, asRead?.scope], ['viewer', 'read']);
   const wide = await createToken(db, { email: 'ci@example.com', scope: 'admin' });
-  assert.equal((await resolvePrincipal(db, new Headers({ authorization: `Bearer ${wide.token}` })))?.role, 'researcher');
+  assert.equal(
+    (await resolvePrincipal(db, new Headers({ authorization: `Bearer ${wide.token}` })))?.role,
+    'researcher',
+  );
   await assert.rejects(createToken(db, { email: 'ci@example.com', scope: 'root' }), (e: Error) => {
     assert.match(e.message, /^scope: one of read, write, admin, not "root"$/);
     return true;

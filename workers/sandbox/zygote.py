@@ -23,6 +23,7 @@ Protocol: one JSON object per line on stdin (requests) and stdout (responses), a
 import json
 import os
 import sys
+import time
 
 import zygote_bench
 import zygote_cgroup
@@ -48,11 +49,13 @@ def run_call(req):
     timeout = zygote_limits.call_timeout(req)
     if timeout is None:
         return zygote_classify.result('timeout', '', '', None, zygote_classify.QUEUE_TIMEOUT, 0, False, False)
-    if not zygote_supervise.prove_clean():
-        raise Unclean('a process of an earlier call survived')
+    # One budget for both waits before the call (the pool's guard allows MEMORY_SETTLE_S for them).
+    settle_by = time.monotonic() + zygote_cgroup.SETTLE_S
+    if not zygote_supervise.prove_clean(wait_s=zygote_cgroup.SETTLE_S):
+        raise Unclean('a process of an earlier call survived (%s)' % zygote_supervise.leftovers())
     cap = int(req.get('max_output') or 1024 * 1024)
     mem_limit = zygote_limits.memory_bytes(req)
-    zygote_cgroup.settle_memory()
+    zygote_cgroup.settle_memory(settle_by)
     zygote_reserve.ensure()
     zygote_cgroup.set_cgroup_limits(mem_limit, int(req.get('max_processes') or 32))
     child = zygote_supervise.spawn(req)

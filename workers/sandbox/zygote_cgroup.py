@@ -99,13 +99,13 @@ def shmem_bytes():
     return 0
 
 
-def settle_memory():
+def settle_memory(deadline=None):
     """Wait until the memory of earlier calls has been given back, so that the next call's limit is counted on top
     of the zygote's own usage and not of a dead call's pages (which would hand the next call their room once the
-    kernel frees them). Raises Unclean when it is not given back within SETTLE_S."""
+    kernel frees them). Raises Unclean when it is not given back within SETTLE_S (or by `deadline`, monotonic)."""
     if not CGROUP:
         return
-    deadline = time.monotonic() + SETTLE_S
+    deadline = deadline if deadline is not None else time.monotonic() + SETTLE_S
     delay = 0.001
     while shmem_bytes() > SHMEM_IDLE + (1 << 20):
         if time.monotonic() >= deadline:

@@ -37,16 +37,41 @@ Child = collections.namedtuple('Child', 'pid t0 out_r err_r info_r limits')
 Run = collections.namedtuple('Run', 'status exit_status duration_ms stdout stderr info stdout_truncated stderr_truncated oom')
 
 
-def prove_clean():
+def prove_clean(wait_s=0.0):
     """Whether the next call would start from a state no earlier call touched. Each call's files, IPC objects and
     /proc die with its namespaces, so what is left to check is that none of its processes survived (after one more
-    sweep) and that its cgroup is empty."""
+    sweep) and that its cgroup is empty. With `wait_s`, a process that was killed but has not finished dying is waited
+    for that long, sweeping again each time: a killed process needs the CPU (and, freeing its memory, the kernel's
+    workers) to exit, and with those starved it took longer than one sweep (a fresh-clone run's memory-pressure test:
+    a zygote replaced for a call that was dying, not surviving). The health check's ping waits for nothing."""
     if not zygote_os.ISOLATED:
         return True
-    zygote_reserve.prune()
-    if zygote_namespaces.other_pids():
-        zygote_namespaces.sweep()
-    return not zygote_namespaces.other_pids() and not zygote_cgroup.cgroup_procs()
+    deadline = time.monotonic() + wait_s
+    delay = 0.001
+    while True:
+        zygote_reserve.prune()
+        if zygote_namespaces.other_pids():
+            zygote_namespaces.sweep()
+        if not zygote_namespaces.other_pids() and not zygote_cgroup.cgroup_procs():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(delay)
+        delay = min(0.05, delay * 2)
+
+
+def leftovers():
+    """What prove_clean found, for the zygote's last words: each process still visible with its state and name (the
+    name is the call's: repr'd and cut), and the cgroup's members."""
+    seen = []
+    for pid in zygote_namespaces.other_pids()[:8]:
+        try:
+            with open('/proc/%d/stat' % pid) as f:
+                stat = f.read()
+            seen.append('%d %s %r' % (pid, stat[stat.rindex(')') + 2], stat[stat.index('(') + 1:stat.rindex(')')][:16]))
+        except (OSError, ValueError, IndexError):
+            seen.append('%d gone' % pid)
+    return 'processes: %s; cgroup members: %s' % (', '.join(seen) or 'none', zygote_cgroup.cgroup_procs()[:8] or 'none')
 
 
 def spawn(req):
