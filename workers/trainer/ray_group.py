@@ -40,6 +40,9 @@ from lifeline import die_with_parent  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 READ_WAIT_S = 0.5
+# How long the driver waits for a peer rank's actor to say it lives, when rank 0 answers with an error (relay below).
+# A live actor answers at once; a dead one as soon as Ray knows it died; this only bounds an actor that hangs.
+PEER_CHECK_S = 60
 
 
 def send(obj):
@@ -124,6 +127,10 @@ class Rank:
         out, self.lines = self.lines, []
         return {"lines": out, "exit": self.exit}  # its lines first: _reap sets exit only after the pipes drained
 
+    async def alive(self):
+        """Whether this rank's trainer process still runs."""
+        return self.proc is not None and self.proc.returncode is None
+
     async def kill(self):
         if self.proc and self.proc.returncode is None:
             self.proc.kill()
@@ -207,6 +214,32 @@ def main():
         time.sleep(0.2)
         os._exit(code)
 
+    def dead_peer():
+        """The first other rank whose actor or trainer is gone, with why; None when all answer alive (or one does not
+        answer within PEER_CHECK_S: then nothing is known, and the error goes to the caller as it is)."""
+        for j, a in enumerate(actors[1:], start=1):
+            try:
+                if not ray.get(a.alive.remote(), timeout=PEER_CHECK_S):
+                    return f"rank {j} of the trainer exited"
+            except ray.exceptions.GetTimeoutError:
+                continue
+            except Exception as e:  # noqa: BLE001 - the actor died (node lost, killed)
+                return f"rank {j}'s actor on {wheres[j]['ip']} died: {type(e).__name__}: {str(e)[:300]}"
+        return None
+
+    def lost_peer(line):
+        """Rank 0 answered with an error and a peer is gone: the group is lost, and that is the answer. A collective
+        fails on rank 0 the moment a peer dies, often before Ray reports the peer's actor dead; relayed as it is,
+        the caller would read the collective's symptom (an internal error) instead of the loss of the group."""
+        if len(actors) < 2 or '"error"' not in line:
+            return None
+        try:
+            if not isinstance(json.loads(line).get("error"), dict):
+                return None
+        except ValueError:
+            return None
+        return dead_peer()
+
     def relay(i, actor):
         while True:
             try:
@@ -216,6 +249,10 @@ def main():
                 return
             for kind, line in got["lines"]:
                 if i == 0 and kind == "out":
+                    lost = lost_peer(line)
+                    if lost:
+                        stop(1, lost)
+                        return
                     _PROTO.write(line)
                     _PROTO.flush()
                 else:
