@@ -14,6 +14,7 @@ import {
   type PlanConstants,
   parseCluster,
   planRun,
+  runPhaseLines,
   whyBound,
 } from '../contracts/plan.ts';
 import { REPORT_SIM, type SimResult, simInputFor, simulateStep } from '../contracts/plan-sim.ts';
@@ -22,6 +23,7 @@ import { config } from '../server/config.ts';
 import { openDatabase } from '../server/db/client.ts';
 import { migrate } from '../server/db/migrate.ts';
 import { readSeriesOfKeys } from '../server/store/metrics.ts';
+import { getDataset } from '../server/store/datasets.ts';
 import { getRecipe, seedDefaultRecipes } from '../server/store/recipes.ts';
 import { getRun } from '../server/store/runs.ts';
 import { modelExists, resolveModel } from '../server/models/registry.ts';
@@ -83,10 +85,16 @@ export const planCommand: Command = {
         const steps = measuredSteps(runRecipe, await readSeriesOfKeys(db, run.id, [...CALIBRATION_KEYS]));
         if (steps.length === 0)
           throw new UserError(`--calibrate: run ${run.id} has no RL step`, { field: '--calibrate' });
-        constants = calibrate(steps, run.id);
+        constants = calibrate(steps, run.id, DEFAULT_CONSTANTS, params);
         measured = { runId: run.id, stepS: medianStepSeconds(steps) };
       }
-      const plan = planRun(recipe, params, cluster, constants);
+      const datasetSplits: Record<string, Record<string, number>> = {};
+      for (const d of recipe.eval?.datasets ?? [])
+        if (d.kind === 'stored') {
+          const found = await getDataset(db, { name: d.name, version: d.version });
+          if (found) datasetSplits[d.name] = found.splits;
+        }
+      const plan = planRun(recipe, params, cluster, constants, { datasetSplits });
       const sims = f.simulate ? simulateStages(recipe, params, cluster, constants) : null;
       if (f.json) console.log(JSON.stringify(sims ? { ...plan, simulation: sims } : plan, null, 2));
       else console.log(formatPlan(plan, measured) + (sims ? `\n\n${formatSimulation(sims)}` : ''));
@@ -215,7 +223,9 @@ export function formatPlan(p: Plan, measured: { runId: string; stepS: number } |
     '',
     ...p.stages.map(whyBound),
     '',
-    `step ${secs(p.stepSeconds)} (bound by ${p.boundBy}); ${int(p.steps)} RL steps in ${secs(p.runSeconds)}; ${p.gpuHours.toFixed(0)} GPU-hours; ${int(p.toolCallsPerStep)} tool calls and ${bytes(p.storageBytesPerStep)} stored per step, ${bytes(p.storageBytes)} and ${int(p.dbRows)} database rows in all${p.trainMemoryGbPerGpu !== null ? `; training state ${p.trainMemoryGbPerGpu.toFixed(1)} GB per GPU (16 B/parameter, sharded)` : ''}`,
+    ...runPhaseLines(p),
+    '',
+    `step ${secs(p.stepSeconds)} (bound by ${p.boundBy}); ${int(p.steps)} RL steps; the run ${secs(p.runSeconds)}; ${p.gpuHours.toFixed(0)} GPU-hours; ${int(p.toolCallsPerStep)} tool calls and ${bytes(p.storageBytesPerStep)} stored per step, ${bytes(p.storageBytes)} and ${int(p.dbRows)} database rows in all${p.trainMemoryGbPerGpu !== null ? `; training state ${p.trainMemoryGbPerGpu.toFixed(1)} GB per GPU (16 B/parameter, sharded)` : ''}`,
   ];
   if (measured)
     lines.push(

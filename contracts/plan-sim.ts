@@ -326,6 +326,7 @@ export function simInputFor(
     promptTokens: { value: number };
     engineDecodeEfficiency: { value: number };
     engineTokensPerS: { value: number };
+    cpuEngineFlops: { value: number };
     cpuPerCallS: { value: number };
   },
   settings: SimSettings,
@@ -337,7 +338,7 @@ export function simInputFor(
   const engines = onGpus ? Math.max(1, Math.round(gpus * cluster.engineGpuShare)) : 1;
   const tokensPerS = onGpus
     ? (c.engineDecodeEfficiency.value * cluster.gpu!.peakTflops * 1e12) / (2 * params)
-    : c.engineTokensPerS.value;
+    : Math.min(c.engineTokensPerS.value, c.cpuEngineFlops.value / (2 * params));
   const kvTokens = onGpus
     ? Math.max(1, (0.9 * cluster.gpu!.memoryGb * 1e9 - 2 * params) / settings.kvBytesPerToken)
     : 1e12;

@@ -14,9 +14,13 @@
  * - storage: every trajectory's text and token record; database rows: trajectories, tool calls, metric points.
  * A synchronous step is rollout + train + sync; an async one (k ≥ 1) max(rollout, train + sync). The phase with the
  * largest share bounds it.
+ * Around the RL steps: each SFT stage (6·N FLOPs per demonstration token) and each evaluation (after every stage,
+ * every `eval.everySteps` RL steps and, with `atStart`, before the first: problems × k responses generated).
+ * On a CPU machine the engine and the trainer reach a measured share of the machine's FLOPs on a real model and a
+ * ceiling on a tiny one (per-token overhead), so their rates depend on the model's size.
  */
 import { z } from 'zod';
-import type { Recipe, RlStage } from './recipe.ts';
+import type { Recipe, RlStage, SftStage } from './recipe.ts';
 
 // ---- The cluster ------------------------------------------------------------------------------------------------
 
@@ -107,12 +111,18 @@ export interface PlanConstants {
   promptTokens: Constant;
   /** GPU clusters: decode throughput per engine GPU, as a share of peak FLOPs spent at 2·N per token. */
   engineDecodeEfficiency: Constant;
-  /** CPU clusters: the engine's generated tokens per second on the whole machine. */
+  /** CPU clusters: the engine's generated tokens per second on the whole machine for a tiny model (its ceiling). */
   engineTokensPerS: Constant;
+  /** CPU clusters: the engine's decode FLOP/s (2·N per token) on a real model; the rate is the lower of the two. */
+  cpuEngineFlops: Constant;
   /** GPU clusters: model FLOPs utilisation of training. */
   mfu: Constant;
-  /** CPU clusters: trained tokens per second (the update and the old-logprob recompute together). */
+  /** CPU clusters: trained tokens per second for a tiny model (the update and the old-logprob recompute together). */
   trainTokensPerS: Constant;
+  /** CPU clusters: the trainer's FLOP/s (8·N per RL token, 6·N per SFT token) on a real model; the lower rate holds. */
+  cpuTrainFlops: Constant;
+  /** Tokens of an SFT demonstration as a share of the stage's maxLength. */
+  sftLengthShare: Constant;
   /** Seconds of fixed work per step outside the phases (reward, RoC, storage, bookkeeping). */
   overheadS: Constant;
   /** Weight sync: a fixed cost per sync, and bytes per second for 2 bytes per parameter. */
@@ -137,8 +147,17 @@ export const DEFAULT_CONSTANTS: PlanConstants = {
   promptTokens: def(200, 'a math problem and the template'),
   engineDecodeEfficiency: def(0.04, 'batched decode reaches a few % of peak FLOPs (memory-bound)'),
   engineTokensPerS: def(3000, "this machine's embedded engine, batched (bench:engine)"),
+  cpuEngineFlops: def(
+    3.6e10,
+    "SmolLM2-135M's 135 tokens/s at batch 16 on this machine's 2 cores (bench:engine, float32) × 2 × 134.5M",
+  ),
   mfu: def(0.3, 'FSDP2 bf16 training of a 14B model'),
   trainTokensPerS: def(4000, "this machine's trainer on the embedded model (bench:trainer)"),
+  cpuTrainFlops: def(
+    1.9e11,
+    "SmolLM2-135M full fine-tuning in float32, 4 × 256 tokens: 241 tokens/s on this machine's 2 cores × 6·N (2026-12-06)",
+  ),
+  sftLengthShare: def(0.5, 'half of maxLength (a worked solution with a tool call; calibrate on a run)'),
   overheadS: def(0.05, 'reward, RoC and storage of a small step'),
   syncFixedS: def(0.3, 'export and reload of the embedded model (docs/benchmarks.md "Step-time breakdown")'),
   syncBytesPerS: def(5e9, 'weights over the cluster network and into the engines'),
@@ -172,10 +191,39 @@ export interface StagePlan {
   dbRows: number;
 }
 
+/** An SFT stage: its optimiser steps and the demonstration tokens it trains on. */
+export interface SftPlan {
+  name: string;
+  steps: number;
+  demos: number;
+  trainedTokens: number;
+  seconds: number;
+}
+
+/** The run's evaluations: how many, what each generates, and what they take together. */
+export interface EvalPlan {
+  evaluations: number;
+  /** Problems per evaluation (the recipe's generated sets and the stored ones of known size). */
+  problems: number;
+  samples: number;
+  generatedTokens: number;
+  secondsEach: number;
+  seconds: number;
+  /** Stored datasets whose size is not known here: not counted (the plan says so). */
+  unsized: string[];
+}
+
+/** Where the run's time goes: the SFT stages, the RL steps, the evaluations. */
+export type RunPhase = 'sft' | 'rl' | 'eval';
+
 export interface Plan {
   cluster: Cluster;
   params: number;
   stages: StagePlan[];
+  sft: SftPlan[];
+  evaluation: EvalPlan | null;
+  /** Seconds of each part of the run; runSeconds is their sum. */
+  phaseSeconds: Record<RunPhase, number>;
   /** Step-weighted over the RL stages. */
   stepSeconds: number;
   toolCallsPerStep: number;
@@ -183,6 +231,7 @@ export interface Plan {
   storageBytesPerStep: number;
   boundBy: Phase;
   steps: number;
+  /** SFT, RL and evaluation together. */
   runSeconds: number;
   gpuHours: number;
   storageBytes: number;
@@ -192,20 +241,35 @@ export interface Plan {
   constants: PlanConstants;
 }
 
-/** The plan of `recipe`'s RL stages for a model of `params` parameters on `cluster`. */
+/** What the planner cannot read from a recipe: the stored datasets' problems per split (name → split → count). */
+export interface PlanContext {
+  datasetSplits?: Record<string, Record<string, number>>;
+}
+
+/** The plan of `recipe` (its SFT stages, RL stages and evaluations) for a model of `params` parameters on `cluster`. */
 export function planRun(
   recipe: Recipe,
   params: number,
   cluster: Cluster,
   constants: PlanConstants = DEFAULT_CONSTANTS,
+  context: PlanContext = {},
 ): Plan {
   const stages = recipe.stages
     .filter((s): s is RlStage => s.type === 'rl')
     .map((s) => planStage(s, params, cluster, constants));
+  const sft = recipe.stages
+    .filter((s): s is SftStage => s.type === 'sft')
+    .map((s) => planSft(s, params, cluster, constants));
+  const evaluation = planEval(recipe, params, cluster, constants, context);
   const steps = stages.reduce((a, s) => a + s.steps, 0);
   const weighted = (f: (s: StagePlan) => number) =>
     steps === 0 ? 0 : stages.reduce((a, s) => a + f(s) * s.steps, 0) / steps;
-  const runSeconds = stages.reduce((a, s) => a + s.stepS * s.steps, 0);
+  const phaseSeconds: Record<RunPhase, number> = {
+    sft: sft.reduce((a, s) => a + s.seconds, 0),
+    rl: stages.reduce((a, s) => a + s.stepS * s.steps, 0),
+    eval: evaluation?.seconds ?? 0,
+  };
+  const runSeconds = phaseSeconds.sft + phaseSeconds.rl + phaseSeconds.eval;
   const gpus = cluster.nodes * cluster.gpusPerNode;
   const phaseTotals: Record<Phase, number> = { rollout: 0, train: 0, sync: 0, overhead: 0 };
   for (const s of stages) {
@@ -218,6 +282,9 @@ export function planRun(
     cluster,
     params,
     stages,
+    sft,
+    evaluation,
+    phaseSeconds,
     stepSeconds: weighted((s) => s.stepS),
     toolCallsPerStep: weighted((s) => s.toolCalls),
     sandboxCores: Math.max(0, ...stages.map((s) => s.sandboxCores)),
@@ -233,24 +300,83 @@ export function planRun(
   };
 }
 
+/** Generated tokens per second of the engines: a share of peak FLOPs per engine GPU, or the CPU machine's rate. */
+export function engineRate(params: number, cluster: Cluster, c: PlanConstants): number {
+  const gpus = cluster.nodes * cluster.gpusPerNode;
+  if (gpus > 0 && cluster.gpu) {
+    const engineGpus = Math.max(1, Math.round(gpus * cluster.engineGpuShare));
+    return ((c.engineDecodeEfficiency.value * cluster.gpu.peakTflops * 1e12) / (2 * params)) * engineGpus;
+  }
+  return Math.min(c.engineTokensPerS.value, c.cpuEngineFlops.value / (2 * params));
+}
+
+/** Seconds to train on `tokens` at `flopsPerToken`·N FLOPs each (8 for an RL update, 6 for SFT). */
+export function trainSeconds(
+  tokens: number,
+  flopsPerToken: number,
+  params: number,
+  cluster: Cluster,
+  c: PlanConstants,
+): number {
+  const gpus = cluster.nodes * cluster.gpusPerNode;
+  if (gpus > 0 && cluster.gpu)
+    return (flopsPerToken * params * tokens) / (gpus * cluster.gpu.peakTflops * 1e12 * c.mfu.value);
+  // trainTokensPerS is an RL token's rate (8·N); an SFT token costs 6/8 of it.
+  const rate = Math.min(c.trainTokensPerS.value, c.cpuTrainFlops.value / (8 * params)) * (8 / flopsPerToken);
+  return tokens / rate;
+}
+
+function planSft(s: SftStage, params: number, cluster: Cluster, c: PlanConstants): SftPlan {
+  const byEpochs = Math.ceil((s.data.n * s.epochs) / s.batch);
+  const steps = s.maxSteps !== undefined ? Math.min(s.maxSteps, byEpochs) : byEpochs;
+  const demos = Math.min(s.data.n * s.epochs, steps * s.batch);
+  const trainedTokens = demos * c.sftLengthShare.value * s.maxLength;
+  return { name: s.name, steps, demos, trainedTokens, seconds: trainSeconds(trainedTokens, 6, params, cluster, c) };
+}
+
+function planEval(
+  recipe: Recipe,
+  params: number,
+  cluster: Cluster,
+  c: PlanConstants,
+  context: PlanContext,
+): EvalPlan | null {
+  const e = recipe.eval;
+  if (!e) return null;
+  // As workers/train/orchestrator.ts and rl-stage.ts run them: after every stage, every `everySteps` RL steps of a
+  // stage but its last, and the starting model's baseline with `atStart`.
+  const every = e.everySteps;
+  const evaluations =
+    recipe.stages.length +
+    (e.atStart ? 1 : 0) +
+    recipe.stages.reduce((a, s) => a + (s.type === 'rl' && every ? Math.floor((s.steps - 1) / every) : 0), 0);
+  let problems = 0;
+  const unsized: string[] = [];
+  for (const d of e.datasets) {
+    if (d.kind === 'generated') problems += d.n;
+    else {
+      const splits = context.datasetSplits?.[d.name];
+      if (splits === undefined) {
+        unsized.push(d.name);
+        continue;
+      }
+      const size = d.split === 'all' ? Object.values(splits).reduce((a, b) => a + b, 0) : (splits[d.split] ?? 0);
+      problems += d.limit !== undefined ? Math.min(d.limit, size) : size;
+    }
+  }
+  const samples = problems * e.k;
+  const generatedTokens = samples * c.responseShare.value * e.maxTokens;
+  const secondsEach = generatedTokens / engineRate(params, cluster, c);
+  return { evaluations, problems, samples, generatedTokens, secondsEach, seconds: evaluations * secondsEach, unsized };
+}
+
 function planStage(s: RlStage, params: number, cluster: Cluster, c: PlanConstants): StagePlan {
   const trajectories = s.promptsPerStep * s.rolloutsPerPrompt;
   const response = c.responseShare.value * s.maxResponseTokens;
   const generatedTokens = trajectories * response;
   const trainedTokens = s.promptsPerStep * s.keep * (response + c.promptTokens.value);
-  const gpus = cluster.nodes * cluster.gpusPerNode;
-  const gpu = cluster.gpu;
-  let rolloutS: number;
-  let trainS: number;
-  if (gpus > 0 && gpu) {
-    const engineGpus = Math.max(1, Math.round(gpus * cluster.engineGpuShare));
-    const perGpu = (c.engineDecodeEfficiency.value * gpu.peakTflops * 1e12) / (2 * params);
-    rolloutS = generatedTokens / (perGpu * engineGpus);
-    trainS = (8 * params * trainedTokens) / (gpus * gpu.peakTflops * 1e12 * c.mfu.value);
-  } else {
-    rolloutS = generatedTokens / c.engineTokensPerS.value;
-    trainS = trainedTokens / c.trainTokensPerS.value;
-  }
+  const rolloutS = generatedTokens / engineRate(params, cluster, c);
+  const trainS = trainSeconds(trainedTokens, 8, params, cluster, c);
   const syncS = c.syncFixedS.value + (2 * params) / c.syncBytesPerS.value;
   const overheadS = c.overheadS.value;
   const asyncOn = s.async.enabled && s.async.maxStaleness > 0;
@@ -323,6 +449,25 @@ export function whyBound(s: StagePlan): string {
   return `${s.name}: ${s.boundBy} bounds the step — ${what[s.boundBy]} takes ${formatSeconds(phases[s.boundBy])} of its ${formatSeconds(s.stepS)} (${others})`;
 }
 
+/** Where the run's time goes: each SFT stage, the RL steps, the evaluations (the Plan panel shows the same). */
+export function runPhaseLines(p: Plan): string[] {
+  const lines = [
+    `run ${formatSeconds(p.runSeconds)}: SFT ${formatSeconds(p.phaseSeconds.sft)}, RL ${formatSeconds(p.phaseSeconds.rl)}, evaluation ${formatSeconds(p.phaseSeconds.eval)}`,
+  ];
+  for (const s of p.sft)
+    lines.push(
+      `  ${s.name}: ${count(s.steps)} SFT steps, ${count(s.demos)} demonstrations, ${count(s.trainedTokens)} tokens trained: ${formatSeconds(s.seconds)}`,
+    );
+  const e = p.evaluation;
+  if (e)
+    lines.push(
+      `  evaluation: ${e.evaluations} × ${count(e.problems)} problems × k = ${count(e.samples)} responses, ${count(e.generatedTokens)} tokens: ${formatSeconds(e.secondsEach)} each, ${formatSeconds(e.seconds)} in all${e.unsized.length ? `; not counted, size unknown here: ${e.unsized.join(', ')}` : ''}`,
+    );
+  return lines;
+}
+
+const count = (x: number) => Math.round(x).toLocaleString('en-US');
+
 /** Bytes in decimal units (MB, GB, TB), as storage is sold. */
 export function formatBytes(b: number): string {
   if (b >= 1e12) return `${(b / 1e12).toFixed(1)} TB`;
@@ -375,9 +520,15 @@ const median = (xs: number[]) => {
 
 /**
  * Constants fitted on the measured steps of a CPU run (this machine's engine and trainer; the GPU constants keep
- * their defaults): medians over the steps, so one slow step does not move them. `run` names it in each source.
+ * their defaults): medians over the steps, so one slow step does not move them. `run` names it in each source;
+ * `params`, the run's model size, turns the measured rates into the FLOP/s that give them for that size.
  */
-export function calibrate(steps: MeasuredStep[], run: string, base: PlanConstants = DEFAULT_CONSTANTS): PlanConstants {
+export function calibrate(
+  steps: MeasuredStep[],
+  run: string,
+  base: PlanConstants = DEFAULT_CONSTANTS,
+  params?: number,
+): PlanConstants {
   if (steps.length === 0) return base;
   const m = (detail: string, xs: number[], fallback: Constant): Constant => {
     const v = median(xs);
@@ -387,8 +538,35 @@ export function calibrate(steps: MeasuredStep[], run: string, base: PlanConstant
   };
   const length = (x: MeasuredStep) => x.metrics['rollout/response_length'] ?? Number.NaN;
   const trajectories = (x: MeasuredStep) => x.stage.promptsPerStep * x.stage.rolloutsPerPrompt;
+  const engineTokensPerS = m(
+    'generated tokens ÷ time/rollout',
+    steps.map((x) => (trajectories(x) * length(x)) / (x.metrics['time/rollout'] ?? Number.NaN)),
+    base.engineTokensPerS,
+  );
+  const trainTokensPerS = m(
+    'trained tokens ÷ time/train',
+    steps.map(
+      (x) =>
+        (x.stage.promptsPerStep * x.stage.keep * (length(x) + base.promptTokens.value)) /
+        (x.metrics['time/train'] ?? Number.NaN),
+    ),
+    base.trainTokensPerS,
+  );
+  // The measured rates are the rates of this model: with its size, the FLOP/s that give them, so neither bound of
+  // the CPU rate (the lower of the two) undercuts what was measured.
+  const asFlops = (rate: Constant, perToken: number, fallback: Constant): Constant =>
+    params && rate.source.kind === 'measured'
+      ? {
+          value: rate.value * perToken * params,
+          source: { kind: 'measured', detail: `${rate.source.detail} × ${perToken}·N` },
+        }
+      : fallback;
   return {
     ...base,
+    engineTokensPerS,
+    cpuEngineFlops: asFlops(engineTokensPerS, 2, base.cpuEngineFlops),
+    trainTokensPerS,
+    cpuTrainFlops: asFlops(trainTokensPerS, 8, base.cpuTrainFlops),
     responseShare: m(
       'mean response length ÷ budget',
       steps.map((x) => length(x) / x.stage.maxResponseTokens),
@@ -398,20 +576,6 @@ export function calibrate(steps: MeasuredStep[], run: string, base: PlanConstant
       'rollout/tool_calls',
       steps.map((x) => x.metrics['rollout/tool_calls'] ?? Number.NaN),
       base.callsPerTrajectory,
-    ),
-    engineTokensPerS: m(
-      'generated tokens ÷ time/rollout',
-      steps.map((x) => (trajectories(x) * length(x)) / (x.metrics['time/rollout'] ?? Number.NaN)),
-      base.engineTokensPerS,
-    ),
-    trainTokensPerS: m(
-      'trained tokens ÷ time/train',
-      steps.map(
-        (x) =>
-          (x.stage.promptsPerStep * x.stage.keep * (length(x) + base.promptTokens.value)) /
-          (x.metrics['time/train'] ?? Number.NaN),
-      ),
-      base.trainTokensPerS,
     ),
     syncFixedS: m(
       'time/sync',

@@ -1,7 +1,7 @@
 /**
  * Seeds the e2e server's database (TOOLSMITH_DATA_DIR) for token-view.spec.ts: a run with one trained-on trajectory
  * (2 turns, a tool call, engine logprobs and entropies, the trainer's logprobs, TIS weights and a clip state on
- * every kind of token) and one without a token record, plus a trajectory share link. Prints their ids and the
+ * every kind of token) and one without a token record, plus a trajectory share link. Prints the run's and their ids and the
  * link's token as JSON. Run by the spec: `node --import tsx e2e/seed-token-view.ts`.
  */
 import { openDatabase } from '../server/db/client.ts';
@@ -111,6 +111,7 @@ try {
   const link = await createShareLink(db, { scope: 'trajectory', target: { trajectoryId: withTokens } });
   console.log(
     JSON.stringify({
+      run: run.id,
       withTokens,
       without,
       token: link.token,

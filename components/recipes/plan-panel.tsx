@@ -2,7 +2,8 @@
 /**
  * The designer's Plan panel (issue 30): the recipe as it is being edited, planned on a cluster preset in the browser
  * (contracts/plan.ts, the same functions as `npx toolsmith plan`), updated as fields change. Per RL stage: the
- * step time as bars of its phases, the bound phase highlighted; the run's steps, time, GPU-hours and storage.
+ * step time as bars of its phases, the bound phase highlighted; where the run's time goes (SFT, RL, evaluation, as
+ * the CLI prints it); the run's steps, time, GPU-hours and storage.
  */
 import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
@@ -16,6 +17,7 @@ import {
   type Phase,
   parseCluster,
   planRun,
+  runPhaseLines,
   whyBound,
 } from '../../contracts/plan.ts';
 import type { Recipe } from '../../contracts/recipe.ts';
@@ -45,16 +47,20 @@ export function PlanPanel({ recipe }: { recipe: Recipe | null }) {
       ? embeddedParams(recipe.model)
       : (registeredParams ?? (askParams ? given : Number.NaN))
     : Number.NaN;
+  // Stored evaluation sets are sized from the datasets registry (a set not found is named as not counted).
+  const storedEval = recipe?.eval?.datasets.some((d) => d.kind === 'stored') ?? false;
+  const datasets = useQuery(trpc.datasets.list.queryOptions({ latestOnly: true, limit: 500 }, { enabled: storedEval }));
   const plan = useMemo(() => {
     if (!recipe || !Number.isFinite(params) || params < 1) return null;
-    return planRun(recipe, params, parseCluster(CLUSTER_PRESETS[preset]), DEFAULT_CONSTANTS);
-  }, [recipe, params, preset]);
+    const datasetSplits = Object.fromEntries((datasets.data ?? []).map((d) => [d.name, d.splits]));
+    return planRun(recipe, params, parseCluster(CLUSTER_PRESETS[preset]), DEFAULT_CONSTANTS, { datasetSplits });
+  }, [recipe, params, preset, datasets.data]);
   return (
     <section className="panel" aria-label="Plan">
       <h2>Plan</h2>
       <p className="muted">
-        What one RL step and the run cost before launch, with the planner's stated defaults (
-        <code>npx toolsmith plan --calibrate RUN</code> fits them on a run).
+        What one RL step, the SFT stages, the evaluations and the whole run cost before launch, with the planner's
+        stated defaults (<code>npx toolsmith plan --calibrate RUN</code> fits them on a run).
       </p>
       <p>
         <label>
@@ -97,6 +103,13 @@ export function PlanPanel({ recipe }: { recipe: Recipe | null }) {
         </p>
       )}
       {!recipe && <p className="muted">Fix the recipe's errors to see its plan.</p>}
+      {plan && (
+        <ul aria-label="Run phases">
+          {runPhaseLines(plan).map((line) => (
+            <li key={line}>{line.trim()}</li>
+          ))}
+        </ul>
+      )}
       {plan && plan.stages.length === 0 && <p className="muted">No RL stage to plan.</p>}
       {plan && plan.stages.length > 0 && (
         <>
@@ -131,8 +144,9 @@ export function PlanPanel({ recipe }: { recipe: Recipe | null }) {
             ))}
           </ul>
           <p aria-label="Plan totals">
-            {plan.steps} RL steps in {secs(plan.runSeconds)} · bound by <strong>{plan.boundBy}</strong> ·{' '}
-            {plan.gpuHours.toFixed(0)} GPU-hours · {formatBytes(plan.storageBytes)} stored
+            {plan.steps} RL steps in {secs(plan.phaseSeconds.rl)}, the run {secs(plan.runSeconds)} · bound by{' '}
+            <strong>{plan.boundBy}</strong> · {plan.gpuHours.toFixed(0)} GPU-hours · {formatBytes(plan.storageBytes)}{' '}
+            stored
           </p>
           <details>
             <summary>Assumptions and their sources</summary>

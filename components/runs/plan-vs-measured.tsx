@@ -41,7 +41,7 @@ export function PlanVsMeasured({ spec, series, runId }: { spec: unknown; series:
     const cluster = parseCluster(CLUSTER_PRESETS.local);
     return {
       predicted: planRun(recipe, params, cluster, DEFAULT_CONSTANTS).stepSeconds,
-      calibrated: planRun(recipe, params, cluster, calibrate(steps, runId)).stepSeconds,
+      calibrated: planRun(recipe, params, cluster, calibrate(steps, runId, undefined, params)).stepSeconds,
       measured: medianStepSeconds(steps),
       steps: steps.length,
     };

@@ -11,6 +11,7 @@ import {
   type PlanConstants,
   parseCluster,
   planRun,
+  runPhaseLines,
   whyBound,
 } from '../../contracts/plan.ts';
 import { parseRecipe, type RecipeInput } from '../../contracts/recipe.ts';
@@ -247,4 +248,105 @@ test('whyBound names the bound phase, what it is made of, and its seconds agains
     whyBound({ ...stage, boundBy: 'train', trainS: 40, stepS: 71.5 }),
     /^grpo: train bounds the step — training on 70,000 tokens takes 40.00 s of its 1.2 min \(rollout 30.00 s, /,
   );
+});
+
+test('on CPUs the rates depend on the model: the lower of the tiny-model ceiling and the FLOP/s at 2·N and 8·N', () => {
+  const c = fixed({
+    responseShare: 0.5,
+    promptTokens: 50,
+    engineTokensPerS: 400,
+    cpuEngineFlops: 4e9,
+    trainTokensPerS: 200,
+    cpuTrainFlops: 8e9,
+  });
+  const local = parseCluster(CLUSTER_PRESETS.local);
+  // 1M parameters: under both FLOP bounds (2 GFLOP/s of decode, 1.6 of training), so the ceilings hold.
+  const small = planRun(recipe(), 1e6, local, c).stages[0]!;
+  close(small.rolloutS, 1600 / 400);
+  close(small.trainS, 1600 / 200);
+  // 100M parameters: 4e9 / 2e8 = 20 tokens/s generated, 8e9 / 8e8 = 10 trained.
+  const big = planRun(recipe(), 1e8, local, c).stages[0]!;
+  close(big.rolloutS, 1600 / 20);
+  close(big.trainS, 1600 / 10);
+});
+
+/** An SFT stage, an RL stage, and evaluations on a generated and a stored set. */
+const fullRecipe = (evalOver: Record<string, unknown> = {}) =>
+  parseRecipe({
+    name: 'plan-full',
+    model: { kind: 'model', name: 'm' },
+    stages: [
+      { type: 'sft', name: 'sft', data: { kind: 'generated', n: 100, seed: 1 }, epochs: 3, batch: 8, maxLength: 400 },
+      {
+        type: 'rl',
+        name: 'rl',
+        data: { kind: 'generated', n: 100, seed: 1 },
+        steps: 10,
+        promptsPerStep: 4,
+        rolloutsPerPrompt: 8,
+        keep: 4,
+        maxResponseTokens: 100,
+        maxTurns: 4,
+      },
+    ],
+    eval: {
+      datasets: [
+        { kind: 'generated', n: 20, seed: 3 },
+        { kind: 'stored', name: 'gsm', split: 'test', limit: 30 },
+      ],
+      k: 4,
+      maxTokens: 200,
+      ...evalOver,
+    },
+  } as RecipeInput);
+
+test('SFT stages and evaluations are planned: steps, tokens and seconds, and the run is their sum with RL', () => {
+  const c = fixed({ responseShare: 0.5, sftLengthShare: 0.5, engineTokensPerS: 400, trainTokensPerS: 200 });
+  const local = parseCluster(CLUSTER_PRESETS.local);
+  const p = planRun(fullRecipe(), 1e6, local, c, { datasetSplits: { gsm: { train: 500, test: 47 } } });
+  // SFT: ceil(100 × 3 / 8) = 38 steps, 300 demonstrations × 200 tokens; an SFT token costs 6/8 of an RL token.
+  const sft = p.sft[0]!;
+  assert.equal(sft.steps, 38);
+  assert.equal(sft.demos, 300);
+  close(sft.trainedTokens, 60_000);
+  close(sft.seconds, 60_000 / (200 * (8 / 6)));
+  // Evaluations: after each of the 2 stages; 20 generated + min(30, 47) stored problems × k 4 × 100 tokens.
+  const e = p.evaluation!;
+  assert.equal(e.evaluations, 2);
+  assert.equal(e.problems, 50);
+  assert.equal(e.samples, 200);
+  close(e.secondsEach, (200 * 100) / 400);
+  close(e.seconds, 2 * e.secondsEach);
+  assert.deepEqual(e.unsized, []);
+  close(p.phaseSeconds.rl, 10 * p.stages[0]!.stepS);
+  close(p.runSeconds, p.phaseSeconds.sft + p.phaseSeconds.rl + p.phaseSeconds.eval);
+  // Every 3 RL steps but the stage's last (3, 6, 9) and the starting model: 2 + 3 + 1.
+  const often = planRun(fullRecipe({ everySteps: 3, atStart: true }), 1e6, local, c, {
+    datasetSplits: { gsm: { test: 47 } },
+  });
+  assert.equal(often.evaluation!.evaluations, 6);
+  // A stored set of unknown size is named, not guessed.
+  const unknown = planRun(fullRecipe(), 1e6, local, c);
+  assert.equal(unknown.evaluation!.problems, 20);
+  assert.deepEqual(unknown.evaluation!.unsized, ['gsm']);
+  assert.match(runPhaseLines(unknown).join('\n'), /not counted, size unknown here: gsm/);
+  assert.match(runPhaseLines(p).join('\n'), /^run .*: SFT .*, RL .*, evaluation /);
+  assert.equal(planRun(recipe(), 1e6, local, c).evaluation, null, 'no eval section, no evaluation');
+});
+
+test("calibrating with the model's size keeps the measured CPU rates whatever the FLOP defaults say", () => {
+  const r = recipe();
+  const metrics = {
+    'time/rollout': 4,
+    'time/train': 2,
+    'rollout/response_length': 60,
+  };
+  const steps = [{ metrics, stage: r.stages[0] as Parameters<typeof calibrate>[0][number]['stage'] }];
+  const base = fixed({ cpuEngineFlops: 1, cpuTrainFlops: 1 }); // FLOP bounds far below what was measured
+  const c = calibrate(steps, 'run_y', base, 1e8);
+  const s = planRun(r, 1e8, parseCluster(CLUSTER_PRESETS.local), c).stages[0]!;
+  close(s.rolloutS, 4); // the measured rollout and training times come back
+  close(s.trainS, 2);
+  assert.equal(c.cpuEngineFlops.source.kind, 'measured');
+  assert.match(c.cpuTrainFlops.source.detail, /run_y.*8·N/);
 });
