@@ -8,6 +8,7 @@ import type { PolicyEngine, PolicyEngineFactory } from '../engines/types.ts';
 import { trainerPython } from '../trainer/python.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/toolsmith.mjs');
+const SGLANG_LAUNCH = path.resolve(import.meta.dirname, '../cluster/sglang_launch.py');
 type RayEngine = Extract<Recipe['engine'], { kind: 'ray' }>;
 
 /** How each server's weights are pushed (workers/engines/weight-sync.ts) and whether it needs the ONNX export. */
@@ -20,8 +21,8 @@ export function raySyncMode(server: RayEngine['server']): { mode: WeightSyncMode
  * Each server's command line, as its project documents it. `dir` is the first weight version (HF model; with
  * serve-model its ONNX export in dir/onnx), `root` the run's weight-sync folder; "{host}" and "{port}" are filled in
  * on the node. The API key travels in the environment (secretEnv), never argv: serve-model reads
- * TOOLSMITH_SERVE_API_KEY, vLLM VLLM_API_KEY; SGLang takes a key only as --api-key, so its servers run without one on
- * the cluster's private network.
+ * TOOLSMITH_SERVE_API_KEY, vLLM VLLM_API_KEY; SGLang takes a key only as --api-key, so workers/cluster/sglang_launch.py
+ * reads TOOLSMITH_SGLANG_API_KEY and hands it to SGLang inside its own process (argv is readable by every user).
  */
 export function rayServerSpec(e: RayEngine, dir: string, root: string, runId: string): RayServiceSpec {
   const common = { maxNodes: e.replicas, namespace: `toolsmith-${runId}`, startTimeoutS: 600 };
@@ -56,8 +57,7 @@ export function rayServerSpec(e: RayEngine, dir: string, root: string, runId: st
       // docs.sglang.io "Server Arguments"; weight reloads through /update_weights_from_disk.
       argv: [
         'python',
-        '-m',
-        'sglang.launch_server',
+        SGLANG_LAUNCH,
         '--model-path',
         dir,
         '--served-model-name',
@@ -69,6 +69,7 @@ export function rayServerSpec(e: RayEngine, dir: string, root: string, runId: st
         '--tp-size',
         String(Math.max(1, e.gpusPerServer)),
       ],
+      secretEnv: 'TOOLSMITH_SGLANG_API_KEY',
       healthPath: '/health',
     };
   return {
@@ -116,14 +117,13 @@ export function rayPolicy(
       ...process.env,
       ...(spec.secretEnv ? { [spec.secretEnv]: key } : {}),
     });
-    const apiKey = e.server === 'sglang' ? undefined : key;
     const describe = (list: ServiceInfo[]): ClusterService[] =>
       list.map((s) => ({ kind: 'rollout', url: s.url, node: s.node, address: s.address, restarts: s.restarts }));
     const { OpenAIEngine } = await import('../engines/openai-engine.ts');
     const engine = new OpenAIEngine({
       baseUrls: services.urls,
       model: 'policy',
-      apiKey,
+      apiKey: key,
       totalTokens: e.totalTokens,
       timeoutMs: e.timeoutMs,
       retries: 2,
