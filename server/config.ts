@@ -35,7 +35,7 @@ export function config(env: Record<string, string | undefined> = process.env) {
     leaseSeconds,
     heartbeatSeconds: num('TOOLSMITH_HEARTBEAT_SECONDS', Math.max(1, leaseSeconds / 3)),
     pollMs: num('TOOLSMITH_POLL_MS', 500),
-    /** Side slots per worker process: imports, followed imports and diagnostics run there, beside the main lane's job (workers/lanes.ts); 0 runs them in the main lane. */
+    /** Side slots per worker process: imports, followed imports, diagnostics, model fetches and dataset adds run there, beside the main lane's job (workers/lanes.ts); 0 runs them in the main lane. */
     workerSideSlots: wholeNumber(env, 'TOOLSMITH_WORKER_SIDE_SLOTS', 4),
     shutdownGraceSeconds: num('TOOLSMITH_SHUTDOWN_GRACE_SECONDS', 10),
     /** Live streams (runs.events) one user may hold open at once, all tabs and tokens together (server/trpc/stream-limits.ts). */
@@ -53,7 +53,7 @@ export function config(env: Record<string, string | undefined> = process.env) {
     /** The embedded engine's onnxruntime intra-op threads (unset: onnxruntime's choice) and whether they spin. */
     engineThreads: optionalPositive(env, 'TOOLSMITH_ENGINE_THREADS'),
     engineSpin: env.TOOLSMITH_ENGINE_SPIN === '1',
-    /** Rollout server base URLs a recipe's openai engine may name (workers/train/preflight.ts). */
+    /** Rollout server base URLs a recipe's openai engine may name (contracts/preflight.ts). */
     rolloutUrls: (env.TOOLSMITH_ROLLOUT_URLS ?? '')
       .split(',')
       .map((u) => u.trim())

@@ -6,13 +6,16 @@
 import { UserError, parseUserInput } from '../contracts/errors.ts';
 import { EvalSpecSchema, type EvalSpecInput } from '../contracts/eval.ts';
 import { parseRecipe, totalSteps, type Recipe } from '../contracts/recipe.ts';
+import { CATALOGUE_RUN_KINDS, type CatalogueJobKind } from '../contracts/jobs.ts';
 import { isFinished } from '../contracts/runs.ts';
+import { DATASET_CATALOGUE } from './datasets/catalogue.ts';
+import { MODEL_CATALOGUE } from './models/catalogue.ts';
 import { config } from './config.ts';
 import type { Database } from './db/client.ts';
 import { cancel as cancelJob, enqueue, lastRunPayload, latestFinishedJob, unfinishedJobs } from './store/jobs.ts';
 import { createRecipeVersion, getRecipe } from './store/recipes.ts';
 import { appendEvent } from './store/events.ts';
-import { createRun, getRunOrThrow, requeueRun, setRunStatus } from './store/runs.ts';
+import { createRun, getRunOrThrow, latestRunsNamed, requeueRun, setRunStatus } from './store/runs.ts';
 
 export type RecipeRef = { name: string; version?: number } | { id: string } | { spec: unknown };
 
@@ -91,6 +94,32 @@ export async function launchDiagnostics(db: Database) {
   });
   const jobId = await enqueue(db, { kind: 'diagnostics', runId: run.id, maxAttempts: 1 });
   return { runId: run.id, jobId };
+}
+
+/**
+ * Fetch a catalogue model or add a catalogue dataset as a job (the Models and Datasets pages, the designer's fix):
+ * a run of its own with the job's log. One at a time per name: while one is queued or running, it is returned
+ * instead of a second.
+ */
+export async function launchCatalogueJob(db: Database, kind: CatalogueJobKind, name: string) {
+  const known = kind === 'model.fetch' ? MODEL_CATALOGUE.map((m) => m.name) : DATASET_CATALOGUE.map((d) => d.name);
+  if (!known.includes(name))
+    throw new UserError(
+      `name: no ${kind === 'model.fetch' ? 'model' : 'dataset'} named "${name}" in the catalogue (one of: ${known.join(', ')})`,
+      { field: 'name' },
+    );
+  const runKind = CATALOGUE_RUN_KINDS[kind];
+  const runName = `${kind === 'model.fetch' ? 'fetch' : 'add'} ${name}`;
+  const active = await activeCatalogueRun(db, runKind, runName);
+  if (active) return { runId: active.id, started: false };
+  const run = await createRun(db, { name: runName, kind: runKind, seed: 0 });
+  await enqueue(db, { kind, runId: run.id, payload: { name }, maxAttempts: 2 });
+  return { runId: run.id, started: true };
+}
+
+/** The queued or running catalogue run of that name, if any. */
+export async function activeCatalogueRun(db: Database, kind: string, name: string) {
+  return (await latestRunsNamed(db, kind, name, 5)).find((r) => !isFinished(r.status)) ?? null;
 }
 
 /** The most recent finished diagnostics report, with the run it came from. */

@@ -1,3 +1,4 @@
+import { CataloguePanel } from '@/components/catalogue/catalogue-panel.tsx';
 import { DatasetsView } from '@/components/datasets/datasets-view.tsx';
 
 export default function DatasetsPage() {
@@ -5,6 +6,7 @@ export default function DatasetsPage() {
     <div>
       <h1>Datasets</h1>
       <DatasetsView />
+      <CataloguePanel kind="datasets" />
     </div>
   );
 }

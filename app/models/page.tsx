@@ -1,3 +1,4 @@
+import { CataloguePanel } from '@/components/catalogue/catalogue-panel.tsx';
 import { ModelsView } from '@/components/models/models-view.tsx';
 
 export default function ModelsPage() {
@@ -5,6 +6,7 @@ export default function ModelsPage() {
     <div>
       <h1>Models</h1>
       <ModelsView />
+      <CataloguePanel kind="models" />
     </div>
   );
 }

@@ -23,7 +23,8 @@ export function DatasetsView() {
     return (
       <div className="panel empty">
         No datasets yet. Import one with <code>npx toolsmith dataset import FILE --name NAME</code> (JSONL, CSV or
-        Parquet), or add real problems with <code>npx toolsmith dataset add gsm8k-test-100</code>.
+        Parquet), or add real problems from the catalogue below (or{' '}
+        <code>npx toolsmith dataset add gsm8k-test-100</code>).
       </div>
     );
   }

@@ -19,7 +19,8 @@ export function ModelsView() {
       <div className="panel empty">
         No models yet. Make a small one with{' '}
         <code>npx toolsmith model init --name NAME --layers 4 --hidden 64 --heads 4 --tokenizer char</code>, or register
-        a downloaded one with <code>npx toolsmith model import DIR --name NAME</code>.
+        a downloaded one with <code>npx toolsmith model import DIR --name NAME</code>, or fetch one from the catalogue
+        below.
       </div>
     );
   }

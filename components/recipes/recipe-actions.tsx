@@ -4,6 +4,9 @@ import { useRouter } from 'next/navigation';
 import { useState } from 'react';
 import { useTRPC } from '@/lib/trpc.ts';
 import type { Spec } from './path.ts';
+import { PreflightIssues } from './preflight-issues.tsx';
+
+const keep = <T,>(previous: T | undefined) => previous;
 
 /** Save as a new version, clone under a new name, launch a run. */
 export function RecipeActions({
@@ -46,6 +49,10 @@ export function RecipeActions({
       onSuccess: (r) => router.push(`/runs/${encodeURIComponent(r.runId)}`),
     }),
   );
+  // The worker's preflight with what the web server knows (issue 41): a missing model or dataset is named, with its
+  // fix when the catalogue has it, and Launch waits until nothing is missing.
+  const preflight = useQuery(trpc.recipes.preflight.queryOptions({ spec }, { enabled: valid, placeholderData: keep }));
+  const issues = valid ? (preflight.data ?? []) : [];
   const busy = save.isPending || clone.isPending || launch.isPending;
   const name = typeof spec.name === 'string' ? spec.name : '';
 
@@ -72,8 +79,14 @@ export function RecipeActions({
         </button>
         <button
           type="button"
-          disabled={!valid || busy}
-          title={dirty || !currentId ? 'Saves the edits as a version first, then launches it' : 'Launches this version'}
+          disabled={!valid || busy || issues.length > 0 || preflight.isPending}
+          title={
+            issues.length > 0
+              ? 'Something the run needs is missing: see "Before launch"'
+              : dirty || !currentId
+                ? 'Saves the edits as a version first, then launches it'
+                : 'Launches this version'
+          }
           onClick={() => launch.mutate({ ...(currentId && !dirty ? { id: currentId } : { spec }), cluster })}
         >
           Launch run
@@ -115,6 +128,7 @@ export function RecipeActions({
         </button>
       </div>
       {!valid && <p className="muted">Fix the errors to save or launch.</p>}
+      {issues.length > 0 && <PreflightIssues issues={issues} />}
       {message && (
         <p className="muted" role="status">
           {message}

@@ -168,7 +168,7 @@ export const MICRO: Recipe = parseRecipe(MICRO_INPUT);
  * The report's run (docs/method.md §5, §7, §8) for a real model: Qwen3-14B-Base after its non-reasoning SFT,
  * trained with GRPO-RoC in three stages on the integer-answer RL set, on 64 GPUs (8 nodes × 8). It validates
  * anywhere; launched where the model, the GPUs, the nodes, the datasets or the engines are missing, the worker's
- * preflight (workers/train/preflight.ts) names each missing piece instead of starting. The SFT stage is not part of
+ * preflight (contracts/preflight.ts) names each missing piece instead of starting. The SFT stage is not part of
  * it: the report's SFT data is not shipped here, so the recipe starts from a model already SFT'd (register it as
  * `qwen3-14b-sft` with `npx toolsmith model import DIR --name qwen3-14b-sft`). The RL set (`rstar2-rl-42k`, 42K
  * integer-answer problems) and AIME24 are stored datasets to import first (`npx toolsmith dataset import`).

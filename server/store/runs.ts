@@ -76,6 +76,11 @@ export function getRun(db: Database, runId: string) {
   return db.prisma.run.findUnique({ where: { id: runId } });
 }
 
+/** The newest `take` runs of a kind and name (a catalogue fetch or add in progress is one of them). */
+export function latestRunsNamed(db: Database, kind: string, name: string, take: number) {
+  return db.prisma.run.findMany({ where: { kind, name }, orderBy: { createdAt: 'desc' }, take });
+}
+
 /** A run by id; a UserError naming the field when there is none. */
 export async function getRunOrThrow(db: Database, runId: string) {
   const run = await getRun(db, runId);

@@ -514,7 +514,7 @@ describe('side slots: a followed import never holds the lane a run needs (issue 
     await waitReady(w);
     assert.match(
       w.output(),
-      /\] ready \(.*kinds: eval, train, test\.count, test\.throw; 4 side slots: diagnostics, import\)/,
+      /\] ready \(.*kinds: eval, train, test\.count, test\.throw; 4 side slots: diagnostics, import, model\.fetch, dataset\.add\)/,
     );
     const follow = await waitJob(db, followed.jobId!, 'leased', [w]);
     assert.match(follow.leaseOwner ?? '', /^wl-1\/side-[1-4]$/, 'the follow holds a side slot');

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseRecipe } from '../../contracts/recipe.ts';
 import { EMBEDDED_ARITH, RSTAR2_QWEN3_14B, RSTAR2_QWEN3_14B_INPUT } from '../../server/recipes/defaults.ts';
-import { preflight, storedDatasetNames, type WorkerResources } from '../../workers/train/preflight.ts';
+import { preflight, storedDatasetNames, type WorkerResources } from '../../contracts/preflight.ts';
 
 // The report's rollout server is configured (TOOLSMITH_ROLLOUT_URLS); any other URL is refused (tested below).
 const bare: WorkerResources = {

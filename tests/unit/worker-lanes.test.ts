@@ -7,12 +7,15 @@ import { SIDE_JOB_KINDS } from '../../contracts/jobs.ts';
 import { splitKinds } from '../../workers/lanes.ts';
 
 test('side kinds leave the main lane; with no side slots every kind stays in it', () => {
-  const kinds = ['diagnostics', 'eval', 'import', 'train', 'test.count'];
-  assert.deepEqual(splitKinds(kinds, 4), { main: ['eval', 'train', 'test.count'], side: ['diagnostics', 'import'] });
+  const kinds = ['dataset.add', 'diagnostics', 'eval', 'import', 'model.fetch', 'train', 'test.count'];
+  assert.deepEqual(splitKinds(kinds, 4), {
+    main: ['eval', 'train', 'test.count'],
+    side: ['dataset.add', 'diagnostics', 'import', 'model.fetch'],
+  });
   assert.deepEqual(splitKinds(kinds, 0), { main: kinds, side: [] });
   // A worker started for imports only has no main lane.
   assert.deepEqual(splitKinds(['import'], 2), { main: [], side: ['import'] });
-  assert.deepEqual([...SIDE_JOB_KINDS].sort(), ['diagnostics', 'import']);
+  assert.deepEqual([...SIDE_JOB_KINDS].sort(), ['dataset.add', 'diagnostics', 'import', 'model.fetch']);
 });
 
 test("an imported run's badge: queued waiting for a slot, importing or following, imported, stopped", () => {

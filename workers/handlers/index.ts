@@ -1,5 +1,6 @@
 import type { JobHandlers } from '../types.ts';
 import { config } from '../../server/config.ts';
+import { datasetAdd, modelFetch } from './catalogue.ts';
 import { diagnostics } from './diagnostics.ts';
 import { evaluation } from './eval.ts';
 import { importRun } from './import.ts';
@@ -12,6 +13,8 @@ export function handlers(): JobHandlers {
     diagnostics,
     eval: evaluation,
     import: importRun,
+    'model.fetch': modelFetch,
+    'dataset.add': datasetAdd,
     train,
     ...(config().testJobs ? testHandlers : {}),
   };

@@ -16,7 +16,7 @@ import { rayPolicy } from './ray-rollout.ts';
 import type { ClusterService } from '../../contracts/cluster.ts';
 import { runTraining } from '../train/orchestrator.ts';
 import { getDataset } from '../../server/store/datasets.ts';
-import { preflight, storedDatasetNames } from '../train/preflight.ts';
+import { preflight, storedDatasetNames } from '../../contracts/preflight.ts';
 import { checkResources } from '../train/resources.ts';
 import { modelSize } from '../train/model-size.ts';
 import { trainerPython } from '../trainer/python.ts';

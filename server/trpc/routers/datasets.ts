@@ -1,7 +1,12 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { viewerProcedure, router } from '../init.ts';
+import { researcherProcedure, viewerProcedure, router } from '../init.ts';
+import { DATASET_CATALOGUE } from '../../datasets/catalogue.ts';
+import { activeCatalogueRun, launchCatalogueJob } from '../../lifecycle.ts';
 import { datasetExists, getDataset, listDatasets, listProblems } from '../../store/datasets.ts';
+import type { Database } from '../../db/client.ts';
+
+const datasetNameExists = async (db: Database, name: string) => (await getDataset(db, { name })) !== null;
 
 const id = z.string().min(1).max(100);
 
@@ -18,6 +23,28 @@ export const datasetsRouter = router({
         .default({ latestOnly: false, limit: 200 }),
     )
     .query(({ ctx, input }) => listDatasets(ctx.db, input)),
+
+  /** The datasets `add` knows, each with whether it is stored and the add in progress, if any. */
+  catalogue: viewerProcedure.query(async ({ ctx }) =>
+    Promise.all(
+      DATASET_CATALOGUE.map(async (d) => {
+        const run = await activeCatalogueRun(ctx.db, 'dataset-add', `add ${d.name}`);
+        return {
+          name: d.name,
+          description: d.description,
+          license: d.license,
+          source: d.wheels.map((w) => `${w.package} ${w.version}`).join(' + '),
+          present: await datasetNameExists(ctx.db, d.name),
+          run: run ? { id: run.id, status: run.status } : null,
+        };
+      }),
+    ),
+  ),
+
+  /** Add a catalogue dataset as a job (a run with its log); the one in progress if there is one. */
+  add: researcherProcedure
+    .input(z.object({ name: z.string().min(1).max(100) }))
+    .mutation(({ ctx, input }) => launchCatalogueJob(ctx.db, 'dataset.add', input.name)),
 
   get: viewerProcedure.input(z.object({ id })).query(async ({ ctx, input }) => {
     const d = await getDataset(ctx.db, { id: input.id });

@@ -14,6 +14,7 @@ import { validateRecipe } from '../../../contracts/recipe.ts';
 import { diffSpecs } from '../../../contracts/recipe-diff.ts';
 import { EMBEDDED_ARITH_INPUT, MICRO_INPUT } from '../../recipes/defaults.ts';
 import { launchTraining, rayConfigured } from '../../lifecycle.ts';
+import { designerPreflight } from '../../recipes/preflight.ts';
 
 const id = z.string().min(1).max(100);
 const name = z.string().min(1).max(100);
@@ -85,6 +86,11 @@ export const recipesRouter = router({
    * message}]}` with dotted paths ("stages.1.keep"). Never throws for an invalid spec.
    */
   validate: viewerProcedure.input(z.object({ spec: z.unknown() })).query(({ input }) => validateRecipe(input.spec)),
+
+  /** The worker's preflight with what the web server knows: what is missing, and the fix where there is one. */
+  preflight: viewerProcedure
+    .input(z.object({ spec: z.unknown() }))
+    .query(({ ctx, input }) => designerPreflight(ctx.db, input.spec)),
 
   /**
    * Store the spec as the next version of its name (`name`, or the spec's own `name`): version 1 for a new name,
