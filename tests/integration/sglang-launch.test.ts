@@ -15,7 +15,10 @@ const LAUNCH = path.resolve(import.meta.dirname, '../../workers/cluster/sglang_l
 const KEY = 'k'.repeat(64);
 
 const launch = (args: string[], env: Record<string, string>) =>
-  spawnSync(trainerPython(), [LAUNCH, ...args], { env: { PATH: process.env.PATH ?? '', ...env } as unknown as NodeJS.ProcessEnv, encoding: 'utf8' });
+  spawnSync(trainerPython(), [LAUNCH, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env } as unknown as NodeJS.ProcessEnv,
+    encoding: 'utf8',
+  });
 
 test("an SGLang server's spec: the launcher, the key's variable, and no key on the command line", () => {
   const recipe = parseRecipe({

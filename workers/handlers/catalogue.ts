@@ -17,7 +17,9 @@ export const modelFetch: JobHandler<{ name: string }> = async (ctx) => {
   try {
     const r = await fetchModel(ctx.payload.name, (line) => logs.push(ctx.log(line)));
     await Promise.all(logs);
-    await ctx.log(r.already ? `${ctx.payload.name} was already fetched` : `fetched ${ctx.payload.name} → the models folder`);
+    await ctx.log(
+      r.already ? `${ctx.payload.name} was already fetched` : `fetched ${ctx.payload.name} → the models folder`,
+    );
     await ctx.progress({ step: 1 });
     return { name: ctx.payload.name, already: r.already, license: r.provenance.license ?? null };
   } catch (e) {
