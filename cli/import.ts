@@ -45,25 +45,23 @@ export const importCommand: Command = {
       const follow = f.follow === true;
       const weights = typeof f.weights === 'string' ? parseRewardWeights(f.weights, '--weights') : undefined;
       // The operator's shell may name any folder it reads: no import roots here (they bind the web app and the API).
-      const launched = await launchImport(
-        db,
-        {
-          path,
-          ...(typeof f.format === 'string' ? { format: f.format } : {}),
-          ...(typeof f.name === 'string' ? { name: f.name } : {}),
-          ...(typeof f['framework-version'] === 'string' ? { frameworkVersion: f['framework-version'] } : {}),
-          ...(weights ? { weights } : {}),
-          follow,
-        },
-        { roots: null, enqueue: follow },
-      );
-      console.log(`${launched.format} run in ${launched.folder}: run ${launched.runId}`);
+      const req = {
+        path,
+        ...(typeof f.format === 'string' ? { format: f.format } : {}),
+        ...(typeof f.name === 'string' ? { name: f.name } : {}),
+        ...(typeof f['framework-version'] === 'string' ? { frameworkVersion: f['framework-version'] } : {}),
+        ...(weights ? { weights } : {}),
+        follow,
+      };
       if (follow) {
+        const queued = await launchImport(db, req, { roots: null, enqueue: true });
         console.log(
-          `a worker follows it (job ${launched.jobId}); open /runs/${launched.runId} — stop with: npx toolsmith import stop ${launched.runId}`,
+          `a worker follows ${queued.format ?? 'the'} rollouts in ${queued.folder} (run ${queued.runId}, job ${queued.jobId}); open /runs/${queued.runId} — stop with: npx toolsmith import stop ${queued.runId}`,
         );
         return 0;
       }
+      const launched = await launchImport(db, req, { roots: null, enqueue: false });
+      console.log(`${launched.format} run in ${launched.folder}: run ${launched.runId}`);
       const r = await importPass({
         db,
         runId: launched.runId,

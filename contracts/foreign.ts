@@ -87,3 +87,11 @@ export const isForeignFormat = (v: string): v is ForeignFormat => (FOREIGN_FORMA
 
 /** Where an imported run's trajectories come from: a folder of one format, or scripts pushing through the ingest API. */
 export type ImportOrigin = ForeignFormat | 'ingest';
+
+/**
+ * The format an imported run records until its job has walked the folder and found it from the layout: the web app
+ * never walks a folder on a request (a deep or wide tree would hold the server), so a run started there without a
+ * format names none until a worker reads it.
+ */
+export const FORMAT_FROM_LAYOUT = 'from-layout';
+export type ImportFormat = ImportOrigin | typeof FORMAT_FROM_LAYOUT;

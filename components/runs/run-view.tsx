@@ -14,6 +14,7 @@ import { EnginePanel } from './engine-panel.tsx';
 import { ClusterPanel } from './cluster-panel.tsx';
 import { type ClusterView, foldCluster } from '../../contracts/cluster.ts';
 import type { EnginesSnapshot } from '../../contracts/live.ts';
+import { FORMAT_FROM_LAYOUT } from '../../contracts/foreign.ts';
 import { RunControls } from './run-controls.tsx';
 import { ShareButton } from '../share/share-button.tsx';
 import { FollowSwitch } from './follow-switch.tsx';
@@ -171,6 +172,8 @@ export function RunView({ runId }: { runId: string }) {
   // A run trained elsewhere (issue 28): read-only, its source in the frozen spec; every viewer works on it.
   const isImport = kind === 'import';
   const imported = importedFrom(snapshot.data?.run.recipeSpec);
+  // The polled row's: a run started without a format gets it when its job has read the folder's layout.
+  const importFormat = runRow.data?.importFormat ?? imported?.format;
   const hasDashboardKeys = Object.keys(series).some((k) => PANEL_KEYS.has(k) || k.startsWith('eval/'));
   const showRollouts = isTrain || kind === 'eval' || board.length > 0;
   return (
@@ -198,7 +201,11 @@ export function RunView({ runId }: { runId: string }) {
       )}
       {imported && (
         <p className="muted" aria-label="Imported from">
-          imported, read-only: {imported.format} rollouts from <code>{imported.path}</code>
+          imported, read-only:{' '}
+          {importFormat === FORMAT_FROM_LAYOUT
+            ? 'rollouts (format from the layout, once read)'
+            : `${importFormat} rollouts`}{' '}
+          from <code>{imported.path}</code>
           {imported.frameworkVersion ? ` (${imported.frameworkVersion})` : ''}
           <FollowSwitch
             runId={runId}

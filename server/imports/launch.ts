@@ -1,11 +1,11 @@
 /**
- * Starting an imported run (issue 28) from the CLI, the web app or the ingest API: the folder checked (after symlinks,
- * against the import roots unless the caller is the operator's shell), its format detected from the layout or named,
- * pickled training batches refused, then the run and, unless the caller reads the folder itself, its job.
+ * Starting an imported run from the CLI or the web app: the folder checked (after symlinks, against the import roots
+ * unless the caller is the operator's shell), then the run and, unless the caller reads the folder itself, its job.
+ * Whoever reads the folder walks it: its format detected from the layout or named, pickled training batches refused.
  */
 import path from 'node:path';
 import { UserError } from '../../contracts/errors.ts';
-import { FOREIGN_FORMATS, type ForeignFormat, isForeignFormat } from '../../contracts/foreign.ts';
+import { FOREIGN_FORMATS, FORMAT_FROM_LAYOUT, type ForeignFormat, isForeignFormat } from '../../contracts/foreign.ts';
 import { detectFormat, LAYOUTS } from '../../contracts/foreign-layouts.ts';
 import type { Database } from '../db/client.ts';
 import { createImportRun, getImportSource, setImportFollow } from '../store/imports.ts';
@@ -30,26 +30,36 @@ export interface PreparedImport {
   files: string[];
 }
 
-/** Check the folder and find its format; every refusal names the field and says what to do. */
-export function prepareImport(req: ImportRequest, roots: string[] | null): PreparedImport {
+/** The folder and the format named, checked without reading the folder (no walk: the web app's request path). */
+export function checkImportRequest(
+  req: Pick<ImportRequest, 'path' | 'format'>,
+  roots: string[] | null,
+): { folder: string; format: ForeignFormat | undefined } {
   if (typeof req.path !== 'string' || req.path.trim() === '')
     throw new UserError('path: name the folder the run writes its rollouts to', { field: 'path' });
   const folder = resolveImportFolder(req.path.trim(), roots);
-  const { files } = listFiles(folder);
   if (req.format !== undefined && !isForeignFormat(req.format))
     throw new UserError(`format "${req.format}" is not one of ${FOREIGN_FORMATS.join(', ')}`, { field: 'format' });
+  return { folder, format: req.format };
+}
+
+/**
+ * The folder's rollout files and its format (the one named, or the one its layout shows): a bounded walk
+ * (server/imports/folder.ts listFiles), done by whoever reads the folder — the import job, or the operator's CLI.
+ */
+export function findImportFiles(folder: string, format: ForeignFormat | undefined, follow: boolean): PreparedImport {
+  const { files } = listFiles(folder);
   const pickled = files.filter((f) => PICKLED.test(f));
   const refusePickles = () =>
     new UserError(
       `${folder} holds pickled training batches (${pickled.slice(0, 3).join(', ')}${pickled.length > 3 ? ', …' : ''}) and no rollout files Toolsmith reads: loading a pickle runs whatever code it names, so .pt/.pkl files (slime's and SkyRL's dumps) are never read — export the rollouts as JSONL or Parquet, or push them through the ingest API (docs/importing-runs.md "Open runs trained elsewhere")`,
       { field: 'path' },
     );
-  if (req.format) {
-    const format = req.format as ForeignFormat;
+  if (format) {
     const own = files.filter((f) => LAYOUTS[format].test(f));
     // A followed run may not have written its first file yet.
     if (own.length === 0 && pickled.length > 0) throw refusePickles();
-    if (own.length === 0 && !req.follow)
+    if (own.length === 0 && !follow)
       throw new UserError(`no ${format} rollout files in ${folder} (expected names like ${LAYOUTS[format].source})`, {
         field: 'path',
       });
@@ -63,18 +73,44 @@ export function prepareImport(req: ImportRequest, roots: string[] | null): Prepa
   return { folder, format: found.format, files: found.files };
 }
 
-/** Create the imported run; with `enqueue`, also the job a worker reads (or follows) it with. */
+/** Check the folder and find its format; every refusal names the field and says what to do. */
+export function prepareImport(req: ImportRequest, roots: string[] | null): PreparedImport {
+  const { folder, format } = checkImportRequest(req, roots);
+  return findImportFiles(folder, format, Boolean(req.follow));
+}
+
+interface Launched {
+  runId: string;
+  jobId: string | null;
+  folder: string;
+}
+
+/**
+ * Create the imported run. Without `enqueue` the caller reads the folder itself, so it is walked here and its format
+ * found; with `enqueue` the job a worker reads (or follows) it with walks it and finds the format (`format` is null
+ * unless named), so a request never waits on a folder's tree.
+ */
+export async function launchImport(
+  db: Database,
+  req: ImportRequest,
+  opts: { roots: string[] | null; enqueue: false },
+): Promise<Launched & PreparedImport>;
+export async function launchImport(
+  db: Database,
+  req: ImportRequest,
+  opts: { roots: string[] | null; enqueue: true },
+): Promise<Launched & { format: ForeignFormat | null }>;
 export async function launchImport(
   db: Database,
   req: ImportRequest,
   opts: { roots: string[] | null; enqueue: boolean },
-) {
-  const p = prepareImport(req, opts.roots);
-  const name = req.name?.trim() || `${p.format} ${path.basename(p.folder)}`;
+): Promise<Launched & { format: ForeignFormat | null; files?: string[] }> {
+  const p = opts.enqueue ? checkImportRequest(req, opts.roots) : prepareImport(req, opts.roots);
+  const name = req.name?.trim() || `${p.format ?? 'import'} ${path.basename(p.folder)}`;
   if (name.length > 200) throw new UserError('name: at most 200 characters', { field: 'name' });
   const run = await createImportRun(db, {
     name,
-    format: p.format,
+    format: p.format ?? FORMAT_FROM_LAYOUT,
     path: p.folder,
     frameworkVersion: req.frameworkVersion ?? null,
     follow: Boolean(req.follow),
@@ -89,7 +125,7 @@ export async function launchImport(
         maxAttempts: 3,
       })
     : null;
-  return { runId: run.id, jobId, ...p };
+  return { runId: run.id, jobId, ...p, format: p.format ?? null };
 }
 
 /**
@@ -108,7 +144,7 @@ export async function setImportFollowing(db: Database, runId: string, follow: bo
   }
   if (jobs.length === 0) {
     await setRunStatus(db, runId, 'queued', {
-      message: `waiting for a worker's import slot to follow ${source.format} rollouts in ${source.path} again`,
+      message: `waiting for a worker's import slot to follow ${source.format === FORMAT_FROM_LAYOUT ? '' : `${source.format} `}rollouts in ${source.path} again`,
     });
     // The reward weights the import was started with (TRL's reward_weights) hold for every later read of it.
     const last = (await lastRunPayload(db, runId, 'import')) as { weights?: Record<string, number> } | null;

@@ -2,13 +2,14 @@
  * Imported runs (issue 28): the run's source folder and format, and how far each of its files has been read. The
  * trajectories themselves go through server/store/trajectories.ts like any run's.
  */
-import type { ImportOrigin } from '../../contracts/foreign.ts';
+import { FORMAT_FROM_LAYOUT, type ForeignFormat, type ImportFormat } from '../../contracts/foreign.ts';
 import type { Database } from '../db/client.ts';
 import { createRun, setRunStatus } from './runs.ts';
 
 export interface NewImport {
   name: string;
-  format: ImportOrigin;
+  /** FORMAT_FROM_LAYOUT: the import job finds it (setImportFormat). */
+  format: ImportFormat;
   /** The folder, after symlinks. */
   path: string;
   frameworkVersion?: string | null;
@@ -41,25 +42,40 @@ export async function createImportRun(db: Database, input: NewImport) {
       follow: input.follow,
     },
   });
-  const what = `${input.format} rollouts from ${input.path}${input.follow ? ' (to follow)' : ''}`;
+  const what = `${rolloutsOf(input.format)} from ${input.path}${input.follow ? ' (to follow)' : ''}`;
   await setRunStatus(db, run.id, input.queued ? 'queued' : 'running', {
     message: input.queued ? `waiting for a worker's import slot: ${what}` : `importing ${what}`,
   });
   return run;
 }
 
+function rolloutsOf(format: ImportFormat): string {
+  return format === FORMAT_FROM_LAYOUT ? 'rollouts (format from the layout)' : `${format} rollouts`;
+}
+
+/**
+ * The format the import job found from the folder's layout. The run's spec keeps what the run was started with (a
+ * run's spec is frozen when it is created); pages read the source's (runs.get's `importFormat`).
+ */
+export async function setImportFormat(db: Database, runId: string, format: ForeignFormat) {
+  await db.prisma.importSource.update({ where: { runId }, data: { format } });
+}
+
 export function getImportSource(db: Database, runId: string) {
   return db.prisma.importSource.findUnique({ where: { runId } });
 }
 
-/** Whether each of these imported runs is to be followed (runs that are not imports are absent). */
-export async function importFollowing(db: Database, runIds: string[]): Promise<Map<string, boolean>> {
+/** Whether each of these imported runs is to be followed, and its format (runs that are not imports are absent). */
+export async function importStates(
+  db: Database,
+  runIds: string[],
+): Promise<Map<string, { follow: boolean; format: string }>> {
   if (runIds.length === 0) return new Map();
   const rows = await db.prisma.importSource.findMany({
     where: { runId: { in: runIds } },
-    select: { runId: true, follow: true },
+    select: { runId: true, follow: true, format: true },
   });
-  return new Map(rows.map((r) => [r.runId, r.follow]));
+  return new Map(rows.map((r) => [r.runId, { follow: r.follow, format: r.format }]));
 }
 
 export function setImportFollow(db: Database, runId: string, follow: boolean) {

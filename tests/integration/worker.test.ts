@@ -508,7 +508,10 @@ describe('side slots: a followed import never holds the lane a run needs (issue 
     const waiting = await getRun(db, followed.runId);
     assert.equal(waiting.status, 'queued');
     const said = statuses(await allEvents(db, followed.runId)).at(-1)!;
-    assert.match(said.message, /^waiting for a worker's import slot: verl rollouts from .* \(to follow\)$/);
+    assert.match(
+      said.message,
+      /^waiting for a worker's import slot: rollouts \(format from the layout\) from .* \(to follow\)$/,
+    );
 
     const w = spawnWorker(f.url, 'wl-1', { env: { TOOLSMITH_IMPORT_POLL_MS: '200' } });
     await waitReady(w);

@@ -11,7 +11,7 @@ import { acquireStream } from '../stream-limits.ts';
 import { principalStillValid } from '../../auth/principal.ts';
 import { cancelRun, pauseTraining, resumeTraining } from '../../lifecycle.ts';
 import { launchImport, setImportFollowing } from '../../imports/launch.ts';
-import { importFollowing } from '../../store/imports.ts';
+import { importStates } from '../../store/imports.ts';
 import type { Database } from '../../db/client.ts';
 import { FOREIGN_FORMATS } from '../../../contracts/foreign.ts';
 import { config } from '../../config.ts';
@@ -28,13 +28,20 @@ const stepNumber = z
   .min(-(2 ** 31))
   .max(2 ** 31 - 1);
 
-/** Rows with `follow`: whether an imported run is to be followed (null for other runs), for its status label. */
+/**
+ * Rows with `follow` (whether an imported run is to be followed, for its status label) and `importFormat` (the
+ * format its import job found from the layout, or named; FORMAT_FROM_LAYOUT before that), null for other runs.
+ */
 async function withImportFollow<R extends { id: string; kind: string }>(db: Database, rows: R[]) {
-  const follow = await importFollowing(
+  const imports = await importStates(
     db,
     rows.filter((r) => r.kind === 'import').map((r) => r.id),
   );
-  return rows.map((r) => ({ ...r, follow: follow.get(r.id) ?? null }));
+  return rows.map((r) => ({
+    ...r,
+    follow: imports.get(r.id)?.follow ?? null,
+    importFormat: imports.get(r.id)?.format ?? null,
+  }));
 }
 
 export const runsRouter = router({
@@ -146,7 +153,8 @@ export const runsRouter = router({
         { ...input, createdBy: ctx.principal.userId },
         { roots: config().importRoots, enqueue: true },
       );
-      return { runId: r.runId, format: r.format, files: r.files.length };
+      // The folder is walked by the import job, not here: the format is null until it finds one from the layout.
+      return { runId: r.runId, format: r.format };
     }),
 
   /** Follow an imported run again, or stop following it (the Follow switch). */
