@@ -15,6 +15,7 @@
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import { RUN_PLACEMENTS, type RunPlacement } from '../contracts/jobs.ts';
 import type { Database } from '../server/db/client.ts';
 import { launchTraining } from '../server/lifecycle.ts';
 import { MICRO_INPUT } from '../server/recipes/defaults.ts';
@@ -46,7 +47,7 @@ if (raySkip) {
 }
 
 interface Measure {
-  where: 'local' | 'ray';
+  where: RunPlacement;
   wallS: number;
   startupS: number;
   sftStepsPerS: number;
@@ -61,7 +62,7 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-async function measure(db: Database, url: string, where: 'local' | 'ray', env: Record<string, string>, i: number) {
+async function measure(db: Database, url: string, where: RunPlacement, env: Record<string, string>, i: number) {
   const spec = {
     ...MICRO_INPUT,
     name: `bench-${where}-${i}`,
@@ -112,7 +113,7 @@ const rayEnv = { TOOLSMITH_RAY_ADDRESS: cluster.dashboardUrl, TOOLSMITH_RAY_TOKE
 const all: Measure[] = [];
 try {
   for (let i = 0; i < ROUNDS; i++) {
-    for (const where of ['local', 'ray'] as const) {
+    for (const where of RUN_PLACEMENTS) {
       const m = await measure(fresh.db, fresh.url, where, where === 'ray' ? rayEnv : {}, i);
       all.push(m);
       console.log(
@@ -124,7 +125,7 @@ try {
   await fresh.close();
   await cluster.stop();
 }
-const of = (where: 'local' | 'ray', k: keyof Omit<Measure, 'where'>) =>
+const of = (where: RunPlacement, k: keyof Omit<Measure, 'where'>) =>
   median(all.filter((m) => m.where === where).map((m) => m[k]));
 const rows: [string, keyof Omit<Measure, 'where'>, string][] = [
   ['wall, launch → done (s)', 'wallS', 's'],

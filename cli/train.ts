@@ -5,6 +5,7 @@ import { config } from '../server/config.ts';
 import { openDatabase, type Database } from '../server/db/client.ts';
 import { migrate } from '../server/db/migrate.ts';
 import { UserError } from '../contracts/errors.ts';
+import type { RunPlacement } from '../contracts/jobs.ts';
 import { seedDefaultRecipes } from '../server/store/recipes.ts';
 import { readEvents } from '../server/store/events.ts';
 import { getRunOrThrow } from '../server/store/runs.ts';
@@ -80,7 +81,7 @@ Ctrl-C stops at the current step; the run keeps its checkpoints and continues wi
         ({ runId, jobId } = await launchTraining(db, ref, {
           name: f.name as string | undefined,
           seed: f.seed as number | undefined,
-          cluster: f.cluster as 'local' | 'ray' | undefined,
+          cluster: f.cluster as RunPlacement | undefined,
         }));
       }
       console.log(`training run ${runId}${f.queue ? ' (queued for the workers)' : ''}`);

@@ -7,6 +7,10 @@ import { z } from 'zod';
 import { EvalSpecSchema } from './eval.ts';
 import { RecipeSchema } from './recipe.ts';
 
+/** Where a run's orchestrator and trainer run: on the worker that leases its job, or on the Ray cluster. */
+export const RUN_PLACEMENTS = ['local', 'ray'] as const;
+export type RunPlacement = (typeof RUN_PLACEMENTS)[number];
+
 export const JOB_PAYLOADS = {
   /** Check this machine (Python, sandbox, engines, database). */
   diagnostics: z.object({}),
@@ -16,7 +20,7 @@ export const JOB_PAYLOADS = {
    * A training run: the recipe frozen into the run (every default filled in), and where it runs: `local` (the worker
    * that leases the job runs it) or `ray` (that worker submits it to the Ray cluster and follows it there).
    */
-  train: z.object({ recipe: RecipeSchema, cluster: z.enum(['local', 'ray']).default('local') }),
+  train: z.object({ recipe: RecipeSchema, cluster: z.enum(RUN_PLACEMENTS).default('local') }),
   /**
    * A run trained elsewhere (issue 28), its folder and format in the run's ImportSource: one pass over the folder, or
    * (follow) passes until the run is cancelled; a restarted worker goes on from the offsets stored per file.

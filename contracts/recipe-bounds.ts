@@ -1,4 +1,4 @@
-import type { Recipe } from './recipe.ts';
+import type { Recipe } from './recipe-schema.ts';
 
 /**
  * How big a recipe may be: what one worker can hold. A step keeps every trajectory of the step in memory with its

@@ -6,7 +6,7 @@
 import { UserError, parseUserInput } from '../contracts/errors.ts';
 import { EvalSpecSchema, type EvalSpecInput } from '../contracts/eval.ts';
 import { parseRecipe, totalSteps, type Recipe } from '../contracts/recipe.ts';
-import { CATALOGUE_RUN_KINDS, type CatalogueJobKind } from '../contracts/jobs.ts';
+import { CATALOGUE_RUN_KINDS, type CatalogueJobKind, type RunPlacement } from '../contracts/jobs.ts';
 import { isFinished } from '../contracts/runs.ts';
 import { DATASET_CATALOGUE } from './datasets/catalogue.ts';
 import { MODEL_CATALOGUE } from './models/catalogue.ts';
@@ -22,8 +22,6 @@ export type RecipeRef = { name: string; version?: number } | { id: string } | { 
 /** Training jobs retry a crashed worker up to this many times; each attempt resumes from the last checkpoint. */
 const TRAIN_ATTEMPTS = 5;
 
-/** Where a run's orchestrator and trainer run: on the worker that leases its job, or on the Ray cluster. */
-export type RunPlacement = 'local' | 'ray';
 /** Whether this deployment names a Ray cluster runs may be sent to. */
 export const rayConfigured = () => Boolean(config().rayAddress);
 

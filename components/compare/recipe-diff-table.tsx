@@ -1,5 +1,6 @@
 import { formatValue } from '../ui/format.ts';
-import { recipeDiffRows, type SpecDiffEntry } from './recipe-diff.ts';
+import type { SpecDiff } from '../../contracts/recipe-diff.ts';
+import { recipeDiffRows } from './recipe-diff.ts';
 
 /** The recipe differences of the runs: one row per differing path, one column per run (the first is the base). */
 export function RecipeDiffTable({
@@ -7,7 +8,7 @@ export function RecipeDiffTable({
   recipeDiff,
 }: {
   runs: { id: string; name: string; recipeSpec?: unknown }[];
-  recipeDiff: { runId: string; diff: SpecDiffEntry[] }[];
+  recipeDiff: { runId: string; diff: SpecDiff[] }[];
 }) {
   const ids = runs.map((r) => r.id);
   const specs = Object.fromEntries(runs.filter((r) => r.recipeSpec !== undefined).map((r) => [r.id, r.recipeSpec]));

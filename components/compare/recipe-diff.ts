@@ -2,13 +2,8 @@
  * The recipe differences of the compared runs (as `runs.compare` returns them) as a table: one row per differing
  * dotted path, one cell per run. Pure.
  */
+import type { SpecDiff } from '../../contracts/recipe-diff.ts';
 
-export interface SpecDiffEntry {
-  path: string;
-  kind: 'changed' | 'added' | 'removed';
-  a?: unknown;
-  b?: unknown;
-}
 export type DiffCell = { present: true; value: unknown; same: boolean } | { present: false; same: boolean };
 export interface DiffRow {
   path: string;
@@ -36,7 +31,7 @@ export function valueAt(root: unknown, path: string): { found: boolean; value?: 
  */
 export function recipeDiffRows(
   runIds: string[],
-  recipeDiff: { runId: string; diff: SpecDiffEntry[] }[],
+  recipeDiff: { runId: string; diff: SpecDiff[] }[],
   specs?: Record<string, unknown>,
 ): DiffRow[] {
   const base = runIds[0];
@@ -79,8 +74,8 @@ export function recipeDiffRows(
 }
 
 /** The `side` value at `path` from a diff, looking inside an entry for a prefix of the path; null if no entry covers it. */
-function lookup(diff: SpecDiffEntry[], path: string, side: 'a' | 'b'): { found: boolean; value?: unknown } | null {
-  let best: SpecDiffEntry | null = null;
+function lookup(diff: SpecDiff[], path: string, side: 'a' | 'b'): { found: boolean; value?: unknown } | null {
+  let best: SpecDiff | null = null;
   for (const e of diff) {
     const covers = e.path === path || e.path === '' || path.startsWith(`${e.path}.`);
     if (covers && (!best || e.path.length > best.path.length)) best = e;

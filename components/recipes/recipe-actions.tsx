@@ -5,6 +5,7 @@ import { useState } from 'react';
 import { useTRPC } from '@/lib/trpc.ts';
 import type { Spec } from './path.ts';
 import { PreflightIssues } from './preflight-issues.tsx';
+import type { RunPlacement } from '../../contracts/jobs.ts';
 
 const keep = <T,>(previous: T | undefined) => previous;
 
@@ -26,7 +27,7 @@ export function RecipeActions({
   const [note, setNote] = useState('');
   const [cloneName, setCloneName] = useState('');
   const [message, setMessage] = useState<string | null>(null);
-  const [cluster, setCluster] = useState<'local' | 'ray'>('local');
+  const [cluster, setCluster] = useState<RunPlacement>('local');
   const placements = useQuery(trpc.recipes.placements.queryOptions());
 
   const onSaved = (r: { status: string; recipe: { name: string; version: number } }) => {
@@ -98,7 +99,7 @@ export function RecipeActions({
               id="recipe-cluster"
               value={cluster}
               title="Ray: the run is submitted to the Ray cluster as a job; its trainer ranks, sandbox nodes and rollout servers are placed there"
-              onChange={(e) => setCluster(e.target.value as 'local' | 'ray')}
+              onChange={(e) => setCluster(e.target.value as RunPlacement)}
             >
               <option value="local">the workers</option>
               <option value="ray">the Ray cluster</option>

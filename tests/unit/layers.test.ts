@@ -14,7 +14,7 @@
  * One floor down:
  *   server/auth/ imports nothing of server/trpc/ (the roles and the principal are contracts/access.ts's);
  *   no loop between the folders of components/ or of workers/ (folderLoops: a folder's imports, type-only ones
- *               included, never lead back to it).
+ *               included, never lead back to it), and no loop between files anywhere (fileLoops).
  * A failure names the file, the line and the offending import.
  */
 import assert from 'node:assert/strict';
@@ -163,7 +163,22 @@ export function folderLoops(top: string, imports: Import[]): string[] {
     if (!to.has(b)) to.set(b, []);
     to.get(b)!.push(i);
   }
-  // Tarjan's strongly connected components.
+  const groups = loopsOf(edges);
+  return groups.map((g) => {
+    const closing = g.flatMap((a) =>
+      g
+        .filter((b) => b !== a && edges.get(a)?.has(b))
+        .map((b) => {
+          const [first, ...more] = edges.get(a)!.get(b)!;
+          return `${a} → ${b} (${first!.file}:${first!.line} imports '${first!.spec}'${more.length ? `, +${more.length} more` : ''})`;
+        }),
+    );
+    return `a loop between ${g.join(', ')}: ${closing.join('; ')}`;
+  });
+}
+
+/** Tarjan's strongly connected components of a graph given by its edges: each group of two or more, sorted. */
+function loopsOf(edges: Map<string, Map<string, Import[]>>): string[][] {
   const index = new Map<string, number>(),
     low = new Map<string, number>(),
     stack: string[] = [],
@@ -194,17 +209,32 @@ export function folderLoops(top: string, imports: Import[]): string[] {
     }
   };
   for (const v of [...edges.keys()].sort()) if (!index.has(v)) visit(v);
-  return groups.map((g) => {
-    const closing = g.flatMap((a) =>
-      g
-        .filter((b) => b !== a && edges.get(a)?.has(b))
-        .map((b) => {
-          const [first, ...more] = edges.get(a)!.get(b)!;
-          return `${a} → ${b} (${first!.file}:${first!.line} imports '${first!.spec}'${more.length ? `, +${more.length} more` : ''})`;
-        }),
-    );
-    return `a loop between ${g.join(', ')}: ${closing.join('; ')}`;
-  });
+  return groups;
+}
+
+/**
+ * The import loops between files (type-only imports included: a loop of types is still two files that cannot be
+ * read one without the other), each named with its files and the first import of each step.
+ */
+export function fileLoops(imports: Import[]): string[] {
+  const edges = new Map<string, Map<string, Import[]>>();
+  for (const i of imports) {
+    if (i.target === null || i.target === i.file) continue;
+    if (!edges.has(i.file)) edges.set(i.file, new Map());
+    const to = edges.get(i.file)!;
+    if (!to.has(i.target)) to.set(i.target, []);
+    to.get(i.target)!.push(i);
+  }
+  return loopsOf(edges).map(
+    (g) =>
+      `a loop between ${g.join(', ')}: ${g
+        .flatMap((a) =>
+          g
+            .filter((b) => edges.get(a)?.has(b))
+            .map((b) => `${edges.get(a)!.get(b)![0]!.file}:${edges.get(a)!.get(b)![0]!.line} → ${b}`),
+        )
+        .join('; ')}`,
+  );
 }
 
 const importsUnder = (top: string): Import[] =>
@@ -263,6 +293,37 @@ test('no import loop between the folders of components/', () => {
 
 test('no import loop between the folders of workers/', () => {
   assert.deepEqual(folderLoops('workers', importsUnder('workers')), []);
+});
+
+test('no import loop between files, in any folder', () => {
+  const all = LAYERS.flatMap((layer) =>
+    sources(layer).flatMap((file) =>
+      importsOf(file, fs.readFileSync(path.join(ROOT, file), 'utf8')).map((i) => ({
+        ...i,
+        // An import names the file with its extension, as the sources do; a folder import names its index.
+        target: i.target && !/\.(ts|tsx|mjs)$/.test(i.target) ? `${i.target}/index.ts` : i.target,
+      })),
+    ),
+  );
+  assert.deepEqual(fileLoops(all), []);
+});
+
+test('fileLoops finds a loop of files, type-only imports included, and not a one-way chain', () => {
+  const imp = (file: string, spec: string, typeOnly = false) =>
+    importsOf(file, `import ${typeOnly ? 'type ' : ''}{ x } from '${spec}';`)[0]!;
+  const loop = [
+    imp('contracts/recipe.ts', './recipe-bounds.ts'),
+    imp('contracts/recipe-bounds.ts', './recipe.ts', true),
+  ];
+  assert.deepEqual(fileLoops(loop), [
+    'a loop between contracts/recipe-bounds.ts, contracts/recipe.ts: contracts/recipe-bounds.ts:1 → contracts/recipe.ts; contracts/recipe.ts:1 → contracts/recipe-bounds.ts',
+  ]);
+  assert.deepEqual(fileLoops(loop.slice(0, 1)), []);
+  assert.deepEqual(
+    fileLoops([imp('cli/a.ts', './b.ts'), imp('cli/b.ts', './c.ts'), imp('cli/c.ts', './a.ts')]).length,
+    1,
+    'a loop of three',
+  );
 });
 
 test('folderLoops finds a loop between folders and names the imports that close it', () => {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { researcherProcedure, viewerProcedure, router, type Context } from '../init.ts';
 import type { Principal } from '../../../contracts/access.ts';
 import { UserError } from '../../../contracts/errors.ts';
+import { RUN_PLACEMENTS } from '../../../contracts/jobs.ts';
 import {
   createRecipeVersion,
   getRecipe,
@@ -139,7 +140,7 @@ export const recipesRouter = router({
           name: z.string().min(1).max(200).optional(),
           seed: seed.optional(),
           /** Where the run runs: the deployment's workers (default) or its Ray cluster (docs/scaling-out.md "Ray"). */
-          cluster: z.enum(['local', 'ray']).optional(),
+          cluster: z.enum(RUN_PLACEMENTS).optional(),
         })
         .superRefine((v, ctx) => {
           if ((v.id === undefined) === (v.spec === undefined))
