@@ -21,6 +21,7 @@
  */
 import { z } from 'zod';
 import type { Recipe, RlStage, SftStage } from './recipe.ts';
+import type { MetricKey, StepMetrics } from './metrics.ts';
 
 // ---- The cluster ------------------------------------------------------------------------------------------------
 
@@ -509,7 +510,7 @@ export function coresForLatency(lambda: number, s: number, target: number): numb
 
 /** One measured RL step: the run's metrics at that step (time/*, rollout/*, train/*) and its stage's settings. */
 export interface MeasuredStep {
-  metrics: Record<string, number>;
+  metrics: StepMetrics;
   stage: Pick<RlStage, 'promptsPerStep' | 'rolloutsPerPrompt' | 'keep' | 'maxResponseTokens'>;
 }
 
@@ -608,7 +609,7 @@ export const CALIBRATION_KEYS = [
   'time/step',
   'rollout/response_length',
   'rollout/tool_calls',
-] as const;
+] as const satisfies readonly MetricKey[];
 
 /**
  * A run's RL steps as calibrate takes them: its metric series by key and its frozen recipe. The RL steps are those
@@ -618,11 +619,11 @@ export function measuredSteps(
   recipe: Recipe,
   series: Record<string, { step: number; value: number }[]>,
 ): MeasuredStep[] {
-  const byStep = new Map<number, Record<string, number>>();
+  const byStep = new Map<number, StepMetrics>();
   for (const [key, points] of Object.entries(series))
     for (const p of points) {
       const row = byStep.get(p.step) ?? {};
-      row[key] = p.value;
+      (row as Record<string, number>)[key] = p.value;
       byStep.set(p.step, row);
     }
   const rlSteps = [...byStep.entries()].filter(([, m]) => m['time/rollout'] !== undefined).sort((a, b) => a[0] - b[0]);

@@ -2,6 +2,7 @@
  * Pure logic of the rollout explorer: which rows of a fixed-row-height list are on screen, which pages of the
  * server's limit/offset list cover them, and how the filter form becomes trajectories.list's filter.
  */
+import type { TrajectoryFilter } from '../../contracts/trajectory-query.ts';
 
 /** Rows [start, end) to render: those in the viewport plus `overscan` either side, clamped to [0, total). */
 export function visibleRange(
@@ -65,18 +66,12 @@ export const EMPTY_FILTER: FilterForm = {
   search: '',
 };
 
-export interface ListFilter {
-  minReward?: number;
-  maxReward?: number;
-  selected?: boolean;
-  hasToolError?: boolean;
-  finishReason?: string;
-  search?: string;
-}
-
 /** The form as trajectories.list's filter, and the fields that do not parse (shown next to them). */
-export function toListFilter(f: FilterForm): { filter: ListFilter; errors: Partial<Record<keyof FilterForm, string>> } {
-  const filter: ListFilter = {};
+export function toListFilter(f: FilterForm): {
+  filter: TrajectoryFilter;
+  errors: Partial<Record<keyof FilterForm, string>>;
+} {
+  const filter: TrajectoryFilter = {};
   const errors: Partial<Record<keyof FilterForm, string>> = {};
   const num = (field: 'minReward' | 'maxReward') => {
     const s = f[field].trim();
@@ -101,7 +96,7 @@ export function toListFilter(f: FilterForm): { filter: ListFilter; errors: Parti
 }
 
 /** A stable key of a query (step, filter, sort): the page cache is dropped when it changes. */
-export function queryKeyOf(q: { step: number | null; filter: ListFilter; sort: string }): string {
+export function queryKeyOf(q: { step: number | null; filter: TrajectoryFilter; sort: string }): string {
   const f = q.filter;
   return JSON.stringify([
     q.step,

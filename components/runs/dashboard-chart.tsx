@@ -115,7 +115,7 @@ export const DashboardChart = memo(function DashboardChart({
                     <Area
                       key={l.key}
                       type="monotone"
-                      dataKey={`${l.key}~`}
+                      dataKey={`${l.key as string}~`}
                       name={l.label}
                       stackId="t"
                       stroke={color}
@@ -164,7 +164,7 @@ export const DashboardChart = memo(function DashboardChart({
                   <Area
                     key={`${b.of}-band`}
                     type="linear"
-                    dataKey={`${b.of}~band`}
+                    dataKey={`${b.of as string}~band`}
                     name={`${panel.lines.find((l) => l.key === b.of)?.label ?? b.of} 95% band`}
                     legendType="none"
                     stroke="none"
@@ -193,7 +193,7 @@ export const DashboardChart = memo(function DashboardChart({
                   <Line
                     key={l.key}
                     type="linear"
-                    dataKey={`${l.key}~`}
+                    dataKey={`${l.key as string}~`}
                     name={l.label}
                     stroke={COLORS[keys.indexOf(l.key) % COLORS.length]}
                     strokeWidth={1.6}

@@ -1,6 +1,7 @@
 /** Pure helpers of the run dashboard: chart panels, chart rows, stage boundaries, step rate and ETA. */
 import type { StageEventData } from '../../contracts/runs.ts';
 import { debiasedEma } from './smoothing.ts';
+import { EVAL_METRIC_PREFIX, type EvalMetricKey, type MetricKey } from '../../contracts/metrics.ts';
 
 export type SeriesPoint = { step: number; value: number; time?: number };
 export type SeriesMap = Record<string, SeriesPoint[]>;
@@ -9,12 +10,12 @@ export interface Panel {
   id: string;
   title: string;
   /** Metric keys drawn, with their legend labels. */
-  lines: { key: string; label: string }[];
+  lines: { key: MetricKey | EvalMetricKey; label: string }[];
   kind: 'line' | 'stacked';
   /** Values are fractions: the axis shows percentages. */
   percent?: boolean;
   /** A shaded 95% band around a line: the keys of its lower and upper bounds (logged beside it). */
-  bands?: { of: string; lo: string; hi: string }[];
+  bands?: { of: MetricKey | EvalMetricKey; lo: MetricKey | EvalMetricKey; hi: MetricKey | EvalMetricKey }[];
   /**
    * Never smoothed, whatever the slider says: each point is an estimate of its own (an evaluation's pass@1 with its
    * interval), and an average over earlier checkpoints would report an accuracy no checkpoint had.
@@ -119,7 +120,7 @@ export const PANELS: Panel[] = [
 ];
 
 /** Keys that are drawn by a panel (the rest go to the "all metrics" chart only). */
-export const PANEL_KEYS = new Set(
+export const PANEL_KEYS = new Set<string>(
   PANELS.flatMap((p) => [...p.lines.map((l) => l.key), ...(p.bands ?? []).flatMap((b) => [b.lo, b.hi])]),
 );
 
@@ -131,7 +132,7 @@ export const PANEL_KEYS = new Set(
  */
 export function evalPanels(series: SeriesMap): Panel[] {
   const all = Object.keys(series)
-    .filter((k) => k.startsWith('eval/'))
+    .filter((k): k is EvalMetricKey => k.startsWith(EVAL_METRIC_PREFIX))
     .sort();
   const passKeys = all.filter((k) => /\/pass\d+$/.test(k));
   const toolKeys = all.filter((k) => /\/(tool_error_rate|tool_error_rate_correct|no_tool_call_rate)$/.test(k));
@@ -139,7 +140,7 @@ export function evalPanels(series: SeriesMap): Panel[] {
   if (passKeys.length) {
     const bands = passKeys
       .filter((k) => all.includes(`${k}_lo`) && all.includes(`${k}_hi`))
-      .map((k) => ({ of: k, lo: `${k}_lo`, hi: `${k}_hi` }));
+      .map((k) => ({ of: k, lo: `${k}_lo` as const, hi: `${k}_hi` as const }));
     out.push({
       id: 'eval',
       title: 'Evaluation',

@@ -12,6 +12,7 @@ import { getRunProgress, setRunProgress } from '../store/runs.ts';
 import { insertTrajectories } from '../store/trajectories.ts';
 import { storableStrings } from './clean-text.ts';
 import { toStoredTrajectory } from './to-store.ts';
+import type { StepMetrics } from '../../contracts/metrics.ts';
 
 /** Trajectories stored per transaction. */
 const BATCH = 500;
@@ -59,10 +60,10 @@ export async function refreshSteps(db: Database, runId: string, steps: Stored['s
       'rollout/tool_calls': s.toolCalls,
       'import/trajectories': s.count,
       ...(s.responseTokens > 0 ? { 'rollout/response_length': s.responseTokens } : {}),
-    });
+    } satisfies StepMetrics);
   const evals = await importedStepAggregates(db, runId, 'eval', [...steps.eval]);
   for (const s of evals) {
-    await logMetrics(db, runId, s.step, { 'eval/validation/mean_reward': s.reward });
+    await logMetrics(db, runId, s.step, { 'eval/validation/mean_reward': s.reward } satisfies StepMetrics);
     // The evaluations table: the source's validation dump as one benchmark, its pass@1 the mean reward (the
     // source's scores, 0/1 for most verifiers); tool errors unknown (a foreign tool result carries no status).
     await upsertEvalResult(db, {

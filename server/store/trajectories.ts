@@ -2,6 +2,7 @@ import type { Database } from '../db/client.ts';
 import { insertRows, inTransaction } from '../db/batch.ts';
 import { newId } from '../ids.ts';
 import type { StoredTrajectoryContent, TokenRecord } from '../../contracts/trajectory.ts';
+import type { TrajectoryFilter, TrajectorySort, TrajectorySplitFilter } from '../../contracts/trajectory-query.ts';
 import { decodeTokenRecord, encodeTokenRecord, type TokenColumns } from './token-codec.ts';
 
 export interface ToolCallInput {
@@ -310,8 +311,6 @@ export function getTrajectoryRun(db: Database, trajectoryId: string) {
   });
 }
 
-export type TrajectorySplitFilter = 'train' | 'eval' | 'all';
-
 /** Per stored step of one split, in step order: how many trajectories, their mean reward, how many were selected. */
 export async function listStepStats(db: Database, runId: string, split: 'train' | 'eval') {
   const where = { runId, split };
@@ -387,19 +386,6 @@ export function listEvalSampleOutcomes(db: Database, q: { runId: string; step: n
 }
 
 // ---- filtered, sorted pages (the trajectory explorer) ----------------------------------------------------------
-
-export interface TrajectoryFilter {
-  minReward?: number;
-  maxReward?: number;
-  selected?: boolean;
-  /** true: at least one tool call failed (toolErrors > 0); false: none did. */
-  hasToolError?: boolean;
-  finishReason?: string;
-  /** Case-insensitive substring of the trajectory's content (prompt, turns, tool output, verdict). */
-  search?: string;
-}
-
-export type TrajectorySort = 'index' | 'reward_desc' | 'reward_asc' | 'length_desc' | 'length_asc';
 
 export interface TrajectoryPageQuery {
   runId: string;

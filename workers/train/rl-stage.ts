@@ -17,6 +17,7 @@ import { drawAndGenerate } from './prompt-draw.ts';
 import { tokenRecord } from '../policy/token-record.ts';
 import { batchStaleness } from './staleness.ts';
 import type { TrainRun } from './run-state.ts';
+import type { StepMetrics } from '../../contracts/metrics.ts';
 
 /** Run stage `i` from its `done`-th step; returns the run's step after it. */
 export async function runRlStage(
@@ -176,7 +177,7 @@ export async function runRlStage(
       'async/staleness_mean': staleness.mean,
       'async/staleness_max': staleness.max,
       'async/off_policy_token_share': staleness.offPolicyShare,
-    });
+    } satisfies StepMetrics);
     await run.checkpoints.save(s, { stage: i, stageStep: n, stageDone: false });
     await ctx.progress({ step: s });
     await ctx.log(

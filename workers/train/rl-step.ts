@@ -22,6 +22,7 @@ import type { PolicyMetrics, PolicyParams, Trainer } from '../trainer/types.ts';
 import { policySample } from './policy-batch.ts';
 import { tokenRecord, type TrainedTokens } from '../policy/token-record.ts';
 import type { TaskProblem } from './data.ts';
+import { type MetricKey, POLICY_METRICS, type StepMetrics } from '../../contracts/metrics.ts';
 
 export interface RlStepConfig {
   rolloutsPerPrompt: number;
@@ -277,7 +278,7 @@ export async function updateStep(
         .flatMap((r) => r.trajectory.turns.map((t) => t.tool?.durationMs ?? null))
         .filter((x): x is number => x !== null),
     ),
-  };
+  } satisfies StepMetrics;
   if (policy) {
     Object.assign(metrics, policyMetrics(policy));
   }
@@ -330,24 +331,7 @@ export function attachTokenRecords(
 /** The policy update's numbers under train/ (booleans as 0/1). */
 export function policyMetrics(p: PolicyMetrics): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const k of [
-    'loss',
-    'clip_frac_low',
-    'clip_frac_high',
-    'dual_clip_frac',
-    'approx_kl',
-    'entropy',
-    'grad_norm',
-    'lr',
-    'tokens_per_s',
-    'mismatch_kl',
-    'tis_mean_weight',
-    'tis_truncated_frac',
-    'tis_masked_frac',
-    'tis_tokens',
-  ] as const) {
-    out[`train/${k}`] = p[k];
-  }
+  for (const k of POLICY_METRICS) out[`train/${k}` satisfies MetricKey] = p[k];
   out['train/tis_applied'] = p.tis_applied ? 1 : 0;
   // Share of the trained tokens that had an engine logprob to correct with (0: the engine returned none).
   out['train/tis_coverage'] = p.masked_tokens ? p.tis_tokens / p.masked_tokens : 0;

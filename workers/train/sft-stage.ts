@@ -6,6 +6,7 @@ import { loadWorkedProblems } from './data.ts';
 import { SFT_CHECKPOINT_EVERY } from './checkpoints.ts';
 import type { TrainRun } from './run-state.ts';
 import { runSft } from './sft.ts';
+import type { StepMetrics } from '../../contracts/metrics.ts';
 
 /** Run stage `i` from its `done`-th step; returns the run's step after it. */
 export async function runSftStage(
@@ -70,7 +71,7 @@ export async function runSftStage(
         'sft/grad_norm': m.grad_norm,
         'sft/lr': m.lr,
         'train/tokens_per_s': m.tokens_per_s,
-      });
+      } satisfies StepMetrics);
       await ctx.progress({ step: s });
       if (n % SFT_CHECKPOINT_EVERY === 0) await checkpoints.save(s, { stage: i, stageStep: n, stageDone: false });
       if (n % 50 === 0)

@@ -10,8 +10,13 @@ import {
   listTrajectoriesOfProblem,
   listTrajectoryPage,
   readTrajectoryTokens,
-  type TrajectorySort,
 } from '../../store/trajectories.ts';
+import {
+  TRAJECTORY_SORTS,
+  TRAJECTORY_SPLITS,
+  TrajectoryFilterSchema,
+  type TrajectorySort,
+} from '../../../contracts/trajectory-query.ts';
 import { tokenRecordToWire } from '../../store/token-codec.ts';
 
 const id = z.string().min(1).max(100);
@@ -22,25 +27,14 @@ const stepNumber = z
   .max(2 ** 31 - 1);
 const split = z.enum(['train', 'eval']);
 
-export const trajectoryFilter = z.object({
-  minReward: z.number().optional(),
-  maxReward: z.number().optional(),
-  selected: z.boolean().optional(),
-  /** true: at least one tool call failed (toolErrors > 0); false: none did. */
-  hasToolError: z.boolean().optional(),
-  finishReason: z.string().min(1).max(100).optional(),
-  /** Case-insensitive substring of the trajectory's content (prompt, turns, tool output, verdict). */
-  search: z.string().min(1).max(500).optional(),
-});
-
-export const trajectorySort = z.enum(['index', 'reward_desc', 'reward_asc', 'length_desc', 'length_asc']);
+const trajectorySort = z.enum(TRAJECTORY_SORTS);
 
 export const listInput = z.object({
   runId: id,
   step: stepNumber.optional(),
   /** 'train' (default), 'eval', or 'all' splits. */
-  split: z.enum(['train', 'eval', 'all']).default('train'),
-  filter: trajectoryFilter.optional(),
+  split: z.enum(TRAJECTORY_SPLITS).default('train'),
+  filter: TrajectoryFilterSchema.optional(),
   sort: trajectorySort.default('index'),
   limit: z.number().int().min(1).max(500).default(100),
   offset: z
@@ -76,7 +70,7 @@ export const trajectoriesRouter = router({
         k: z.number().int().min(1).max(500),
         by: z.enum(['reward', 'length']),
         order: z.enum(['top', 'bottom']),
-        split: z.enum(['train', 'eval', 'all']).default('train'),
+        split: z.enum(TRAJECTORY_SPLITS).default('train'),
       }),
     )
     .query(async ({ ctx, input }) => {
@@ -116,7 +110,7 @@ export const trajectoriesRouter = router({
       z.object({
         runId: id,
         problemId: z.string().min(1).max(500),
-        split: z.enum(['train', 'eval', 'all']).default('all'),
+        split: z.enum(TRAJECTORY_SPLITS).default('all'),
         limit: z.number().int().min(1).max(5000).default(1000),
       }),
     )
