@@ -16,6 +16,8 @@ import { cancel as cancelJob, enqueue, lastRunPayload, latestFinishedJob, unfini
 import { createRecipeVersion, getRecipe } from './store/recipes.ts';
 import { appendEvent } from './store/events.ts';
 import { createRun, getRunOrThrow, latestRunsNamed, requeueRun, setRunStatus } from './store/runs.ts';
+import { getImportSource, setImportFollow } from './store/imports.ts';
+import { FORMAT_FROM_LAYOUT } from '../contracts/foreign.ts';
 
 export type RecipeRef = { name: string; version?: number } | { id: string } | { spec: unknown };
 
@@ -206,4 +208,30 @@ export async function resumeTraining(
   await requeueRun(db, runId, 'resumed; continues from the last checkpoint');
   if (!job) await appendEvent(db, runId, { type: 'resume', message: 'resume requested' });
   return { status: 'queued', jobId, attached: Boolean(job) };
+}
+
+/**
+ * Follow an imported run again, or stop following it. Following enqueues the job that tails the folder from the
+ * stored offsets, with the reward weights of the run's earlier import job; stopping cancels that job (what was read
+ * stays).
+ */
+export async function setImportFollowing(db: Database, runId: string, follow: boolean) {
+  const source = await getImportSource(db, runId);
+  if (!source) throw new UserError(`run ${runId} is not an imported run`, { field: 'runId' });
+  const jobs = await unfinishedJobs(db, runId);
+  await setImportFollow(db, runId, follow);
+  if (!follow) {
+    for (const j of jobs) await cancelJob(db, j.id);
+    return { following: false };
+  }
+  if (jobs.length === 0) {
+    await setRunStatus(db, runId, 'queued', {
+      message: `waiting for a worker's import slot to follow ${source.format === FORMAT_FROM_LAYOUT ? '' : `${source.format} `}rollouts in ${source.path} again`,
+    });
+    // The reward weights the import was started with (TRL's reward_weights) hold for every later read of it.
+    const last = (await lastRunPayload(db, runId, 'import')) as { weights?: Record<string, number> } | null;
+    const weights = last?.weights ? { weights: last.weights } : {};
+    await enqueue(db, { kind: 'import', runId, payload: { follow: true, ...weights }, maxAttempts: 3 });
+  }
+  return { following: true };
 }

@@ -8,9 +8,8 @@ import { UserError } from '../../contracts/errors.ts';
 import { FOREIGN_FORMATS, FORMAT_FROM_LAYOUT, type ForeignFormat, isForeignFormat } from '../../contracts/foreign.ts';
 import { detectFormat, LAYOUTS } from '../../contracts/foreign-layouts.ts';
 import type { Database } from '../db/client.ts';
-import { createImportRun, getImportSource, setImportFollow } from '../store/imports.ts';
-import { cancel as cancelJob, enqueue, lastRunPayload, unfinishedJobs } from '../store/jobs.ts';
-import { setRunStatus } from '../store/runs.ts';
+import { createImportRun } from '../store/imports.ts';
+import { enqueue } from '../store/jobs.ts';
 import { listFiles, PICKLED, resolveImportFolder } from './folder.ts';
 
 export interface ImportRequest {
@@ -126,30 +125,4 @@ export async function launchImport(
       })
     : null;
   return { runId: run.id, jobId, ...p, format: p.format ?? null };
-}
-
-/**
- * Follow an imported run again, or stop following it. Following enqueues the job that tails the folder from the
- * stored offsets, with the reward weights of the run's earlier import job; stopping cancels that job (what was read
- * stays).
- */
-export async function setImportFollowing(db: Database, runId: string, follow: boolean) {
-  const source = await getImportSource(db, runId);
-  if (!source) throw new UserError(`run ${runId} is not an imported run`, { field: 'runId' });
-  const jobs = await unfinishedJobs(db, runId);
-  await setImportFollow(db, runId, follow);
-  if (!follow) {
-    for (const j of jobs) await cancelJob(db, j.id);
-    return { following: false };
-  }
-  if (jobs.length === 0) {
-    await setRunStatus(db, runId, 'queued', {
-      message: `waiting for a worker's import slot to follow ${source.format === FORMAT_FROM_LAYOUT ? '' : `${source.format} `}rollouts in ${source.path} again`,
-    });
-    // The reward weights the import was started with (TRL's reward_weights) hold for every later read of it.
-    const last = (await lastRunPayload(db, runId, 'import')) as { weights?: Record<string, number> } | null;
-    const weights = last?.weights ? { weights: last.weights } : {};
-    await enqueue(db, { kind: 'import', runId, payload: { follow: true, ...weights }, maxAttempts: 3 });
-  }
-  return { following: true };
 }

@@ -371,3 +371,11 @@ test('every query is in a store: no raw database call outside server/store/ and 
   }
   assert.deepEqual(bad, [], `queries belong in server/store/<entity>.ts:\n${bad.join('\n')}`);
 });
+
+test('the importer names no format: each format reads its side files through its hooks (workers/imports/side-files.ts)', async () => {
+  const { FOREIGN_FORMATS } = await import('../../contracts/foreign.ts');
+  const text = fs.readFileSync(path.join(ROOT, 'workers/imports/importer.ts'), 'utf8');
+  const named = FOREIGN_FORMATS.filter((f) => new RegExp(`['"\`]${f}['"\`]`).test(text));
+  assert.deepEqual(named, []);
+  assert.doesNotMatch(text, /harbor|token_exports|metrics\.jsonl/i);
+});

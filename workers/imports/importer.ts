@@ -1,76 +1,38 @@
 /**
- * Reading a foreign run's folder into an imported run (issue 28): one pass reads every file of the run's format from
- * where the last pass stopped, maps each record, stores the new trajectories and then the file's new offset, and
- * updates the dashboard's per-step figures. `followImport` repeats passes until it is stopped. A malformed record is
+ * Reading a foreign run's folder into an imported run: one pass reads every file of the run's format from where the
+ * last pass stopped, maps each record, stores the new trajectories and then the file's new offset, and updates the
+ * dashboard's per-step figures. It names no format: a format's files beside its rollouts are read through its hooks
+ * (side-files.ts). `followImport` repeats passes until it is stopped. A malformed record is
  * counted and reported with its file and line; the rest is imported.
  */
 import type { ForeignFormat, ForeignProblem, ForeignTrajectory } from '../../contracts/foreign.ts';
 import { ParseError, readParquetRowGroups } from '../../server/datasets/parse.ts';
-import type { Database } from '../../server/db/client.ts';
 import { appendEvent } from '../../server/store/events.ts';
 import { type FileProgress, readImportFiles, saveImportProgress } from '../../server/store/imports.ts';
-import { logMetrics } from '../../server/store/metrics.ts';
-import { readStepWithTokens, replaceTrajectoryTokens } from '../../server/store/trajectories.ts';
 import { storableText } from '../../server/imports/clean-text.ts';
 import { listFiles } from '../../server/imports/folder.ts';
 import { sleep } from '../engines/sleep.ts';
 import { type LineChunk, readLines } from './files.ts';
-import {
-  IMPORT_LIMITS,
-  type ImportLimits,
-  jsonDepthOver,
-  recordExcess,
-  REWARD_FILE_BYTES,
-} from '../../server/imports/bounds.ts';
+import { IMPORT_LIMITS, type ImportLimits, jsonDepthOver, recordExcess } from '../../server/imports/bounds.ts';
 import { asyncBufferOf, readAll, RefusedFile, withContained } from '../../server/imports/open.ts';
 import { LAYOUTS, naturalOrder } from '../../contracts/foreign-layouts.ts';
-import {
-  type FormatReader,
-  harborRewardFile,
-  readerOf,
-  splitOf,
-  stepOf,
-  type Where,
-} from '../../server/imports/readers.ts';
+import { type FormatReader, readerOf, splitOf, stepOf, type Where } from '../../server/imports/readers.ts';
 import { refreshSteps, storeForeign } from '../../server/imports/store-foreign.ts';
 import {
-  mapPrimeRlMetricsLine,
-  mapPrimeRlTokenExportLine,
-  type TokenExportMapped,
-} from '../../server/imports/formats/prime-rl.ts';
-import { tokenSequenceKey, withTrainerSide } from '../../server/imports/token-join.ts';
-import type { ImportedContent } from '../../server/imports/to-store.ts';
-import type { TokenRecord } from '../../contracts/trajectory.ts';
+  type ImportTarget,
+  limitsOf,
+  type PassResult,
+  type ProblemSink,
+  type SideFiles,
+  type SideIO,
+  type SideRecordTaker,
+} from './pass.ts';
+import { sideFilesOf } from './side-files.ts';
 
-export interface ImportTarget {
-  db: Database;
-  runId: string;
-  folder: string;
-  format: ForeignFormat;
-  /** TRL's reward_weights, where the run's config gives them. */
-  weights?: Record<string, number>;
-  /** A pass while following leaves a whole-file record that fails to read for a later pass (it may be half written). */
-  following?: boolean;
-  signal?: AbortSignal;
-  /** Tighter limits than IMPORT_LIMITS (tests). */
-  limits?: Partial<ImportLimits>;
-}
-
-export interface PassResult {
-  lines: number;
-  trajectories: number;
-  /** The first IMPORT_LIMITS.problemsKept malformed records, with their place. */
-  problems: ForeignProblem[];
-  /** All malformed records, kept or not. */
-  problemCount: number;
-  /** Steps (by split) that gained trajectories. */
-  steps: { train: Set<number>; eval: Set<number> };
-}
+export type { ImportTarget, PassResult } from './pass.ts';
 
 /** At most this many problems are written to the run's log per pass; all are counted. */
 const PROBLEMS_LOGGED = 50;
-/** Trajectories stored per transaction. */
-const BATCH = 500;
 
 /**
  * Malformed records of a pass: all counted, the first `limits.problemsKept` kept with their place, the first
@@ -110,8 +72,6 @@ class Problems {
   }
 }
 
-const limitsOf = (t: ImportTarget): ImportLimits => ({ ...IMPORT_LIMITS, ...t.limits });
-
 /** The files of the run's format in the folder, in natural order (step_9 before step_10). */
 export function filesOf(folder: string, format: ForeignFormat, limits: ImportLimits = IMPORT_LIMITS): string[] {
   return listFiles(folder, limits)
@@ -130,16 +90,26 @@ export async function importPass(t: ImportTarget): Promise<PassResult> {
     steps: { train: new Set(), eval: new Set() },
   };
   const limits = limitsOf(t);
-  if (t.format === 'prime-rl') await readPrimeRlMetrics(t, done, result);
+  const side = sideFilesOf(t.format);
+  const io: SideIO = {
+    t,
+    result,
+    filesMatching: (re) =>
+      listFiles(t.folder, limits)
+        .files.filter((f) => re.test(f))
+        .sort(naturalOrder),
+    readSideFile: (file, take) => readSideFile(t, file, done, result, take),
+  };
+  await side?.before?.(io);
   for (const file of filesOf(t.folder, t.format, limits)) {
     if (t.signal?.aborted) break;
     const before = done.get(file) ?? { file, offset: 0, line: 0, done: false };
     if (before.done) continue;
     if (reader.kind === 'lines') await readLineFile(t, reader, file, before, result);
-    else await readWholeFile(t, reader, file, result);
+    else await readWholeFile(t, reader, file, result, side);
   }
-  // After the traces, so that the trajectories a token export joins are stored.
-  if (t.format === 'prime-rl') await readPrimeRlTokenExports(t, done, result);
+  // After the rollouts, so that what a side file joins to is stored.
+  await side?.after?.(io);
   await refreshSteps(t.db, t.runId, result.steps);
   return result;
 }
@@ -247,17 +217,23 @@ async function reading<T>(fn: () => T | Promise<T>): Promise<T> {
   }
 }
 
-async function readWholeFile(t: ImportTarget, reader: FormatReader, file: string, result: PassResult) {
+async function readWholeFile(
+  t: ImportTarget,
+  reader: FormatReader,
+  file: string,
+  result: PassResult,
+  side: SideFiles | undefined,
+) {
   const limits = limitsOf(t);
   const problems = new Problems(result, limits.problemsKept);
   const split = splitOf(file);
-  const reward = await harborReward(t, file, problems);
+  const beside = (await side?.beside?.(t, file, problems)) ?? {};
   const where = (line: number): Where => ({
     file,
     line,
     split,
     ...stepField(t.format, file),
-    ...(reward === undefined ? {} : { reward }),
+    ...beside,
     ...(t.weights ? { weights: t.weights } : {}),
   });
   let records = 0;
@@ -320,18 +296,6 @@ async function readWholeFile(t: ImportTarget, reader: FormatReader, file: string
 }
 
 /**
- * prime-rl's `metrics.jsonl` (one row per step: `step`, `time`, the trainer's and orchestrator's scalars): its
- * numeric values become the run's metrics under their own names, read by byte offsets like the traces.
- */
-async function readPrimeRlMetrics(t: ImportTarget, done: Map<string, FileProgress>, result: PassResult) {
-  await readSideFile(t, 'metrics.jsonl', done, result, async (record, where, problems) => {
-    const m = mapPrimeRlMetricsLine(record, where);
-    if (!m.ok) problems.add(m.problem);
-    else await logMetrics(t.db, t.runId, m.step, m.values);
-  });
-}
-
-/**
  * A JSONL file beside the rollouts, read by byte offsets as they are: each record to `take`, each chunk's problems
  * noted and its offset stored. The lines read.
  */
@@ -340,7 +304,7 @@ async function readSideFile(
   file: string,
   done: Map<string, FileProgress>,
   result: PassResult,
-  take: (record: unknown, where: { file: string; line: number }, problems: ProblemSink) => Promise<void>,
+  take: SideRecordTaker,
 ): Promise<number> {
   let at = done.get(file) ?? { file, offset: 0, line: 0, done: false };
   if (at.done) return 0;
@@ -361,69 +325,6 @@ async function readSideFile(
       problems: problems.take(),
     });
     read += chunk.lines.length;
-  }
-}
-
-/** prime-rl's token exports (trainer.enable_token_export): one training sample per line, by step and rank. */
-const TOKEN_EXPORTS = /(^|\/)token_exports\/step_\d+\/rank_\d+\.jsonl$/;
-
-/**
- * prime-rl's token exports, read by byte offsets like the traces: each line joins the stored trajectory of its step
- * with the same token sequence (server/imports/token-join.ts) and adds the trainer's log-probs and the entropies to
- * its token record. A line that joins none (a sample of a trace not imported, or not written yet) is a problem.
- */
-async function readPrimeRlTokenExports(t: ImportTarget, done: Map<string, FileProgress>, result: PassResult) {
-  const files = listFiles(t.folder, limitsOf(t))
-    .files.filter((f) => TOKEN_EXPORTS.test(f))
-    .sort(naturalOrder);
-  const steps = new Map<number, Map<string, { id: string; record: TokenRecord }>>();
-  for (const file of files) {
-    const read = await readSideFile(t, file, done, result, async (record, where, problems) => {
-      const m = mapPrimeRlTokenExportLine(record, where);
-      if (!m.ok) problems.add(m.problem);
-      else await joinTokenExport(t, m, steps, where, problems);
-    });
-    result.lines += read;
-  }
-}
-
-async function joinTokenExport(
-  t: ImportTarget,
-  m: Extract<TokenExportMapped, { ok: true }>,
-  steps: Map<number, Map<string, { id: string; record: TokenRecord }>>,
-  where: { file: string; line: number },
-  problems: ProblemSink,
-) {
-  let index = steps.get(m.step);
-  if (!index) {
-    index = await tokenIndexOfStep(t, m.step);
-    steps.set(m.step, index);
-  }
-  const hit = index.get(tokenSequenceKey(m.tokens.promptIds, m.tokens.ids));
-  const joined = hit && withTrainerSide(hit.record, m.tokens);
-  if (!hit)
-    problems.add({
-      ...where,
-      reason: `no imported trajectory of step ${m.step} has this token sequence (${(m.tokens.promptIds?.length ?? 0) + m.tokens.ids.length} tokens)`,
-    });
-  else if (joined) {
-    await replaceTrajectoryTokens(t.db, hit.id, joined);
-    hit.record = joined;
-  }
-}
-
-/** The stored trajectories of one step that have a token record, by the hash of their token sequence. */
-async function tokenIndexOfStep(t: ImportTarget, step: number) {
-  const index = new Map<string, { id: string; record: TokenRecord }>();
-  for (let offset = 0; ; offset += BATCH) {
-    const rows = await readStepWithTokens(t.db, t.runId, step, { withContent: true, offset, limit: BATCH });
-    for (const r of rows) {
-      if (!r.tokens) continue;
-      const content = (r as unknown as { content: string }).content;
-      const extras = (JSON.parse(content) as { imported?: ImportedContent }).imported?.tokenExtras;
-      index.set(tokenSequenceKey(extras?.promptIds, r.tokens.ids), { id: r.id, record: r.tokens });
-    }
-    if (rows.length < BATCH) return index;
   }
 }
 
@@ -469,31 +370,9 @@ function stepField(format: ForeignFormat, file: string): { step?: number } {
   return step === undefined ? {} : { step };
 }
 
-/** Where problems go: a pass's Problems (counted, the first ones kept). */
-interface ProblemSink {
-  add(p: ForeignProblem): void;
-}
-
 function collect(m: ReturnType<FormatReader['map']>, into: ForeignTrajectory[], problems: ProblemSink) {
   if (m.ok) into.push(...m.trajectories);
   else problems.add(m.problem);
-}
-
-/**
- * Harbor's reward for an ATIF trial folder, where the file is there and holds a number. It is opened like every other
- * file (contained, regular, at most REWARD_FILE_BYTES); a refusal is a problem and the trial has no reward.
- */
-async function harborReward(t: ImportTarget, file: string, problems: ProblemSink): Promise<number | undefined> {
-  const rel = harborRewardFile(file);
-  if (!rel) return undefined;
-  try {
-    const n = await withContained(t.folder, rel, REWARD_FILE_BYTES, (f) => Number(readAll(f).toString('utf8').trim()));
-    return Number.isFinite(n) ? n : undefined;
-  } catch (e) {
-    if (!(e instanceof RefusedFile)) throw e;
-    if (!e.missing) problems.add({ file: rel, line: 0, reason: `${e.reason} (the trial's reward)` });
-    return undefined;
-  }
 }
 
 /** Store what is not stored yet; the pass counts what it stored and which steps gained. */
