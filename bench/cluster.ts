@@ -6,7 +6,7 @@
  *     the Jobs API submission, the orchestrator's start in the Ray job, placement and the rank actors' start-up, and
  *     the sandbox nodes as actors;
  *   - per step: the mean RL step time (the orchestrator's own `time/step`) and the SFT steps/s after start-up.
- * Target (issue 26): ≤ 10% per step after start-up.
+ * Target: ≤ 10% per step after start-up.
  *
  *   npm run bench:cluster [-- --rounds N] [--rl-steps N]
  *

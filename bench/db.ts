@@ -9,7 +9,7 @@
  * trust are the batched/single ratios measured in the same process, with batched and single interleaved in rounds
  * (A B A B …) so drift and table growth hit both sides alike. Absolute rows/s are printed too.
  *
- * Token records (the TrajectoryTokens side table, issue 12): every measured trajectory carries one (~1,500 response
+ * Token records (the TrajectoryTokens side table): every measured trajectory carries one (~1,500 response
  * tokens; trainer logprobs, TIS weights and clip states on the selected half), so ingest includes them. Reported side
  * by side: bytes per trajectory without the side table (content JSON + tool calls, as before) and with it (plus the
  * packed token arrays; and what the same arrays would take as JSON), on disk too where the database can say, and the

@@ -1,5 +1,5 @@
 /**
- * bench:import — how fast runs trained elsewhere are read (issue 28): lines (records) per second and trajectories per
+ * bench:import — how fast runs trained elsewhere are read: lines (records) per second and trajectories per
  * second per format, on SQLite and PostgreSQL in the same run; the delay from a line appended to a followed file to
  * its trajectory in the database (median and p99, at the default poll interval); and the peak memory of a large
  * folder's import against its size (bounded: files are read in chunks and stored in batches).

@@ -3,7 +3,7 @@
  *
  *   npx tsx bench/rollout.ts [--quick] [--trajectories N] [--batch B]
  *
- * Same SFT'd embedded model (workers/train/embedded-sft.ts, trained on first use and cached), same held-out
+ * Same SFT'd embedded model (tests/helpers/embedded-sft.ts, trained on first use and cached), same held-out
  * problems and seeds, real sandbox pool with isolation on, real tool calls, on two workloads: "mixed" (every family,
  * as training sees them; most calls take a few ms) and "slow tools" (the brute-force counting family at difficulty 3,
  * whose calls loop over 1–3 million numbers: 100–400 ms each, the regime of the report's code environment).
@@ -14,8 +14,8 @@
  *   (ii) async: each call goes to the sandbox the moment it is generated; the trajectory rejoins the engine's
  *        continuous batch when its result is back.
  * Seeded sampling is batch-invariant, so both produce the same trajectories (checked): only the schedule differs.
- * Each schedule runs on two engines over the same SFT checkpoint, side by side: the previous engine (issue 12's
- * "today": every row's cache copied into a padded past at each decode step, every turn prefilled from scratch;
+ * Each schedule runs on two engines over the same SFT checkpoint, side by side: the previous engine (the
+ * baseline: every row's cache copied into a padded past at each decode step, every turn prefilled from scratch;
  * bench/baseline/onnx-engine-v1.ts on export_onnx.py --graph legacy) and the current one (slot cache read in place,
  * a trajectory's next turn starts from its parked cache).
  * Per schedule and engine: trajectories/s, engine busy fraction (time inside the model / wall time), mean decode

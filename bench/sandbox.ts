@@ -19,7 +19,7 @@
  * Python start-up) — and OPENBLAS_NUM_THREADS=1, a 4 s wall-clock timeout, and the process group killed
  * afterwards. No isolation (that is the released method); the pool runs with isolation on.
  *
- * Peer (issue 29): llm-sandbox 0.3.46's bubblewrap backend (PyPI, MIT; new namespaces per command, a seccomp
+ * Peer: llm-sandbox 0.3.46's bubblewrap backend (PyPI, MIT; new namespaces per command, a seccomp
  * denylist, no network, the host read-only; no memory or process limit by default), installed for the bench only
  * (bench/peers/llm-sandbox.ts), one session per concurrent caller, on the same snippets and concurrencies.
  * --no-peer leaves it out. --peer-url URL also measures a running rStar2 code-judge (bench/peers/code-judge.ts; not

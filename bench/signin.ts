@@ -1,6 +1,6 @@
 /**
- * bench:signin — how fast a signed-in request stays while 60 callers flood the password sign-in (issue 24,
- * requirement 2), against the built app as `npm start` serves it. Idle and flooded samples of the same signed-in
+ * bench:signin — how fast a signed-in request stays while 60 callers flood the password sign-in,
+ * against the built app as `npm start` serves it. Idle and flooded samples of the same signed-in
  * request (`auth.me`) alternate in rounds, so a neighbour's load falls on both sides, and the ratio of their medians is
  * printed; so is how long one wrong sign-in takes right after a flood's callers hung up against one alone (near 1×
  * when the queued callers left unhashed). The test (tests/integration/sign-in-limits.test.ts) asserts the mechanism;

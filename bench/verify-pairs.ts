@@ -1,6 +1,6 @@
 /**
  * The pairs bench:verify runs (pure, seeded): (gold, prediction, truth) from the embedded task's answers written the
- * ways a model writes them, from the answer shapes of real datasets (issue 15, requirement 4), and from the project's
+ * ways a model writes them, from the answer shapes of real datasets, and from the project's
  * corpus (tests/fixtures/verifier-corpus.jsonl) and Math-Verify's own test cases (tests/fixtures/verifier-corpus-math-verify.jsonl).
  * `truth` is what a careful grader says (for Math-Verify's cases, what its tests assert); `type` groups the report.
  */
@@ -260,7 +260,7 @@ export const SHAPES: Record<string, Shape> = {
       n = randInt(rng, 1, d - 1);
     return [`\\frac{${n}}{${d}}`, (n / d).toFixed(10), (n / d).toFixed(3)];
   },
-  // Issue 27: the shapes of real answers (GSM8K, MATH) and the wrong answers that only look like the gold.
+  // The shapes of real answers (GSM8K, MATH) and the wrong answers that only look like the gold.
   "MATH's ,\\! thousands": (rng) => {
     const a = BigInt(randInt(rng, 1000, 9_999_999));
     return pick(rng, [
@@ -343,7 +343,7 @@ export const UPSTREAM_TYPE = "Math-Verify's own tests";
 
 /**
  * The bench's pairs: `task` from the embedded task, `perShape` of each shape (half right, half wrong), the corpus,
- * and `upstream` (issue 40): the cases of Math-Verify's test suite with the labels it states.
+ * and `upstream`: the cases of Math-Verify's test suite with the labels it states.
  */
 export function benchPairs(opts: {
   task: number;

@@ -1,5 +1,5 @@
 /**
- * bench:verify — parity of the reward verifier with Math-Verify (issue 15, requirement 3). Runs ≥ 5,000 labelled
+ * bench:verify — parity of the reward verifier with Math-Verify. Runs ≥ 5,000 labelled
  * pairs (bench/verify-pairs.ts: the embedded task's answers, the answer shapes of real datasets, the project's
  * corpus) through the whole cascade (fast path, then Math-Verify in the sandbox for what it cannot settle) and
  * through Math-Verify alone, side by side with the same sandbox pool and concurrency. Prints agreement, the
@@ -40,10 +40,7 @@ const WHY_BY_FORM: [RegExp, string][] = [
   [/∞/, 'Math-Verify does not parse the Unicode ∞.'],
   [/\\\$|dollars/, 'Math-Verify cannot parse a currency sign or a unit word after the number.'],
   [/^[A-E]\)$/, 'Math-Verify reads `C)` as a symbol with a stray bracket, not the choice C.'],
-  [
-    /<think>/,
-    'A response without <answer>: in the default mode it has no answer (issue 15, requirement 5); Math-Verify takes any box.',
-  ],
+  [/<think>/, 'A response without <answer>: in the default mode it has no answer; Math-Verify takes any box.'],
   [
     /\\ln x\+\\ln y/,
     'Math-Verify keeps ln(xy) and ln x + ln y apart (it does not assume x, y > 0); the labels take the identity as datasets mean it.',
@@ -156,7 +153,7 @@ try {
   console.log(
     `against the labels: cascade ${pct(right('cascade'), rows.length)}, Math-Verify alone ${pct(right('mv'), rows.length)}`,
   );
-  // A false positive pays a wrong answer: in RL, a reward the policy learns to farm (issue 40: none allowed).
+  // A false positive pays a wrong answer: in RL, a reward the policy learns to farm (none allowed).
   const errors = (side: 'cascade' | 'mv') => {
     const says = (r: Row) => (side === 'cascade' ? r.cascade.correct : mvSays(r));
     return {

@@ -8,7 +8,7 @@ export type Role = (typeof ROLES)[number];
 export const roleRank = (r: Role): number => ROLES.indexOf(r);
 
 /**
- * An API token's scope (issue 44): `read` (runs, metrics, trajectories, exports: what a viewer may do), `write`
+ * An API token's scope: `read` (runs, metrics, trajectories, exports: what a viewer may do), `write`
  * (recipes, launches, imports: a researcher's), `admin`. A token acts with the lower of its scope's role and its
  * user's current role, so every procedure's and route's role check is also its scope check, in one place.
  */

@@ -1,5 +1,5 @@
 /**
- * Runs trained elsewhere (issue 28): the one shape every format's mapper produces (server/imports/formats/), read by
+ * Runs trained elsewhere: the one shape every format's mapper produces (server/imports/formats/), read by
  * the importer, the viewers and the ATIF export. Types only. A field the source lacks is absent, never zero.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The ingest API (issue 28, docs/importing-runs.md "Ingest API"): what a script that trains elsewhere
+ * The ingest API (docs/importing-runs.md "Ingest API"): what a script that trains elsewhere
  * sends. `POST /api/ingest/runs` opens a run; `POST /api/ingest/runs/{id}/batch` adds trajectories to it, each either
  * an ATIF v1.x document or Toolsmith's own shape (contracts/foreign.ts ForeignTrajectory), idempotent by id.
  */

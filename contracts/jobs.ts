@@ -22,7 +22,7 @@ export const JOB_PAYLOADS = {
    */
   train: z.object({ recipe: RecipeSchema, cluster: z.enum(RUN_PLACEMENTS).default('local') }),
   /**
-   * A run trained elsewhere (issue 28), its folder and format in the run's ImportSource: one pass over the folder, or
+   * A run trained elsewhere, its folder and format in the run's ImportSource: one pass over the folder, or
    * (follow) passes until the run is cancelled; a restarted worker goes on from the offsets stored per file.
    */
   import: z.object({
@@ -51,7 +51,7 @@ export const isJobKind = (kind: string): kind is JobKind => Object.hasOwn(JOB_PA
 /**
  * Kinds a worker runs in its side slots, beside the one job of its main lane (training, evaluation): bounded and
  * light next to training, and a followed import never ends on its own, so on `npm start`'s single worker none of them
- * waits behind (or holds) the lane a training run needs (issue 41): a model fetched or a dataset added while a run
+ * waits behind (or holds) the lane a training run needs: a model fetched or a dataset added while a run
  * trains is there for the next launch. workers/lanes.ts splits a worker's kinds by this list.
  */
 export const SIDE_JOB_KINDS: readonly JobKind[] = ['import', 'diagnostics', 'model.fetch', 'dataset.add'];

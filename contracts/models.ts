@@ -118,7 +118,7 @@ export const ModelProvenanceSchema = z.object({
   arch: z.string().nullable(),
   /** import: the directory it was imported from. */
   importedFrom: z.string().optional(),
-  /** import: how its files arrived (copied, reflinked where the filesystem can; `linked` counted hard links before issue 24 and is 0 now). */
+  /** import: how its files arrived (copied, reflinked where the filesystem can; `linked` counted hard links in earlier versions and is 0 now). */
   files: z.object({ linked: z.number().int(), copied: z.number().int(), skipped: z.array(z.string()) }).optional(),
   /** init: the options it was made with. */
   init: z

@@ -1,5 +1,5 @@
 /**
- * A discrete-event simulation of one RL step's rollout phase at scale (issue 30; docs/method.md §6), driven by the
+ * A discrete-event simulation of one RL step's rollout phase at scale (docs/method.md §6), driven by the
  * planner's constants. Pure and seeded: the same inputs give the same step.
  *
  * - Engines: each a processor-sharing server of `tokensPerS` decode throughput split among its running requests

@@ -1,5 +1,5 @@
 /**
- * Plan before launch (issue 30): what one RL step and the whole run of a recipe cost on a cluster, from a handful of
+ * Plan before launch: what one RL step and the whole run of a recipe cost on a cluster, from a handful of
  * constants that are either calibrated on measured runs (calibrate) or stated defaults, every one shown with its
  * source. Pure: the CLI (`npx toolsmith plan`) and the workbench call it with the model's parameter count.
  *

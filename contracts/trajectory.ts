@@ -126,7 +126,7 @@ export type StoredTurn = Omit<Turn, 'tokenIds' | 'logprobs' | 'entropies'> & { a
 export type ClipState = 0 | 1 | 2 | 3 | 4 | 5;
 
 /**
- * The token-level record of one trajectory's response (issue 12; docs/method.md §5): aligned arrays with one entry
+ * The token-level record of one trajectory's response (docs/method.md §5): aligned arrays with one entry
  * per response token, model turns and appended tool responses in order, as the trainer saw them (PolicySample).
  * Stored compactly in a side table (binary columns), read by the token view. NaN marks "no value" inside the
  * float arrays (tool tokens; an engine without logprobs).

@@ -4,7 +4,7 @@ import { expect, test } from '@playwright/test';
 import { expectAccessibleNames, shot, signIn, watchErrors } from './helpers.ts';
 
 /**
- * A run trained elsewhere, in Chromium (issue 28): a verl dump folder under the e2e server's import root
+ * A run trained elsewhere, in Chromium: a verl dump folder under the e2e server's import root
  * (data/e2e/imports, the default TOOLSMITH_IMPORT_ROOTS) opened with *Import run* on the Dashboard; a folder outside
  * the roots refused with the reason; the worker reads it; the run page says where it came from and draws its
  * dashboard; the rollout explorer lists its trajectories and the trace inspector opens one with its prompt, answer
@@ -84,7 +84,7 @@ test('Import run: a verl folder becomes a read-only run every viewer opens', asy
   await expect(page.getByRole('article', { name: 'turn 1' })).toContainText('— tokens · generated in — ·');
   await shot(page, 'imported-trajectory');
 
-  // Following holds one of the worker's side slots, not its only lane (issue 41): while the first run is followed, a
+  // Following holds one of the worker's side slots, not its only lane: while the first run is followed, a
   // second import of the folder is read and ends; switched off, the first reads as stopped.
   await page.goto(runUrl);
   const follow = page.getByRole('checkbox', { name: 'Follow' });

@@ -4,7 +4,7 @@ import { expect, test } from '@playwright/test';
 import { signIn, watchErrors } from './helpers.ts';
 
 /**
- * Per-trajectory links do not prefetch (issue 41, requirement 8): a page of explorer rows would otherwise have the
+ * Per-trajectory links do not prefetch: a page of explorer rows would otherwise have the
  * server render every trajectory page (its turns, tool calls and token record) before anyone clicks. Watches every
  * request the browser makes while the explorer's rows and its same-prompt chips are on screen and hovered; only a click fetches a trajectory.
  */

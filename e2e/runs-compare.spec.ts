@@ -4,7 +4,7 @@ import { expect, test } from '@playwright/test';
 import { signIn } from './helpers.ts';
 
 /**
- * Compare that compares (issue 41): it opens on the metrics the runs share, not on a key only one run logged, and
+ * Compare that compares: it opens on the metrics the runs share, not on a key only one run logged, and
  * its x axis lines runs up by step, by steps since each run's first, by RL step (an SFT stage before RL shifts one
  * run's steps) or by wall time. Two runs seeded by e2e/seed-compare.ts into the e2e server's one database: the file
  * sorts after diagnostics.spec.ts, which starts from the empty dashboard (the specs run in file order, one worker).
@@ -33,7 +33,7 @@ test('compare opens on the shared metrics and lines runs up by RL step', async (
   await expect(reward).toHaveAttribute('data-points', '5');
 
   // The run page's panel heads show the last logged values, unsmoothed, whatever the smoothing slider says; the
-  // evaluation panel is never smoothed (issue 41, requirement 5).
+  // evaluation panel is never smoothed.
   await page.goto(`/runs/${a}`);
   await expect(page.getByLabel('Smoothing')).toHaveValue('0.6');
   await expect(page.locator('[data-panel="reward"] .dash-panel-last')).toHaveText('90.0%');

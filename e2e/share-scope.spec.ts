@@ -4,7 +4,7 @@ import { expect, test, type Page } from '@playwright/test';
 import { watchErrors } from './helpers.ts';
 
 /**
- * Share links in a fresh browser context, never signed in (issue 13, R5): each page shows what its link names
+ * Share links in a fresh browser context, never signed in: each page shows what its link names
  * and carries no link into the app (no top bar, every href stays under /s/<token>); a step or trajectory page
  * shows no error text and no seed of the run. Seeded by e2e/seed-share-scope.ts into the e2e server's database.
  */

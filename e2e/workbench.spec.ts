@@ -42,7 +42,7 @@ test('design → launch → live rollouts → trace and replay → share read-on
   await shot(page, 'run-live-rollouts');
   await expect(page.locator('[data-status]').first()).toHaveAttribute('data-status', 'succeeded', { timeout: 180_000 });
   await expect(page.getByRole('region', { name: 'Training dashboard' })).toBeVisible();
-  // The plan of the run's recipe against its measured RL steps (issue 30).
+  // The plan of the run's recipe against its measured RL steps.
   await expect(page.getByLabel('Plan against measured')).toContainText(
     /RL step: measured median [\d.]+ s over 6 steps; planned before launch [\d.]+ s .*calibrated on these steps [\d.]+ s/,
   );

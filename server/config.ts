@@ -79,7 +79,7 @@ export function config(env: Record<string, string | undefined> = process.env) {
     /** Set inside a run's Ray job (runtime env): this process is that run's orchestrator, its trainer ranks Ray actors. */
     onRay: env.TOOLSMITH_ON_RAY === '1',
     /**
-     * Folders runs trained elsewhere may be imported from by the web app and the ingest API (issue 28), ':'-separated;
+     * Folders runs trained elsewhere may be imported from by the web app and the ingest API, ':'-separated;
      * a path is checked after symlinks. The CLI (an operator's shell) may import any folder it can read.
      */
     importRoots: (env.TOOLSMITH_IMPORT_ROOTS?.trim()

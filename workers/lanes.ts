@@ -1,5 +1,5 @@
 /**
- * One worker process, several lanes (issue 41): the main lane runs one job at a time (training, evaluation, the
+ * One worker process, several lanes: the main lane runs one job at a time (training, evaluation, the
  * test kinds) and `sideSlots` side lanes run the light kinds (contracts/jobs.ts SIDE_JOB_KINDS: imports, followed
  * imports, diagnostics) beside it. A followed import never ends on its own; in the main lane of `npm start`'s single
  * worker it held every later run, diagnostics job and import queued until someone stopped it.

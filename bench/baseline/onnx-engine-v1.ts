@@ -1,5 +1,5 @@
 /**
- * bench:rollout's baseline, kept as it was before issue 12 (one per-step copy of every row's cache, re-prefill at every
+ * bench:rollout's baseline, kept as it was before the slot cache (one per-step copy of every row's cache, re-prefill at every
  * turn) so the new engine is measured against it side by side on the same model: it runs export_onnx.py's
  * `--graph legacy` export. Not used by the product.
  *

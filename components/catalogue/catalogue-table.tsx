@@ -1,6 +1,6 @@
 'use client';
 /**
- * The catalogue of the Models and Datasets pages (issue 41): what `npx toolsmith model fetch` / `dataset add` know,
+ * The catalogue of the Models and Datasets pages: what `npx toolsmith model fetch` / `dataset add` know,
  * each with whether it is here, and for a researcher or an admin a button that starts the fetch or add as a job
  * (a run with its log, linked while it runs). Viewers see the list without the buttons (the procedures refuse them).
  */

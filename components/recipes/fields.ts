@@ -1,5 +1,5 @@
 /**
- * The recipe designer's field catalogue: for every recipe field (server/recipes/schema.ts) a label, the kind of
+ * The recipe designer's field catalogue: for every recipe field (contracts/recipe.ts RecipeSchema) a label, the kind of
  * control, the default shown as placeholder, and a one-line help drawn from the method (docs/method.md §2–§8).
  * Paths are relative to the object a catalogue describes: RECIPE_FIELDS to the recipe (stages and eval datasets
  * aside), SFT_FIELDS / RL_FIELDS to one stage, EVAL_SOURCE_FIELDS to one evaluation dataset.

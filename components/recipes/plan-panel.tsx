@@ -1,6 +1,6 @@
 'use client';
 /**
- * The designer's Plan panel (issue 30): the recipe as it is being edited, planned on a cluster preset in the browser
+ * The designer's Plan panel: the recipe as it is being edited, planned on a cluster preset in the browser
  * (contracts/plan.ts, the same functions as `npx toolsmith plan`), updated as fields change. Per RL stage: the
  * step time as bars of its phases, the bound phase highlighted; where the run's time goes (SFT, RL, evaluation, as
  * the CLI prints it); the run's steps, time, GPU-hours and storage.
@@ -34,7 +34,7 @@ const secs = formatSeconds;
 export function PlanPanel({ recipe }: { recipe: Recipe | null }) {
   const trpc = useTRPC();
   const [preset, setPreset] = useState<keyof typeof CLUSTER_PRESETS>('local');
-  // No default size for a named model: a plan for the wrong size would read as true (issue 41).
+  // No default size for a named model: a plan for the wrong size would read as true.
   const [paramsText, setParamsText] = useState('');
   const modelName = recipe?.model.kind === 'model' ? recipe.model.name : null;
   const models = useQuery(trpc.models.list.queryOptions(undefined, { enabled: modelName !== null }));

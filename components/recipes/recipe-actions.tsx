@@ -50,7 +50,7 @@ export function RecipeActions({
       onSuccess: (r) => router.push(`/runs/${encodeURIComponent(r.runId)}`),
     }),
   );
-  // The worker's preflight with what the web server knows (issue 41): a missing model or dataset is named, with its
+  // The worker's preflight with what the web server knows: a missing model or dataset is named, with its
   // fix when the catalogue has it, and Launch waits until nothing is missing.
   const preflight = useQuery(trpc.recipes.preflight.queryOptions({ spec }, { enabled: valid, placeholderData: keep }));
   const issues = valid ? (preflight.data ?? []) : [];

@@ -1,6 +1,6 @@
 'use client';
 /**
- * Predicted against measured step time on the run page (issue 30): the plan of the run's frozen recipe on this
+ * Predicted against measured step time on the run page: the plan of the run's frozen recipe on this
  * machine (contracts/plan.ts, the stated defaults, as `npx toolsmith plan --cluster local` prints it) beside the
  * median of the RL steps measured so far, and the same plan calibrated on those steps. The embedded model's size is
  * computed from its shape; a named model's is read from the models registry (none shown for one not registered).

@@ -169,7 +169,7 @@ export function RunView({ runId }: { runId: string }) {
   const run = runRow.data ?? snapshot.data?.run;
   const kind = run?.kind ?? '';
   const isTrain = kind === 'train';
-  // A run trained elsewhere (issue 28): read-only, its source in the frozen spec; every viewer works on it.
+  // A run trained elsewhere: read-only, its source in the frozen spec; every viewer works on it.
   const isImport = kind === 'import';
   const imported = importedFrom(snapshot.data?.run.recipeSpec);
   // The polled row's: a run started without a format gets it when its job has read the folder's layout.

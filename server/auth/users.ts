@@ -128,7 +128,7 @@ const isLastAdmin = (activeAdminIds: readonly string[], userId: string) =>
   activeAdminIds.includes(userId) && activeAdminIds.length === 1;
 
 /**
- * Refuses to take away the last active admin. The check and `write` share one transaction (issue 44, 6): two
+ * Refuses to take away the last active admin. The check and `write` share one transaction: two
  * demotions at once of the last two admins would otherwise each see the other still active and both go through.
  */
 async function keepingAnAdmin(db: Database, user: UserRow, what: string, write: (w: AdminWrites) => Promise<void>) {

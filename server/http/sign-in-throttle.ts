@@ -1,5 +1,5 @@
 /**
- * The password sign-in throttle's decisions (issue 44, requirement 1), pure: the stored record of each (account,
+ * The password sign-in throttle's decisions, pure: the stored record of each (account,
  * address) pair and the time in, allowed or the seconds to wait out. Storage: server/store/sign-in-throttle.ts.
  *
  * Growing delays, never a lock: a pair that failed `pairFree` times waits `firstDelayS`, then twice as long after each

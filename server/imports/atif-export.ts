@@ -2,7 +2,7 @@
  * Any stored trajectory (native or imported) as Harbor's ATIF v1.4 document: system/user/agent steps with their tool
  * calls and observations, token ids and logprobs per agent step where the turns split them, and Toolsmith's own keys
  * under `extra` (step, split, group, rewards, advantage, the whole token record, metadata) so that importing the
- * export gives back the same trajectories (workers/imports/formats/atif.ts reads them). Pure.
+ * export gives back the same trajectories (server/imports/formats/atif.ts reads them). Pure.
  */
 import type { ForeignMessage, ForeignTokens, ForeignTrajectory } from '../../contracts/foreign.ts';
 import type { StoredTrajectoryContent, TokenRecord } from '../../contracts/trajectory.ts';

@@ -1,5 +1,5 @@
 /**
- * How much of a foreign run's folder an import reads (issue 41): every limit by name, and the pure checks of a record
+ * How much of a foreign run's folder an import reads: every limit by name, and the pure checks of a record
  * against them. A folder under an import root is written by someone else, so nothing in it may make a reader hold
  * unbounded memory, time or stored bytes. docs/importing-runs.md "Open runs trained elsewhere" lists them (Contained,
  * bounded reads).

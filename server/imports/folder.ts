@@ -1,5 +1,5 @@
 /**
- * The folder of a run trained elsewhere (issue 28): where it really is (an import root is checked after symlinks, so
+ * The folder of a run trained elsewhere: where it really is (an import root is checked after symlinks, so
  * a link cannot lead out of it), and which files it holds. Shared by the web app's and the CLI's import and by the
  * worker that reads the folder.
  */

@@ -1,5 +1,5 @@
 /**
- * The ingest API's rate limit per API token (issue 44, 7), on the sign-in edge's sliding window
+ * The ingest API's rate limit per API token, on the sign-in edge's sliding window
  * (server/http/window-limiter.ts) rather than a limiter of its own: at most BURST calls in any BURST / RATE seconds,
  * which averages RATE a second and lets a script send BURST back to back. In memory, one per web process: a restart
  * forgets it and N web servers allow N times the rate (it keeps one runaway script from flooding the database; it is

@@ -1,5 +1,5 @@
 /**
- * The ingest API (issue 28): a script that trains elsewhere opens an imported run and pushes its trajectories in
+ * The ingest API: a script that trains elsewhere opens an imported run and pushes its trajectories in
  * batches, each an ATIF document or Toolsmith's own shape (contracts/ingest.ts). A batch is idempotent by trajectory
  * id; an item that does not read is refused with its index and reason and the rest stored. The route handlers
  * (app/api/ingest/) check the caller (an API token or a session, researcher or above) and the request limits.

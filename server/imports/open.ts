@@ -1,5 +1,5 @@
 /**
- * The one way an importer opens a file of a foreign run's folder (issue 41): contained in the folder and a regular
+ * The one way an importer opens a file of a foreign run's folder: contained in the folder and a regular
  * file. The listing is older than the open (a writer may have swapped a listed file for a symlink since), so the
  * file is resolved, checked to lie inside the folder, opened without following a final symlink and without blocking
  * (a FIFO would otherwise hold the worker), and the opened descriptor is checked again: a regular file, the same

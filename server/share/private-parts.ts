@@ -1,5 +1,5 @@
 /**
- * What a share link of a run must not show of the server (issue 41 req 3): an imported run's folder on the server
+ * What a share link of a run must not show of the server: an imported run's folder on the server
  * (its recipe's `imported.path`, the status and log lines that name it) and the worker's host name and pid (the
  * "worker HOST-PID started …" lines). Signed-in researchers still see them; the share payload is redacted here. Pure.
  */

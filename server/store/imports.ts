@@ -1,5 +1,5 @@
 /**
- * Imported runs (issue 28): the run's source folder and format, and how far each of its files has been read. The
+ * Imported runs: the run's source folder and format, and how far each of its files has been read. The
  * trajectories themselves go through server/store/trajectories.ts like any run's.
  */
 import { FORMAT_FROM_LAYOUT, type ForeignFormat, type ImportFormat } from '../../contracts/foreign.ts';

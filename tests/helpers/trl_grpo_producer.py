@@ -1,5 +1,5 @@
 """
-A real TRL run as a producer of a foreign run (issue 28's import tests): GRPOTrainer on CPU, a tiny random Llama and
+A real TRL run as a producer of a foreign run (for the import tests): GRPOTrainer on CPU, a tiny random Llama and
 a character tokenizer (no hub here), two reward functions with reward_weights, log_completions=True. TRL writes
 <out>/completions/completions_{step:05d}.parquet itself; the test imports that folder.
 

@@ -1,5 +1,5 @@
 """
-verl's own rollout dump, run without verl's dependencies (issue 28's import tests). verl 0.9.1 cannot be installed
+verl's own rollout dump, run without verl's dependencies (for the import tests). verl 0.9.1 cannot be installed
 beside the project's transformers (it requires transformers<5.11) and needs Ray workers and GPUs to reach its dump,
 so this reads `RayPPOTrainer._write_generations` (a staticmethod that needs only os and json) from the pinned wheel's
 own source, unchanged, and calls it as RayPPOTrainer._dump_generations does: one `{step}.jsonl` per step.

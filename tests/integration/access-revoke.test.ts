@@ -1,9 +1,9 @@
-// Access that can be taken away (issue 24, requirement 4): a real sign-in through Better Auth's handler gives a real
+// Access that can be taken away: a real sign-in through Better Auth's handler gives a real
 // cookie, a real API token is minted, and both are sent to the tRPC endpoint exactly as the web route composes it
 // (fetchRequestHandler + resolvePrincipal). A disable, a password reset and a role change make the old cookie and the
 // old token answer 401 on the very next request; a disabled user cannot sign in by password or one-time link and is
 // told why; removal keeps the author of runs and recipes; a user changes their own password. Also: the public
-// system.health names no run, job owner or host to an anonymous caller (requirement 10).
+// system.health names no run, job owner or host to an anonymous caller.
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';

@@ -2,7 +2,7 @@
 // a procedure added without an entry here fails, so nothing is added open by mistake. Each is then called with no
 // principal, as a viewer, a researcher and an admin (real database), and must answer 401 / 403 exactly as its role
 // says. Ownership: a researcher controls only their own runs, links and recipe names; the audit log records every
-// mutation, allowed or not. Scoped API tokens (issue 44): a real token of each scope walks the same table.
+// mutation, allowed or not. Scoped API tokens: a real token of each scope walks the same table.
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TRPCError } from '@trpc/server';

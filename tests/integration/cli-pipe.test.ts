@@ -1,5 +1,5 @@
 // @no-database: runs once, not once per database.
-// A command's output arrives whole through a pipe (issue 14, requirement 8): writes to a pipe are asynchronous, and
+// A command's output arrives whole through a pipe: writes to a pipe are asynchronous, and
 // the CLI used to exit before they drained, so `sandbox run` piped into another program lost most of a 1 MiB result.
 // Real processes, a real pipe (`| cat`), results of 1 MiB (sandbox) and several MiB (verify --jsonl).
 import { test } from 'node:test';

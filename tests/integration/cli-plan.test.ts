@@ -1,6 +1,6 @@
 // @no-database: runs once, not once per database (the CLI gets a SQLite file of its own).
-// `npx toolsmith plan` as a researcher runs it (issue 30 req. 4): the report's recipe on the report's cluster as JSON
-// with the fields the issue names, the simulation's tables and chart, and the errors that name their flag.
+// `npx toolsmith plan` as a researcher runs it: the report's recipe on the report's cluster as JSON with
+// the fields a script reads, the simulation's tables and chart, and the errors that name their flag.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

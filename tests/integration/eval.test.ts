@@ -1,4 +1,4 @@
-// Evaluation (docs/method.md §8) end to end on real parts: the SFT'd embedded model (cached by workers/train/embedded-sft.ts),
+// Evaluation (docs/method.md §8) end to end on real parts: the SFT'd embedded model (cached by tests/helpers/embedded-sft.ts),
 // the real sandbox pool, the verifier, the database; through `npx toolsmith eval`, a worker's "eval" job, and an
 // OpenAI-compatible server (`npx toolsmith serve-model`) standing in for vLLM.
 import { after, before, test } from 'node:test';
@@ -71,7 +71,7 @@ async function evalRun(runId: string) {
   return { rows, results };
 }
 
-test('npx toolsmith eval piped into another program: the whole output arrives, the table last (issue 14, requirement 8)', async () => {
+test('npx toolsmith eval piped into another program: the whole output arrives, the table last', async () => {
   const r = await runCliPiped(['eval', '--checkpoint', model, ...common], env(), 180_000);
   assert.equal(r.code, 0, r.stderr + r.stdout);
   assert.match(r.stdout, /^eval run \S+\n/);
@@ -111,7 +111,7 @@ test('npx toolsmith eval: prints the table, stores every trajectory and tool cal
   assert.ok(calls > 0, 'the SFT policy used the tool');
   const metrics = await db.prisma.metricPoint.findMany({ where: { runId: run.id } });
   assert.ok(metrics.some((m) => m.key === 'eval/arith-test/pass1'));
-  // Intervals (bootstrap over problems) and each problem's score are kept with the result (issue 16, requirement 3).
+  // Intervals (bootstrap over problems) and each problem's score are kept with the result.
   const details = JSON.parse(res.details!) as {
     pass1Ci: { lo: number; hi: number };
     perProblem: { id: string; correct: number; samples: number }[];

@@ -1,5 +1,5 @@
 /**
- * The importer reads a foreign run's folder bounded and contained (issue 41, requirement 3), against the real
+ * The importer reads a foreign run's folder bounded and contained, against the real
  * database: prime-rl's metrics.jsonl and Harbor's verifier/reward.txt (read without being listed) go through the same
  * opener as the rollouts, so a link out of the folder or a FIFO there is refused by name and nothing of it is stored;
  * a file of thousands of bad lines keeps a bounded list of problems and counts them all; a line nested too deep or

@@ -1,5 +1,5 @@
 /**
- * ATIF export (issue 28 req. 5) against the real database: a native run's trajectory (a tool call, its result, the
+ * ATIF export against the real database: a native run's trajectory (a tool call, its result, the
  * answer, the token record with tool tokens and both logprob sides) and an imported verl run are exported as ATIF
  * v1.4 documents and imported back: the same trajectories come out (ATIF keeps no time per tool result, so those are
  * left out of the comparison), and the token view of the re-imported one shows the native record's ids, mask and

@@ -1,5 +1,5 @@
 /**
- * Foreign runs as their producers leave them on disk, read by the importer into the real database (issue 28 req. 7):
+ * Foreign runs as their producers leave them on disk, read by the importer into the real database:
  * a real TRL GRPOTrainer run (CPU, a tiny random Llama, two reward functions with reward_weights,
  * log_completions=True) writes the completions parquet that is imported, the reward being the weighted sum of the
  * components kept beside it; an ART trajectory log written as ART writes it (zstd Parquet through pyarrow); a prime-rl

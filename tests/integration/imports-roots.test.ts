@@ -1,5 +1,5 @@
 /**
- * The Import run action's folder check (runs.importFolder, issue 41 requirement 3) answers every path outside the
+ * The Import run action's folder check (runs.importFolder) answers every path outside the
  * import roots with one and the same message, whether it is a folder, a file, a link out of a root, nothing, or
  * under nothing (distinct answers told any researcher which server paths exist and which are folders); inside the
  * roots the answers say what is wrong.

@@ -1,5 +1,5 @@
 /**
- * A share link of an imported run (issue 41 requirement 3) shows no server folder, worker host name or pid: the
+ * A share link of an imported run shows no server folder, worker host name or pid: the
  * shared summary, event log, step page and trajectory, as the signed-out holder gets them through the API, hold
  * none of them, while a signed-in researcher's run log still does. The redaction's own cases are in
  * tests/unit/share-private-parts.test.ts.

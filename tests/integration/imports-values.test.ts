@@ -1,6 +1,6 @@
 // @postgresql: also on PostgreSQL, because PostgreSQL refuses a NUL in a text field (the whole batch failed) where SQLite kept it.
 /**
- * What an imported record's values may be (issue 41, requirement 3), against the real database: an ATIF
+ * What an imported record's values may be, against the real database: an ATIF
  * `extra.step` of -7, 1.5 or 1e300 (1e300 gave a 500 and a broken explorer) is a malformed record reported with its
  * file, not stored, beside a good trial that is; a line with NUL characters, a lone surrogate and invalid UTF-8
  * bytes is imported and reads back with U+FFFD in their place, and a problem quoting a NUL is stored too. The

@@ -1,6 +1,6 @@
 /**
  * @no-database (the served app keeps its own SQLite file).
- * Runs trained elsewhere through the served app (issue 28), as `npm start` serves it (the web server and one worker):
+ * Runs trained elsewhere through the served app, as `npm start` serves it (the web server and one worker):
  * the ingest API (401 without a token, 403 for a viewer or another researcher's run, 415, 413 over the body limit,
  * ATIF and Toolsmith's own shape in one batch, a malformed item refused by index and the rest stored, the same batch
  * again storing nothing, `done` closing the run, 409 after), and a followed folder: the worker's import job picks up
@@ -117,7 +117,7 @@ test('the ingest API: tokens and roles, limits, ATIF and the own shape, idempote
     [viewer.status, (viewer.body.error as { message: string }).message],
     [403, 'pushing runs needs the researcher role; view@lab.test is a viewer'],
   );
-  // A researcher's read token pushes nothing (issue 44: scoped tokens); the answer names the scope to ask for.
+  // A researcher's read token pushes nothing (scoped tokens); the answer names the scope to ask for.
   tokens.resRead = (await createToken(db, { email: 'res@lab.test', name: 'metrics script' })).token;
   const readOnly = await post('/api/ingest/runs', { name: 'x' }, 'resRead');
   assert.deepEqual(

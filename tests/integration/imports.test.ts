@@ -1,6 +1,6 @@
 // @postgresql: also on PostgreSQL, because an imported run's groups and trajectories are written in batches (server/db/batch.ts), per dialect.
 /**
- * Runs trained elsewhere (issue 28), against the real database: a verl dump folder read into an imported run (groups,
+ * Runs trained elsewhere, against the real database: a verl dump folder read into an imported run (groups,
  * reward components, per-step dashboard figures, a malformed line counted with its file and line and the rest
  * imported), a second read adding nothing, a follower under a writer that appends (a half-written last line waits
  * for its newline; a follower restarted from the stored offsets neither repeats nor skips a line), the import roots

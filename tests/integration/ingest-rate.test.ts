@@ -1,5 +1,5 @@
 /**
- * The ingest API's rate limit per API token (issue 44, requirement 7), through its HTTP edge (handleIngest, as the
+ * The ingest API's rate limit per API token, through its HTTP edge (handleIngest, as the
  * routes under app/api/ingest/ call it) with real tokens on a real database: over the configured limit a token gets
  * 429 with Retry-After and a JSON error naming the limit, another token is unaffected, and once Retry-After has passed
  * the token is let in again. The limiter's clock is injected, so "waiting" is moving it, whatever the machine's load.

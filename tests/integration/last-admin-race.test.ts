@@ -1,6 +1,6 @@
 // @postgresql: also on PostgreSQL, where two transactions run side by side (on SQLite they take turns at the write lock).
 /**
- * The last-admin check shares the transaction that demotes, disables or removes (issue 44, requirement 6): the last
+ * The last-admin check shares the transaction that demotes, disables or removes: the last
  * two admins taken away at once through server/auth/users.ts, one change held inside its transaction after its check
  * (the named hook adminChangeHooks.checked) until the other has started — on PostgreSQL, until the other waits for
  * the first's row locks. Exactly one goes through, the other is told why, and one admin stays active. With the check

@@ -1,4 +1,4 @@
-// OIDC links only what it should (issue 24, requirement 5), against a real OpenID Provider on a local port: the
+// OIDC links only what it should, against a real OpenID Provider on a local port: the
 // reviewer's attack — an IdP user who claims the admin's verified email — gets no session; linking by email happens
 // only with TOOLSMITH_OIDC_LINK_BY_EMAIL and never onto an admin or a disabled account; TOOLSMITH_OIDC_ALLOWED_DOMAINS
 // refuses other domains (exactly, not by suffix); a disabled user's linked identity is refused with the reason.

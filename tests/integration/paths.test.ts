@@ -1,4 +1,4 @@
-// Models and files by name, never by path (issue 13, R6): a recipe that names a checkpoint path (to a crafted
+// Models and files by name, never by path: a recipe that names a checkpoint path (to a crafted
 // pickle) or a tokenizer file is refused at validate/save/launch before any worker could run it, with an error
 // that names the field and says the same whether the path exists or not; names with "../" or absolute paths are
 // refused before the filesystem is touched; a symlink planted inside the models folder that leads outside is refused.

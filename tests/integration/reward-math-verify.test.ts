@@ -81,7 +81,7 @@ test('a wrong answer Math-Verify alone calls right (a primed letter) is settled 
   }
 });
 
-test('issue 40: the wrong free-text answers Math-Verify alone pays are incorrect, in fallback and in always mode', async () => {
+test('the wrong free-text answers Math-Verify alone pays are incorrect, in fallback and in always mode', async () => {
   const always = new Verifier({ workers: 1, mathVerify: 'always', mathVerifier: mv, mathVerifyTimeLimitS: ROOMY_S });
   try {
     for (const [gold, pred] of [

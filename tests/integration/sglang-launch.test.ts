@@ -1,5 +1,5 @@
 // @no-database: runs once, not once per database.
-// The SGLang rollout servers of a Ray run take the run's API key (issue 44, requirement 8) without it ever being in
+// The SGLang rollout servers of a Ray run take the run's API key without it ever being in
 // argv, which every user of a node can read: rayServerSpec starts them through workers/cluster/sglang_launch.py,
 // which reads the key from the environment Ray's service actor passes. SGLang itself is not installed here (it needs
 // GPUs), so the launcher is run for real up to the point where it imports SGLang, and its argument handling directly.

@@ -1,4 +1,4 @@
-// Share links are the only way in without signing in (issue 13, R5): a step or trajectory link shows a header of
+// Share links are the only way in without signing in: a step or trajectory link shows a header of
 // its run, not the run (no recipe, seed, code version or error text); and every call of a tRPC batch is
 // authorised on its own, over the real fetch adapter, so nothing rides behind a share.view.* path.
 import { afterEach, beforeEach, test } from 'node:test';

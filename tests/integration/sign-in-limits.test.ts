@@ -1,5 +1,5 @@
 /**
- * Sign-in limits that hold, against the built app under `node scripts/start.mjs --serve-only` (issue 24, 2, 8, 10):
+ * Sign-in limits that hold, against the built app under `node scripts/start.mjs --serve-only`:
  * the client address comes from the socket (scripts/web-server.mjs), X-Forwarded-For counts only from
  * TOOLSMITH_TRUSTED_PROXIES (here 127.0.0.1; requests from 127.0.0.2 are an untrusted peer on the same loopback),
  * the sign-in throttle's delays per address and per account (in the database: tests/integration/sign-in-throttle.test.ts

@@ -1,6 +1,6 @@
 // @postgresql: also on PostgreSQL, because the throttle's rows and its per-account lock are each dialect's (an advisory lock there).
 /**
- * The password sign-in throttle (issue 44, requirement 1) through the sign-in edge as the web server runs it
+ * The password sign-in throttle through the sign-in edge as the web server runs it
  * (withAuthEdge in front of Better Auth's handler, server/http/auth-edge.ts), on a real database: growing delays per
  * address and per account instead of a lock anyone could set off. Several "web servers" are several edges, each with
  * its own Better Auth instance and database handle, over one database; a restart is a new one. The throttle's clock

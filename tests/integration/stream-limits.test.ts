@@ -1,4 +1,4 @@
-// Live streams (issue 13, R7): runs.events opens only for a run that exists (NOT_FOUND before any event and
+// Live streams: runs.events opens only for a run that exists (NOT_FOUND before any event and
 // before the stream counts), at most TOOLSMITH_MAX_STREAMS_PER_USER per user at once (TOO_MANY_REQUESTS past
 // it, with a clear message), and a stream that ends or is aborted frees its place. Share views poll
 // share.view.events (a query, no stream); a run link whose run is gone answers NOT_FOUND.

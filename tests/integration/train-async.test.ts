@@ -1,4 +1,4 @@
-// One-step off-policy RL (issue 29, docs/method.md §5 "Asynchronous steps") on real parts: worker processes, the
+// One-step off-policy RL (docs/method.md §5 "Asynchronous steps") on real parts: worker processes, the
 // PyTorch trainer, the embedded ONNX engine, the sandbox pool, the database. The micro recipe keeps each run short.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Groups that carry a signal (issue 40, docs/method.md §5 "Dynamic sampling and the pass-rate curriculum") on real
+// Groups that carry a signal (docs/method.md §5 "Dynamic sampling and the pass-rate curriculum") on real
 // parts: a worker process, the PyTorch trainer, the embedded ONNX engine, the sandbox pool, the database. A response
 // budget of one token makes every reward 0 (no `<answer>` fits), so every group has all-equal rewards: dynamic
 // sampling must draw more rounds and stop at its cap, and the curriculum must set aside the problems never solved.

@@ -1,5 +1,5 @@
 // @no-database: runs once, not once per database.
-// What a trainer group exposes (issue 24): the ranks client.ts starts meet through a FileStore in a private folder,
+// What a trainer group exposes: the ranks client.ts starts meet through a FileStore in a private folder,
 // so no rendezvous store listens anywhere; gloo's own connections are bound to loopback. While 2 CPU ranks train,
 // every listening socket of their processes is read from /proc and must be loopback, and a pickle that would touch a
 // marker file is written to each of them: nothing is unpickled and training goes on. One process listens on nothing;

@@ -1,5 +1,5 @@
 // @postgresql: also on PostgreSQL, because token records are binary columns (bytea on PostgreSQL, blob on SQLite).
-// The token-level side table (issue 12): a trajectory's TokenRecord is written with it, in binary columns, read back
+// The token-level side table: a trajectory's TokenRecord is written with it, in binary columns, read back
 // exactly (Float32 precision, NaN kept), deleted with it, and served by trajectories.tokens and by share links under
 // the trajectory's own access rules. Runs on the dialect under test (TOOLSMITH_TEST_DIALECT).
 import { afterEach, beforeEach, test } from 'node:test';

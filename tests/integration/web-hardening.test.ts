@@ -1,5 +1,5 @@
 /**
- * The built web app under `node scripts/start.mjs --serve-only`, attacked over plain HTTP (issue 13, 7–9): a
+ * The built web app under `node scripts/start.mjs --serve-only`, attacked over plain HTTP: a
  * foreign Host, cross-origin and form-encoded mutations, a malformed percent-escape, an oversized body, a batch
  * over the cap, the security headers; then the worker is killed and must come back while the web server stays up.
  * One server start for the whole file. Needs the build (`node scripts/setup.mjs`; `npm test` builds first).

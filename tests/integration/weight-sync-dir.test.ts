@@ -1,5 +1,5 @@
 // @no-database: runs once, not once per database.
-// A run's weight versions go only into its own weight-sync folder (issue 24): <root>/<run id>, and
+// A run's weight versions go only into its own weight-sync folder: <root>/<run id>, and
 // engine.weightSync.dir names a subfolder of it, never another run's folder or a path; a link planted on the way
 // (the run's folder or the subfolder leading elsewhere, or dangling) is refused with an error naming the field.
 import { after, before, test } from 'node:test';

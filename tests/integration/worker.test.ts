@@ -478,7 +478,7 @@ describe('one worker running failing, crashing, diagnostic and cancelled jobs', 
   });
 });
 
-describe('side slots: a followed import never holds the lane a run needs (issue 41)', () => {
+describe('side slots: a followed import never holds the lane a run needs', () => {
   let f: Fresh;
   let tmp: string;
   after(async () => {

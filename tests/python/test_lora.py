@@ -3,7 +3,7 @@ LoRA through peft in the trainer (workers/trainer/lora.py, trainer.py), in-proce
 a policy step changes adapter parameters only; a merged export gives the logits of base + adapter; a LoRA
 checkpoint holds the adapter alone and resumes exactly.
 
-    .venv/bin/python -m unittest tests/python/test_lora.py      (run by tests/integration/trainer-lora.test.ts)
+    .venv/bin/python -m unittest tests/python/test_lora.py      (run by tests/integration/trainer-python.test.ts)
 """
 import os
 import shutil

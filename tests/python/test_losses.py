@@ -1,5 +1,5 @@
 """
-Unit tests of workers/trainer/losses.py on small hand-computed values (run by tests/integration/trainer-losses.test.ts):
+Unit tests of workers/trainer/losses.py on small hand-computed values (run by tests/integration/trainer-python.test.ts):
 
     /usr/bin/python3 -m unittest -v tests/python/test_losses.py
 """

@@ -21,54 +21,14 @@
  * - Relative Markdown links in README.md and docs/*.md must point to files that exist, and a `#anchor` to a heading
  *   of the file it names (GitHub's slug, `-1`, `-2` for repeated headings).
  *
- * A failure names file:line and what is missing. Scanned: the source folders below (not node_modules, .next, data,
- * generated code or build output).
+ * A failure names file:line and what is missing. Scanned: the files tests/helpers/source-files.ts lists (the source
+ * folders and root files; not node_modules, .next, data, generated code or build output).
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const SCANNED = [
-  'README.md',
-  '.ci',
-  'app',
-  'bench',
-  'bin',
-  'cli',
-  'components',
-  'contracts',
-  'docs',
-  'e2e',
-  'lib',
-  'prisma',
-  'scripts',
-  'server',
-  'tests',
-  'workers',
-];
-const SKIPPED_DIRS = new Set(['node_modules', '.next', 'data', 'generated', 'out', '__pycache__', '.venv']);
-const TEXT_EXT = /\.(ts|tsx|mts|mjs|cjs|js|py|md|prisma|sql|json|jsonc|sh|toml|txt|css)$|(^|\/)run$/;
-
-function scannedFiles(): string[] {
-  const out: string[] = [];
-  const walk = (rel: string) => {
-    const abs = path.join(ROOT, rel);
-    if (!fs.existsSync(abs)) return;
-    const st = fs.statSync(abs);
-    if (st.isFile()) {
-      if (TEXT_EXT.test(rel) && st.size < 2_000_000) out.push(rel);
-      return;
-    }
-    for (const e of fs.readdirSync(abs, { withFileTypes: true })) {
-      if (e.isDirectory() && SKIPPED_DIRS.has(e.name)) continue;
-      if (e.isDirectory() || e.isFile()) walk(path.join(rel, e.name));
-    }
-  };
-  for (const s of SCANNED) walk(s);
-  return out.sort();
-}
+import { lineOf, ROOT, scannedFiles } from '../helpers/source-files.ts';
 
 /** GitHub's anchor for a heading: lowercased, every character but letters, digits, spaces, `-` and `_` dropped. */
 export function slug(heading: string): string {
@@ -122,8 +82,6 @@ function readDoc(rel: string): string | null {
   }
   return cache.get(rel) ?? null;
 }
-
-const lineOf = (text: string, index: number) => text.slice(0, index).split('\n').length;
 
 /** A line break inside a citation, with the next line's comment marker. */
 const BREAK = String.raw`\r?\n[ \t]*(?:\*|\/\/+|#+)?[ \t]*`;

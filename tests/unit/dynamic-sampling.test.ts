@@ -1,4 +1,4 @@
-// Groups that carry a signal (issue 40, docs/method.md §5 "Dynamic sampling and the pass-rate curriculum"): the pure
+// Groups that carry a signal (docs/method.md §5 "Dynamic sampling and the pass-rate curriculum"): the pure
 // decisions (rounds, which groups train, the draw order, the curriculum's tiers), the recipe fields and their bounds,
 // and the per-stage totals of `train --report`.
 import { test } from 'node:test';

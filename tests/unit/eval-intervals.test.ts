@@ -1,4 +1,4 @@
-// Intervals on evaluation figures (issue 16, requirement 3): the percentile bootstrap over problems, its coverage,
+// Intervals on evaluation figures: the percentile bootstrap over problems, its coverage,
 // and the paired difference of two evaluations on the same problems.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

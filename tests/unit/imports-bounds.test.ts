@@ -1,5 +1,5 @@
 /**
- * Import readers are bounded and contained (issue 41, requirement 3), on real folders in a temp dir: the opener refuses
+ * Import readers are bounded and contained, on real folders in a temp dir: the opener refuses
  * a symlink out of the run's folder (also one swapped in after the listing), a FIFO without blocking, a device behind
  * a link and a file over its cap; a line over the cap is skipped by number and never held whole (10 MB without a
  * newline included); many short lines come in bounded chunks; the walk does not follow symlinked folders (a 40-level

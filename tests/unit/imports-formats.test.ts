@@ -5,7 +5,8 @@
  *   TRL   GRPOTrainer with log_completions=True: step, prompt, completion, one column per reward function, advantage;
  *   ATIF  laude-institute/harbor docs/rfcs/0001-trajectory-format.md, the RFC whose changelog reads v1.4 (read from a
  *         mirror of its main branch; no commit id of it could be had on this machine, so the version is the pin).
- * The real producers' own files are imported by the integration tests of issue 28 where they run here.
+ * The real producers' own files are imported by the integration tests where they run here
+ * (tests/integration/imports-producers.test.ts).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

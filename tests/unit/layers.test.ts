@@ -267,7 +267,7 @@ test('the rules catch what they forbid', () => {
   assert.match(v('workers/a/b.ts', '../../server/lifecycle.ts')!, /data layer/);
   assert.match(v('workers/train/x.ts', '../trainer/client.ts')!, /assemble processes/);
   assert.match(v('server/x.ts', '../cli/train.ts')!, /server\/ imports only/);
-  assert.match(v('app/runs/page.tsx', '@/server/store/runs.ts')!, /only app\/api/);
+  assert.match(v('app/runs/[id]/page.tsx', '@/server/store/runs.ts')!, /only app\/api/);
   assert.equal(v('workers/train/x.ts', '../trainer/client.ts', true), null, 'a type-only import assembles nothing');
   assert.equal(v('workers/handlers/x.ts', '../trainer/client.ts'), null);
   assert.equal(v('components/a/b.tsx', '../../contracts/recipe.ts'), null);

@@ -1,4 +1,4 @@
-// The planner calibrated on a recorded run predicts another run's RL step time on this machine (issue 30 req. 2).
+// The planner calibrated on a recorded run predicts another run's RL step time on this machine.
 // The two runs are bench:async's synchronous arms (seeds 0 and 1), recorded as fixtures: no wall clock is read here.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

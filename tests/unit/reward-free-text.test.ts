@@ -1,4 +1,4 @@
-// Issue 40, requirement 4: a free-text answer (no \boxed{}) is the formula it states, so that no wrong answer is paid
+// A free-text answer (no \boxed{}) is the formula it states, so that no wrong answer is paid
 // because the sentence around it, or a full stop inside its math, was compared instead. The Math-Verify step on the
 // same cases: tests/integration/reward-math-verify.test.ts.
 import assert from 'node:assert/strict';
@@ -20,7 +20,7 @@ const upstream = fs
   .split('\n')
   .map((l) => JSON.parse(l) as { gold: string; pred: string; equal: boolean; source: string });
 
-test("the four wrong answers of issue 40 are incorrect (Math-Verify's own test cases)", async () => {
+test("the four wrong free-text answers are incorrect (Math-Verify's own test cases)", async () => {
   for (const [gold, pred] of [
     ['2', '$2^{10}.$'],
     ['1', 'The answer is $1/3.$'],

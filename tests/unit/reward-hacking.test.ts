@@ -1,4 +1,4 @@
-// Issue 15, requirement 5 (in part): answers that would collect a reward without committing to one value.
+// Answers that would collect a reward without committing to one value.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { MAX_ANSWER_CHARS, Verifier } from '../../workers/reward/verifier.ts';

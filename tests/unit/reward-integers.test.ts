@@ -1,4 +1,4 @@
-// Issue 15, requirement 1: integers compare exactly at any size, with the separators people write; a tolerance
+// Integers compare exactly at any size, with the separators people write; a tolerance
 // (NUMERIC_TOLERANCE) only for numbers that are not both integers; "a, b" with a space is a list, not a number.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';

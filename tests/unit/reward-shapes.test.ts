@@ -1,4 +1,4 @@
-// The answer shapes of real datasets (issue 15, requirement 4), each equal and unequal, decided by the fast path
+// The answer shapes of real datasets, each equal and unequal, decided by the fast path
 // alone (no Math-Verify: these must not depend on the last step, which gets several of them wrong — see
 // docs/verifier-parity.md).
 import assert from 'node:assert/strict';

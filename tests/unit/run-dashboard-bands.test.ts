@@ -1,4 +1,4 @@
-// The run page's bands (issue 16, requirement 2): per-step rollout accuracy and each evaluation's pass@1 are drawn
+// The run page's bands: per-step rollout accuracy and each evaluation's pass@1 are drawn
 // with their 95% intervals, which are logged beside them and kept out of the panels' own lines.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

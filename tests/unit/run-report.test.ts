@@ -1,4 +1,4 @@
-// A run's stage report (docs/recipes-and-training.md "The default recipe"; issue 16, requirement 5): stage wall times from the run's
+// A run's stage report (docs/recipes-and-training.md "The default recipe"): stage wall times from the run's
 // events, each stage's evaluation with its intervals, and the text that page's table is pasted from.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// A worker's lanes (issue 41): imports and diagnostics run in side slots beside the main lane's one job, and an
+// A worker's lanes: imports and diagnostics run in side slots beside the main lane's one job, and an
 // imported run's status badge says what is true of the read.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-"""Start an SGLang rollout server of a Ray run with the run's API key, without the key in argv (issue 44).
+"""Start an SGLang rollout server of a Ray run with the run's API key, without the key in argv.
 
 SGLang takes its key only as the `--api-key` flag (docs.sglang.io "Server Arguments"), and a process's argv is
 readable by every user of the node (`ps`, /proc/PID/cmdline). This launcher reads the key from

@@ -17,7 +17,7 @@
  * - 'direct': a tool-worthy problem answered straight away with its right answer, no call. A non-reasoning SFT's data
  *   has such answers (a solution that states its result); the tiny model cannot do that arithmetic in its head, so
  *   imitating one is almost always wrong. They leave the SFT policy calling the tool on only part of the problems:
- *   the headroom the default recipe's RL stages close (docs/recipes-and-training.md "The default recipe", issue 16).
+ *   the headroom the default recipe's RL stages close (docs/recipes-and-training.md "The default recipe").
  * Every demonstration's answer is correct. Failing-call tracebacks are written as the sandbox zygote prints them under CPython
  * 3.11 (the traceback starts at the model's code; 3.12+ would add "Did you mean" hints to NameErrors). Tool segments
  * carry the call's code and the expected sandbox result so that an integration test can run them for real.

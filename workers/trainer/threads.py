@@ -1,5 +1,5 @@
 """
-How many threads the trainer's CPU work uses (issue 29). On a machine of its own the trainer is fastest with one
+How many threads the trainer's CPU work uses. On a machine of its own the trainer is fastest with one
 thread per core; beside a busy neighbour (a browser, an evaluation, a second worker) those threads wait for each
 other at every barrier, and one thread is faster (measured on 2 cores: 16.9 steps/s alone with 2 threads, 5.5 beside
 one busy process, 11.4 with 1 thread). No setting is right for both, and the neighbour comes and goes, so the count

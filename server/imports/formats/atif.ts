@@ -1,7 +1,7 @@
 /**
- * Harbor's Agent Trajectory Interchange Format (ATIF v1.0–v1.4, docs/rfcs/0001-trajectory-format.md of
- * laude-institute/harbor): one JSON document per trajectory, `schema_version`, `session_id`, `agent`, `steps[]` with
- * `source` (system | user | agent), `message`, `tool_calls[{tool_call_id, function_name, arguments}]`,
+ * Harbor's Agent Trajectory Interchange Format (ATIF v1.0–v1.4, laude-institute/harbor's
+ * docs/rfcs/0001-trajectory-format.md): one JSON document per trajectory, `schema_version`, `session_id`, `agent`,
+ * `steps[]` with `source` (system | user | agent), `message`, `tool_calls[{tool_call_id, function_name, arguments}]`,
  * `observation.results[{source_call_id, content}]` and `metrics{prompt_token_ids, completion_token_ids, logprobs}`
  * (v1.3/v1.4), `extra`. ATIF has no reward field: the root `extra.reward`, or the reward the caller read from Harbor's
  * `verifier/reward.txt` beside `agent/trajectory.json`. Step and group come from `extra.step` and `extra.group_id`

@@ -132,7 +132,7 @@ export const runsRouter = router({
   importRoots: viewerProcedure.query(() => ({ roots: config().importRoots, formats: [...FOREIGN_FORMATS] })),
 
   /**
-   * Open a run trained elsewhere (issue 28): a folder under an import root (checked after symlinks; never any other
+   * Open a run trained elsewhere: a folder under an import root (checked after symlinks; never any other
    * path from the browser), read once or followed by a worker.
    */
   importFolder: researcherProcedure
