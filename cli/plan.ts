@@ -1,15 +1,11 @@
 import fs from 'node:fs';
 import { UserError } from '../contracts/errors.ts';
 import {
-  CALIBRATION_KEYS,
   CLUSTER_PRESETS,
   type Cluster,
-  calibrate,
   DEFAULT_CONSTANTS,
   formatBytes,
   formatSeconds,
-  measuredSteps,
-  medianStepSeconds,
   type Plan,
   type PlanConstants,
   parseCluster,
@@ -17,6 +13,7 @@ import {
   runPhaseLines,
   whyBound,
 } from '../contracts/plan.ts';
+import { CALIBRATION_KEYS, calibrate, measuredSteps, medianStepSeconds } from '../contracts/plan-calibration.ts';
 import { REPORT_SIM, type SimResult, simInputFor, simulateStep } from '../contracts/plan-sim.ts';
 import { parseRecipe, type Recipe, type RlStage } from '../contracts/recipe.ts';
 import { config } from '../server/config.ts';

@@ -1,6 +1,6 @@
 /**
  * Plan before launch: what one RL step and the whole run of a recipe cost on a cluster, from a handful of
- * constants that are either calibrated on measured runs (calibrate) or stated defaults, every one shown with its
+ * constants that are either calibrated on measured runs (contracts/plan-calibration.ts) or stated defaults, every one shown with its
  * source. Pure: the CLI (`npx toolsmith plan`) and the workbench call it with the model's parameter count.
  *
  * Per RL step of a stage (docs/method.md §5–§7):
@@ -20,8 +20,8 @@
  * ceiling on a tiny one (per-token overhead), so their rates depend on the model's size.
  */
 import { z } from 'zod';
+import { coresForLatency, meanLatency } from './plan-queueing.ts';
 import type { Recipe, RlStage, SftStage } from './recipe.ts';
-import type { MetricKey, StepMetrics } from './metrics.ts';
 
 // ---- The cluster ------------------------------------------------------------------------------------------------
 
@@ -473,164 +473,4 @@ const count = (x: number) => Math.round(x).toLocaleString('en-US');
 export function formatBytes(b: number): string {
   if (b >= 1e12) return `${(b / 1e12).toFixed(1)} TB`;
   return b >= 1e9 ? `${(b / 1e9).toFixed(1)} GB` : `${(b / 1e6).toFixed(1)} MB`;
-}
-
-// ---- Queueing ---------------------------------------------------------------------------------------------------
-
-/**
- * Erlang C: the probability that a call waits, with arrival rate `lambda` (calls/s), service time `s` (s) and `c`
- * servers (cores). Computed by the stable recurrence over the Erlang B formula.
- */
-export function erlangC(lambda: number, s: number, c: number): number {
-  const a = lambda * s; // offered load in cores
-  if (c <= a) return 1;
-  let b = 1;
-  for (let k = 1; k <= c; k++) b = (a * b) / (k + a * b);
-  const rho = a / c;
-  return b / (1 - rho + rho * b);
-}
-
-/** Mean latency (queue + service) of an M/M/c queue; Infinity when the cores cannot keep up. */
-export function meanLatency(lambda: number, s: number, c: number): number {
-  if (lambda <= 0) return s;
-  if (c <= lambda * s) return Number.POSITIVE_INFINITY;
-  return (erlangC(lambda, s, c) * s) / (c - lambda * s) + s;
-}
-
-/** The fewest cores whose mean latency is within `target` (at least 1; the service time alone when it exceeds it). */
-export function coresForLatency(lambda: number, s: number, target: number): number {
-  if (lambda <= 0) return 1;
-  let c = Math.max(1, Math.ceil(lambda * s + 1e-9));
-  const goal = Math.max(target, s * 1.0001);
-  while (meanLatency(lambda, s, c) > goal && c < 1e7) c++;
-  return c;
-}
-
-// ---- Calibration ------------------------------------------------------------------------------------------------
-
-/** One measured RL step: the run's metrics at that step (time/*, rollout/*, train/*) and its stage's settings. */
-export interface MeasuredStep {
-  metrics: StepMetrics;
-  stage: Pick<RlStage, 'promptsPerStep' | 'rolloutsPerPrompt' | 'keep' | 'maxResponseTokens'>;
-}
-
-const median = (xs: number[]) => {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  return s.length ? s[Math.floor(s.length / 2)]! : Number.NaN;
-};
-
-/**
- * Constants fitted on the measured steps of a CPU run (this machine's engine and trainer; the GPU constants keep
- * their defaults): medians over the steps, so one slow step does not move them. `run` names it in each source;
- * `params`, the run's model size, turns the measured rates into the FLOP/s that give them for that size.
- */
-export function calibrate(
-  steps: MeasuredStep[],
-  run: string,
-  base: PlanConstants = DEFAULT_CONSTANTS,
-  params?: number,
-): PlanConstants {
-  if (steps.length === 0) return base;
-  const m = (detail: string, xs: number[], fallback: Constant): Constant => {
-    const v = median(xs);
-    return Number.isFinite(v) && v > 0
-      ? { value: v, source: { kind: 'measured', detail: `${detail} (${run}, ${steps.length} steps)` } }
-      : fallback;
-  };
-  const length = (x: MeasuredStep) => x.metrics['rollout/response_length'] ?? Number.NaN;
-  const trajectories = (x: MeasuredStep) => x.stage.promptsPerStep * x.stage.rolloutsPerPrompt;
-  const engineTokensPerS = m(
-    'generated tokens ÷ time/rollout',
-    steps.map((x) => (trajectories(x) * length(x)) / (x.metrics['time/rollout'] ?? Number.NaN)),
-    base.engineTokensPerS,
-  );
-  const trainTokensPerS = m(
-    'trained tokens ÷ time/train',
-    steps.map(
-      (x) =>
-        (x.stage.promptsPerStep * x.stage.keep * (length(x) + base.promptTokens.value)) /
-        (x.metrics['time/train'] ?? Number.NaN),
-    ),
-    base.trainTokensPerS,
-  );
-  // The measured rates are the rates of this model: with its size, the FLOP/s that give them, so neither bound of
-  // the CPU rate (the lower of the two) undercuts what was measured.
-  const asFlops = (rate: Constant, perToken: number, fallback: Constant): Constant =>
-    params && rate.source.kind === 'measured'
-      ? {
-          value: rate.value * perToken * params,
-          source: { kind: 'measured', detail: `${rate.source.detail} × ${perToken}·N` },
-        }
-      : fallback;
-  return {
-    ...base,
-    engineTokensPerS,
-    cpuEngineFlops: asFlops(engineTokensPerS, 2, base.cpuEngineFlops),
-    trainTokensPerS,
-    cpuTrainFlops: asFlops(trainTokensPerS, 8, base.cpuTrainFlops),
-    responseShare: m(
-      'mean response length ÷ budget',
-      steps.map((x) => length(x) / x.stage.maxResponseTokens),
-      base.responseShare,
-    ),
-    callsPerTrajectory: m(
-      'rollout/tool_calls',
-      steps.map((x) => x.metrics['rollout/tool_calls'] ?? Number.NaN),
-      base.callsPerTrajectory,
-    ),
-    syncFixedS: m(
-      'time/sync',
-      steps.map((x) => x.metrics['time/sync'] ?? Number.NaN),
-      base.syncFixedS,
-    ),
-    overheadS: m(
-      'time/reward + time/roc + time/storage',
-      steps.map(
-        (x) => (x.metrics['time/reward'] ?? 0) + (x.metrics['time/roc'] ?? 0) + (x.metrics['time/storage'] ?? 0),
-      ),
-      base.overheadS,
-    ),
-  };
-}
-
-/** The median of measured RL steps' `time/step`: what the CLI and the run page set the plan against. */
-export function medianStepSeconds(steps: MeasuredStep[]): number {
-  return median(steps.map((s) => s.metrics['time/step'] ?? Number.NaN));
-}
-
-/** The metrics calibrate reads. */
-export const CALIBRATION_KEYS = [
-  'time/rollout',
-  'time/reward',
-  'time/roc',
-  'time/train',
-  'time/sync',
-  'time/storage',
-  'time/step',
-  'rollout/response_length',
-  'rollout/tool_calls',
-] as const satisfies readonly MetricKey[];
-
-/**
- * A run's RL steps as calibrate takes them: its metric series by key and its frozen recipe. The RL steps are those
- * with a rollout time, in step order; they belong to the recipe's RL stages in turn (stage 1's `steps` first).
- */
-export function measuredSteps(
-  recipe: Recipe,
-  series: Record<string, { step: number; value: number }[]>,
-): MeasuredStep[] {
-  const byStep = new Map<number, StepMetrics>();
-  for (const [key, points] of Object.entries(series))
-    for (const p of points) {
-      const row = byStep.get(p.step) ?? {};
-      (row as Record<string, number>)[key] = p.value;
-      byStep.set(p.step, row);
-    }
-  const rlSteps = [...byStep.entries()].filter(([, m]) => m['time/rollout'] !== undefined).sort((a, b) => a[0] - b[0]);
-  const stages = recipe.stages.filter((s): s is RlStage => s.type === 'rl');
-  const out: MeasuredStep[] = [];
-  let k = 0;
-  for (const stage of stages)
-    for (let n = 0; n < stage.steps && k < rlSteps.length; n++, k++) out.push({ metrics: rlSteps[k]![1], stage });
-  return out;
 }

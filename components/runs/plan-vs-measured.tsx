@@ -8,17 +8,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { useTRPC } from '@/lib/trpc.ts';
-import {
-  CLUSTER_PRESETS,
-  CALIBRATION_KEYS,
-  calibrate,
-  DEFAULT_CONSTANTS,
-  embeddedParams,
-  measuredSteps,
-  medianStepSeconds,
-  parseCluster,
-  planRun,
-} from '../../contracts/plan.ts';
+import { CLUSTER_PRESETS, DEFAULT_CONSTANTS, embeddedParams, parseCluster, planRun } from '../../contracts/plan.ts';
+import { CALIBRATION_KEYS, calibrate, measuredSteps, medianStepSeconds } from '../../contracts/plan-calibration.ts';
 import { validateRecipe } from '../../contracts/recipe.ts';
 
 type Points = Record<string, { step: number; value: number }[]>;

@@ -59,8 +59,11 @@ const SOURCES = [
   'workers/trainer/requirements.txt',
 ];
 
-/** Python files that never run in the trainer process: a benchmark, the GPU check and `model init|import|check`'s tool. */
-const BENCH_ONLY = ['raw_step_bench.py', 'gpu_check.py', 'model_tool.py'];
+/**
+ * Python files that never run in the trainer process: a benchmark, the GPU check and `model init|import|check`'s tool
+ * with its inspection module.
+ */
+const BENCH_ONLY = ['raw_step_bench.py', 'gpu_check.py', 'model_tool.py', 'model_inspect.py'];
 /** The exporter: its output is keyed by these alone (exportKey), not part of the training key. */
 const EXPORTER = ['export_onnx.py', 'onnx_weights.py'];
 

@@ -4,15 +4,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import {
-  CLUSTER_PRESETS,
-  calibrate,
-  DEFAULT_CONSTANTS,
-  embeddedParams,
-  measuredSteps,
-  parseCluster,
-  planRun,
-} from '../../contracts/plan.ts';
+import { CLUSTER_PRESETS, DEFAULT_CONSTANTS, embeddedParams, parseCluster, planRun } from '../../contracts/plan.ts';
+import { calibrate, measuredSteps } from '../../contracts/plan-calibration.ts';
 import { parseRecipe } from '../../contracts/recipe.ts';
 
 interface Recorded {

@@ -2,18 +2,15 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   CLUSTER_PRESETS,
-  calibrate,
-  coresForLatency,
   DEFAULT_CONSTANTS,
-  erlangC,
-  measuredSteps,
-  meanLatency,
   type PlanConstants,
   parseCluster,
   planRun,
   runPhaseLines,
   whyBound,
 } from '../../contracts/plan.ts';
+import { calibrate, measuredSteps } from '../../contracts/plan-calibration.ts';
+import { coresForLatency, erlangC, meanLatency } from '../../contracts/plan-queueing.ts';
 import { parseRecipe, type RecipeInput } from '../../contracts/recipe.ts';
 
 const close = (a: number, b: number, rel = 1e-9) =>

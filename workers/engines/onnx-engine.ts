@@ -28,7 +28,6 @@
  * (in RL the reload comes between steps, when nothing runs). Parked caches are dropped (they hold old activations).
  * Every result carries the weight version it was generated with; reload() resolves once the new weights serve.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import type {
@@ -39,27 +38,15 @@ import type {
   GenerateResult,
   PolicyEngine,
 } from './types.ts';
-import { HfTokenizer } from './hf-tokenizer.ts';
+import { type Loaded, loadDir, type ModelConfig, sameShape } from './onnx-model.ts';
+
+export type { ModelConfig } from './onnx-model.ts';
 import type { Tokenizer } from './tokenizer.ts';
 import { mulberry32, sampleToken } from './sampling.ts';
 import { CAPACITY_STEP, SlotCache, commonPrefix, type Prefix } from './slot-cache.ts';
 import { detokStep, newDetok, type DetokState } from './detokenize.ts';
 
 /** config.json of an export (export_onnx.py engine_config). */
-export interface ModelConfig {
-  vocab_size: number;
-  n_layer: number;
-  n_head: number;
-  /** Key/value heads (grouped-query attention): the cache's head count. */
-  n_kv_head: number;
-  n_embd: number;
-  block_size: number;
-  head_dim: number;
-  eos_token_id?: number | null;
-  /** Which graph export_onnx.py wrote: this engine runs 'static'. */
-  graph?: 'static' | 'legacy';
-}
-
 export interface OnnxEngineOptions {
   id?: string;
   /** Most requests in the running batch, i.e. cache slots (default 8). */
@@ -91,14 +78,6 @@ const MIN_REUSE = 8;
 /** Tokens per KV block in the dashboard's figures (the cache itself is slot-based). */
 const BLOCK_TOKENS = 16;
 
-interface Loaded {
-  session: ort.InferenceSession;
-  config: ModelConfig;
-  tokenizer: HfTokenizer;
-  tokenizerJson: string;
-  dir: string;
-}
-
 interface Seq {
   req: GenerateRequest;
   onChunk?: (c: GenerateChunk) => void;
@@ -126,41 +105,6 @@ interface Seq {
 interface Parked extends Prefix {
   session?: string;
   usedAt: number;
-}
-
-async function loadDir(dir: string, threads?: number, spin = true): Promise<Loaded> {
-  const raw = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')) as ModelConfig;
-  if ((raw.graph ?? 'legacy') !== 'static')
-    throw new Error(
-      `${dir}: the export has the ${raw.graph ?? 'legacy'} graph; export it again (workers/trainer/export_onnx.py)`,
-    );
-  const config: ModelConfig = { ...raw, n_kv_head: raw.n_kv_head ?? raw.n_head };
-  const tokenizerJson = fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8');
-  const cfgFile = path.join(dir, 'tokenizer_config.json');
-  const tokenizer = HfTokenizer.fromFiles({
-    'tokenizer.json': tokenizerJson,
-    ...(fs.existsSync(cfgFile) ? { 'tokenizer_config.json': fs.readFileSync(cfgFile, 'utf8') } : {}),
-  });
-  if (tokenizer.vocabSize !== config.vocab_size)
-    throw new Error(`tokenizer has ${tokenizer.vocabSize} tokens, model ${config.vocab_size}`);
-  // Subnormal floats are many times slower on x86; a trained small model's activations have plenty: flush them.
-  const opts: ort.InferenceSession.SessionOptions = {
-    executionProviders: ['cpu'],
-    graphOptimizationLevel: 'all',
-    extra: { session: { set_denormal_as_zero: '1', ...(spin ? {} : { intra_op: { allow_spinning: '0' } }) } },
-  };
-  if (threads) {
-    opts.intraOpNumThreads = threads;
-    opts.interOpNumThreads = 1;
-  }
-  const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), opts);
-  return { session, config, tokenizer, tokenizerJson, dir };
-}
-
-function sameShape(a: ModelConfig, b: ModelConfig): boolean {
-  return (
-    a.n_layer === b.n_layer && a.n_kv_head === b.n_kv_head && a.head_dim === b.head_dim && a.block_size === b.block_size
-  );
 }
 
 export class OnnxEngine implements PolicyEngine {

@@ -161,7 +161,7 @@ function minimalRootArgs(roots: string[], links: { path: string; target: string 
   return [...links.flatMap((l) => ['--symlink', l.target, l.path]), ...roots.flatMap((r) => ['--ro-bind', r, r])];
 }
 
-/** What `python -I -c` reports about itself (interpreterRoot in pool.ts). */
+/** What `python -I -c` reports about itself (interpreterRoot in host-root.ts). */
 export interface InterpreterInfo {
   executable: string;
   /** The folders of every file it maps after importing its preloads, sys.path, sysconfig's LIBDIR. */
