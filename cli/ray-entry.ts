@@ -8,8 +8,8 @@ import { getJob } from '../server/store/jobs.ts';
 
 /**
  * `npx toolsmith ray-entry --job ID`: the entrypoint of a run's Ray job (workers/handlers/train-on-ray.ts submits
- * it). Runs the job's train handler here, on the cluster, against the same database: its events, metrics and
- * checkpoints go to the run, its trainer ranks are Ray actors (TOOLSMITH_ON_RAY). The worker that submitted it holds
+ * it). Runs the job's training here, on the cluster, with the Ray placement (workers/handlers/placement.ts), against
+ * the same database: its events, metrics and checkpoints go to the run, its trainer ranks are Ray actors. The worker that submitted it holds
  * the job's lease and settles it; this process only works. Ray's stop (cancel, pause) sends SIGTERM: the run stops
  * at its next step as a local one does. Exit 0: done; 3: failed for good (a bad recipe, a NaN loss); 1: retry.
  */
@@ -33,8 +33,9 @@ export const rayEntryCommand: Command = {
       const parsed = JOB_PAYLOADS.train.safeParse(job.payload);
       if (!parsed.success) throw new PermanentJobError(`bad train job payload: ${zodIssuesText(parsed.error.issues)}`);
       const { jobContext } = await import('../workers/job-context.ts');
-      const { train } = await import('../workers/handlers/train.ts');
-      await train(jobContext(db, job, parsed.data, abort.signal, `ray-${process.pid}`));
+      const { runPlaced } = await import('../workers/handlers/train.ts');
+      const { RAY_PLACEMENT } = await import('../workers/handlers/placement.ts');
+      await runPlaced(jobContext(db, job, parsed.data, abort.signal, `ray-${process.pid}`), RAY_PLACEMENT);
       console.log(`run ${job.runId}: ${abort.signal.aborted ? 'stopped' : 'done'}`);
       return 0;
     } catch (e) {

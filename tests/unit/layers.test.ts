@@ -379,3 +379,20 @@ test('the importer names no format: each format reads its side files through its
   assert.deepEqual(named, []);
   assert.doesNotMatch(text, /harbor|token_exports|metrics\.jsonl/i);
 });
+
+test('workers/ start the CLI only through workers/handlers/cli-entries.ts, and each entry it names is a CLI command', async () => {
+  const bad = sources('workers')
+    .filter((f) => f !== 'workers/handlers/cli-entries.ts')
+    .flatMap((f) =>
+      fs
+        .readFileSync(path.join(ROOT, f), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (/bin\/toolsmith\.mjs|['"]\.\.\/\.\.\/bin\//.test(line) ? [`${f}:${i + 1}`] : [])),
+    );
+  assert.deepEqual(bad, []);
+  const { CLI_ENTRIES, TOOLSMITH_BIN } = await import('../../workers/handlers/cli-entries.ts');
+  const { commands } = await import('../../cli/commands.ts');
+  const names = new Set(commands.map((c) => c.name));
+  for (const [entry, command] of Object.entries(CLI_ENTRIES)) assert.ok(names.has(command), `${entry}: ${command}`);
+  assert.ok(fs.existsSync(TOOLSMITH_BIN), TOOLSMITH_BIN);
+});

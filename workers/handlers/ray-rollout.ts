@@ -6,8 +6,8 @@ import type { Recipe } from '../../contracts/recipe.ts';
 import { RayServices, type RayServiceSpec, type ServiceInfo } from '../cluster/ray-services.ts';
 import type { PolicyEngine, PolicyEngineFactory } from '../engines/types.ts';
 import { trainerPython } from '../trainer/python.ts';
+import { CLI_ENTRIES, TOOLSMITH_BIN } from './cli-entries.ts';
 
-const BIN = path.resolve(import.meta.dirname, '../../bin/toolsmith.mjs');
 const SGLANG_LAUNCH = path.resolve(import.meta.dirname, '../cluster/sglang_launch.py');
 type RayEngine = Extract<Recipe['engine'], { kind: 'ray' }>;
 
@@ -32,8 +32,8 @@ export function rayServerSpec(e: RayEngine, dir: string, root: string, runId: st
       name: 'rollout',
       argv: [
         process.execPath,
-        BIN,
-        'serve-model',
+        TOOLSMITH_BIN,
+        CLI_ENTRIES.serveModel,
         '--checkpoint',
         path.join(dir, 'onnx'),
         '--host',

@@ -1,12 +1,10 @@
 import crypto from 'node:crypto';
-import path from 'node:path';
 import type { ClusterService } from '../../contracts/cluster.ts';
 import { RayServices, type ServiceInfo } from '../cluster/ray-services.ts';
 import { RemoteSandbox } from '../sandbox/remote.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 import { trainerPython } from '../trainer/python.ts';
-
-const BIN = path.resolve(import.meta.dirname, '../../bin/toolsmith.mjs');
+import { CLI_ENTRIES, TOOLSMITH_BIN } from './cli-entries.ts';
 
 export interface RaySandbox extends Sandbox {
   readonly services: RayServices;
@@ -30,7 +28,7 @@ export async function startRaySandbox(
     trainerPython(),
     {
       name: 'sandbox',
-      argv: [process.execPath, BIN, 'sandbox', 'serve', '--host', '{host}', '--port', '0'],
+      argv: [process.execPath, TOOLSMITH_BIN, CLI_ENTRIES.sandbox, 'serve', '--host', '{host}', '--port', '0'],
       secretEnv: 'TOOLSMITH_SANDBOX_TOKEN',
       resource: 'toolsmith_sandbox',
       sizeToCores: '--size',

@@ -6,6 +6,7 @@ import type { ClusterEventData } from '../../contracts/cluster.ts';
 import { RAY_TERMINAL, type RayJobInfo, RayJobsClient, RayJobsError, type RayJobStatus } from '../cluster/ray-jobs.ts';
 import { sleep } from '../engines/sleep.ts';
 import { PermanentJobError, type JobContext } from '../types.ts';
+import { CLI_ENTRIES, TOOLSMITH_BIN_RELATIVE } from './cli-entries.ts';
 
 /** cli/ray-entry.ts exits with this when the run cannot go on whatever is retried (a bad recipe, a NaN loss). */
 export const RAY_PERMANENT_EXIT = 3;
@@ -79,7 +80,7 @@ export async function trainOnRay(ctx: JobContext<JobPayload<'train'>>): Promise<
     const dbUrl = cfg.rayDatabaseUrl ?? cfg.databaseUrl;
     await ray.submit({
       submission_id: id,
-      entrypoint: `cd ${shellQuote(cfg.rayProjectDir)} && exec node bin/toolsmith.mjs ray-entry --job ${ctx.job.id}`,
+      entrypoint: `cd ${shellQuote(cfg.rayProjectDir)} && exec node ${TOOLSMITH_BIN_RELATIVE} ${CLI_ENTRIES.rayEntry} --job ${ctx.job.id}`,
       entrypoint_num_cpus: 0,
       runtime_env: {
         env_vars: {

@@ -8,10 +8,9 @@ import { PathEscapeError } from '../../server/models/under-root.ts';
 import type { JobPayload } from '../../contracts/jobs.ts';
 import { verifierFromSettings } from './verifier.ts';
 import { publishLiveRollouts } from './live.ts';
-import { createSandbox } from '../sandbox/index.ts';
-import { type RayPlacement, TrainerClient, TrainerError } from '../trainer/client.ts';
+import { TrainerError } from '../trainer/client.ts';
 import { trainOnRay } from './train-on-ray.ts';
-import { startRaySandbox } from './ray-sandbox.ts';
+import { LOCAL_PLACEMENT, type Placement } from './placement.ts';
 import { rayPolicy } from './ray-rollout.ts';
 import type { ClusterService } from '../../contracts/cluster.ts';
 import { runTraining } from '../train/orchestrator.ts';
@@ -24,19 +23,24 @@ import { embeddedPolicy, remotePolicy } from '../engines/create.ts';
 import type { PolicyEngine } from '../engines/types.ts';
 import { observeEngines } from '../policy/policy-sync.ts';
 import { runWeightSyncDir } from '../policy/weight-export.ts';
-import { PermanentJobError, type JobHandler } from '../types.ts';
+import { type JobContext, PermanentJobError, type JobHandler } from '../types.ts';
 
 /**
- * "train" job: the payload is { recipe } (a parsed recipe, frozen in the run). A NaN loss or an out-of-memory in
- * the trainer fails the run with that reason (another attempt would hit it again); a crash of the trainer or the
- * worker is retried, and the next attempt resumes from the last checkpoint.
+ * "train" job: the payload is { recipe } (a parsed recipe, frozen in the run). A run placed on this worker runs
+ * here; one placed on Ray is submitted to the cluster and followed there (train-on-ray.ts), where ray-entry runs it
+ * with the Ray placement (runPlaced).
  */
-export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
+export const train: JobHandler<JobPayload<'train'>> = (ctx) =>
+  ctx.payload.cluster === 'ray' ? trainOnRay(ctx) : runPlaced(ctx, LOCAL_PLACEMENT);
+
+/**
+ * Run the training job where `placement` says (placement.ts builds its trainer and sandbox). A NaN loss or an
+ * out-of-memory in the trainer fails the run with that reason (another attempt would hit it again); a crash of the
+ * trainer or the worker is retried, and the next attempt resumes from the last checkpoint.
+ */
+export async function runPlaced(ctx: JobContext<JobPayload<'train'>>, placement: Placement): Promise<unknown> {
   if (!ctx.job.runId) throw new PermanentJobError('a train job needs a run');
   const cfg = config();
-  // Launched for Ray: this worker submits the run to the cluster and follows it there (train-on-ray.ts); inside
-  // that Ray job (TOOLSMITH_ON_RAY) the same handler runs the orchestrator, its trainer ranks placed by the cluster.
-  if (ctx.payload.cluster === 'ray' && !cfg.onRay) return trainOnRay(ctx);
   const runId = ctx.job.runId;
   const recipe = ctx.payload.recipe;
   const modelsRoot = modelsDir();
@@ -58,7 +62,7 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
     datasets,
     gpus: gpuMemoryBytes.length,
     rolloutServers: cfg.rolloutUrls,
-    onRay: cfg.onRay,
+    onRay: placement.onCluster,
   });
   // What the host has (or the operator allows): a recipe within the schema's bounds can still overrun it.
   const name = recipe.model.kind === 'model' ? recipe.model.name : null;
@@ -73,7 +77,7 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
         maxTrainerRanks: cfg.maxTrainerRanks,
         maxTrainerMemoryMb: cfg.maxTrainerMemoryMb,
         maxSandboxMemoryMb: cfg.maxSandboxMemoryMb,
-        trainerOnCluster: cfg.onRay,
+        trainerOnCluster: placement.onCluster,
       },
       await modelSize(recipe, name === null ? null : modelDir(name)),
     ),
@@ -95,14 +99,7 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
       .catch(() => {});
   // Before any process starts: it refuses a weight-sync folder outside the run's own.
   const policy = policyFactory(recipe, runId, logServices('rollout servers'));
-  const trainer = await TrainerClient.start(
-    cfg.onRay
-      ? {
-          ray: rayPlacement(recipe, runId, cfg.rayPlacementTimeoutS),
-          startTimeoutMs: (cfg.rayPlacementTimeoutS + 180) * 1000,
-        }
-      : { ranks: recipe.trainer.ranks, startTimeoutMs: 180_000 },
-  );
+  const trainer = await placement.startTrainer(recipe, runId);
   if (trainer.placement) {
     const nodes = new Set(trainer.placement.map((r) => r.node)).size;
     await ctx.log(`trainer: ${trainer.placement.length} ranks placed by Ray on ${nodes} node${nodes > 1 ? 's' : ''}`, {
@@ -110,9 +107,7 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
       data: { ...rayJobEvent(), ranks: trainer.placement },
     });
   }
-  // On Ray without configured sandbox nodes: the run's own, as actors on the cluster's CPU nodes.
-  const sandbox =
-    cfg.onRay && !cfg.sandboxUrls ? await startRaySandbox(runId, logServices('sandbox nodes')) : await createSandbox();
+  const sandbox = await placement.startSandbox(runId, logServices('sandbox nodes'));
   const verifier = verifierFromSettings(recipe.verifier, sandbox);
   let engine: PolicyEngine | null = null; // the policy's engine, once the first sync built it (for the dashboard)
   const policyEngine = observeEngines(policy, (e) => {
@@ -156,7 +151,7 @@ export const train: JobHandler<JobPayload<'train'>> = async (ctx) => {
     await verifier.close();
     await sandbox.close();
   }
-};
+}
 
 /** The cluster event's header from inside the run's Ray job (Ray sets these for the entrypoint). */
 const rayJobEvent = () => ({
@@ -165,22 +160,6 @@ const rayJobEvent = () => ({
   rayJobId: process.env.RAY_JOB_SUBMISSION_ID ?? process.env.RAY_SUBMISSION_ID ?? process.env.RAY_JOB_ID ?? '',
   state: 'RUNNING',
 });
-
-/**
- * The trainer group on Ray: recipe.trainer's nodes × ranks, a GPU per rank on device "cuda" (none on "cpu"; "auto"
- * asks for none: name "cuda" to get GPU bundles), one CPU per rank; its actors in the run's namespace.
- */
-function rayPlacement(recipe: JobPayload<'train'>['recipe'], runId: string, timeoutS: number): RayPlacement {
-  const t = recipe.trainer;
-  return {
-    nodes: t.nodes,
-    ranks: t.ranks,
-    cpus: 1,
-    gpus: t.device === 'cuda' ? 1 : 0,
-    timeoutS,
-    namespace: `toolsmith-${runId}`,
-  };
-}
 
 /**
  * The policy's engine: embedded, or the recipe's servers kept in sync through the shared weight-sync folder
