@@ -300,10 +300,18 @@ SPARED = set()
 
 def cgroup_procs():
     """The call cgroup's processes but the zygote and its helpers (the process it left as bwrap's pid 1 is outside
-    our pid namespace, so it is not listed)."""
+    our pid namespace, so it is not listed).
+
+    Opened afresh for each read, not kept in _FDS: cgroup v1 answers every later read of an open cgroup.procs with
+    the list it made at that file's first read, for as long as reads come less than a second apart (a kernel worker
+    drops the list a second after the last one), so prove_clean, polling a kept descriptor, saw an OOM reserve the
+    killer had taken as a member until the zygote gave up and was replaced (a fresh-clone run under CPU
+    starvation). It is read between calls only, after lift_limit_if_full, when opening a file finds room."""
     if not CGROUP:
         return []
-    return [int(x) for x in cg_read('memory', 'cgroup.procs').split() if int(x) != os.getpid() and int(x) not in SPARED]
+    with open(cg_path('memory', 'cgroup.procs'), 'rb') as f:
+        listed = [int(x) for x in f.read().split()]
+    return [pid for pid in listed if pid != os.getpid() and pid not in SPARED]
 
 
 def measure_idle_shmem():
@@ -318,6 +326,5 @@ def measure_idle_shmem():
         watch.verdict()
         unreclaimable_bytes()
         cg_read(*limit_key())
-        cg_read('memory', 'cgroup.procs')
         cg_read('pids', 'pids.current')
         cg_read('pids', 'pids.max')
