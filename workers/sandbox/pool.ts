@@ -142,8 +142,8 @@ export class SandboxPool implements Sandbox {
         '!!! UNSAFE MODE: model code runs WITHOUT isolation (no bubblewrap): it can read your files and reach the network. Never use this with untrusted models. !!!',
       );
     } else {
-      checkBubblewrap(pool.opts.python);
-      pool.root = interpreterRoot(pool.opts.python, pool.opts.preload);
+      await checkBubblewrap(pool.opts.python);
+      pool.root = await interpreterRoot(pool.opts.python, pool.opts.preload);
       pool.cgroups = PoolCgroups.create(`${process.pid}-${++poolsStarted}`, pool.opts.log);
     }
     const modules = ZYGOTE_MODULES.map((name) => [name, fs.readFileSync(path.join(HERE, `${name}.py`), 'utf8')]);
