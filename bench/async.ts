@@ -22,7 +22,7 @@ import { SandboxPool } from '../workers/sandbox/pool.ts';
 import { TrainerClient } from '../workers/trainer/client.ts';
 import { runTraining } from '../workers/train/orchestrator.ts';
 import { embeddedPolicy } from '../workers/engines/create.ts';
-import { ensureEmbeddedSftModel } from '../tests/helpers/embedded-sft.ts';
+import { ensureEmbeddedSftModel, sftCheckpointDir } from '../tests/helpers/embedded-sft.ts';
 import { benchFlags } from './flags.ts';
 import { tInterval } from './t-interval.ts';
 
@@ -34,7 +34,7 @@ const QUICK = Boolean(flags.quick);
 const SEEDS = (flags.seeds as number | undefined) ?? 3;
 
 const exportDir = await ensureEmbeddedSftModel({ log: (m) => console.log(`[sft] ${m}`) });
-const sftModel = path.join(path.dirname(exportDir), 'model');
+const sftModel = sftCheckpointDir();
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-async-'));
 const url = `file:${path.join(tmp, 'bench.db')}`;
 await migrate(url);

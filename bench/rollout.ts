@@ -38,7 +38,15 @@ import { responseText, toolStats } from '../workers/rollout/trajectory.ts';
 import type { Trajectory } from '../contracts/trajectory.ts';
 import { SandboxPool } from '../workers/sandbox/pool.ts';
 import { generate } from '../workers/tasks/arith.ts';
-import { ensureEmbeddedSftModel, exportCheckpoint, exportKey } from '../tests/helpers/embedded-sft.ts';
+import {
+  DEFAULT_EMBEDDED_SFT,
+  ensureEmbeddedSftModel,
+  exportCheckpoint,
+  exportKey,
+  sftCacheKey,
+  sftCheckpointDir,
+} from '../tests/helpers/embedded-sft.ts';
+import { cacheEntry } from '../scripts/build-cache.mjs';
 import { benchFlags } from './flags.ts';
 
 const flags = benchFlags('bench:rollout', 'npx tsx bench/rollout.ts [--quick] [--trajectories N] [--batch B]', {
@@ -52,9 +60,15 @@ const SAMPLES = 4;
 
 const log = (m: string) => console.log(m);
 const dir = await ensureEmbeddedSftModel({ log: (m) => log(`[sft] ${m}`) });
-const legacyDir = path.join(path.dirname(dir), `export-legacy-${exportKey()}`);
-if (!fs.existsSync(path.join(legacyDir, 'model.onnx')))
-  exportCheckpoint(path.join(path.dirname(dir), 'model'), legacyDir, 'legacy');
+// The legacy graph, exported from the same checkpoint into an entry of its own.
+const legacy = cacheEntry('sft-export-legacy', `${sftCacheKey(DEFAULT_EMBEDDED_SFT)}:${exportKey()}`);
+if (!legacy) throw new Error('this benchmark needs the build cache');
+if (!legacy.ready()) {
+  legacy.begin();
+  exportCheckpoint(sftCheckpointDir(), legacy.dir, 'legacy');
+  legacy.seal();
+}
+const legacyDir = legacy.dir;
 type Bench = PolicyEngine & {
   steps: number;
   stepRows: number;

@@ -1,6 +1,6 @@
-// Why a test suite failed, in a few lines (scripts/test.mjs prints them last, where a CI log's tail shows them).
+// Why a test part failed, in a few lines (scripts/test.mjs prints them last, where a CI log's tail shows them).
 
-/** Why a suite failed, short enough for the tail of a CI log: the node reporter's closing "failing tests" section
+/** Why a part failed, short enough for the tail of a CI log: the node reporter's closing "failing tests" section
  *  without stack frames, or each Playwright failure's title, error, expected/received and source line. */
 export function failureDetails(out) {
   const lines = out.includes('✖ failing tests:') ? nodeFailures(out) : playwrightFailures(out);
@@ -40,10 +40,10 @@ function playwrightFailures(out) {
   return kept;
 }
 
-/** Why a suite failed when its reporter named no failed test (it crashed, or was killed): how it ended and its
+/** Why a part failed when its reporter named no failed test (it crashed, or was killed): how it ended and its
  *  last lines. */
 export function crashDetails(out, code, signal) {
   const how = signal ? `signal ${signal}` : `exit code ${code}`;
   const tail = out.trimEnd().split('\n').slice(-15).join('\n');
-  return `the suite ended (${how}) without naming a failed test; its last lines:\n${tail}`;
+  return `the part ended (${how}) without naming a failed test; its last lines:\n${tail}`;
 }

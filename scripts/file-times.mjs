@@ -1,4 +1,4 @@
-// Which test files take the time (pure: scripts/test.mjs feeds it what the suites reported).
+// Which test files take the time (pure: scripts/test.mjs feeds it what the parts reported).
 
 /** Per spec file, the summed times of Playwright's list-reporter lines (`  ✓  3 e2e/x.spec.ts:13:1 › title (5.9s)`,
  *  `✘` for a failure; times in ms, s or m). The e2e server's start is nobody's. */
@@ -14,11 +14,11 @@ export function playwrightFileTimes(out) {
   return [...ms].map(([file, t]) => ({ file, ms: Math.round(t) }));
 }
 
-/** The `n` slowest files over every suite ([{suite, files: [{file, ms}]}]), slowest first; a file run by two
- *  suites (the integration files, once per database) counts once per suite. */
-export function slowestFiles(suites, n) {
-  return suites
-    .flatMap((s) => s.files.map((f) => ({ suite: s.suite, file: f.file, ms: f.ms })))
+/** The `n` slowest files over every part ([{part, files: [{file, ms}]}]), slowest first; a file run by two parts
+ *  (the integration files, once per database) counts once per part. */
+export function slowestFiles(parts, n) {
+  return parts
+    .flatMap((p) => p.files.map((f) => ({ part: p.part, file: f.file, ms: f.ms })))
     .sort((a, b) => b.ms - a.ms || a.file.localeCompare(b.file))
     .slice(0, n);
 }

@@ -1,14 +1,14 @@
-// Processes a test suite left running. `npm test` starts each suite with a marker in its environment
-// (SUITE_MARKER=<id>); every process the suite starts inherits it, including daemons that detach from their
-// parent (a Ray cluster, a database, a served model), so after the suite any live process whose environment
+// Processes a test part left running. `npm test` starts each part with a marker in its environment
+// (PART_MARKER=<id>); every process the part starts inherits it, including daemons that detach from their
+// parent (a Ray cluster, a database, a served model), so after the part any live process whose environment
 // still holds the marker was left behind. CI runs next on this machine: a leftover slows it into timeouts.
 import fs from 'node:fs';
 
-export const SUITE_MARKER = 'TOOLSMITH_TEST_SUITE';
+export const PART_MARKER = 'TOOLSMITH_TEST_PART';
 
 /** Pure: whether a NUL-separated environment block holds the marker with this id. */
 export function holdsMarker(environ, id) {
-  return environ.split('\0').includes(`${SUITE_MARKER}=${id}`);
+  return environ.split('\0').includes(`${PART_MARKER}=${id}`);
 }
 
 /** Live processes (not zombies) whose environment holds the marker: [{pid, command}]. Needs to read other
@@ -30,9 +30,9 @@ export function markedProcesses(id) {
   return found;
 }
 
-/** After a suite: the processes it left, once those still ending have had `graceMs` to end (polled, not slept).
- *  Each one found is then killed, so that it cannot slow the suites after it. The grace is generous because it costs
- *  nothing when the suite left nothing (the poll ends at once): a process still ending (a database, a Ray node shutting
+/** After a part: the processes it left, once those still ending have had `graceMs` to end (polled, not slept).
+ *  Each one found is then killed, so that it cannot slow the parts after it. The grace is generous because it costs
+ *  nothing when the part left nothing (the poll ends at once): a process still ending (a database, a Ray node shutting
  *  down) may be stalled for seconds beside the other lane, and that is no leftover; only a real one waits it out. */
 export async function leftoverProcesses(id, graceMs = 60_000) {
   const until = Date.now() + graceMs;

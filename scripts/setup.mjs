@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cacheEntryDir, verifyManifest, verifyStatManifest, writeManifest, writeStatManifest } from './build-cache.mjs';
+import { cacheEntry } from './build-cache.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const STAMPS = path.join(ROOT, 'data/.setup');
@@ -22,7 +22,7 @@ export const RUNTIME_APT = {
 };
 export const TEST_APT = {
   chromium: "end-to-end tests (Playwright drives Debian's Chromium)",
-  postgresql: 'the PostgreSQL half of the test suite',
+  postgresql: 'the postgresql test part',
   iproute2: 'the Ray tests (`ip link set lo up` in their network namespace)',
 };
 
@@ -84,21 +84,7 @@ function linkTree(src, dst) {
   run('cp', ['-a', src, dst], { quiet: true });
 }
 
-/** Replace the cache entry `entry` with a new one that `fill(tmp)` writes into a folder beside it, so that a run
- *  stopped half-way never leaves a complete-looking entry. A cache that cannot be written is only a slower next run. */
-function saveEntry(entry, fill) {
-  const tmp = `${entry}.tmp-${process.pid}`;
-  try {
-    fs.rmSync(tmp, { recursive: true, force: true });
-    fs.mkdirSync(tmp, { recursive: true });
-    fill(tmp);
-    fs.rmSync(entry, { recursive: true, force: true });
-    fs.renameSync(tmp, entry);
-  } catch (e) {
-    fs.rmSync(tmp, { recursive: true, force: true });
-    log(`warning: the build cache entry ${entry} could not be written (${e.message})`);
-  }
-}
+const warn = (m) => log(`warning: ${m}`);
 
 /**
  * npm packages, from package-lock.json. onnxruntime-node's installer would try to download CUDA: skip it. Most of
@@ -111,19 +97,15 @@ export function ensureNpm() {
   const hash = `${hashOf(['package-lock.json'])}:${process.version}:${process.platform}-${process.arch}`;
   const modules = path.join(ROOT, 'node_modules');
   if (stamped('npm', hash) && fs.existsSync(path.join(modules, '.bin/next'))) return;
-  const entry = cacheEntryDir('npm', hash);
-  if (entry && verifyStatManifest(entry)) {
-    log(`npm packages from the build cache (${entry})…`);
+  const entry = cacheEntry('npm', hash, 'stat');
+  if (entry?.ready()) {
+    log(`npm packages from the build cache (${entry.dir})…`);
     fs.rmSync(modules, { recursive: true, force: true });
-    linkTree(path.join(entry, 'node_modules'), modules);
+    linkTree(path.join(entry.dir, 'node_modules'), modules);
   } else {
     log('installing npm packages (npm ci)…');
     run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { env: { ONNXRUNTIME_NODE_INSTALL: 'skip' } });
-    if (entry)
-      saveEntry(entry, (tmp) => {
-        linkTree(modules, path.join(tmp, 'node_modules'));
-        writeStatManifest(tmp);
-      });
+    entry?.save((dir) => linkTree(modules, path.join(dir, 'node_modules')), warn);
   }
   stamp('npm', hash);
 }
@@ -198,12 +180,12 @@ export function ensureBuild() {
   const hash = `${sources}:${process.version}`;
   const built = path.join(ROOT, '.next');
   if (stamped('build', hash) && fs.existsSync(path.join(built, 'BUILD_ID'))) return;
-  const entry = cacheEntryDir('next', hash);
-  if (entry && verifyManifest(entry)) {
-    log(`the web app's build from the build cache (${entry})…`);
+  const entry = cacheEntry('next', hash);
+  if (entry?.ready()) {
+    log(`the web app's build from the build cache (${entry.dir})…`);
     fs.rmSync(built, { recursive: true, force: true });
-    fs.cpSync(path.join(entry, 'next'), built, { recursive: true, verbatimSymlinks: true });
-    const builtIn = fs.readFileSync(path.join(entry, 'root'), 'utf8');
+    fs.cpSync(path.join(entry.dir, 'next'), built, { recursive: true, verbatimSymlinks: true });
+    const builtIn = fs.readFileSync(path.join(entry.dir, 'root'), 'utf8');
     for (const f of ['required-server-files.json', 'required-server-files.js']) {
       const file = path.join(built, f);
       if (fs.existsSync(file)) fs.writeFileSync(file, fs.readFileSync(file, 'utf8').split(builtIn).join(ROOT));
@@ -211,17 +193,15 @@ export function ensureBuild() {
   } else {
     log('building the web app (next build)…');
     run(path.join(ROOT, 'node_modules/.bin/next'), ['build'], { quiet: true, env: { NEXT_TELEMETRY_DISABLED: '1' } });
-    if (entry)
-      saveEntry(entry, (tmp) => {
-        const compilerCache = path.join(built, 'cache');
-        fs.cpSync(built, path.join(tmp, 'next'), {
-          recursive: true,
-          verbatimSymlinks: true,
-          filter: (src) => src !== compilerCache,
-        });
-        fs.writeFileSync(path.join(tmp, 'root'), ROOT);
-        writeManifest(tmp);
+    entry?.save((dir) => {
+      const compilerCache = path.join(built, 'cache');
+      fs.cpSync(built, path.join(dir, 'next'), {
+        recursive: true,
+        verbatimSymlinks: true,
+        filter: (src) => src !== compilerCache,
       });
+      fs.writeFileSync(path.join(dir, 'root'), ROOT);
+    }, warn);
   }
   stamp('build', hash);
 }
@@ -269,16 +249,13 @@ export function ensureTrainerVenv() {
   const index = process.env.TOOLSMITH_TORCH_INDEX_URL?.trim() || '';
   const hash = `${hashOf([TRAINER_REQUIREMENTS])}:${acc}:${index}`;
   if (stamped('venv', hash) && fs.existsSync(path.join(VENV, 'bin/python'))) return null;
-  const target = cacheEntryDir('venv', hash) ?? VENV;
-  if (target === VENV) log('no build cache: the environment is built inside the project');
+  // Checked by its completion and its imports: a Python environment writes its own byte code as it is used.
+  const entry = cacheEntry('venv', hash, 'complete');
+  const target = entry?.dir ?? VENV;
+  if (!entry) log('no build cache: the environment is built inside the project');
   const python = path.join(target, 'bin/python');
-  const complete = path.join(target, '.toolsmith-complete');
   const imports = ['-c', 'import torch, transformers, safetensors, peft, onnx, ray'];
-  const reusable =
-    target !== VENV &&
-    fs.existsSync(complete) &&
-    fs.readFileSync(complete, 'utf8') === hash &&
-    spawnSync(python, imports, { stdio: 'ignore' }).status === 0;
+  const reusable = entry?.ready() && spawnSync(python, imports, { stdio: 'ignore' }).status === 0;
   if (!reusable) {
     const base = venvBase(); // only when building: it starts up to three interpreters
     if (!base)
@@ -286,7 +263,8 @@ export function ensureTrainerVenv() {
     if (acc === 'rocm' && !index)
       return 'an AMD GPU is present but TOOLSMITH_TORCH_INDEX_URL is not set — point it at the PyTorch ROCm wheel index to get the ROCm build, then run set-up again';
     log(`creating the trainer's Python environment (${target}, torch for ${acc}; about a minute)…`);
-    fs.rmSync(target, { recursive: true, force: true });
+    if (entry) entry.begin();
+    else fs.rmSync(target, { recursive: true, force: true });
     try {
       run(base, ['-m', 'venv', target], { quiet: true });
       const extra = index ? ['--extra-index-url', index] : [];
@@ -308,9 +286,9 @@ export function ensureTrainerVenv() {
     } catch (e) {
       return `the trainer's Python environment could not be built (${e.message}) — check that pip reaches PyPI, then run: node scripts/setup.mjs`;
     }
-    if (target !== VENV) fs.writeFileSync(complete, hash);
+    entry?.seal();
   }
-  if (target !== VENV) {
+  if (entry) {
     fs.rmSync(VENV, { recursive: true, force: true });
     fs.symlinkSync(target, VENV);
   }

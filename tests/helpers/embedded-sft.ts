@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { buildCacheDir, verifyManifest, writeManifest } from '../../scripts/build-cache.mjs';
+import { type CacheEntry, cacheEntry, lockEntry } from '../../scripts/build-cache.mjs';
 import { HfTokenizer } from '../../workers/engines/hf-tokenizer.ts';
 import { EMBEDDED_VOCAB } from '../../workers/engines/tokenizer.ts';
 import { sftDataset, tokenizeDemo } from '../../workers/tasks/demos.ts';
@@ -94,99 +94,81 @@ export function exportKey(): string {
   return h.digest('hex').slice(0, 12);
 }
 
-async function lock(dir: string, timeoutMs: number): Promise<() => void> {
-  const l = `${dir}.lock`;
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      fs.mkdirSync(l);
-      fs.writeFileSync(path.join(l, 'pid'), String(process.pid));
-      return () => fs.rmSync(l, { recursive: true, force: true });
-    } catch {
-      // A lock left by a dead process is stale.
-      const pid = Number(fs.readFileSync(path.join(l, 'pid'), 'utf8').trim() || 0);
-      let alive = false;
-      try {
-        if (pid) {
-          process.kill(pid, 0);
-          alive = true;
-        }
-      } catch {
-        /* dead */
-      }
-      if (!alive) {
-        fs.rmSync(l, { recursive: true, force: true });
-        continue;
-      }
-      if (Date.now() > until) throw new Error(`timed out waiting for ${l}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-}
-
 /** The export dir (model.onnx, tokenizer.json, config.json) of an SFT'd embedded model; trains it if not cached.
  *  Beside it, `model/` is the same model as a trainer checkpoint (HF format). */
 export async function ensureEmbeddedSftModel(
-  opts: { cacheDir?: string; config?: EmbeddedSftConfig; log?: (m: string) => void } = {},
+  opts: { config?: EmbeddedSftConfig; log?: (m: string) => void } = {},
 ): Promise<string> {
   const cfg = opts.config ?? DEFAULT_EMBEDDED_SFT;
-  // Not under a data folder's models/: that folder holds only models registered by name.
-  const base = path.join(opts.cacheDir ?? buildCacheDir(), `sft-${sftCacheKey(cfg)}`);
-  const model = path.join(base, 'model');
-  const out = path.join(base, `export-${exportKey()}`);
-  const ready = () => verifyManifest(model) && verifyManifest(out);
-  if (ready()) return out;
-  fs.mkdirSync(path.dirname(base), { recursive: true });
-  const unlock = await lock(base, 15 * 60_000);
+  // Two entries of the machine's build cache (never a data folder's models/, which holds only models registered by
+  // name): the checkpoint, keyed by what training depends on, and its export, keyed by that and the exporter too.
+  const key = sftCacheKey(cfg);
+  const model = cacheEntry('sft-model', key);
+  const out = cacheEntry('sft-export', `${key}:${exportKey()}`);
+  if (!model || !out)
+    throw new Error('the SFT fixture needs the build cache (set TOOLSMITH_BUILD_CACHE to a writable folder)');
+  const ready = () => model.ready() && out.ready();
+  if (ready()) return out.dir;
+  const unlock = await lockEntry(model, 15 * 60_000);
   try {
-    if (ready()) return out;
-    const log = opts.log ?? (() => {});
-    if (!verifyManifest(model)) {
-      fs.rmSync(model, { recursive: true, force: true });
-      const trainer = await TrainerClient.start();
-      try {
-        // The model's own tokenizer (the char tokenizer.json the trainer writes), as a recipe's SFT stage uses.
-        await trainer.init({ model: cfg.model, vocab: EMBEDDED_VOCAB, seed: cfg.seed });
-        const tok = HfTokenizer.fromFiles(await trainer.tokenizerFiles());
-        // Demonstrations longer than the context are dropped, as the SFT stage of a recipe does (maxLength).
-        const data = sftDataset({ n: cfg.demos, seed: cfg.seed })
-          .map((d) => tokenizeDemo(d, tok))
-          .filter((d) => d.ids.length <= cfg.model.block_size);
-        const total = sftSteps(data.length, cfg);
-        await trainer.setOptim(
-          {
-            lr: cfg.lr,
-            warmup_steps: Math.ceil(total * 0.04),
-            total_steps: total,
-            schedule: 'cosine',
-            weight_decay: 0.01,
-            grad_clip: 1,
-          },
-          true,
-        );
-        const t0 = Date.now();
-        await runSft(trainer, data, {
-          epochs: cfg.epochs,
-          batch: cfg.batch,
-          seed: cfg.seed,
-          maxSteps: cfg.maxSteps,
-          onStep: (m) => {
-            if (m.step % 50 === 0 || m.step === total)
-              log(`sft step ${m.step}/${total} loss ${m.loss.toFixed(3)} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
-          },
-        });
-        fs.mkdirSync(base, { recursive: true });
-        await trainer.save(model);
-        writeManifest(model);
-      } finally {
-        await trainer.close();
-      }
-    }
-    exportCheckpoint(model, out);
-    writeManifest(out);
-    return out;
+    if (ready()) return out.dir;
+    if (!model.ready()) await trainFixture(cfg, model, opts.log ?? (() => {}));
+    out.begin();
+    exportCheckpoint(model.dir, out.dir);
+    out.seal();
+    return out.dir;
   } finally {
     unlock();
+  }
+}
+
+/** The fixture's trainer checkpoint (HF format) that ensureEmbeddedSftModel exported, for benchmarks that train on
+ *  from it or export it another way. */
+export function sftCheckpointDir(cfg: EmbeddedSftConfig = DEFAULT_EMBEDDED_SFT): string {
+  const model = cacheEntry('sft-model', sftCacheKey(cfg));
+  if (!model?.ready()) throw new Error('the SFT fixture is not built: call ensureEmbeddedSftModel first');
+  return model.dir;
+}
+
+/** Train the fixture model from scratch into the cache entry `model` (a trainer checkpoint, HF format). */
+async function trainFixture(cfg: EmbeddedSftConfig, model: CacheEntry, log: (m: string) => void): Promise<void> {
+  model.begin();
+  const trainer = await TrainerClient.start();
+  try {
+    // The model's own tokenizer (the char tokenizer.json the trainer writes), as a recipe's SFT stage uses.
+    await trainer.init({ model: cfg.model, vocab: EMBEDDED_VOCAB, seed: cfg.seed });
+    const tok = HfTokenizer.fromFiles(await trainer.tokenizerFiles());
+    // Demonstrations longer than the context are dropped, as the SFT stage of a recipe does (maxLength).
+    const data = sftDataset({ n: cfg.demos, seed: cfg.seed })
+      .map((d) => tokenizeDemo(d, tok))
+      .filter((d) => d.ids.length <= cfg.model.block_size);
+    const total = sftSteps(data.length, cfg);
+    await trainer.setOptim(
+      {
+        lr: cfg.lr,
+        warmup_steps: Math.ceil(total * 0.04),
+        total_steps: total,
+        schedule: 'cosine',
+        weight_decay: 0.01,
+        grad_clip: 1,
+      },
+      true,
+    );
+    const t0 = Date.now();
+    await runSft(trainer, data, {
+      epochs: cfg.epochs,
+      batch: cfg.batch,
+      seed: cfg.seed,
+      maxSteps: cfg.maxSteps,
+      onStep: (m) => {
+        if (m.step % 50 === 0 || m.step === total)
+          log(`sft step ${m.step}/${total} loss ${m.loss.toFixed(3)} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+      },
+    });
+    await trainer.save(model.dir);
+    model.seal();
+  } finally {
+    await trainer.close();
   }
 }
 

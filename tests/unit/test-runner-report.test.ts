@@ -4,9 +4,10 @@ import fs from 'node:fs';
 import { test } from 'node:test';
 import { crashDetails } from '../../scripts/failure-details.mjs';
 import { playwrightFileTimes, slowestFiles } from '../../scripts/file-times.mjs';
-import { SUITE_MARKER, holdsMarker, leftoverProcesses, markedProcesses } from '../../scripts/leftovers.mjs';
+import { PART_MARKER, holdsMarker, leftoverProcesses, markedProcesses } from '../../scripts/leftovers.mjs';
+import { GROUPS, PARTS, partsWanted } from '../../scripts/test-parts.mjs';
 
-/** What `npm test` adds to its summary: the slowest files, a crashed suite's last lines, processes left running. */
+/** What `npm test` adds to its summary: the slowest files, a crashed part's last lines, processes left running. */
 
 test("Playwright's list lines become per-file times (failed specs too; colours and other lines ignored)", () => {
   const out = [
@@ -25,28 +26,28 @@ test("Playwright's list lines become per-file times (failed specs too; colours a
   ]);
 });
 
-test('the slowest files over every suite, a file run by two suites once per suite', () => {
+test('the slowest files over every part, a file run by two parts once per part', () => {
   const slow = slowestFiles(
     [
       {
-        suite: 'sqlite',
+        part: 'sqlite',
         files: [
           { file: 'x.test.ts', ms: 5 },
           { file: 'y.test.ts', ms: 50 },
         ],
       },
-      { suite: 'postgresql', files: [{ file: 'x.test.ts', ms: 7 }] },
-      { suite: 'unit', files: [] },
+      { part: 'postgresql', files: [{ file: 'x.test.ts', ms: 7 }] },
+      { part: 'unit', files: [] },
     ],
     2,
   );
   assert.deepEqual(slow, [
-    { suite: 'sqlite', file: 'y.test.ts', ms: 50 },
-    { suite: 'postgresql', file: 'x.test.ts', ms: 7 },
+    { part: 'sqlite', file: 'y.test.ts', ms: 50 },
+    { part: 'postgresql', file: 'x.test.ts', ms: 7 },
   ]);
 });
 
-test('a suite that crashed says how it ended and shows its last lines', () => {
+test('a part that crashed says how it ended and shows its last lines', () => {
   const out = Array.from({ length: 30 }, (_, i) => `line ${i}`).join('\n');
   const why = crashDetails(out, null, 'SIGKILL');
   assert.match(why, /ended \(signal SIGKILL\) without naming a failed test/);
@@ -55,13 +56,13 @@ test('a suite that crashed says how it ended and shows its last lines', () => {
 });
 
 test('the marker is matched as a whole variable', () => {
-  const env = ['PATH=/bin', `${SUITE_MARKER}=12-3`, 'X=1'].join('\0');
+  const env = ['PATH=/bin', `${PART_MARKER}=12-3`, 'X=1'].join('\0');
   assert.ok(holdsMarker(env, '12-3'));
   assert.ok(!holdsMarker(env, '12-30'));
   assert.ok(!holdsMarker(env, '12'));
 });
 
-test('a process left behind with the suite marker is found, named and killed; one that ends in time is not', async (t) => {
+test('a process left behind with the part marker is found, named and killed; one that ends in time is not', async (t) => {
   // Two markers, so that neither half depends on how fast a busy machine runs the processes: the one that ends is
   // told to end once its grace has begun, and the grace waits for it (polled; a generous bound, over as soon as it has
   // gone); the one that stays runs for two minutes, far past its short grace.
@@ -70,7 +71,7 @@ test('a process left behind with the suite marker is found, named and killed; on
     spawn(process.execPath, ['-e', code], {
       detached: true, // a daemon leaves its starter's process group, as a leftover would
       stdio: [stdin, 'ignore', 'ignore'],
-      env: { ...process.env, [SUITE_MARKER]: marker },
+      env: { ...process.env, [PART_MARKER]: marker },
     });
   const stays = spawnMarked(`${id}-stays`, 'setTimeout(() => {}, 120000)', 'ignore');
   // Ends when its stdin closes, and not before.
@@ -104,4 +105,20 @@ test('a process left behind with the suite marker is found, named and killed; on
   assert.match(left[0]!.command, /-e setTimeout\(\(\) => \{\}, 120000\)/);
   assert.equal(await exited, 'SIGKILL');
   assert.deepEqual(markedProcesses(`${id}-stays`), []);
+});
+
+test('each part has one name: the word that runs it, its tag and its summary line; an unknown word is refused', () => {
+  const names = PARTS.map((p) => p.name);
+  assert.equal(new Set(names).size, names.length, 'no two parts share a name');
+  assert.deepEqual([...partsWanted([])], names, 'no word: every part');
+  assert.deepEqual([...partsWanted(['no-database', 'unit'])].sort(), ['no-database', 'unit']);
+  assert.deepEqual([...partsWanted(['integration'])], ['sqlite', 'postgresql', 'no-database', 'alone']);
+  for (const group of Object.values(GROUPS)) for (const n of group) assert.ok(names.includes(n), n);
+  // The no-database part once answered to four names (sandbox, nodb, no-db and its title): the old words are refused.
+  for (const old of ['sandbox', 'nodb', 'no-db', 'load'])
+    assert.throws(() => partsWanted([old]), new RegExp(`no test part named "${old}" \\(one of: lint, unit, `));
+  // The runner names each part only through these: no other part name is written in it.
+  const runner = fs.readFileSync('scripts/test.mjs', 'utf8');
+  const calls = [...runner.matchAll(/\bpart\('([^']+)'/g)].map((m) => m[1]);
+  assert.deepEqual([...calls].sort(), [...names].sort(), 'every part declared once, by its name');
 });
