@@ -8,6 +8,8 @@ model (hf_model.py), and its optimiser, driven over JSON lines on stdin/stdout (
 This file holds the Trainer (model, optimiser, steps) and is the entry point; the rest, by job:
 rpc.py (the JSON-lines loop), dist.py (ranks, FSDP2), validation.py (params), optim.py (AdamW, lr schedule),
 checkpoint.py (checkpoint directories on disk), losses.py (the losses and metrics, pure tensor functions),
+batching.py (micro-batches and padding, the same number of rounds on every rank), response_tables.py (response-aligned
+rows placed at the columns that predict them),
 hf_model.py (the transformers model), lora.py (peft adapters), export_onnx.py (the ONNX export for the embedded
 engine), char_tokenizer.py (the embedded model's tokenizer.json).
 
@@ -118,6 +120,7 @@ import rpc  # noqa: E402  (first: it points fd 1 at stderr before torch is impor
 
 import torch  # noqa: E402
 
+import batching  # noqa: E402
 import char_tokenizer  # noqa: E402
 import checkpoint  # noqa: E402
 import dist  # noqa: E402
@@ -127,6 +130,7 @@ import lifeline  # noqa: E402
 import lora  # noqa: E402
 import threads  # noqa: E402
 import losses  # noqa: E402
+import response_tables  # noqa: E402
 from optim import init_state, lr_at, make_optimizer, optim_config, set_hyperparameters  # noqa: E402
 from validation import (RpcError, bad, get_advantages, get_aligned, get_clip, get_int, get_model_config,  # noqa: E402
                         get_num, get_old_logprobs, get_response_start, get_rollout_logprobs, get_sequences, get_tis,
@@ -368,40 +372,6 @@ class Trainer:
                 export_onnx.write_dir(m, self.tok_files, tmp, weights=weights)
         return self._export(p, write)
 
-    # -- batching ----------------------------------------------------------------------------------------------
-
-    def _micro_batches(self, n, lengths, p):
-        """This rank's micro-batches (lists of sequence indices, similar lengths together: less padding), sized by
-        micro_batch (rows) and micro_batch_tokens (rows × padded length), and the number every rank runs."""
-        mb = get_int(p, "micro_batch", n, lo=1)
-        budget = get_int(p, "micro_batch_tokens", None, lo=1) if p.get("micro_batch_tokens") is not None else None
-        order = sorted(range(n), key=lambda i: lengths[i])
-        batches, cur = [], []
-        for i in order:
-            if cur and (len(cur) >= mb or (budget and (len(cur) + 1) * lengths[i] > budget)):
-                batches.append(cur)
-                cur = []
-            cur.append(i)
-        batches.append(cur)
-        mine = batches[dist.RANK::dist.WORLD] if dist.sharded() else batches
-        rounds = math.ceil(len(batches) / dist.WORLD) if dist.sharded() else len(batches)
-        return mine, rounds
-
-    def _rounds(self, n, lengths, p):
-        """(indices, weight) per forward/backward this rank runs: its micro-batches, then zero-weight repeats of its
-        first (or of sequence 0) until every rank has run as many (FSDP's all-gathers are collectives)."""
-        mine, rounds = self._micro_batches(n, lengths, p)
-        filler = mine[0] if mine else [0]
-        return [(b, 1.0) for b in mine] + [(filler, 0.0)] * (rounds - len(mine))
-
-    def _pad(self, seqs, idxs):
-        rows = [torch.tensor(seqs[i], dtype=torch.long) for i in idxs]
-        ids = torch.nn.utils.rnn.pad_sequence(rows, batch_first=True)  # right-padded with 0
-        T = ids.shape[1]
-        lens = torch.tensor([len(r) for r in rows])
-        attn = (torch.arange(T)[None, :] < lens[:, None]).float()
-        return ids.to(self.device), attn.to(self.device), T
-
     def _backward(self, loss, weight):
         # FSDP averages gradients over ranks; each rank's loss is its share of the batch's sum, so scale back up.
         (loss * (weight * (dist.WORLD if dist.sharded() else 1))).backward()
@@ -450,8 +420,8 @@ class Trainer:
             self.opt.zero_grad(set_to_none=True)
         loss_sum = 0.0
         with torch.set_grad_enabled(train):
-            for idxs, w in self._rounds(len(seqs), lens, p):
-                ids, attn, T = self._pad(seqs, idxs)
+            for idxs, w in batching.rounds(len(seqs), lens, p):
+                ids, attn, T = batching.pad(seqs, idxs, self.device)
                 lm = torch.zeros(len(idxs), T, dtype=torch.float32)
                 for r, i in enumerate(idxs):
                     lm[r, :lens[i]] = torch.tensor(masks[i], dtype=torch.float32)
@@ -507,8 +477,8 @@ class Trainer:
         table = torch.zeros(len(seqs), max(lens) - 1, dtype=torch.float64, device=self.device)
         self.model.eval()
         with torch.no_grad():
-            for idxs, w in self._rounds(len(seqs), lens, p):
-                ids, attn, T = self._pad(seqs, idxs)
+            for idxs, w in batching.rounds(len(seqs), lens, p):
+                ids, attn, T = batching.pad(seqs, idxs, self.device)
                 lp, _ = losses.token_logprobs(forward_logits(self.model, ids, attn), ids)
                 if w:
                     for r, i in enumerate(idxs):
@@ -522,44 +492,14 @@ class Trainer:
 
     # -- policy ------------------------------------------------------------------------------------------------
 
-    def _response_columns(self, idxs, T, lens, rs, rows):
-        """[len(idxs), T-1]: the response-aligned rows[i] at the columns that predict s[rs[i]:]; 0 elsewhere and for null."""
-        out = torch.zeros(len(idxs), T - 1, dtype=torch.float32)
-        for r, i in enumerate(idxs):
-            if lens[i] > rs[i]:
-                # response token t (t >= rs) is predicted at column t - 1
-                out[r, rs[i] - 1:lens[i] - 1] = torch.tensor([0.0 if x is None else x for x in rows[i]], dtype=torch.float32)
-        return out.to(self.device)
-
-    def _response_table(self, rows, rlens, fill=0.0):
-        """[N, max response length] float64 on the CPU from response-aligned rows (None → fill), and a 0/1 table of
-        where a value was given."""
-        R = max(rlens) if rlens else 0
-        vals = torch.full((len(rlens), R), fill, dtype=torch.float64)
-        given = torch.zeros(len(rlens), R, dtype=torch.float64)
-        for i, row in enumerate(rows):
-            if row:
-                vals[i, :len(row)] = torch.tensor([fill if x is None else x for x in row], dtype=torch.float64)
-                given[i, :len(row)] = torch.tensor([x is not None for x in row], dtype=torch.float64)
-        return vals, given
-
-    def _table_columns(self, idxs, T, lens, rs, table):
-        """[len(idxs), T-1] float32 on the device: rows of a response-aligned table at the columns predicting s[rs[i]:]."""
-        out = torch.zeros(len(idxs), T - 1, dtype=torch.float32)
-        for r, i in enumerate(idxs):
-            n = lens[i] - rs[i]
-            if n > 0:
-                out[r, rs[i] - 1:lens[i] - 1] = table[i, :n].float()
-        return out.to(self.device)
-
     def _tis(self, p, rlens, rmask, old):
         """The TIS weights of the whole batch (losses.tis_weights) and its metrics. They depend on the request only,
         not on the model, so every rank computes them for every sequence: no collective."""
         mode, cap = get_tis(p)
         roll = get_rollout_logprobs(p, rlens)
-        old_t, _ = self._response_table(old, rlens)
-        m_t, _ = self._response_table(rmask, rlens)
-        roll_t, given = self._response_table(roll if roll is not None else [[] for _ in rlens], rlens)
+        old_t, _ = response_tables.response_table(old, rlens)
+        m_t, _ = response_tables.response_table(rmask, rlens)
+        roll_t, given = response_tables.response_table(roll if roll is not None else [[] for _ in rlens], rlens)
         valid = m_t * given
         w, truncated, masked, st = losses.tis_weights(old_t, roll_t, valid, mode, cap)
         n = st["tokens"]
@@ -596,11 +536,11 @@ class Trainer:
         # Each rank fills the PPO clip states of its own rows; a sum over ranks assembles the batch's on rank 0.
         ppo = torch.zeros(tis_w.shape, dtype=torch.uint8, device=self.device)
         with torch.set_grad_enabled(not skip):
-            for idxs, w in self._rounds(len(seqs), lens, p):
-                ids, attn, T = self._pad(seqs, idxs)
-                m = self._response_columns(idxs, T, lens, rs, rmask)
-                o = self._response_columns(idxs, T, lens, rs, old)
-                tw = self._table_columns(idxs, T, lens, rs, tis_w)
+            for idxs, w in batching.rounds(len(seqs), lens, p):
+                ids, attn, T = batching.pad(seqs, idxs, self.device)
+                m = response_tables.response_columns(idxs, T, lens, rs, rmask, self.device)
+                o = response_tables.response_columns(idxs, T, lens, rs, old, self.device)
+                tw = response_tables.table_columns(idxs, T, lens, rs, tis_w, self.device)
                 a = torch.tensor([float(adv[i]) for i in idxs], dtype=torch.float32, device=self.device).unsqueeze(1)
                 lp, lsm = losses.token_logprobs(forward_logits(self.model, ids, attn), ids)
                 loss, ratio, log_ratio = losses.policy_loss(lp, o, a, m, eps_low, eps_high, dual, denom, weight=tw)
