@@ -81,119 +81,118 @@ pq.write_table(pa.Table.from_pylist(json.load(sys.stdin)), sys.argv[1], compress
   if (r.status !== 0) throw new Error(`pyarrow could not write ${file}: ${r.stderr.slice(-500)}`);
 }
 
+/** Writes one step's records (`ids`) of each format under `root`, laid out as that framework writes them. */
+const writeStep: Record<ForeignFormat, (root: string, step: number, ids: number[]) => void> = {
+  verl: (root, step, ids) => {
+    writeJsonl(
+      path.join(root, 'rollout', `${step}.jsonl`),
+      ids.map((i) => verlLine(step, i)),
+    );
+  },
+  'prime-rl': (root, step, ids) => {
+    writeJsonl(
+      path.join(root, `rollouts/step_${step}/train/all/traces.jsonl`),
+      ids.map(
+        (i) =>
+          `${JSON.stringify({
+            ...primeEpisode,
+            id: `ep-${i}`,
+            group: { id: String(i % 64) },
+            run: { ...primeEpisode.run, work: { ...primeEpisode.run.work, step } },
+            traces: primeEpisode.traces.map((t) => ({ ...t, id: `tr-${i}` })),
+          })}\n`,
+      ),
+    );
+  },
+  'nemo-rl': (root, step, ids) => {
+    writeJsonl(
+      path.join(root, `train_data_step${step}.jsonl`),
+      ids.map(
+        (i) =>
+          `${JSON.stringify({
+            content: [[`Problem ${i % 64}: what is ${i} + ${step}?`, `${'Counting. '.repeat(40)}${i + step}`]],
+            rewards: [i % 2],
+            generation_logprobs: [Array.from({ length: 48 }, (_, k) => (k < 16 ? 0 : -0.5))],
+            prev_logprobs: [Array.from({ length: 48 }, (_, k) => (k < 16 ? 0 : -0.6))],
+            input_lengths: [48],
+            token_ids: [Array.from({ length: 48 }, (_, k) => k + 1)],
+            token_loss_mask: [Array.from({ length: 48 }, (_, k) => (k < 16 ? 0 : 1))],
+            idx: [i],
+          })}\n`,
+      ),
+    );
+  },
+  trl: (root, step, ids) => {
+    writeParquet(
+      ids.map((i) => ({
+        step,
+        prompt: `Problem ${i % 64}: what is ${i} + ${step}?`,
+        completion: `${'Counting. '.repeat(40)}${i + step}`,
+        accuracy: i % 2,
+        format: 0.5,
+        advantage: (i % 2) - 0.5,
+      })),
+      path.join(root, 'completions', `completions_${String(step).padStart(5, '0')}.parquet`),
+      'snappy',
+    );
+  },
+  art: (root, step, ids) => {
+    writeParquet(
+      ids.map((i) => ({ ...artRow, group_index: i % 64, reward: (i % 5) / 4 })),
+      path.join(root, 'trajectories', 'train', `${String(step).padStart(4, '0')}.parquet`),
+      'zstd',
+    );
+  },
+  rllm: (root, step, ids) => {
+    for (const i of ids) {
+      const file = path.join(root, `episodes/train_step_${step}_epoch_0/task-${i}.json`);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          ...rllmDoc,
+          training_step: step,
+          episode_id: `task-${i}:0`,
+          trajectories: rllmDoc.trajectories.map((t) => ({ ...t, uid: `${i}-${t.name}` })),
+        }),
+      );
+    }
+  },
+  atif: (root, step, ids) => {
+    for (const i of ids) {
+      const file = path.join(root, `t${i}.trajectory.json`);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          schema_version: 'ATIF-v1.4',
+          session_id: `s-${i}`,
+          agent: { name: 'bench', version: '1' },
+          steps: [
+            { step_id: 1, source: 'user', message: `What is ${i} + ${step}?` },
+            {
+              step_id: 2,
+              source: 'agent',
+              message: 'Let me compute.',
+              tool_calls: [{ tool_call_id: 'c1', function_name: 'python', arguments: { code: `print(${i}+${step})` } }],
+              observation: { results: [{ source_call_id: 'c1', content: String(i + step) }] },
+              metrics: { completion_token_ids: [1, 2, 3], logprobs: [-0.1, -0.2, -0.3] },
+            },
+            { step_id: 3, source: 'agent', message: `It is ${i + step}.` },
+          ],
+          extra: { reward: 1, step, group_id: `g${i % 64}` },
+        }),
+      );
+    }
+  },
+};
+
 /** A folder of `n` records of `format`, in STEPS steps. */
 function makeFolder(format: ForeignFormat, n: number): string {
   const root = path.join(work, format);
   const byStep = new Map<number, number[]>();
   for (const { step, i } of perStep(n)) byStep.set(step, [...(byStep.get(step) ?? []), i]);
-  for (const [step, ids] of byStep) {
-    switch (format) {
-      case 'verl':
-        writeJsonl(
-          path.join(root, 'rollout', `${step}.jsonl`),
-          ids.map((i) => verlLine(step, i)),
-        );
-        break;
-      case 'prime-rl':
-        writeJsonl(
-          path.join(root, `rollouts/step_${step}/train/all/traces.jsonl`),
-          ids.map(
-            (i) =>
-              `${JSON.stringify({
-                ...primeEpisode,
-                id: `ep-${i}`,
-                group: { id: String(i % 64) },
-                run: { ...primeEpisode.run, work: { ...primeEpisode.run.work, step } },
-                traces: primeEpisode.traces.map((t) => ({ ...t, id: `tr-${i}` })),
-              })}\n`,
-          ),
-        );
-        break;
-      case 'nemo-rl':
-        writeJsonl(
-          path.join(root, `train_data_step${step}.jsonl`),
-          ids.map(
-            (i) =>
-              `${JSON.stringify({
-                content: [[`Problem ${i % 64}: what is ${i} + ${step}?`, `${'Counting. '.repeat(40)}${i + step}`]],
-                rewards: [i % 2],
-                generation_logprobs: [Array.from({ length: 48 }, (_, k) => (k < 16 ? 0 : -0.5))],
-                prev_logprobs: [Array.from({ length: 48 }, (_, k) => (k < 16 ? 0 : -0.6))],
-                input_lengths: [48],
-                token_ids: [Array.from({ length: 48 }, (_, k) => k + 1)],
-                token_loss_mask: [Array.from({ length: 48 }, (_, k) => (k < 16 ? 0 : 1))],
-                idx: [i],
-              })}\n`,
-          ),
-        );
-        break;
-      case 'trl':
-        writeParquet(
-          ids.map((i) => ({
-            step,
-            prompt: `Problem ${i % 64}: what is ${i} + ${step}?`,
-            completion: `${'Counting. '.repeat(40)}${i + step}`,
-            accuracy: i % 2,
-            format: 0.5,
-            advantage: (i % 2) - 0.5,
-          })),
-          path.join(root, 'completions', `completions_${String(step).padStart(5, '0')}.parquet`),
-          'snappy',
-        );
-        break;
-      case 'art':
-        writeParquet(
-          ids.map((i) => ({ ...artRow, group_index: i % 64, reward: (i % 5) / 4 })),
-          path.join(root, 'trajectories', 'train', `${String(step).padStart(4, '0')}.parquet`),
-          'zstd',
-        );
-        break;
-      case 'rllm':
-        for (const i of ids) {
-          const file = path.join(root, `episodes/train_step_${step}_epoch_0/task-${i}.json`);
-          fs.mkdirSync(path.dirname(file), { recursive: true });
-          fs.writeFileSync(
-            file,
-            JSON.stringify({
-              ...rllmDoc,
-              training_step: step,
-              episode_id: `task-${i}:0`,
-              trajectories: rllmDoc.trajectories.map((t) => ({ ...t, uid: `${i}-${t.name}` })),
-            }),
-          );
-        }
-        break;
-      case 'atif':
-        for (const i of ids) {
-          const file = path.join(root, `t${i}.trajectory.json`);
-          fs.mkdirSync(path.dirname(file), { recursive: true });
-          fs.writeFileSync(
-            file,
-            JSON.stringify({
-              schema_version: 'ATIF-v1.4',
-              session_id: `s-${i}`,
-              agent: { name: 'bench', version: '1' },
-              steps: [
-                { step_id: 1, source: 'user', message: `What is ${i} + ${step}?` },
-                {
-                  step_id: 2,
-                  source: 'agent',
-                  message: 'Let me compute.',
-                  tool_calls: [
-                    { tool_call_id: 'c1', function_name: 'python', arguments: { code: `print(${i}+${step})` } },
-                  ],
-                  observation: { results: [{ source_call_id: 'c1', content: String(i + step) }] },
-                  metrics: { completion_token_ids: [1, 2, 3], logprobs: [-0.1, -0.2, -0.3] },
-                },
-                { step_id: 3, source: 'agent', message: `It is ${i + step}.` },
-              ],
-              extra: { reward: 1, step, group_id: `g${i % 64}` },
-            }),
-          );
-        }
-        break;
-    }
-  }
+  for (const [step, ids] of byStep) writeStep[format](root, step, ids);
   return root;
 }
 

@@ -255,120 +255,103 @@ function settle() {
   return new Promise((r) => setTimeout(r, 1500));
 }
 
-async function main() {
-  const t00 = performance.now();
-  if (spawnSyncOk('prlimit', ['--version']) === false) throw new Error('the baseline needs prlimit (util-linux)');
-  const { SandboxPool } = (await import(POOL_MODULE)) as typeof import('../workers/sandbox/pool.ts');
-  const ts = performance.now();
-  const pool = await SandboxPool.start({ bench: true });
-  const startS = (performance.now() - ts) / 1000;
-  if (pool.opts.unsafe)
-    throw new Error('the bench measures the pool with isolation on; unset TOOLSMITH_SANDBOX_UNSAFE');
+type Pool = import('../workers/sandbox/pool.ts').SandboxPool;
+type Result = { s: Snippet; c: number; pool: Cell; base: Cell; peer: Cell | null };
+type Judged = { s: Snippet; c: number; cell: Cell };
+type IsolationCost = { measure: string; ms: number; sympyMs: number };
+
+/** What each isolation measure costs a call: one heavy zygote times each variant (each adding one measure). */
+async function measureIsolation(pool: Pool): Promise<IsolationCost[]> {
+  let measures: IsolationCost[] = [];
+  await settle();
+  // (A pool module given with --pool may predate the measurement.)
+  if (typeof pool.measureIsolation === 'function') {
+    const empty = await pool.measureIsolation(QUICK ? 100 : 400);
+    const sympy = await pool.measureIsolation(QUICK ? 20 : 80, SNIPPETS[1].code);
+    measures = empty.map((m, i) => ({ measure: m.measure, ms: m.ms, sympyMs: sympy[i].ms }));
+  }
   console.log(
-    `# bench:sandbox — ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, ${QUICK ? 'QUICK' : 'full'} sizes`,
+    'cost of each isolation measure (median per call, one heavy zygote, each row adds one measure; empty call | sympy snippet):',
   );
-  console.log(
-    `pool: ${POOL_MODULE === new URL('../workers/sandbox/pool.ts', import.meta.url).pathname ? 'workers/sandbox/pool.ts' : POOL_MODULE}, size ${pool.opts.size}, isolation ON (bubblewrap), preload ${pool.opts.preload.join(',')}, started in ${startS.toFixed(1)} s`,
-  );
-  console.log(
-    `baseline: prlimit --cpu=${TIMEOUT_S} --as=1GiB --core=0 ${PYTHON} source.py in a fresh temp dir, setsid, OPENBLAS_NUM_THREADS=1, ${TIMEOUT_S} s timeout, killpg after; NO isolation`,
+  measures.forEach((m, i) =>
+    console.log(
+      `  ${m.measure.padEnd(58)} ${fmt(m.ms)} ms${i ? ` (+${fmt(m.ms - measures[i - 1].ms)})` : ''} | ${fmt(m.sympyMs)} ms${i ? ` (+${fmt(m.sympyMs - measures[i - 1].sympyMs)})` : ''}`,
+    ),
   );
   console.log('');
+  return measures;
+}
 
-  const results: { s: Snippet; c: number; pool: Cell; base: Cell; peer: Cell | null }[] = [];
-  const peer = WITH_PEER ? await LlmSandboxPeer.start(Math.max(...CONCURRENCY)) : null;
-  if (peer)
-    console.log(
-      `peer: llm-sandbox ${LLM_SANDBOX.version}, bubblewrap backend, ${Math.max(...CONCURRENCY)} sessions opened in ${peer.openS.toFixed(1)} s\n`,
-    );
+/** Every snippet at every concurrency on the pool, the baseline and the peer; true when a result was wrong. */
+async function measureSnippets(pool: Pool, peer: LlmSandboxPeer | null, results: Result[]): Promise<boolean> {
   let failed = false;
-  let measures: { measure: string; ms: number; sympyMs: number }[] = [];
-  try {
-    // What each isolation measure costs a call: one heavy zygote times each variant (each adding one measure).
-    await settle();
-    // (A pool module given with --pool may predate the measurement.)
-    if (typeof pool.measureIsolation === 'function') {
-      const empty = await pool.measureIsolation(QUICK ? 100 : 400);
-      const sympy = await pool.measureIsolation(QUICK ? 20 : 80, SNIPPETS[1].code);
-      measures = empty.map((m, i) => ({ measure: m.measure, ms: m.ms, sympyMs: sympy[i].ms }));
-    }
-    console.log(
-      'cost of each isolation measure (median per call, one heavy zygote, each row adds one measure; empty call | sympy snippet):',
-    );
-    measures.forEach((m, i) =>
-      console.log(
-        `  ${m.measure.padEnd(58)} ${fmt(m.ms)} ms${i ? ` (+${fmt(m.ms - measures[i - 1].ms)})` : ''} | ${fmt(m.sympyMs)} ms${i ? ` (+${fmt(m.sympyMs - measures[i - 1].sympyMs)})` : ''}`,
-      ),
-    );
-    console.log('');
-    for (const s of SNIPPETS) {
-      // Warm-up: every zygote forks a few of these; the baseline warms the page cache.
-      for (let i = 0; i < pool.opts.size * 2; i++) await pool.run({ code: s.code });
-      await baselineCall(s.code);
-      if (peer) for (let i = 0; i < 4; i++) await peer.run(s.code);
-      for (const c of CONCURRENCY) {
-        const n = s.calls[c];
-        // Let the previous cell's processes (64 killed baseline interpreters, say) finish exiting first, so
-        // neither side is measured while the kernel is still tearing the other's down.
+  for (const s of SNIPPETS) {
+    // Warm-up: every zygote forks a few of these; the baseline warms the page cache.
+    for (let i = 0; i < pool.opts.size * 2; i++) await pool.run({ code: s.code });
+    await baselineCall(s.code);
+    if (peer) for (let i = 0; i < 4; i++) await peer.run(s.code);
+    for (const c of CONCURRENCY) {
+      const n = s.calls[c];
+      // Let the previous cell's processes (64 killed baseline interpreters, say) finish exiting first, so
+      // neither side is measured while the kernel is still tearing the other's down.
+      await settle();
+      const p = await measure(
+        n,
+        c,
+        async () => {
+          const r = await pool.run({ code: s.code });
+          return {
+            status: r.status,
+            stdout: r.stdout,
+            stderr: r.stderr,
+            errorType: r.errorType,
+            exitCode: r.exitCode,
+          };
+        },
+        (o) => s.check(o, 'pool'),
+      );
+      await settle();
+      const b = await measure(
+        n,
+        c,
+        () => baselineCall(s.code),
+        (o) => s.check(o, 'baseline'),
+        true,
+      );
+      let q: Cell | null = null;
+      if (peer) {
         await settle();
-        const p = await measure(
+        q = await measure(
           n,
           c,
-          async () => {
-            const r = await pool.run({ code: s.code });
-            return {
-              status: r.status,
-              stdout: r.stdout,
-              stderr: r.stderr,
-              errorType: r.errorType,
-              exitCode: r.exitCode,
-            };
-          },
-          (o) => s.check(o, 'pool'),
-        );
-        await settle();
-        const b = await measure(
-          n,
-          c,
-          () => baselineCall(s.code),
-          (o) => s.check(o, 'baseline'),
+          () => peer.run(s.code),
+          (o) => s.check(o, 'peer'),
           true,
         );
-        let q: Cell | null = null;
-        if (peer) {
-          await settle();
-          q = await measure(
-            n,
-            c,
-            () => peer.run(s.code),
-            (o) => s.check(o, 'peer'),
-            true,
-          );
-        }
-        results.push({ s, c, pool: p, base: b, peer: q });
-        const bad = [
-          ...p.errors.map((e) => `pool: ${e}`),
-          ...b.errors.map((e) => `baseline: ${e}`),
-          ...(q?.errors ?? []).map((e) => `peer: ${e}`),
-        ];
-        if (bad.length) failed = true;
-        console.log(
-          `(${s.key}) ${s.name.padEnd(10)} c=${pad(String(c), 2)} n=${pad(String(n), 4)}  pool ${pad(fmt(p.callsPerS), 7)}/s p50 ${pad(fmt(p.p50), 6)} p99 ${pad(fmt(p.p99), 7)} ms | ` +
-            `baseline ${pad(fmt(b.callsPerS), 6)}/s${b.timeouts ? ` (${b.timeouts} timed out)` : ''} p50 ${pad(fmt(b.p50), 6)} p99 ${pad(fmt(b.p99), 7)} ms | ×${fmt(p.callsPerS / b.callsPerS)}` +
-            (q
-              ? ` | llm-sandbox ${pad(fmt(q.callsPerS), 6)}/s${q.timeouts ? ` (${q.timeouts} timed out)` : ''} p50 ${pad(fmt(q.p50), 6)} p99 ${pad(fmt(q.p99), 7)} ms | ×${fmt(p.callsPerS / q.callsPerS)}`
-              : '') +
-            (bad.length ? `  FAILED: ${bad.length} wrong result(s), e.g. ${bad.filter(Boolean)[0]}` : ''),
-        );
       }
+      results.push({ s, c, pool: p, base: b, peer: q });
+      const bad = [
+        ...p.errors.map((e) => `pool: ${e}`),
+        ...b.errors.map((e) => `baseline: ${e}`),
+        ...(q?.errors ?? []).map((e) => `peer: ${e}`),
+      ];
+      if (bad.length) failed = true;
+      console.log(
+        `(${s.key}) ${s.name.padEnd(10)} c=${pad(String(c), 2)} n=${pad(String(n), 4)}  pool ${pad(fmt(p.callsPerS), 7)}/s p50 ${pad(fmt(p.p50), 6)} p99 ${pad(fmt(p.p99), 7)} ms | ` +
+          `baseline ${pad(fmt(b.callsPerS), 6)}/s${b.timeouts ? ` (${b.timeouts} timed out)` : ''} p50 ${pad(fmt(b.p50), 6)} p99 ${pad(fmt(b.p99), 7)} ms | ×${fmt(p.callsPerS / b.callsPerS)}` +
+          (q
+            ? ` | llm-sandbox ${pad(fmt(q.callsPerS), 6)}/s${q.timeouts ? ` (${q.timeouts} timed out)` : ''} p50 ${pad(fmt(q.p50), 6)} p99 ${pad(fmt(q.p99), 7)} ms | ×${fmt(p.callsPerS / q.callsPerS)}`
+            : '') +
+          (bad.length ? `  FAILED: ${bad.length} wrong result(s), e.g. ${bad.filter(Boolean)[0]}` : ''),
+      );
     }
-  } finally {
-    await pool.close();
-    await peer?.close();
   }
+  return failed;
+}
 
-  // ── code-judge, when one runs ──
-  const judged: { s: Snippet; c: number; cell: Cell }[] = [];
+/** The snippets on a code-judge server, when `--peer-url` names one. */
+async function measureJudge(): Promise<Judged[]> {
+  const judged: Judged[] = [];
   if (JUDGE_URL) {
     if (!(await codeJudgeUp(JUDGE_URL))) throw new Error(`--peer-url: no code-judge answers at ${JUDGE_URL}`);
     for (const s of SNIPPETS)
@@ -382,22 +365,14 @@ async function main() {
           true,
         );
         judged.push({ s, c, cell });
-        if (cell.errors.length) failed = true;
       }
   }
 
-  // ── table ──
-  const head = `| snippet | conc. | pool calls/s | pool p50 ms | pool p99 ms | baseline calls/s | baseline p50 ms | baseline p99 ms | speed-up |${peer ? ' llm-sandbox calls/s | llm-sandbox p50 ms | llm-sandbox p99 ms | pool ÷ llm-sandbox |' : ''}`;
-  const rule = `|---|--:|--:|--:|--:|--:|--:|--:|--:|${peer ? '--:|--:|--:|--:|' : ''}`;
-  const rows = results.map(
-    ({ s, c, pool: p, base: b, peer: q }) =>
-      `| (${s.key}) ${s.name}${p.errors.length || b.errors.length || q?.errors.length ? ' **FAILED**' : ''} | ${c} | ${fmt(p.callsPerS, 0)} | ${fmt(p.p50)} | ${fmt(p.p99)} | ${fmt(b.callsPerS, 1)}${b.timeouts ? ` (${b.timeouts}/${b.n} timed out)` : ''} | ${fmt(b.p50)} | ${fmt(b.p99)} | ${fmt(p.callsPerS / b.callsPerS)}× |` +
-      (q
-        ? ` ${fmt(q.callsPerS, 1)}${q.timeouts ? ` (${q.timeouts}/${q.n} timed out)` : ''} | ${fmt(q.p50)} | ${fmt(q.p99)} | ${fmt(p.callsPerS / q.callsPerS)}× |`
-        : ''),
-  );
+  return judged;
+}
 
-  // ── targets ──
+/** The bench's targets, each with what it got and whether it was met. */
+function targetsOf(results: Result[], withPeer: boolean) {
   const cells = (k: string) => results.filter((r) => r.s.key === k);
   const peak = (k: string, side: 'pool' | 'base') => Math.max(...cells(k).map((r) => r[side].callsPerS));
   const ok = (k: string) =>
@@ -430,7 +405,7 @@ async function main() {
       got: `${fmt(peak('a', 'pool'), 0)} calls/s`,
       met: ok('a') && peak('a', 'pool') >= 700,
     },
-    ...(peer
+    ...(withPeer
       ? [
           {
             what: '(a) pool ≥ 20× llm-sandbox (bubblewrap) throughput (peak vs peak)',
@@ -440,6 +415,30 @@ async function main() {
         ]
       : []),
   ];
+  return targets;
+}
+
+/** The results, the targets and the table for docs/benchmarks.md, on stdout. */
+function printReport(
+  results: Result[],
+  judged: Judged[],
+  measures: IsolationCost[],
+  withPeer: boolean,
+  poolSize: number,
+  failed: boolean,
+  t00: number,
+) {
+  const head = `| snippet | conc. | pool calls/s | pool p50 ms | pool p99 ms | baseline calls/s | baseline p50 ms | baseline p99 ms | speed-up |${withPeer ? ' llm-sandbox calls/s | llm-sandbox p50 ms | llm-sandbox p99 ms | pool ÷ llm-sandbox |' : ''}`;
+  const rule = `|---|--:|--:|--:|--:|--:|--:|--:|--:|${withPeer ? '--:|--:|--:|--:|' : ''}`;
+  const rows = results.map(
+    ({ s, c, pool: p, base: b, peer: q }) =>
+      `| (${s.key}) ${s.name}${p.errors.length || b.errors.length || q?.errors.length ? ' **FAILED**' : ''} | ${c} | ${fmt(p.callsPerS, 0)} | ${fmt(p.p50)} | ${fmt(p.p99)} | ${fmt(b.callsPerS, 1)}${b.timeouts ? ` (${b.timeouts}/${b.n} timed out)` : ''} | ${fmt(b.p50)} | ${fmt(b.p99)} | ${fmt(p.callsPerS / b.callsPerS)}× |` +
+      (q
+        ? ` ${fmt(q.callsPerS, 1)}${q.timeouts ? ` (${q.timeouts}/${q.n} timed out)` : ''} | ${fmt(q.p50)} | ${fmt(q.p99)} | ${fmt(p.callsPerS / q.callsPerS)}× |`
+        : ''),
+  );
+
+  const targets = targetsOf(results, withPeer);
   console.log('\n## Results\n');
   console.log([head, rule, ...rows].join('\n'));
   if (judged.length) {
@@ -464,7 +463,7 @@ async function main() {
   console.log('\n<!-- docs/benchmarks.md table (bench:sandbox) -->');
   console.log('```markdown');
   console.log(
-    `Sandbox pool (size ${pool.opts.size} = cores, bubblewrap isolation ON) vs spawn-per-call baseline (\`python3 source.py\` under prlimit, the released rStar2 method, NO isolation), ${os.cpus().length}-core ${os.cpus()[0]?.model ?? ''}; closed loop, latency as the caller sees it:\n`,
+    `Sandbox pool (size ${poolSize} = cores, bubblewrap isolation ON) vs spawn-per-call baseline (\`python3 source.py\` under prlimit, the released rStar2 method, NO isolation), ${os.cpus().length}-core ${os.cpus()[0]?.model ?? ''}; closed loop, latency as the caller sees it:\n`,
   );
   console.log([head, rule, ...rows].join('\n'));
   console.log('');
@@ -479,6 +478,46 @@ async function main() {
     ),
   );
   console.log('```');
+}
+
+async function main() {
+  const t00 = performance.now();
+  if (spawnSyncOk('prlimit', ['--version']) === false) throw new Error('the baseline needs prlimit (util-linux)');
+  const { SandboxPool } = (await import(POOL_MODULE)) as typeof import('../workers/sandbox/pool.ts');
+  const ts = performance.now();
+  const pool = await SandboxPool.start({ bench: true });
+  const startS = (performance.now() - ts) / 1000;
+  if (pool.opts.unsafe)
+    throw new Error('the bench measures the pool with isolation on; unset TOOLSMITH_SANDBOX_UNSAFE');
+  console.log(
+    `# bench:sandbox — ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, ${QUICK ? 'QUICK' : 'full'} sizes`,
+  );
+  console.log(
+    `pool: ${POOL_MODULE === new URL('../workers/sandbox/pool.ts', import.meta.url).pathname ? 'workers/sandbox/pool.ts' : POOL_MODULE}, size ${pool.opts.size}, isolation ON (bubblewrap), preload ${pool.opts.preload.join(',')}, started in ${startS.toFixed(1)} s`,
+  );
+  console.log(
+    `baseline: prlimit --cpu=${TIMEOUT_S} --as=1GiB --core=0 ${PYTHON} source.py in a fresh temp dir, setsid, OPENBLAS_NUM_THREADS=1, ${TIMEOUT_S} s timeout, killpg after; NO isolation`,
+  );
+  console.log('');
+
+  const results: Result[] = [];
+  const peer = WITH_PEER ? await LlmSandboxPeer.start(Math.max(...CONCURRENCY)) : null;
+  if (peer)
+    console.log(
+      `peer: llm-sandbox ${LLM_SANDBOX.version}, bubblewrap backend, ${Math.max(...CONCURRENCY)} sessions opened in ${peer.openS.toFixed(1)} s\n`,
+    );
+  let failed = false;
+  let measures: IsolationCost[] = [];
+  try {
+    measures = await measureIsolation(pool);
+    failed = await measureSnippets(pool, peer, results);
+  } finally {
+    await pool.close();
+    await peer?.close();
+  }
+  const judged = await measureJudge();
+  if (judged.some((j) => j.cell.errors.length)) failed = true;
+  printReport(results, judged, measures, peer !== null, pool.opts.size, failed, t00);
   process.exitCode = failed ? 1 : 0;
 }
 

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import type { Command } from './command.ts';
 import { parseFlags } from './args.ts';
 import { config } from '../server/config.ts';
-import { openDatabase } from '../server/db/client.ts';
+import { type Database, openDatabase } from '../server/db/client.ts';
 import { migrate } from '../server/db/migrate.ts';
 import { UserError, errorMessage } from '../contracts/errors.ts';
 import { launchEval } from '../server/lifecycle.ts';
@@ -14,6 +14,9 @@ import { withdrawJob } from '../server/store/jobs.ts';
 import type { EvalComparison } from '../server/store/eval-compare.ts';
 import { formatDifference, formatWithInterval } from '../contracts/intervals.ts';
 import { alignedTable } from '../workers/eval/run.ts';
+
+type Flags = ReturnType<typeof parseFlags>;
+type EvalSpec = Awaited<ReturnType<typeof launchEval>>['spec'];
 
 /** `npx toolsmith eval`: pass@1 over k samples of an engine on stored datasets; prints the table. */
 export const evalCommand: Command = {
@@ -60,28 +63,7 @@ intervals (bootstrap over problems).`,
     if (f.compare !== undefined) return compareEvals(String(f.compare));
     if (!f.checkpoint === !f.url) throw new UserError('eval needs exactly one of --checkpoint DIR or --url URL');
     if (!f.dataset) throw new UserError('eval needs --dataset NAME');
-    const engine = f.checkpoint
-      ? { kind: 'embedded' as const, checkpoint: f.checkpoint as string }
-      : {
-          kind: 'openai' as const,
-          urls: String(f.url).split(','),
-          model: (f.model as string) ?? '',
-          tokenizer: f.tokenizer as string | undefined,
-        };
-    const input = {
-      engine,
-      datasets: String(f.dataset).split(',').filter(Boolean),
-      split: f.split,
-      limit: f.limit,
-      pick: f.pick,
-      k: f.k,
-      temperature: f.temperature,
-      topP: f['top-p'],
-      maxTokens: f['max-tokens'],
-      maxTurns: f['max-turns'],
-      seed: f.seed,
-      template: f.template,
-    };
+    const input = evalInput(f);
     const url = config().databaseUrl;
     await migrate(url);
     const db = await openDatabase(url);
@@ -91,60 +73,91 @@ intervals (bootstrap over problems).`,
         console.log(`queued eval run ${runId}; waiting for a worker…`);
         return await followRun(db, runId);
       }
-      // In process: take the job ourselves so no worker also runs it.
-      await withdrawJob(db, jobId, 'run in-process by npx toolsmith eval');
-      await setRunStatus(db, runId, 'running', { message: 'npx toolsmith eval (in process)' });
-      const [{ createEngine }, { createSandbox }, { verifierFromSettings }, { runEvaluation, formatEvalTable }] =
-        await Promise.all([
-          import('../workers/engines/create.ts'),
-          import('../workers/sandbox/index.ts'),
-          import('../workers/handlers/verifier.ts'),
-          import('../workers/eval/run.ts'),
-        ]);
-      const eng = await createEngine(spec.engine);
-      const sandbox = await createSandbox();
-      const verifier = verifierFromSettings(undefined, sandbox);
-      const stop = new AbortController();
-      setMaxListeners(0, stop.signal); // every in-flight generation and tool call listens for Ctrl-C
-      const onSig = () => stop.abort();
-      process.once('SIGINT', onSig);
-      try {
-        console.log(`eval run ${runId}`);
-        const rows = await runEvaluation(
-          {
-            db,
-            engine: eng,
-            sandbox,
-            verifier,
-            runId,
-            signal: stop.signal,
-            log: async (m) => {
-              console.log(m);
-              await appendEvent(db, runId, { message: m });
-            },
-            metrics: (s, v) => logMetrics(db, runId, s, v),
-          },
-          spec,
-        );
-        const table = formatEvalTable(rows);
-        console.log(`\n${table}`);
-        await appendEvent(db, runId, { message: `\n${table}`, type: 'eval_table', data: rows });
-        await setRunStatus(db, runId, 'succeeded');
-        return 0;
-      } catch (e) {
-        await setRunStatus(db, runId, stop.signal.aborted ? 'cancelled' : 'failed', { error: errorMessage(e) });
-        throw e;
-      } finally {
-        process.off('SIGINT', onSig);
-        await verifier.close();
-        await sandbox.close();
-        await eng.close();
-      }
+      return await runInProcess(db, runId, jobId, spec);
     } finally {
       await db.close();
     }
   },
 };
+
+/** The launch input of `npx toolsmith eval`'s flags (checked by launchEval). */
+function evalInput(f: Flags) {
+  const engine = f.checkpoint
+    ? { kind: 'embedded' as const, checkpoint: f.checkpoint as string }
+    : {
+        kind: 'openai' as const,
+        urls: String(f.url).split(','),
+        model: (f.model as string) ?? '',
+        tokenizer: f.tokenizer as string | undefined,
+      };
+  return {
+    engine,
+    datasets: String(f.dataset).split(',').filter(Boolean),
+    split: f.split,
+    limit: f.limit,
+    pick: f.pick,
+    k: f.k,
+    temperature: f.temperature,
+    topP: f['top-p'],
+    maxTokens: f['max-tokens'],
+    maxTurns: f['max-turns'],
+    seed: f.seed,
+    template: f.template,
+  };
+}
+
+/** Runs the eval job in this process (the job withdrawn from the queue first); Ctrl-C cancels it. */
+async function runInProcess(db: Database, runId: string, jobId: string, spec: EvalSpec): Promise<number> {
+  // Take the job ourselves so no worker also runs it.
+  await withdrawJob(db, jobId, 'run in-process by npx toolsmith eval');
+  await setRunStatus(db, runId, 'running', { message: 'npx toolsmith eval (in process)' });
+  const [{ createEngine }, { createSandbox }, { verifierFromSettings }, { runEvaluation, formatEvalTable }] =
+    await Promise.all([
+      import('../workers/engines/create.ts'),
+      import('../workers/sandbox/index.ts'),
+      import('../workers/handlers/verifier.ts'),
+      import('../workers/eval/run.ts'),
+    ]);
+  const eng = await createEngine(spec.engine);
+  const sandbox = await createSandbox();
+  const verifier = verifierFromSettings(undefined, sandbox);
+  const stop = new AbortController();
+  setMaxListeners(0, stop.signal); // every in-flight generation and tool call listens for Ctrl-C
+  const onSig = () => stop.abort();
+  process.once('SIGINT', onSig);
+  try {
+    console.log(`eval run ${runId}`);
+    const rows = await runEvaluation(
+      {
+        db,
+        engine: eng,
+        sandbox,
+        verifier,
+        runId,
+        signal: stop.signal,
+        log: async (m) => {
+          console.log(m);
+          await appendEvent(db, runId, { message: m });
+        },
+        metrics: (s, v) => logMetrics(db, runId, s, v),
+      },
+      spec,
+    );
+    const table = formatEvalTable(rows);
+    console.log(`\n${table}`);
+    await appendEvent(db, runId, { message: `\n${table}`, type: 'eval_table', data: rows });
+    await setRunStatus(db, runId, 'succeeded');
+    return 0;
+  } catch (e) {
+    await setRunStatus(db, runId, stop.signal.aborted ? 'cancelled' : 'failed', { error: errorMessage(e) });
+    throw e;
+  } finally {
+    process.off('SIGINT', onSig);
+    await verifier.close();
+    await sandbox.close();
+    await eng.close();
+  }
+}
 
 /** `--compare A,B`: the paired comparison, printed as a table. */
 async function compareEvals(arg: string): Promise<number> {

@@ -107,6 +107,8 @@ const less = (a: [number, number, unknown], b: [number, number, unknown]) =>
   a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
 
 export function simulateStep(x: SimInput): SimResult {
+  // One piece: the simulation's state (clock, engines, queues, code service) and the event handlers that close over
+  // it and call one another (a turn's end sends a call, a call's return starts a turn); apart, each would take it all.
   const rand = rng(x.seed);
   const ev = new Events();
   let now = 0;

@@ -5,6 +5,7 @@ import { parseTrustedProxies } from './http/client-address.ts';
 /**
  * Every environment variable Toolsmith reads, in one place (docs/configuration.md "Configuration" mirrors this).
  * Read lazily so tests and CLIs can set variables before first use; `env` lets a caller read another environment.
+ * One piece: one object literal, a property per variable, so the list reads like the documentation it mirrors.
  */
 export function config(env: Record<string, string | undefined> = process.env) {
   const num = (name: string, fallback: number) => positive(env, name, fallback);

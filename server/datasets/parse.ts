@@ -62,8 +62,18 @@ export function parseJsonl(text: string): SourceRow[] {
  * closing quote, a record with a different number of fields than the header, an empty or duplicate header.
  */
 export function parseCsv(text: string): SourceRow[] {
-  const src = stripBom(text);
-  const records: { fields: string[]; line: number }[] = [];
+  return csvRows(csvRecords(stripBom(text)));
+}
+
+interface CsvRecord {
+  fields: string[];
+  /** The physical line the record starts on. */
+  line: number;
+}
+
+/** The records of a CSV text, blank lines skipped; throws on malformed quoting. */
+function csvRecords(src: string): CsvRecord[] {
+  const records: CsvRecord[] = [];
   let line = 1; // physical line of the current position
   let recordLine = 1;
   let fields: string[] = [];
@@ -141,6 +151,11 @@ export function parseCsv(text: string): SourceRow[] {
     i++;
   }
   if (touched) endRecord();
+  return records;
+}
+
+/** The rows of CSV records under their first record, the header (names non-empty and distinct). */
+function csvRows(records: CsvRecord[]): SourceRow[] {
   if (records.length === 0) throw new ParseError('the file is empty (expected a header line)', { line: 1 });
   const header = records[0].fields.map((h) => h.trim());
   header.forEach((h, k) => {

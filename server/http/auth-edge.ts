@@ -105,6 +105,132 @@ function emailOf(body: unknown): string | null {
   return typeof e === 'string' && e.trim() !== '' ? e.trim().toLowerCase() : null;
 }
 
+/** A password sign-in: the per-address limit, the failure delays, then Better Auth behind the hash gate. */
+async function passwordSignIn(
+  handler: Handler,
+  edge: AuthEdge,
+  opts: AuthEdgeOptions,
+  req: Request,
+  email: string,
+): Promise<Response> {
+  const { refusals } = edge;
+  const address = addressBucket(requestAddress(req.headers) ?? 'unknown');
+  const byAddress = edge.signInPerAddress.hit(address);
+  if (!byAddress.ok) {
+    refusals.count('sign-in: address limit');
+    return refuse(
+      429,
+      'TOO_MANY_REQUESTS',
+      `too many sign-in attempts from this address: try again in ${minutes(byAddress.retryAfterS)}`,
+      byAddress.retryAfterS,
+    );
+  }
+  const held = await opts.attempts.claim(email, address);
+  if (!held.ok) {
+    // The same words for an email with no account: the answer must not tell which emails have one.
+    refusals.count(`sign-in: ${held.scope} delay`);
+    return refuse(
+      429,
+      'TOO_MANY_FAILED_SIGN_INS',
+      `too many failed sign-ins: try again in ${minutes(held.retryAfterS)}, or ask an admin for a one-time link (npx toolsmith user reset-link EMAIL)`,
+      held.retryAfterS,
+    );
+  }
+  let ran: GateResult<Response>;
+  try {
+    ran = await edge.hashGate.run(() => handler(req), req.signal);
+  } catch (e) {
+    await opts.attempts.settle(email, address, 'not-checked'); // a failure of ours is no guess of theirs
+    throw e;
+  }
+  if (!ran.ok) {
+    await opts.attempts.settle(email, address, 'not-checked');
+    refusals.count(ran.reason === 'busy' ? 'sign-in: busy' : 'sign-in: gone');
+    return refuse(503, 'BUSY', 'the server is busy with other sign-ins: try again in a few seconds', 2);
+  }
+  // 401 is Better Auth's answer to a wrong email or password; anything else but a success made no guess that counts
+  // (its own per-address 429, a disabled account's refusal).
+  const status = ran.value.status;
+  await opts.attempts.settle(email, address, status === 401 ? 'failure' : status === 200 ? 'success' : 'not-checked');
+  return ran.value;
+}
+
+/** A one-time-link request: limited per address and per email, and nothing stored for an unknown email. */
+async function linkRequest(
+  handler: Handler,
+  edge: AuthEdge,
+  opts: AuthEdgeOptions,
+  req: Request,
+  email: string,
+): Promise<Response> {
+  const { refusals } = edge;
+  const address = addressBucket(requestAddress(req.headers) ?? 'unknown');
+  const byAddress = edge.linkPerAddress.hit(address);
+  if (!byAddress.ok) {
+    refusals.count('sign-in link: address limit');
+    return refuse(
+      429,
+      'TOO_MANY_REQUESTS',
+      `too many sign-in link requests from this address: try again in ${minutes(byAddress.retryAfterS)}`,
+      byAddress.retryAfterS,
+    );
+  }
+  const byEmail = edge.linkPerEmail.hit(email);
+  if (!byEmail.ok) {
+    refusals.count('sign-in link: email limit');
+    return refuse(
+      429,
+      'TOO_MANY_REQUESTS',
+      `too many sign-in link requests for this email: try again in ${minutes(byEmail.retryAfterS)}`,
+      byEmail.retryAfterS,
+    );
+  }
+  if (!(await opts.knownEmail(email))) {
+    // Better Auth would store a Verification row for any email: answer as it does, and store nothing.
+    refusals.count('sign-in link: unknown email');
+    return new Response(JSON.stringify({ status: true }), {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+    });
+  }
+  return handler(req);
+}
+
+/**
+ * A request's body read under the limit, with the request rebuilt around the bytes read and the body parsed as
+ * JSON (undefined when it is not); a 413 when it is over the limit.
+ */
+async function readBody(
+  req: Request,
+  opts: AuthEdgeOptions,
+  refusals: RefusalCounter,
+): Promise<{ req: Request; body: unknown } | Response> {
+  const limit = opts.maxBodyBytes();
+  const length = req.headers.get('content-length');
+  const tooLarge = () => {
+    refusals.count('auth: body too large');
+    return refuse(
+      413,
+      'PAYLOAD_TOO_LARGE',
+      `the request body is over the limit of ${limit} bytes (TOOLSMITH_MAX_BODY_BYTES)`,
+    );
+  };
+  if (length !== null && /^\d+$/.test(length.trim()) && Number(length) > limit) return tooLarge();
+  const bytes = await readCapped(req.body, limit);
+  if (bytes === null) return tooLarge();
+  const read = new Request(req.url, {
+    method: req.method,
+    headers: req.headers,
+    body: bytes.byteLength > 0 ? bytes : null,
+    signal: req.signal,
+  });
+  try {
+    return { req: read, body: bytes.byteLength > 0 ? JSON.parse(new TextDecoder().decode(bytes)) : undefined };
+  } catch {
+    return { req: read, body: undefined };
+  }
+}
+
 export function withAuthEdge(betterAuth: Handler, edge: AuthEdge, opts: AuthEdgeOptions): Handler {
   const { refusals } = edge;
   const handler: Handler = async (req) => {
@@ -113,110 +239,14 @@ export function withAuthEdge(betterAuth: Handler, edge: AuthEdge, opts: AuthEdge
     return res;
   };
 
-  async function passwordSignIn(req: Request, email: string): Promise<Response> {
-    const address = addressBucket(requestAddress(req.headers) ?? 'unknown');
-    const byAddress = edge.signInPerAddress.hit(address);
-    if (!byAddress.ok) {
-      refusals.count('sign-in: address limit');
-      return refuse(
-        429,
-        'TOO_MANY_REQUESTS',
-        `too many sign-in attempts from this address: try again in ${minutes(byAddress.retryAfterS)}`,
-        byAddress.retryAfterS,
-      );
-    }
-    const held = await opts.attempts.claim(email, address);
-    if (!held.ok) {
-      // The same words for an email with no account: the answer must not tell which emails have one.
-      refusals.count(`sign-in: ${held.scope} delay`);
-      return refuse(
-        429,
-        'TOO_MANY_FAILED_SIGN_INS',
-        `too many failed sign-ins: try again in ${minutes(held.retryAfterS)}, or ask an admin for a one-time link (npx toolsmith user reset-link EMAIL)`,
-        held.retryAfterS,
-      );
-    }
-    let ran: GateResult<Response>;
-    try {
-      ran = await edge.hashGate.run(() => handler(req), req.signal);
-    } catch (e) {
-      await opts.attempts.settle(email, address, 'not-checked'); // a failure of ours is no guess of theirs
-      throw e;
-    }
-    if (!ran.ok) {
-      await opts.attempts.settle(email, address, 'not-checked');
-      refusals.count(ran.reason === 'busy' ? 'sign-in: busy' : 'sign-in: gone');
-      return refuse(503, 'BUSY', 'the server is busy with other sign-ins: try again in a few seconds', 2);
-    }
-    // 401 is Better Auth's answer to a wrong email or password; anything else but a success made no guess that counts
-    // (its own per-address 429, a disabled account's refusal).
-    const status = ran.value.status;
-    await opts.attempts.settle(email, address, status === 401 ? 'failure' : status === 200 ? 'success' : 'not-checked');
-    return ran.value;
-  }
-
-  async function linkRequest(req: Request, email: string): Promise<Response> {
-    const address = addressBucket(requestAddress(req.headers) ?? 'unknown');
-    const byAddress = edge.linkPerAddress.hit(address);
-    if (!byAddress.ok) {
-      refusals.count('sign-in link: address limit');
-      return refuse(
-        429,
-        'TOO_MANY_REQUESTS',
-        `too many sign-in link requests from this address: try again in ${minutes(byAddress.retryAfterS)}`,
-        byAddress.retryAfterS,
-      );
-    }
-    const byEmail = edge.linkPerEmail.hit(email);
-    if (!byEmail.ok) {
-      refusals.count('sign-in link: email limit');
-      return refuse(
-        429,
-        'TOO_MANY_REQUESTS',
-        `too many sign-in link requests for this email: try again in ${minutes(byEmail.retryAfterS)}`,
-        byEmail.retryAfterS,
-      );
-    }
-    if (!(await opts.knownEmail(email))) {
-      // Better Auth would store a Verification row for any email: answer as it does, and store nothing.
-      refusals.count('sign-in link: unknown email');
-      return new Response(JSON.stringify({ status: true }), {
-        status: 200,
-        headers: { 'content-type': 'application/json' },
-      });
-    }
-    return handler(req);
-  }
-
   return async (input) => {
     let req = input;
     const method = req.method.toUpperCase();
     let body: unknown;
     if (method !== 'GET' && method !== 'HEAD') {
-      const limit = opts.maxBodyBytes();
-      const length = req.headers.get('content-length');
-      const tooLarge = () => {
-        refusals.count('auth: body too large');
-        return refuse(
-          413,
-          'PAYLOAD_TOO_LARGE',
-          `the request body is over the limit of ${limit} bytes (TOOLSMITH_MAX_BODY_BYTES)`,
-        );
-      };
-      if (length !== null && /^\d+$/.test(length.trim()) && Number(length) > limit) return tooLarge();
-      const bytes = await readCapped(req.body, limit);
-      if (bytes === null) return tooLarge();
-      req = new Request(req.url, {
-        method: req.method,
-        headers: req.headers,
-        body: bytes.byteLength > 0 ? bytes : null,
-        signal: req.signal,
-      });
-      try {
-        body = bytes.byteLength > 0 ? JSON.parse(new TextDecoder().decode(bytes)) : undefined;
-      } catch {
-        body = undefined;
-      }
+      const read = await readBody(req, opts, refusals);
+      if (read instanceof Response) return read;
+      ({ req, body } = read);
     }
     const path = new URL(req.url).pathname.replace(/^\/api\/auth/, '').replace(/\/+$/, '');
     const email = emailOf(body);
@@ -225,8 +255,9 @@ export function withAuthEdge(betterAuth: Handler, edge: AuthEdge, opts: AuthEdge
       refusals.count('auth: email too long');
       return refuse(400, 'INVALID_EMAIL', `the email is longer than ${MAX_EMAIL_LENGTH} characters`);
     }
-    if (method === 'POST' && path === '/sign-in/email' && email) return passwordSignIn(req, email);
-    if (method === 'POST' && path === '/sign-in/magic-link' && email) return linkRequest(req, email);
+    if (method === 'POST' && path === '/sign-in/email' && email) return passwordSignIn(handler, edge, opts, req, email);
+    if (method === 'POST' && path === '/sign-in/magic-link' && email)
+      return linkRequest(handler, edge, opts, req, email);
     return handler(req);
   };
 }

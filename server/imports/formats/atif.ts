@@ -21,88 +21,16 @@ export function mapAtifDocument(
     const session = str(o, 'session_id');
     if (!Array.isArray(o.steps)) throw new RecordError('field "steps" is not a list');
     const extra = o.extra === undefined ? {} : asObject(o.extra, 'field "extra"');
-    const messages: ForeignMessage[] = [];
-    const ids: number[] = [];
-    const logprobs: number[] = [];
-    let promptIds: number[] | undefined;
-    let tokensComplete = true;
-    let logprobsComplete = true;
-    let prompt = -1;
-    o.steps.forEach((s, i) => {
-      const step = asObject(s, `steps[${i}]`);
-      const source = str(step, 'source');
-      const content = typeof step.message === 'string' ? step.message : '';
-      const time = typeof step.timestamp === 'string' ? Date.parse(step.timestamp) : Number.NaN;
-      const at = Number.isFinite(time) ? { time } : {};
-      if (source === 'system' || source === 'user') {
-        messages.push({ role: source, content, ...at });
-        return;
-      }
-      if (source !== 'agent') throw new RecordError(`steps[${i}].source "${source}" is not system, user or agent`);
-      if (prompt < 0) prompt = messages.length;
-      const calls = Array.isArray(step.tool_calls)
-        ? step.tool_calls.map((c, j) => {
-            const call = asObject(c, `steps[${i}].tool_calls[${j}]`);
-            return {
-              id: str(call, 'tool_call_id'),
-              name: str(call, 'function_name'),
-              arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}),
-            };
-          })
-        : [];
-      messages.push({ role: 'assistant', content, ...(calls.length ? { toolCalls: calls } : {}), ...at });
-      const metrics = step.metrics === undefined ? undefined : asObject(step.metrics, `steps[${i}].metrics`);
-      const completion = metrics && numbers(metrics, 'completion_token_ids');
-      const lp = metrics && numbers(metrics, 'logprobs');
-      if (promptIds === undefined && metrics) promptIds = numbers(metrics, 'prompt_token_ids');
-      if (completion) ids.push(...completion);
-      else tokensComplete = false;
-      if (lp && completion && lp.length === completion.length) logprobs.push(...lp);
-      else logprobsComplete = false;
-      const observation =
-        step.observation === undefined ? undefined : asObject(step.observation, `steps[${i}].observation`);
-      const results = Array.isArray(observation?.results) ? observation.results : [];
-      for (const [j, r] of results.entries()) {
-        const result: Json = asObject(r, `steps[${i}].observation.results[${j}]`);
-        messages.push({
-          role: 'tool',
-          content: typeof result.content === 'string' ? result.content : JSON.stringify(result.content ?? ''),
-          ...(typeof result.source_call_id === 'string' ? { toolCallId: result.source_call_id } : {}),
-        });
-      }
-    });
-    if (prompt < 0) throw new RecordError('no agent step');
+    const { messages, prompt, tokens: stepTokens } = readSteps(o.steps);
     // Toolsmith's export keeps the whole token record under extra.tokens (tool tokens and both logprob sides, which
     // ATIF's per-step metrics have no place for): where it is there, it is the record.
     const own = extra.tokens === undefined ? undefined : ownTokens(asObject(extra.tokens, 'field "extra.tokens"'));
-    const tokens: ForeignTokens | undefined = own
-      ? own
-      : tokensComplete && ids.length
-        ? {
-            ...(promptIds ? { promptIds } : {}),
-            ids,
-            ...(logprobsComplete ? { rolloutLogprobs: logprobs } : {}),
-          }
-        : undefined;
+    const tokens = own ? own : stepTokens;
     const reward = where.reward ?? numeric(extra.reward);
     const stepNo = numeric(extra.step);
-    const rewards =
-      extra.rewards && typeof extra.rewards === 'object'
-        ? Object.fromEntries(
-            Object.entries(extra.rewards as Json).flatMap(([k, v]) => {
-              const n = numeric(v);
-              return n === undefined ? [] : [[k, n]];
-            }),
-          )
-        : undefined;
+    const rewards = extraRewards(extra);
     const advantage = numeric(extra.advantage);
-    const p = extra.policy && typeof extra.policy === 'object' ? (extra.policy as Json) : undefined;
-    const policy = p
-      ? {
-          ...(numeric(p.start) === undefined ? {} : { start: numeric(p.start) }),
-          ...(numeric(p.end) === undefined ? {} : { end: numeric(p.end) }),
-        }
-      : undefined;
+    const policy = extraPolicy(extra);
     return {
       ok: true,
       trajectories: [
@@ -134,6 +62,100 @@ export function mapAtifDocument(
   } catch (e) {
     return { ok: false, problem: problem(where.file, 0, e) };
   }
+}
+
+/**
+ * The messages of ATIF steps, where the prompt ends (the first agent step), and their tokens when every agent step
+ * has them.
+ */
+function readSteps(steps: unknown[]): {
+  messages: ForeignMessage[];
+  prompt: number;
+  tokens: ForeignTokens | undefined;
+} {
+  const messages: ForeignMessage[] = [];
+  const ids: number[] = [];
+  const logprobs: number[] = [];
+  let promptIds: number[] | undefined;
+  let tokensComplete = true;
+  let logprobsComplete = true;
+  let prompt = -1;
+  steps.forEach((s, i) => {
+    const step = asObject(s, `steps[${i}]`);
+    const source = str(step, 'source');
+    const content = typeof step.message === 'string' ? step.message : '';
+    const time = typeof step.timestamp === 'string' ? Date.parse(step.timestamp) : Number.NaN;
+    const at = Number.isFinite(time) ? { time } : {};
+    if (source === 'system' || source === 'user') {
+      messages.push({ role: source, content, ...at });
+      return;
+    }
+    if (source !== 'agent') throw new RecordError(`steps[${i}].source "${source}" is not system, user or agent`);
+    if (prompt < 0) prompt = messages.length;
+    const calls = Array.isArray(step.tool_calls)
+      ? step.tool_calls.map((c, j) => {
+          const call = asObject(c, `steps[${i}].tool_calls[${j}]`);
+          return {
+            id: str(call, 'tool_call_id'),
+            name: str(call, 'function_name'),
+            arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}),
+          };
+        })
+      : [];
+    messages.push({ role: 'assistant', content, ...(calls.length ? { toolCalls: calls } : {}), ...at });
+    const metrics = step.metrics === undefined ? undefined : asObject(step.metrics, `steps[${i}].metrics`);
+    const completion = metrics && numbers(metrics, 'completion_token_ids');
+    const lp = metrics && numbers(metrics, 'logprobs');
+    if (promptIds === undefined && metrics) promptIds = numbers(metrics, 'prompt_token_ids');
+    if (completion) ids.push(...completion);
+    else tokensComplete = false;
+    if (lp && completion && lp.length === completion.length) logprobs.push(...lp);
+    else logprobsComplete = false;
+    const observation =
+      step.observation === undefined ? undefined : asObject(step.observation, `steps[${i}].observation`);
+    const results = Array.isArray(observation?.results) ? observation.results : [];
+    for (const [j, r] of results.entries()) {
+      const result: Json = asObject(r, `steps[${i}].observation.results[${j}]`);
+      messages.push({
+        role: 'tool',
+        content: typeof result.content === 'string' ? result.content : JSON.stringify(result.content ?? ''),
+        ...(typeof result.source_call_id === 'string' ? { toolCallId: result.source_call_id } : {}),
+      });
+    }
+  });
+  if (prompt < 0) throw new RecordError('no agent step');
+  const tokens: ForeignTokens | undefined =
+    tokensComplete && ids.length
+      ? {
+          ...(promptIds ? { promptIds } : {}),
+          ids,
+          ...(logprobsComplete ? { rolloutLogprobs: logprobs } : {}),
+        }
+      : undefined;
+  return { messages, prompt, tokens };
+}
+
+/** `extra.rewards`: its numeric entries. */
+function extraRewards(extra: Json): Record<string, number> | undefined {
+  return extra.rewards && typeof extra.rewards === 'object'
+    ? Object.fromEntries(
+        Object.entries(extra.rewards as Json).flatMap(([k, v]) => {
+          const n = numeric(v);
+          return n === undefined ? [] : [[k, n]];
+        }),
+      )
+    : undefined;
+}
+
+/** `extra.policy`: the policy weight versions the trajectory was generated with. */
+function extraPolicy(extra: Json): { start?: number; end?: number } | undefined {
+  const p = extra.policy && typeof extra.policy === 'object' ? (extra.policy as Json) : undefined;
+  return p
+    ? {
+        ...(numeric(p.start) === undefined ? {} : { start: numeric(p.start) }),
+        ...(numeric(p.end) === undefined ? {} : { end: numeric(p.end) }),
+      }
+    : undefined;
 }
 
 const EXTRA_USED = [
