@@ -59,6 +59,7 @@ export interface CheckDeps {
   startSandboxPool: () => Promise<SandboxPool>;
 }
 
+// One piece: the table of checks in the order `npx toolsmith diagnostics` runs and prints them, each a name and its probe.
 export function checks(db: Database, deps: CheckDeps): Check[] {
   const python = config().python;
   return [

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { config } from '../../server/config.ts';
+import { type Config, config } from '../../server/config.ts';
 import { redact } from '../../server/db/url.ts';
 import type { JobPayload } from '../../contracts/jobs.ts';
 import type { ClusterEventData } from '../../contracts/cluster.ts';
@@ -53,8 +53,15 @@ export async function trainOnRay(ctx: JobContext<JobPayload<'train'>>): Promise<
     throw new PermanentJobError(
       'cluster: the run was launched for Ray but this worker has no TOOLSMITH_RAY_ADDRESS (docs/scaling-out.md "Ray")',
     );
-  const runId = ctx.job.runId!;
-  const ray = new RayJobsClient(cfg.rayAddress, rayToken(cfg.rayTokenFile));
+  const ray = await connect(cfg);
+  const job = await submitOrAttach(ctx, ray, cfg);
+  if ('done' in job) return { rayJobId: job.done };
+  return follow(ctx, ray, cfg, job.id);
+}
+
+/** The cluster's Jobs client, once it has accepted our token (or no token, when the operator allows that). */
+async function connect(cfg: Config): Promise<RayJobsClient> {
+  const ray = new RayJobsClient(cfg.rayAddress!, rayToken(cfg.rayTokenFile));
   try {
     await ray.checkAuth(cfg.rayAllowNoAuth);
   } catch (e) {
@@ -63,12 +70,25 @@ export async function trainOnRay(ctx: JobContext<JobPayload<'train'>>): Promise<
       throw e;
     throw new PermanentJobError((e as Error).message);
   }
+  return ray;
+}
+
+/**
+ * The run's Ray job for this job: the one an earlier attempt left running, or a new submission; `done` when an
+ * earlier attempt's job already succeeded.
+ */
+async function submitOrAttach(
+  ctx: JobContext<JobPayload<'train'>>,
+  ray: RayJobsClient,
+  cfg: Config,
+): Promise<{ id: string } | { done: string }> {
+  const runId = ctx.job.runId!;
   const mine = (await ray.list()).filter((j) => j.metadata?.toolsmith_run === runId);
   // This job's work already done on the cluster (its follower died before it saw the end): done here too.
   const done = mine.find((j) => j.metadata?.toolsmith_job === ctx.job.id && j.status === 'SUCCEEDED');
   if (done) {
     await ctx.log(`the run's Ray job ${done.submission_id} had already succeeded`);
-    return { rayJobId: done.submission_id };
+    return { done: done.submission_id };
   }
   const running = mine.find((j) => !RAY_TERMINAL.has(j.status));
   let id: string;
@@ -96,6 +116,11 @@ export async function trainOnRay(ctx: JobContext<JobPayload<'train'>>): Promise<
     });
     await ctx.log(`submitted to the Ray cluster at ${cfg.rayAddress} as job ${id} (database ${redact(dbUrl)})`);
   }
+  return { id };
+}
+
+/** Mirrors the Ray job's state and log tail into the run's events until it ends, or this job is stopped. */
+async function follow(ctx: JobContext<JobPayload<'train'>>, ray: RayJobsClient, cfg: Config, id: string) {
   const event = (state: RayJobStatus): ClusterEventData => ({
     kind: 'ray',
     cluster: cfg.rayAddress!,

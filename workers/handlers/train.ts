@@ -40,52 +40,9 @@ export const train: JobHandler<JobPayload<'train'>> = (ctx) =>
  */
 export async function runPlaced(ctx: JobContext<JobPayload<'train'>>, placement: Placement): Promise<unknown> {
   if (!ctx.job.runId) throw new PermanentJobError('a train job needs a run');
-  const cfg = config();
   const runId = ctx.job.runId;
   const recipe = ctx.payload.recipe;
-  const modelsRoot = modelsDir();
-  // A name whose folder escapes the models folder (a planted symlink) fails the run for good, naming the field.
-  const modelDir = (name: string) => {
-    try {
-      return modelExists(name) ? modelPath(name) : null;
-    } catch (e) {
-      if (e instanceof PathEscapeError) throw new PermanentJobError(`model.${e.message}`);
-      throw e;
-    }
-  };
-  const datasets = new Set<string>();
-  for (const name of storedDatasetNames(recipe)) if (await getDataset(ctx.db, { name })) datasets.add(name);
-  const gpuMemoryBytes = gpuMemory(recipe.trainer.device);
-  const problems = preflight(recipe, {
-    modelDir,
-    modelsRoot,
-    datasets,
-    gpus: gpuMemoryBytes.length,
-    rolloutServers: cfg.rolloutUrls,
-    onRay: placement.onCluster,
-  });
-  // What the host has (or the operator allows): a recipe within the schema's bounds can still overrun it.
-  const name = recipe.model.kind === 'model' ? recipe.model.name : null;
-  problems.push(
-    ...checkResources(
-      recipe,
-      {
-        memoryBytes: os.totalmem(),
-        cpus: os.availableParallelism(),
-        gpuMemoryBytes,
-        sandboxConcurrency: cfg.sandboxUrls ? null : os.availableParallelism(), // the local pool's size (workers/sandbox/pool.ts)
-        maxTrainerRanks: cfg.maxTrainerRanks,
-        maxTrainerMemoryMb: cfg.maxTrainerMemoryMb,
-        maxSandboxMemoryMb: cfg.maxSandboxMemoryMb,
-        trainerOnCluster: placement.onCluster,
-      },
-      await modelSize(recipe, name === null ? null : modelDir(name)),
-    ),
-  );
-  if (problems.length) {
-    for (const p of problems) await ctx.log(`cannot start: ${p}`, { level: 'error', type: 'trainer_error' });
-    throw new PermanentJobError(`this worker cannot run the recipe: ${problems.join('; ')}`);
-  }
+  await refuseUnfit(ctx, placement);
   // Each time the run's services on Ray change (started, restarted), the run page's Cluster panel learns it.
   const logServices = (what: string) => (services: ClusterService[]) =>
     void ctx
@@ -150,6 +107,58 @@ export async function runPlaced(ctx: JobContext<JobPayload<'train'>>, placement:
     await trainer.close();
     await verifier.close();
     await sandbox.close();
+  }
+}
+
+/**
+ * Fails the job for good, each reason logged, when the recipe cannot run here: preflight (models, datasets, GPUs,
+ * rollout servers) and what the host has (or the operator allows).
+ */
+async function refuseUnfit(ctx: JobContext<JobPayload<'train'>>, placement: Placement): Promise<void> {
+  const cfg = config();
+  const recipe = ctx.payload.recipe;
+  const modelsRoot = modelsDir();
+  // A name whose folder escapes the models folder (a planted symlink) fails the run for good, naming the field.
+  const modelDir = (name: string) => {
+    try {
+      return modelExists(name) ? modelPath(name) : null;
+    } catch (e) {
+      if (e instanceof PathEscapeError) throw new PermanentJobError(`model.${e.message}`);
+      throw e;
+    }
+  };
+  const datasets = new Set<string>();
+  for (const name of storedDatasetNames(recipe)) if (await getDataset(ctx.db, { name })) datasets.add(name);
+  const gpuMemoryBytes = gpuMemory(recipe.trainer.device);
+  const problems = preflight(recipe, {
+    modelDir,
+    modelsRoot,
+    datasets,
+    gpus: gpuMemoryBytes.length,
+    rolloutServers: cfg.rolloutUrls,
+    onRay: placement.onCluster,
+  });
+  // What the host has (or the operator allows): a recipe within the schema's bounds can still overrun it.
+  const name = recipe.model.kind === 'model' ? recipe.model.name : null;
+  problems.push(
+    ...checkResources(
+      recipe,
+      {
+        memoryBytes: os.totalmem(),
+        cpus: os.availableParallelism(),
+        gpuMemoryBytes,
+        sandboxConcurrency: cfg.sandboxUrls ? null : os.availableParallelism(), // the local pool's size (workers/sandbox/pool.ts)
+        maxTrainerRanks: cfg.maxTrainerRanks,
+        maxTrainerMemoryMb: cfg.maxTrainerMemoryMb,
+        maxSandboxMemoryMb: cfg.maxSandboxMemoryMb,
+        trainerOnCluster: placement.onCluster,
+      },
+      await modelSize(recipe, name === null ? null : modelDir(name)),
+    ),
+  );
+  if (problems.length) {
+    for (const p of problems) await ctx.log(`cannot start: ${p}`, { level: 'error', type: 'trainer_error' });
+    throw new PermanentJobError(`this worker cannot run the recipe: ${problems.join('; ')}`);
   }
 }
 

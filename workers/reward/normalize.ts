@@ -52,6 +52,7 @@ const UNIT_WORDS =
   /(?:\s|^)(?:dollars?|cents?|units?|square|sq|cubic|feet|foot|ft|inch(?:es)?|in|yards?|miles?|mph|km|kg|cm|mm|m|g|mg|l|ml|liters?|litres?|meters?|metres?|centimeters?|kilometers?|seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?|years?|degrees?|deg|percent|points?|people|students?|ways|cookies|apples|marbles|pounds?|lbs?|ounces?|oz|gallons?|euros?|coins?|boxes|pages?|books?|times|steps|games|cars|rooms|tickets|balls|cats|dogs|sheep|rows|numbers|integers|values|solutions|digits|pairs|triangles|squares|cubes|edges|faces|vertices|handshakes|trips)\b(?:\^\{?[23]\}?)?\.?/gi;
 
 export function normalize(raw: string): Normalized {
+  // One piece: a sequence of rewrites whose order matters (each expects what the ones before it left), read top down.
   let s = raw.trim();
   let percent = false,
     degrees = false;

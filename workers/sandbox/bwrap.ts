@@ -95,41 +95,7 @@ export function bwrapCommand(o: BwrapOptions): { file: string; args: string[] } 
     'CAP_SETPCAP',
     '--hostname',
     'sandbox',
-    '--clearenv',
-    '--setenv',
-    'PATH',
-    '/usr/local/bin:/usr/bin:/bin',
-    '--setenv',
-    'HOME',
-    '/tmp',
-    '--setenv',
-    'USER',
-    'sandbox',
-    '--setenv',
-    'LANG',
-    'C.UTF-8',
-    '--setenv',
-    'OPENBLAS_NUM_THREADS',
-    '1',
-    '--setenv',
-    'OMP_NUM_THREADS',
-    '1',
-    '--setenv',
-    'MKL_NUM_THREADS',
-    '1',
-    '--setenv',
-    'MPLBACKEND',
-    'Agg',
-    '--setenv',
-    'PYTHONDONTWRITEBYTECODE',
-    '1',
-    '--setenv',
-    'TOOLSMITH_SANDBOX_ISOLATED',
-    '1',
-    '--setenv',
-    'TOOLSMITH_SANDBOX_TMP_BYTES',
-    String(o.tmpBytes),
-    ...(cg ? ['--setenv', 'TOOLSMITH_SANDBOX_CGROUP', cg.version] : []),
+    ...envArgs(o),
     '--chdir',
     '/tmp',
     o.python,
@@ -155,6 +121,25 @@ export function bwrapCommand(o: BwrapOptions): { file: string; args: string[] } 
       ...bwrap,
     ],
   };
+}
+
+/** The zygote's whole environment: one thread per numeric library, no bytecode written, the sandbox's own settings. */
+function envArgs(o: BwrapOptions): string[] {
+  const env: [string, string][] = [
+    ['PATH', '/usr/local/bin:/usr/bin:/bin'],
+    ['HOME', '/tmp'],
+    ['USER', 'sandbox'],
+    ['LANG', 'C.UTF-8'],
+    ['OPENBLAS_NUM_THREADS', '1'],
+    ['OMP_NUM_THREADS', '1'],
+    ['MKL_NUM_THREADS', '1'],
+    ['MPLBACKEND', 'Agg'],
+    ['PYTHONDONTWRITEBYTECODE', '1'],
+    ['TOOLSMITH_SANDBOX_ISOLATED', '1'],
+    ['TOOLSMITH_SANDBOX_TMP_BYTES', String(o.tmpBytes)],
+    ...(o.cgroup ? [['TOOLSMITH_SANDBOX_CGROUP', o.cgroup.version] as [string, string]] : []),
+  ];
+  return ['--clearenv', ...env.flatMap(([k, v]) => ['--setenv', k, v])];
 }
 
 function minimalRootArgs(roots: string[], links: { path: string; target: string }[]): string[] {

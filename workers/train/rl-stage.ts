@@ -27,6 +27,8 @@ export async function runRlStage(
   done: number,
   step: number,
 ): Promise<number> {
+  // One piece: the stage's loop, read top to bottom as the file's header describes it (draw, generate, update, sync,
+  // store, checkpoint), with the bookkeeping of async steps (engineAt, trainerAt, the generation ahead) in one place.
   const { ctx, recipe, policy } = run;
   if (done === 0) {
     await ctx.trainer.setOptim(

@@ -188,12 +188,30 @@ export async function updateStep(
   // The policy update over the kept rollouts; old logprobs recomputed by the trainer (as verl does), so the ratio is
   // exactly 1 at the first micro-step whatever the engine's numerics; the engine-vs-trainer gap is corrected by TIS
   // (π_old / π_rollout from the engine's logprobs) and measured (train/logprob_gap, train/mismatch_kl).
-  const kept: { r: ScoredRollout; advantage: number }[] = [];
+  const kept: Kept = [];
   groups.forEach((gs, g) =>
     gs.samples.forEach((s, i) => {
       if (s.selected && s.advantage !== null) kept.push({ r: byGroup[g]![i]!, advantage: s.advantage });
     }),
   );
+  const { policy, logprobGap, update } = await policyUpdate(deps, cfg, kept);
+  const t4 = performance.now();
+  attachTokenRecords(rollouts, deps.tokenizer, update); // outside time/train: it is bookkeeping, not the update
+
+  const metrics = stepMetrics(generated, byGroup, mixed, kept, summary, logprobGap, policy);
+  return {
+    rollouts,
+    groups,
+    policy,
+    metrics,
+    timings: { ...generated.timings, roc: (t3 - t2) / 1000, train: (t4 - t3) / 1000 },
+  };
+}
+
+type Kept = { r: ScoredRollout; advantage: number }[];
+
+/** One policy update over the kept rollouts (nothing without any), with the engine-vs-trainer logprob gap. */
+async function policyUpdate(deps: Pick<RlStepDeps, 'trainer' | 'tokenizer'>, cfg: RlStepConfig, kept: Kept) {
   let policy: PolicyMetrics | null = null;
   let logprobGap = 0;
   let update: Parameters<typeof attachTokenRecords>[2] = null;
@@ -226,9 +244,20 @@ export async function updateStep(
     });
     update = { kept, old, policy };
   }
-  const t4 = performance.now();
-  attachTokenRecords(rollouts, deps.tokenizer, update); // outside time/train: it is bookkeeping, not the update
+  return { policy, logprobGap, update };
+}
 
+/** The step's metrics: the rollouts', RoC's and sampling's numbers, then the update's. */
+function stepMetrics(
+  generated: GeneratedStep,
+  byGroup: ScoredRollout[][],
+  mixed: boolean[],
+  kept: Kept,
+  summary: ReturnType<typeof selectStep>['summary'],
+  logprobGap: number,
+  policy: PolicyMetrics | null,
+): Record<string, number> {
+  const { prompts, rollouts } = generated;
   const stats = rollouts.map((r) => ({ ...toolStats(r.trajectory), r }));
   const correct = stats.filter((s) => s.r.reward > 0);
   const errRate = (xs: typeof stats) => {
@@ -282,13 +311,7 @@ export async function updateStep(
   if (policy) {
     Object.assign(metrics, policyMetrics(policy));
   }
-  return {
-    rollouts,
-    groups,
-    policy,
-    metrics,
-    timings: { ...generated.timings, roc: (t3 - t2) / 1000, train: (t4 - t3) / 1000 },
-  };
+  return metrics;
 }
 
 /**

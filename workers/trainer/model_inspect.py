@@ -243,7 +243,15 @@ def inspect_dir(model_dir):
         return problems, warnings, summary, ctx
     summary["size_bytes"] = _dir_bytes(model_dir)
 
-    # config.json → the architecture
+    raw, config = _inspect_config(model_dir, summary, problems)
+    headers = _inspect_weights(model_dir, raw, summary, problems, warnings)
+    _inspect_meta_model(config, headers, summary, problems, ctx)
+    _inspect_tokenizer(model_dir, summary, problems)
+    return problems, warnings, summary, ctx
+
+
+def _inspect_config(model_dir, summary, problems):
+    """config.json → the architecture: (the raw JSON, the transformers config), each None when unreadable."""
     raw, config = None, None
     cfg_path = os.path.join(model_dir, "config.json")
     if not os.path.isfile(cfg_path):
@@ -271,8 +279,11 @@ def inspect_dir(model_dir):
             "block_size": getattr(text, "max_position_embeddings", None),
             "tie_word_embeddings": bool(getattr(config, "tie_word_embeddings", False)),
         })
+    return raw, config
 
-    # weights: safetensors only, headers only
+
+def _inspect_weights(model_dir, raw, summary, problems, warnings):
+    """The weights (safetensors only, headers only): their size and main dtype, checked against config.json's."""
     files = _weight_files(model_dir, problems)
     headers = _headers(files, problems) if files else {}
     if files:
@@ -292,8 +303,11 @@ def inspect_dir(model_dir):
     elif declared and main and declared != main:
         warnings.append({"field": "dtype", "message": f"config.json says {declared} but the weights are mostly {main}: they load as {main}"})
     summary["dtype"] = main or declared
+    return headers
 
-    # the model on the meta device: the parameter count, and what the headers must hold
+
+def _inspect_meta_model(config, headers, summary, problems, ctx):
+    """The model on the meta device: the parameter count, and what the headers must hold."""
     if config is not None:
         import torch
         from transformers import AutoModelForCausalLM
@@ -314,7 +328,9 @@ def inspect_dir(model_dir):
     if summary["parameters"] is None and headers:
         summary["parameters"] = sum(_numel(s) for s, _ in headers.values())
 
-    # tokenizer.json and the chat template
+
+def _inspect_tokenizer(model_dir, summary, problems):
+    """tokenizer.json (readable, no larger than the embedding) and the chat template."""
     tok_path = os.path.join(model_dir, "tokenizer.json")
     if not os.path.isfile(tok_path):
         alt = [n for n in ("tokenizer.model", "vocab.json", "merges.txt") if os.path.isfile(os.path.join(model_dir, n))]
@@ -339,7 +355,6 @@ def inspect_dir(model_dir):
             problems.append({"field": "tokenizer_config", "message": f"tokenizer_config.json is not valid JSON ({e})"})
     if chat_template_of(model_dir, tok_cfg) is None:
         problems.append({"field": "chat_template", "message": "no chat template: neither tokenizer_config.json's chat_template nor chat_template.jinja (prompts are rendered with it; add one, e.g. the ChatML template Qwen uses)"})
-    return problems, warnings, summary, ctx
 
 
 def _cover(model, params, headers, problems):

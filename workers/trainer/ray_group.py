@@ -172,15 +172,20 @@ def rank_env(base, r, world, master, where, spec):
     return env
 
 
-def main():
-    die_with_parent()
-    spec = json.loads(sys.argv[1])
+def read_spec(arg):
+    """The group's spec (nodes, ranks, cpus, gpus, timeout_s, ...) from the command line, with its defaults."""
+    spec = json.loads(arg)
     for k in ("nodes", "ranks"):
         if not isinstance(spec.get(k), int) or spec[k] < 1:
             fail(f"{k}: expected a positive integer, not {spec.get(k)!r}")
     spec.setdefault("cpus", 1)
     spec.setdefault("gpus", 0)
     spec.setdefault("timeout_s", 60)
+    return spec
+
+
+def start_group(spec):
+    """Places the ranks, starts a trainer in each, and reports the placement: (actors, each one's where)."""
     address = os.environ.get("RAY_ADDRESS") or "auto"
     try:
         ray.init(address=address, namespace=spec.get("namespace") or None, log_to_driver=False,
@@ -202,6 +207,13 @@ def main():
     send({"placement": [{"rank": r["rank"], "node": r["node"], "address": w["ip"], "pid": w["pid"],
                          "resources": ray_placement.rank_bundle(spec["cpus"], spec["gpus"])}
                         for r, w in zip(layout, wheres)]})
+    return actors, wheres
+
+
+def main():
+    die_with_parent()
+    spec = read_spec(sys.argv[1])
+    actors, wheres = start_group(spec)
 
     def stop(code, why=None):
         if why:
