@@ -60,7 +60,8 @@ import type {
   PolicyEngine,
 } from './types.ts';
 import type { Tokenizer } from './tokenizer.ts';
-import { adapterName, parseVersion, pointCurrent, pushWeights, versionLabel } from './weight-sync.ts';
+import { adapterName, pointCurrent, pushWeights, versionLabel } from './weight-sync.ts';
+import { errorText, readSseData, StreamedCompletion } from './openai-stream.ts';
 import { sleep } from './sleep.ts';
 
 export interface OpenAIEngineOptions {
@@ -345,59 +346,24 @@ export class OpenAIEngine implements PolicyEngine {
       }, this.opts.timeoutMs);
     };
     ep.inFlight++;
-    const out = { text: '', tokenIds: [] as number[], logprobs: [] as number[], anyLogprobs: false };
-    let received = false;
-    let served: number | null = null; // the weight_version the server reported
-    let mixed: string | null = null;
-    const result = (
-      finishReason: GenerateResult['finishReason'],
-      extra: Partial<GenerateResult> = {},
-    ): GenerateResult => ({
-      text: out.text,
-      tokenIds: out.tokenIds,
-      logprobs: out.anyLogprobs ? out.logprobs : null,
-      finishReason,
-      stopString: null,
-      promptTokens,
-      weightVersion: served ?? want,
-      ...extra,
-    });
+    const c = new StreamedCompletion(
+      this.opts.tokenizer,
+      (n) => this.recent.push({ at: performance.now(), n }),
+      onChunk,
+    );
     const failed = (msg: string): GenerateResult => {
       if (req.signal?.aborted || (this.closed && !timedOut))
-        return result('aborted', this.closed ? { error: 'engine closed' } : {});
-      if (!received) throw new Retryable(msg);
-      return result('error', {
-        error: `${ep.url}: ${msg} after ${out.tokenIds.length || out.text.length} token(s)/char(s) of output`,
+        return c.result('aborted', promptTokens, want, this.closed ? { error: 'engine closed' } : {});
+      if (!c.received) throw new Retryable(msg);
+      return c.result('error', promptTokens, want, {
+        error: `${ep.url}: ${msg} after ${c.tokenIds.length || c.text.length} token(s)/char(s) of output`,
       });
     };
     try {
       arm();
-      const body: Record<string, unknown> = {
-        model: this.served,
-        prompt: req.prompt,
-        max_tokens: req.maxTokens,
-        temperature: req.temperature,
-        top_p: req.topP,
-        stop: req.stop.length ? req.stop : undefined,
-        stream: true,
-        stream_options: { include_usage: true },
-      };
-      if (req.seed !== undefined) body.seed = req.seed;
-      if (this.opts.logprobs !== false) body.logprobs = 0;
-      if (this.opts.returnTokenIds !== false) body.return_token_ids = true;
-      if (want !== null && this.opts.weightSync?.mode === 'sglang') body.weight_version = versionLabel(want);
       let res: Response;
       try {
-        res = await fetch(`${ep.url}/v1/completions`, {
-          method: 'POST',
-          signal: ctl.signal,
-          headers: {
-            'content-type': 'application/json',
-            accept: 'text/event-stream',
-            ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}),
-          },
-          body: JSON.stringify(body),
-        });
+        res = await this.post(ep, this.requestBody(req, want), ctl.signal);
       } catch (e) {
         return failed(timedOut ? `no response in ${this.opts.timeoutMs} ms` : causeOf(e));
       }
@@ -406,104 +372,76 @@ export class OpenAIEngine implements PolicyEngine {
         if (res.status === 409 && /stale_weight_version/.test(text)) throw new Stale(errorText(text));
         const msg = `HTTP ${res.status}: ${errorText(text)}`;
         if (res.status >= 500 || res.status === 429) return failed(msg);
-        return result('error', { error: `${ep.url}: ${msg}` });
+        return c.result('error', promptTokens, want, { error: `${ep.url}: ${msg}` });
       }
       if (!res.body) return failed('response has no body');
-      let finish: string | null = null;
-      let stopReason: unknown;
-      let serverPromptTokens: number | undefined;
-      const handle = (data: string): boolean => {
-        if (data === '[DONE]') return true;
-        let ev: any;
-        try {
-          ev = JSON.parse(data);
-        } catch {
-          return false;
-        }
-        if (ev?.error) throw new Error(`server error: ${errorText(JSON.stringify(ev))}`);
-        const v = parseVersion(ev?.weight_version ?? ev?.meta_info?.weight_version);
-        if (v !== null) {
-          if (served !== null && v !== served) mixed = `${served} then ${v}`;
-          served = v;
-        }
-        if (typeof ev?.usage?.prompt_tokens === 'number') serverPromptTokens = ev.usage.prompt_tokens;
-        const ch = ev?.choices?.[0];
-        if (!ch) return false;
-        const text: string = typeof ch.text === 'string' ? ch.text : '';
-        let ids: number[] = Array.isArray(ch.token_ids) ? ch.token_ids : [];
-        if (!Array.isArray(ch.token_ids) && text && this.opts.tokenizer) ids = this.opts.tokenizer.encode(text);
-        const lps: unknown[] | null = Array.isArray(ch.logprobs?.token_logprobs) ? ch.logprobs.token_logprobs : null;
-        if (lps) {
-          out.anyLogprobs = true;
-          out.logprobs.push(...lps.map((x) => (typeof x === 'number' ? x : NaN)));
-        }
-        if (text || ids.length) {
-          received = true;
-          out.text += text;
-          out.tokenIds.push(...ids);
-          if (ids.length) this.recent.push({ at: performance.now(), n: ids.length });
-          onChunk?.({ text, tokenIds: ids, logprobs: lps ? lps.map((x) => (typeof x === 'number' ? x : NaN)) : null });
-        }
-        if (ch.finish_reason != null) {
-          finish = String(ch.finish_reason);
-          if ('stop_reason' in ch) stopReason = ch.stop_reason;
-          else if ('matched_stop' in ch) stopReason = ch.matched_stop;
-        }
-        return false;
-      };
-      const reader = res.body.getReader();
-      const dec = new TextDecoder();
-      let buf = '';
-      let done = false;
       try {
-        while (!done) {
-          arm();
-          const { value, done: eof } = await reader.read();
-          if (eof) break;
-          buf += dec.decode(value, { stream: true });
-          for (;;) {
-            const m = /\r?\n\r?\n/.exec(buf);
-            if (!m) break;
-            const event = buf.slice(0, m.index);
-            buf = buf.slice(m.index + m[0].length);
-            const data = event
-              .split(/\r?\n/)
-              .filter((l) => l.startsWith('data:'))
-              .map((l) => l.slice(5).replace(/^ /, ''))
-              .join('\n');
-            if (data && handle(data)) {
-              done = true;
-              break;
-            }
-          }
-        }
+        await readSseData(res.body, arm, (data) => c.handle(data));
       } catch (e) {
-        void reader.cancel().catch(() => {});
         return failed(timedOut ? `stream stalled for ${this.opts.timeoutMs} ms` : causeOf(e));
       }
-      if (done) void reader.cancel().catch(() => {});
-      if (finish === null) return failed('stream ended without a finish_reason');
-      if (mixed !== null || (want !== null && served !== null && served !== want)) {
-        // Never mix silently: this text is not what the caller's weight version would have generated.
-        return result('error', {
-          weightVersion: served,
-          error: `${ep.url}: generated with weight version ${mixed ?? served}, but the request asked for ${want}`,
-        });
-      }
-      const pt = serverPromptTokens ?? promptTokens;
-      if (finish === 'length') return result('length', { promptTokens: pt });
-      const stopString = this.whichStop(req.stop, out.text, stopReason);
-      if (stopString !== null && !out.text.endsWith(stopString)) {
-        out.text += stopString;
-        onChunk?.({ text: stopString, tokenIds: [], logprobs: out.anyLogprobs ? [] : null });
-      }
-      return result('stop', { stopString, promptTokens: pt });
+      if (c.finish === null) return failed('stream ended without a finish_reason');
+      return this.finished(ep, req, c, promptTokens, want);
     } finally {
       clearTimeout(timer);
       ep.inFlight--;
       this.live.delete(ctl);
       req.signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /** The body of a streamed /v1/completions request (see the header). */
+  private requestBody(req: GenerateRequest, want: number | null): Record<string, unknown> {
+    const body: Record<string, unknown> = {
+      model: this.served,
+      prompt: req.prompt,
+      max_tokens: req.maxTokens,
+      temperature: req.temperature,
+      top_p: req.topP,
+      stop: req.stop.length ? req.stop : undefined,
+      stream: true,
+      stream_options: { include_usage: true },
+    };
+    if (req.seed !== undefined) body.seed = req.seed;
+    if (this.opts.logprobs !== false) body.logprobs = 0;
+    if (this.opts.returnTokenIds !== false) body.return_token_ids = true;
+    if (want !== null && this.opts.weightSync?.mode === 'sglang') body.weight_version = versionLabel(want);
+    return body;
+  }
+
+  private post(ep: Endpoint, body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
+    return fetch(`${ep.url}/v1/completions`, {
+      method: 'POST',
+      signal,
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+  }
+
+  /** The result of a stream that finished: an error if its weight version was not the one asked for. */
+  private finished(
+    ep: Endpoint,
+    req: GenerateRequest,
+    c: StreamedCompletion,
+    promptTokens: number,
+    want: number | null,
+  ): GenerateResult {
+    if (c.mixed !== null || (want !== null && c.served !== null && c.served !== want)) {
+      // Never mix silently: this text is not what the caller's weight version would have generated.
+      return c.result('error', promptTokens, want, {
+        weightVersion: c.served,
+        error: `${ep.url}: generated with weight version ${c.mixed ?? c.served}, but the request asked for ${want}`,
+      });
+    }
+    const pt = c.serverPromptTokens ?? promptTokens;
+    if (c.finish === 'length') return c.result('length', pt, want);
+    const stopString = this.whichStop(req.stop, c.text, c.stopReason);
+    if (stopString !== null && !c.text.endsWith(stopString)) c.appendStop(stopString);
+    return c.result('stop', pt, want, { stopString });
   }
 
   private whichStop(stops: string[], text: string, stopReason: unknown): string | null {
@@ -519,17 +457,6 @@ export class OpenAIEngine implements PolicyEngine {
 function causeOf(e: unknown): string {
   const err = e as { message?: string; cause?: { code?: string; message?: string } };
   return err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e);
-}
-
-function errorText(body: string): string {
-  try {
-    const j = JSON.parse(body);
-    if (typeof j?.error?.message === 'string') return j.error.message;
-    if (typeof j?.message === 'string') return j.message;
-  } catch {
-    /* not JSON */
-  }
-  return body.slice(0, 300);
 }
 
 /** Resolves when `signal` aborts (never without one). */

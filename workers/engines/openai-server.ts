@@ -54,14 +54,15 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { bindRefusal, checkServiceRequest, LOOPBACK_HOSTS } from '../../contracts/hosts.ts';
-import type { GenerateChunk, GenerateResult, InferenceEngine } from './types.ts';
+import type { GenerateResult, InferenceEngine } from './types.ts';
 import type { Tokenizer } from './tokenizer.ts';
 import {
   CompletionBody,
+  CompletionEvents,
+  completionJson,
   errorBody,
-  heldBack,
   HttpError,
-  logprobsObj,
+  type ReplyInfo,
   sendJson,
   sha256,
   UpdateBody,
@@ -342,13 +343,7 @@ export class OpenAIServer {
   }
 
   private async completions(req: http.IncomingMessage, res: http.ServerResponse, raw: unknown): Promise<void> {
-    const parsed = CompletionBody.safeParse(raw);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const param = issue.path.length ? issue.path.map(String).join('.') : null;
-      throw new HttpError(400, `${param ?? 'body'}: ${issue.message}`, param);
-    }
-    const b: CompletionBody = parsed.data;
+    const b = parseCompletion(raw);
     // Wait out an update, then check the version and join the in-flight set in the same tick (updateWeights
     // drains that set, so nothing admitted here runs across a reload).
     for (let u = this.updating as Promise<void> | null; u; u = this.updating) await u.catch(() => {});
@@ -373,17 +368,13 @@ export class OpenAIServer {
       );
     const prompt = typeof b.prompt === 'string' ? b.prompt : b.prompt[0];
     const stop = (b.stop == null ? [] : typeof b.stop === 'string' ? [b.stop] : b.stop).filter((s) => s.length > 0);
-    const wantLogprobs = b.logprobs != null;
     const wantIds = b.return_token_ids === true;
     const tok = this.opts.engine.tokenizer;
-    const promptIds = wantIds && tok ? tok.encode(prompt) : undefined;
     const ctl = new AbortController();
     this.inFlight.add(ctl);
     res.on('close', () => {
       if (!res.writableFinished) ctl.abort();
     });
-    const id = `cmpl-${randomBytes(12).toString('hex')}`;
-    const created = Math.floor(Date.now() / 1000);
     const greq = {
       prompt,
       maxTokens: b.max_tokens ?? 16,
@@ -393,55 +384,27 @@ export class OpenAIServer {
       stop,
       signal: ctl.signal,
     };
-    const tokenText = (ids: number[]) => ids.map((i) => (tok ? tok.decode([i]) : ''));
+    const o: ReplyInfo = {
+      id: `cmpl-${randomBytes(12).toString('hex')}`,
+      created: Math.floor(Date.now() / 1000),
+      model: this.opts.model,
+      prompt,
+      stop,
+      wantLogprobs: b.logprobs != null,
+      wantIds,
+      promptIds: wantIds && tok ? tok.encode(prompt) : undefined,
+      includeUsage: b.stream_options?.include_usage === true,
+      tokenText: (ids: number[]) => ids.map((i) => (tok ? tok.decode([i]) : '')),
+      version,
+    };
     try {
       if (!b.stream) {
         const r = await this.opts.engine.generate(greq);
         if (r.finishReason === 'error') throw new HttpError(400, r.error ?? 'generation failed', 'prompt');
         if (r.finishReason === 'aborted') return; // client gone, or server closing
-        const text =
-          r.stopString !== null && r.text.endsWith(r.stopString)
-            ? r.text.slice(0, r.text.length - r.stopString.length)
-            : r.text;
-        const toks = tokenText(r.tokenIds);
-        const choice: Record<string, unknown> = {
-          index: 0,
-          text,
-          finish_reason: r.finishReason,
-          stop_reason: r.stopString,
-          logprobs: wantLogprobs ? logprobsObj(toks, r.logprobs, prompt.length) : null,
-        };
-        if (wantIds) {
-          choice.token_ids = r.tokenIds;
-          choice.prompt_token_ids = promptIds ?? null;
-        }
-        sendJson(res, 200, {
-          id,
-          object: 'text_completion',
-          created,
-          model: this.opts.model,
-          weight_version: version,
-          choices: [choice],
-          usage: {
-            prompt_tokens: r.promptTokens,
-            completion_tokens: r.tokenIds.length,
-            total_tokens: r.promptTokens + r.tokenIds.length,
-          },
-        });
-        return;
+        return sendJson(res, 200, completionJson(r, o));
       }
-      await this.stream(res, greq, {
-        id,
-        created,
-        prompt,
-        stop,
-        wantLogprobs,
-        wantIds,
-        promptIds,
-        includeUsage: b.stream_options?.include_usage === true,
-        tokenText,
-        version,
-      });
+      await this.stream(res, greq, o);
     } finally {
       this.inFlight.delete(ctl);
     }
@@ -450,83 +413,15 @@ export class OpenAIServer {
   private async stream(
     res: http.ServerResponse,
     greq: Parameters<InferenceEngine['generate']>[0],
-    o: {
-      id: string;
-      created: number;
-      prompt: string;
-      stop: string[];
-      wantLogprobs: boolean;
-      wantIds: boolean;
-      promptIds?: number[];
-      includeUsage: boolean;
-      tokenText: (ids: number[]) => string[];
-      version: string;
-    },
+    o: ReplyInfo,
   ): Promise<void> {
-    let started = false;
-    const start = () => {
-      if (started) return;
-      started = true;
-      res.writeHead(200, {
-        'content-type': 'text/event-stream',
-        'cache-control': 'no-cache',
-        connection: 'keep-alive',
-      });
-    };
-    const send = (obj: unknown) => {
-      start();
-      res.write(`data: ${JSON.stringify(obj)}\n\n`);
-    };
-    let full = ''; // engine text so far (may end in a stop string)
-    let emitted = 0; // chars of `full` already sent
-    let offset = o.prompt.length;
-    let first = true;
-    const chunk = (
-      text: string,
-      ids: number[],
-      lps: number[] | null,
-      finish: string | null,
-      stopReason: string | null,
-    ) => {
-      const choice: Record<string, unknown> = {
-        index: 0,
-        text,
-        finish_reason: finish,
-        stop_reason: stopReason,
-        logprobs: null,
-      };
-      if (o.wantLogprobs && ids.length) {
-        const toks = o.tokenText(ids);
-        choice.logprobs = logprobsObj(toks, lps, offset);
-        offset += toks.join('').length;
-      }
-      if (o.wantIds) {
-        choice.token_ids = ids;
-        if (first) choice.prompt_token_ids = o.promptIds ?? null;
-      }
-      first = false;
-      send({
-        id: o.id,
-        object: 'text_completion',
-        created: o.created,
-        model: this.opts.model,
-        weight_version: o.version,
-        choices: [choice],
-      });
-    };
-    const onChunk = (c: GenerateChunk) => {
-      full += c.text;
-      const safe = full.length - heldBack(full, o.stop);
-      const text = safe > emitted ? full.slice(emitted, safe) : '';
-      emitted = Math.max(emitted, safe);
-      chunk(text, c.tokenIds, c.logprobs, null, null);
-    };
+    const events = new CompletionEvents(res, o);
     let r: GenerateResult;
     try {
-      r = await this.opts.engine.generate(greq, onChunk);
+      r = await this.opts.engine.generate(greq, events.onChunk);
     } catch (e) {
       r = {
-        text: full,
+        text: events.text,
         tokenIds: [],
         logprobs: null,
         finishReason: 'error',
@@ -537,36 +432,28 @@ export class OpenAIServer {
       };
     }
     if (r.finishReason === 'error') {
-      if (!started) throw new HttpError(400, r.error ?? 'generation failed', 'prompt');
+      if (!events.started) throw new HttpError(400, r.error ?? 'generation failed', 'prompt');
       res.write(`data: ${JSON.stringify(errorBody(r.error ?? 'generation failed', 'server_error', null, null))}\n\n`);
     } else if (r.finishReason === 'aborted') {
-      if (!started || res.destroyed) {
+      if (!events.started || res.destroyed) {
         res.destroy();
         return;
       }
     } else {
-      const final =
-        r.stopString !== null && r.text.endsWith(r.stopString)
-          ? r.text.slice(0, r.text.length - r.stopString.length)
-          : r.text;
-      chunk(final.length > emitted ? final.slice(emitted) : '', [], null, r.finishReason, r.stopString);
-      if (o.includeUsage) {
-        send({
-          id: o.id,
-          object: 'text_completion',
-          created: o.created,
-          model: this.opts.model,
-          weight_version: o.version,
-          choices: [],
-          usage: {
-            prompt_tokens: r.promptTokens,
-            completion_tokens: r.tokenIds.length,
-            total_tokens: r.promptTokens + r.tokenIds.length,
-          },
-        });
-      }
+      events.finish(r);
     }
-    start();
+    events.start();
     res.end('data: [DONE]\n\n');
   }
+}
+
+/** A completion request's body, checked: a 400 naming the first field that is wrong. */
+function parseCompletion(raw: unknown): CompletionBody {
+  const parsed = CompletionBody.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const param = issue.path.length ? issue.path.map(String).join('.') : null;
+    throw new HttpError(400, `${param ?? 'body'}: ${issue.message}`, param);
+  }
+  return parsed.data;
 }
