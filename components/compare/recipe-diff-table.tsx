@@ -15,12 +15,13 @@ export function RecipeDiffTable({
   const rows = recipeDiffRows(ids, recipeDiff, Object.keys(specs).length === runs.length ? specs : undefined);
   if (rows.length === 0)
     return (
-      <div className="panel empty" aria-label="Recipe differences">
+      <section className="panel empty" aria-label="Recipe differences">
         The runs' recipes are identical.
-      </div>
+      </section>
     );
   return (
-    <div className="cmp-diff-wrap" role="region" aria-label="Recipe differences" tabIndex={0}>
+    // Focusable so that a keyboard can scroll a wide diff sideways.
+    <section className="cmp-diff-wrap" aria-label="Recipe differences" tabIndex={0}>
       <table className="cmp-diff" aria-label="Recipe differences table">
         <thead>
           <tr>
@@ -52,6 +53,24 @@ export function RecipeDiffTable({
           ))}
         </tbody>
       </table>
-    </div>
+    </section>
+  );
+}
+
+/** The recipe differences with their heading, the base run named: the compare page's and a shared comparison's. */
+export function RecipeSection({
+  runs,
+  recipeDiff,
+}: {
+  runs: { id: string; name: string; recipeSpec?: unknown }[];
+  recipeDiff: { runId: string; diff: SpecDiff[] }[];
+}) {
+  return (
+    <section aria-label="Recipe">
+      <h2>
+        Recipe differences <span className="muted">(from {runs[0]?.name})</span>
+      </h2>
+      <RecipeDiffTable runs={runs} recipeDiff={recipeDiff} />
+    </section>
   );
 }

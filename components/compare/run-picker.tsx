@@ -14,7 +14,7 @@ export function RunPicker({ selected, onChange }: { selected: string[]; onChange
   const [filter, setFilter] = useState('');
   const full = selected.length >= MAX_COMPARE;
 
-  let body;
+  let body: React.ReactNode;
   if (runs.error)
     body = (
       <div className="error" role="alert">

@@ -28,16 +28,17 @@ export function RunControls({
   return (
     <>
       {can.pause && (
-        <button onClick={() => pause.mutate({ runId })} disabled={busy} aria-label="Pause run">
+        <button type="button" onClick={() => pause.mutate({ runId })} disabled={busy} aria-label="Pause run">
           Pause
         </button>
       )}
       {can.resume && (
-        <button onClick={() => resume.mutate({ runId })} disabled={busy} aria-label="Resume run">
+        <button type="button" onClick={() => resume.mutate({ runId })} disabled={busy} aria-label="Resume run">
           Resume
         </button>
       )}
       <button
+        type="button"
         className="danger"
         onClick={() => cancel.mutate({ runId })}
         disabled={!can.cancel || busy}

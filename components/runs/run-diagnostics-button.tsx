@@ -12,7 +12,7 @@ export function RunDiagnosticsButton() {
   );
   return (
     <>
-      <button onClick={() => launch.mutate()} disabled={launch.isPending} aria-label="Run diagnostics">
+      <button type="button" onClick={() => launch.mutate()} disabled={launch.isPending} aria-label="Run diagnostics">
         {launch.isPending ? 'Queuing…' : 'Run diagnostics'}
       </button>
       {launch.error && (

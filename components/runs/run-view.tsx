@@ -1,165 +1,33 @@
 'use client';
-import { skipToken, useQuery } from '@tanstack/react-query';
-import { useSubscription } from '@trpc/tanstack-react-query';
 import Link from 'next/link';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { useTRPC } from '@/lib/trpc.ts';
-import { MetricChart, type Series } from '../ui/metric-chart.tsx';
-import { StatusBadge } from '../ui/status-badge.tsx';
-import { TerminalPane, type TerminalHandle } from '../ui/terminal-pane.tsx';
-import { eventLine, formatTime } from '../ui/format.ts';
-import { mergePoints } from '../ui/merge-points.ts';
-import { LiveRollouts } from './live-rollouts.tsx';
-import { EnginePanel } from './engine-panel.tsx';
-import { ClusterPanel } from './cluster-panel.tsx';
-import { type ClusterView, foldCluster } from '../../contracts/cluster.ts';
-import type { EnginesSnapshot } from '../../contracts/live.ts';
 import { FORMAT_FROM_LAYOUT } from '../../contracts/foreign.ts';
-import { RunControls } from './run-controls.tsx';
+import { isFinished } from '../../contracts/runs.ts';
 import { ShareButton } from '../share/share-button.tsx';
+import { formatTime } from '../ui/format.ts';
+import { MetricChart } from '../ui/metric-chart.tsx';
+import { TerminalPane } from '../ui/terminal-pane.tsx';
+import { ClusterPanel } from './cluster-panel.tsx';
+import { PANEL_KEYS } from './dashboard.ts';
+import { EnginePanel } from './engine-panel.tsx';
 import { FollowSwitch } from './follow-switch.tsx';
-import { RunDashboard } from './run-dashboard.tsx';
+import { LiveRollouts } from './live-rollouts.tsx';
 import { PlanVsMeasured } from './plan-vs-measured.tsx';
+import { RunControls } from './run-controls.tsx';
+import { RunDashboard } from './run-dashboard.tsx';
+import { RunFacts, RunHeader, RunLogAndMetrics } from './run-header.tsx';
 import { RunProgress } from './run-progress.tsx';
-import { mergeStageEvents, PANEL_KEYS } from './dashboard.ts';
-import { stageBoundaries } from '../../contracts/recipe.ts';
-import { applyRollouts, clearFinished, rolloutsOf, type LiveRollout } from './rollout-board.ts';
+import { useRunView } from './use-run-view.ts';
 
-/** How long a finished step's rollouts stay on the live board after the step is stored. */
-const FINISHED_LINGER_MS = 4000;
-import { isEvent, type RunEvent } from '../../contracts/events.ts';
-import { isFinished, type StageEventData } from '../../contracts/runs.ts';
-
-type AnyEvent = Omit<RunEvent, 'runId'>;
+type View = ReturnType<typeof useRunView>;
 
 /**
- * A run's live page: a snapshot as of event seq N, then the event stream from N. The stream resumes from the
- * last seq it saw after a reconnect, so the log and the chart neither miss nor repeat anything.
- *
- * On top of the log and the all-metrics chart: progress (stage, step, ETA), pause/resume/cancel, the training
- * dashboard (smoothed panels with stage boundaries) and the live rollouts of the step being generated.
+ * A run's live page (the state in use-run-view.ts): on top of the log and the all-metrics chart, progress (stage,
+ * step, ETA), pause/resume/cancel, the training dashboard (smoothed panels with stage boundaries) and the live
+ * rollouts of the step being generated.
  */
 export function RunView({ runId }: { runId: string }) {
-  const trpc = useTRPC();
-  const snapshot = useQuery(
-    trpc.runs.snapshot.queryOptions(
-      { runId, logTail: 1000 },
-      { staleTime: Infinity, refetchOnWindowFocus: false, retry: false },
-    ),
-  );
-  const terminal = useRef<TerminalHandle>(null);
-  const [series, setSeries] = useState<Series>({});
-  const [status, setStatus] = useState<{ status: string; error: string | null } | null>(null);
-  const [lastSeq, setLastSeq] = useState(0);
-  const [stageEvents, setStageEvents] = useState<StageEventData[]>([]);
-  const [board, setBoard] = useState<LiveRollout[]>([]);
-  const [engines, setEngines] = useState<EnginesSnapshot | null>(null);
-  const [cluster, setCluster] = useState<ClusterView | null>(null);
-  const [stepTick, setStepTick] = useState(0);
-  // The seq of the snapshot the page was seeded from: the stream starts there. Kept apart from snapshot.data,
-  // which is refetched (for the run's step, start and finish times) without moving the stream.
-  const [cursor, setCursor] = useState<number | null>(null);
-
-  const lingering = useRef(new Set<ReturnType<typeof setTimeout>>());
-  /** What one event changes besides the log (the same for snapshot events and streamed ones). */
-  const apply = useCallback((e: AnyEvent, live: boolean) => {
-    if (isEvent(e, 'stage') && e.data) {
-      const s = e.data;
-      setStageEvents((prev) => [...prev.filter((p) => p.stage !== s.stage), s]);
-    } else if (isEvent(e, 'engines') && e.data) {
-      const snap = e.data;
-      setEngines((prev) => (prev && prev.at > snap.at ? prev : snap));
-    } else if (isEvent(e, 'cluster') && e.data) {
-      const c = e.data;
-      setCluster((prev) => foldCluster(prev, c));
-    } else if (e.type === 'rollouts') {
-      const updates = rolloutsOf(e.data);
-      if (updates.length) setBoard((prev) => applyRollouts(prev, updates));
-    } else if (e.type === 'step') {
-      // The step's trajectories are stored: its finished rollouts leave the board, its groups are refetched. Live,
-      // they stay FINISHED_LINGER_MS first: a short step's rollouts and its end arrive in one batch of the stream,
-      // and would otherwise never be drawn.
-      if (live) {
-        const timer = setTimeout(() => {
-          lingering.current.delete(timer);
-          setBoard((prev) => clearFinished(prev));
-        }, FINISHED_LINGER_MS);
-        lingering.current.add(timer);
-        setStepTick((n) => n + 1);
-      } else setBoard((prev) => clearFinished(prev));
-    }
-  }, []);
-  useEffect(() => () => lingering.current.forEach(clearTimeout), []);
-
-  useEffect(() => {
-    const data = snapshot.data;
-    if (!data || cursor !== null) return;
-    setSeries(data.metrics);
-    setStatus({ status: data.run.status, error: data.run.error });
-    setLastSeq(data.lastSeq);
-    for (const e of data.events) {
-      terminal.current?.writeLine(eventLine(e));
-      apply(e as AnyEvent, false);
-    }
-    setCursor(data.lastSeq);
-  }, [snapshot.data, cursor, apply]);
-
-  const streamed = status?.status ?? snapshot.data?.run.status ?? 'loading';
-  // The header's run row (step, times) is polled while the run is live; the log and chart come from the stream.
-  const runRow = useQuery(
-    trpc.runs.get.queryOptions(
-      { runId },
-      { enabled: cursor !== null, refetchInterval: isFinished(streamed) ? false : 2000 },
-    ),
-  );
-  // A run the poll finds finished is finished, even if its last status event was not streamed to this page.
-  const polled = runRow.data?.status;
-  const current = polled && isFinished(polled) && !isFinished(streamed) ? polled : streamed;
-  const finished = isFinished(current);
-
-  // A finished run writes no more events: stop streaming once its final status event has arrived — not when the
-  // poll finds it finished first, or the events still in flight (the run's last lines) would never be shown.
-  const stream = useSubscription(
-    trpc.runs.events.subscriptionOptions(cursor !== null && !isFinished(streamed) ? { runId, cursor } : skipToken, {
-      onData: ({ data: e }) => {
-        terminal.current?.writeLine(eventLine(e));
-        setLastSeq(e.seq);
-        if (isEvent(e, 'metric') && e.data) {
-          const m = e.data;
-          setSeries((prev) => {
-            const next = { ...prev };
-            for (const [key, value] of Object.entries(m.values))
-              next[key] = mergePoints(prev[key] ?? [], [{ step: m.step, value, time: m.time }]);
-            return next;
-          });
-        }
-        if (isEvent(e, 'status') && e.data) {
-          const s = e.data;
-          setStatus({ status: s.status, error: s.error });
-          void runRow.refetch();
-        }
-        apply(e as AnyEvent, true);
-      },
-    }),
-  );
-
-  // A finished run has nothing in flight.
-  useEffect(() => {
-    if (finished) setBoard([]);
-  }, [finished]);
-
-  const spec = snapshot.data?.run.recipeSpec;
-  const stages = useMemo(() => mergeStageEvents(stageBoundaries(spec), stageEvents), [spec, stageEvents]);
-  const refetchRun = runRow.refetch;
-  const onControl = useCallback(async () => {
-    const s = (await refetchRun()).data?.status;
-    // A finished run that starts again (an imported run followed again): stream it again from the last event shown.
-    if (s && !isFinished(s) && isFinished(streamed)) {
-      setCursor(lastSeq);
-      setStatus({ status: s, error: null });
-    }
-  }, [refetchRun, streamed, lastSeq]);
-
+  const v = useRunView(runId);
+  const { snapshot, runRow, series, status, stream, current, stages } = v;
   if (snapshot.error && !snapshot.data)
     return (
       <div className="panel error" role="alert">
@@ -171,49 +39,24 @@ export function RunView({ runId }: { runId: string }) {
   const isTrain = kind === 'train';
   // A run trained elsewhere: read-only, its source in the frozen spec; every viewer works on it.
   const isImport = kind === 'import';
-  const imported = importedFrom(snapshot.data?.run.recipeSpec);
-  // The polled row's: a run started without a format gets it when its job has read the folder's layout.
-  const importFormat = runRow.data?.importFormat ?? imported?.format;
   const hasDashboardKeys = Object.keys(series).some((k) => PANEL_KEYS.has(k) || k.startsWith('eval/'));
-  const showRollouts = isTrain || kind === 'eval' || board.length > 0;
+  const { board, engines, cluster, stepTick } = v.events;
   return (
     <div className="run-page">
-      <div className="row" style={{ justifyContent: 'space-between' }}>
-        <h1>{run ? run.name : 'Run'}</h1>
-        <div className="row">
-          <StatusBadge status={current} kind={kind} follow={runRow.data?.follow} />
-          <span className="muted" aria-label="Stream state">
-            {finished ? 'finished' : stream.status === 'pending' ? 'live' : stream.status}
-          </span>
-          {(isTrain || isImport) && <Link href={`/runs/${encodeURIComponent(runId)}/explorer`}>Rollout explorer</Link>}
-          {(isTrain || isImport || kind === 'eval') && (
-            <Link href={`/runs/${encodeURIComponent(runId)}/evals`}>Evaluations</Link>
-          )}
-          <ShareButton scope="run" target={{ runId }} linkLabel={run?.name} />
-          <RunControls runId={runId} status={current} kind={kind} onDone={onControl} />
-        </div>
-      </div>
+      <RunViewHeader v={v} runId={runId} />
       {run && (
-        <p className="muted">
-          {run.kind} · seed {run.seed} · code {run.codeVersion} · step {run.step}
-          {run.totalSteps ? ` / ${run.totalSteps}` : ''} · started {formatTime(run.startedAt)} · event #{lastSeq}
-        </p>
+        <RunFacts
+          parts={[
+            run.kind,
+            `seed ${run.seed ?? ''}`,
+            `code ${run.codeVersion ?? ''}`,
+            `step ${run.step}${run.totalSteps ? ` / ${run.totalSteps}` : ''}`,
+            `started ${formatTime(run.startedAt)}`,
+            `event #${v.lastSeq}`,
+          ]}
+        />
       )}
-      {imported && (
-        <p className="muted" aria-label="Imported from">
-          imported, read-only:{' '}
-          {importFormat === FORMAT_FROM_LAYOUT
-            ? 'rollouts (format from the layout, once read)'
-            : `${importFormat} rollouts`}{' '}
-          from <code>{imported.path}</code>
-          {imported.frameworkVersion ? ` (${imported.frameworkVersion})` : ''}
-          <FollowSwitch
-            runId={runId}
-            following={Boolean(runRow.data?.follow) && !isFinished(current)}
-            onDone={onControl}
-          />
-        </p>
-      )}
+      <ImportedFrom v={v} runId={runId} />
       {run && (run.totalSteps || stages.length > 0) ? (
         <RunProgress
           step={run.step}
@@ -238,7 +81,7 @@ export function RunView({ runId }: { runId: string }) {
       {isTrain && <PlanVsMeasured spec={snapshot.data?.run.recipeSpec} series={series} runId={runId} />}
       {isTrain && <ClusterPanel view={cluster} />}
       {isTrain && <EnginePanel snapshot={engines} live={current === 'running'} />}
-      {showRollouts && (
+      {(isTrain || kind === 'eval' || board.length > 0) && (
         <LiveRollouts
           runId={runId}
           board={board}
@@ -247,17 +90,54 @@ export function RunView({ runId }: { runId: string }) {
           showGroups={isTrain || isImport}
         />
       )}
-      <div className="grid2">
-        <section aria-label="Run log">
-          <h2>Log</h2>
-          <TerminalPane ref={terminal} label="Run log terminal" />
-        </section>
-        <section aria-label="Run metrics">
-          <h2>All metrics</h2>
-          <MetricChart series={series} title="Run metrics chart" />
-        </section>
-      </div>
+      <RunLogAndMetrics
+        logTitle="Log"
+        log={<TerminalPane ref={v.terminal} label="Run log terminal" />}
+        metricsTitle="All metrics"
+        metrics={<MetricChart series={series} title="Run metrics chart" />}
+      />
     </div>
+  );
+}
+
+/** The run's name, status and stream state, its viewers' links and its controls. */
+function RunViewHeader({ v, runId }: { v: View; runId: string }) {
+  const run = v.runRow.data ?? v.snapshot.data?.run;
+  const kind = run?.kind ?? '';
+  const hasViewers = kind === 'train' || kind === 'import';
+  return (
+    <RunHeader heading={run ? run.name : 'Run'} status={v.current} kind={kind} follow={v.runRow.data?.follow}>
+      <span className="muted" role="status" aria-label="Stream state">
+        {v.finished ? 'finished' : v.stream.status === 'pending' ? 'live' : v.stream.status}
+      </span>
+      {hasViewers && <Link href={`/runs/${encodeURIComponent(runId)}/explorer`}>Rollout explorer</Link>}
+      {(hasViewers || kind === 'eval') && <Link href={`/runs/${encodeURIComponent(runId)}/evals`}>Evaluations</Link>}
+      <ShareButton scope="run" target={{ runId }} linkLabel={run?.name} />
+      <RunControls runId={runId} status={v.current} kind={kind} onDone={v.onControl} />
+    </RunHeader>
+  );
+}
+
+/** Where an imported run was read from, and the switch that follows the folder as it grows. */
+function ImportedFrom({ v, runId }: { v: View; runId: string }) {
+  const imported = importedFrom(v.snapshot.data?.run.recipeSpec);
+  if (!imported) return null;
+  // The polled row's: a run started without a format gets it when its job has read the folder's layout.
+  const importFormat = v.runRow.data?.importFormat ?? imported.format;
+  return (
+    <p className="muted" role="note" aria-label="Imported from">
+      imported, read-only:{' '}
+      {importFormat === FORMAT_FROM_LAYOUT
+        ? 'rollouts (format from the layout, once read)'
+        : `${importFormat} rollouts`}{' '}
+      from <code>{imported.path}</code>
+      {imported.frameworkVersion ? ` (${imported.frameworkVersion})` : ''}
+      <FollowSwitch
+        runId={runId}
+        following={Boolean(v.runRow.data?.follow) && !isFinished(v.current)}
+        onDone={v.onControl}
+      />
+    </p>
   );
 }
 
