@@ -22,7 +22,7 @@ export function SamePrompt({ runId, problemId, onClose }: { runId: string; probl
     <section className="panel same-prompt" aria-label={`Problem ${problemId} across steps`}>
       <div className="row" style={{ justifyContent: 'space-between' }}>
         <h2>Problem {problemId} across steps</h2>
-        <button onClick={onClose} aria-label="Close same-prompt view">
+        <button type="button" onClick={onClose} aria-label="Close same-prompt view">
           Close
         </button>
       </div>

@@ -26,10 +26,10 @@ export function VirtualRows({
   const box = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
   const frame = useRef<number | null>(null);
-  const range = visibleRange(scrollTop, height, rowHeight, total, overscan);
+  const { start, end } = visibleRange(scrollTop, height, rowHeight, total, overscan);
   useEffect(() => {
-    onRange(range);
-  }, [range.start, range.end, onRange]); // eslint-disable-line react-hooks/exhaustive-deps
+    onRange({ start, end });
+  }, [start, end, onRange]);
   // A new query starts at the top.
   useEffect(() => {
     if (box.current && box.current.scrollTop > total * rowHeight) {
@@ -44,7 +44,7 @@ export function VirtualRows({
     [],
   );
   const rows: ReactNode[] = [];
-  for (let i = range.start; i < range.end; i++)
+  for (let i = start; i < end; i++)
     rows.push(renderRow(i, { position: 'absolute', top: i * rowHeight, height: rowHeight, left: 0, right: 0 }));
   return (
     <div
