@@ -1,15 +1,6 @@
 'use client';
-import {
-  CartesianGrid,
-  Legend,
-  Line,
-  LineChart,
-  ReferenceLine,
-  ResponsiveContainer,
-  Tooltip,
-  XAxis,
-  YAxis,
-} from 'recharts';
+import { Line } from 'recharts';
+import { ChartFrame } from '../ui/chart-frame.tsx';
 import { alignBy, type Point, type RunSeries } from './align.ts';
 import { formatNumber } from '../ui/format.ts';
 import { runColor } from '../ui/run-colors.ts';
@@ -62,47 +53,31 @@ export function OverlayChart({
         <div className="empty">None of these runs logged {metricKey}.</div>
       ) : (
         <div className="chart">
-          <ResponsiveContainer width="100%" height="100%">
-            <LineChart data={data} margin={{ top: 10, right: 20, bottom: 5, left: 0 }}>
-              <CartesianGrid stroke="#2a2f3a" strokeDasharray="3 3" />
-              <XAxis
-                dataKey="x"
-                stroke="#9aa3b2"
-                type="number"
-                domain={['dataMin', 'dataMax']}
-                allowDecimals={!whole}
-                tickFormatter={(v: number) => formatNumber(v)}
+          <ChartFrame
+            data={data}
+            xKey="x"
+            xDecimals={!whole}
+            xFormat={formatNumber}
+            yWidth={64}
+            yFormat={formatNumber}
+            tipLabel={(s) => `${xLabel} ${formatNumber(Number(s))}`}
+            tipValue={(v) => formatNumber(typeof v === 'number' ? v : Number(v))}
+            legend
+            marks={stages.map((s) => ({ x: s.step, label: s.label, key: `${s.step}-${s.label}` }))}
+          >
+            {runs.map((r, i) => (
+              <Line
+                key={r.id}
+                type="monotone"
+                dataKey={r.id}
+                name={r.name}
+                stroke={runColor(i)}
+                connectNulls
+                dot={data.length < 40}
+                isAnimationActive={false}
               />
-              <YAxis stroke="#9aa3b2" width={64} tickFormatter={(v: number) => formatNumber(v)} />
-              <Tooltip
-                contentStyle={{ background: '#171a21', border: '1px solid #2a2f3a' }}
-                labelFormatter={(s) => `${xLabel} ${formatNumber(Number(s))}`}
-                formatter={(v) => formatNumber(typeof v === 'number' ? v : Number(v))}
-              />
-              <Legend />
-              {stages.map((s) => (
-                <ReferenceLine
-                  key={`${s.step}-${s.label}`}
-                  x={s.step}
-                  stroke="#5b6477"
-                  strokeDasharray="4 4"
-                  label={{ value: s.label, position: 'insideTopLeft', fill: '#9aa3b2', fontSize: 11 }}
-                />
-              ))}
-              {runs.map((r, i) => (
-                <Line
-                  key={r.id}
-                  type="monotone"
-                  dataKey={r.id}
-                  name={r.name}
-                  stroke={runColor(i)}
-                  connectNulls
-                  dot={data.length < 40}
-                  isAnimationActive={false}
-                />
-              ))}
-            </LineChart>
-          </ResponsiveContainer>
+            ))}
+          </ChartFrame>
         </div>
       )}
     </figure>

@@ -1,5 +1,6 @@
 'use client';
-import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { Line } from 'recharts';
+import { ChartFrame } from '../ui/chart-frame.tsx';
 import { pass1OverSteps, type EvalRowLike } from './eval-rows.ts';
 import { runColor } from '../ui/run-colors.ts';
 
@@ -18,37 +19,27 @@ export function Pass1Chart({ rows }: { rows: EvalRowLike[] }) {
         <strong>pass@1 over steps</strong> <span className="muted">(%)</span>
       </figcaption>
       <div style={{ height: 220 }}>
-        <ResponsiveContainer width="100%" height="100%">
-          <LineChart data={data} margin={{ top: 10, right: 20, bottom: 5, left: 0 }}>
-            <CartesianGrid stroke="#2a2f3a" strokeDasharray="3 3" />
-            <XAxis
-              dataKey="step"
-              stroke="#9aa3b2"
-              type="number"
-              domain={['dataMin', 'dataMax']}
-              allowDecimals={false}
+        <ChartFrame
+          data={data}
+          yWidth={44}
+          yDomain={[0, 100]}
+          tipLabel={(s) => `step ${String(s)}`}
+          tipValue={(v) => `${String(v)}%`}
+          legend
+        >
+          {benchmarks.map((b, i) => (
+            <Line
+              key={b}
+              type="monotone"
+              dataKey={b}
+              name={b}
+              stroke={runColor(i)}
+              connectNulls
+              dot
+              isAnimationActive={false}
             />
-            <YAxis stroke="#9aa3b2" width={44} domain={[0, 100]} />
-            <Tooltip
-              contentStyle={{ background: '#171a21', border: '1px solid #2a2f3a' }}
-              labelFormatter={(s) => `step ${String(s)}`}
-              formatter={(v) => `${String(v)}%`}
-            />
-            <Legend />
-            {benchmarks.map((b, i) => (
-              <Line
-                key={b}
-                type="monotone"
-                dataKey={b}
-                name={b}
-                stroke={runColor(i)}
-                connectNulls
-                dot
-                isAnimationActive={false}
-              />
-            ))}
-          </LineChart>
-        </ResponsiveContainer>
+          ))}
+        </ChartFrame>
       </div>
     </figure>
   );

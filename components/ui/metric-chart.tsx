@@ -1,6 +1,7 @@
 'use client';
 import { useState } from 'react';
-import { CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { Line } from 'recharts';
+import { ChartFrame } from './chart-frame.tsx';
 
 export type Series = Record<string, { step: number; value: number; time?: number }[]>;
 
@@ -11,13 +12,13 @@ export function MetricChart({ series, title = 'Metrics' }: { series: Series; tit
   const key = chosen && keys.includes(chosen) ? chosen : keys[0];
   if (!key)
     return (
-      <div className="panel empty" aria-label={title}>
+      <section className="panel empty" aria-label={title}>
         No metrics yet: they appear here as the run logs them.
-      </div>
+      </section>
     );
   const data = series[key];
   return (
-    <div className="panel" aria-label={title}>
+    <section className="panel" aria-label={title}>
       <div className="row">
         <label>
           Metric{' '}
@@ -32,29 +33,17 @@ export function MetricChart({ series, title = 'Metrics' }: { series: Series; tit
         <span className="muted">{data.length} points</span>
       </div>
       <div className="chart" data-testid="metric-chart" data-points={data.length}>
-        <ResponsiveContainer width="100%" height="100%">
-          <LineChart data={data} margin={{ top: 10, right: 20, bottom: 5, left: 0 }}>
-            <CartesianGrid stroke="#2a2f3a" strokeDasharray="3 3" />
-            <XAxis
-              dataKey="step"
-              stroke="#9aa3b2"
-              type="number"
-              domain={['dataMin', 'dataMax']}
-              allowDecimals={false}
-            />
-            <YAxis stroke="#9aa3b2" width={60} />
-            <Tooltip contentStyle={{ background: '#171a21', border: '1px solid #2a2f3a' }} />
-            <Line
-              type="monotone"
-              dataKey="value"
-              name={key}
-              stroke="#6aa9ff"
-              dot={data.length < 50}
-              isAnimationActive={false}
-            />
-          </LineChart>
-        </ResponsiveContainer>
+        <ChartFrame data={data}>
+          <Line
+            type="monotone"
+            dataKey="value"
+            name={key}
+            stroke="#6aa9ff"
+            dot={data.length < 50}
+            isAnimationActive={false}
+          />
+        </ChartFrame>
       </div>
-    </div>
+    </section>
   );
 }
