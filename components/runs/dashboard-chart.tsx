@@ -94,26 +94,26 @@ function PanelHead({ panel, series, titleId }: { panel: Panel; series: SeriesMap
 }
 
 type PanelLine = Panel['lines'][number];
-
-/** The panel's lines in the shared chart frame: stacked areas, or smoothed lines over faint raw ones and bands. */
-function PanelPlot({
-  panel,
-  rows,
-  bands,
-  present,
-  weight,
-  marks,
-}: {
+interface PlotProps {
   panel: Panel;
   rows: ReturnType<typeof chartRows>;
   bands: NonNullable<Panel['bands']>;
   present: PanelLine[];
   weight: number;
   marks: ChartMark[];
-}) {
-  const keys = panel.lines.map((l) => l.key);
-  const colorOf = (key: (typeof keys)[number]) => COLORS[keys.indexOf(key) % COLORS.length];
-  return panel.kind === 'stacked' ? (
+}
+
+/** The colour of one of the panel's lines, by its place in the panel. */
+const colorOf = (panel: Panel, key: PanelLine['key']) =>
+  COLORS[panel.lines.findIndex((l) => l.key === key) % COLORS.length];
+
+/** The panel's lines in the shared chart frame: stacked areas, or smoothed lines over faint raw ones and bands. */
+function PanelPlot(props: PlotProps) {
+  return props.panel.kind === 'stacked' ? <StackedPlot {...props} /> : <LinePlot {...props} />;
+}
+
+function StackedPlot({ panel, rows, present, marks }: PlotProps) {
+  return (
     <ChartFrame
       data={rows}
       kind="area"
@@ -125,7 +125,7 @@ function PanelPlot({
       marks={marks}
     >
       {present.map((l) => {
-        const color = colorOf(l.key);
+        const color = colorOf(panel, l.key);
         return (
           <Area
             key={l.key}
@@ -142,7 +142,11 @@ function PanelPlot({
         );
       })}
     </ChartFrame>
-  ) : (
+  );
+}
+
+function LinePlot({ panel, rows, bands, present, weight, marks }: PlotProps) {
+  return (
     <ChartFrame
       data={withBands(rows, bands)}
       kind="composed"
@@ -162,7 +166,7 @@ function PanelPlot({
           name={`${panel.lines.find((l) => l.key === b.of)?.label ?? b.of} 95% band`}
           legendType="none"
           stroke="none"
-          fill={colorOf(b.of)}
+          fill={colorOf(panel, b.of)}
           fillOpacity={0.18}
           connectNulls
           isAnimationActive={false}
@@ -176,7 +180,7 @@ function PanelPlot({
             dataKey={l.key}
             name={`${l.label} (raw)`}
             legendType="none"
-            stroke={colorOf(l.key)}
+            stroke={colorOf(panel, l.key)}
             strokeOpacity={0.25}
             dot={false}
             connectNulls
@@ -189,7 +193,7 @@ function PanelPlot({
           type="linear"
           dataKey={`${l.key as string}~`}
           name={l.label}
-          stroke={colorOf(l.key)}
+          stroke={colorOf(panel, l.key)}
           strokeWidth={1.6}
           dot={rows.length < 30}
           connectNulls
