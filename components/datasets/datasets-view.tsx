@@ -67,7 +67,11 @@ export function DatasetsView() {
               <td>{typeof d.metadata?.license === 'string' ? d.metadata.license : '—'}</td>
               <td>{formatTime(d.createdAt)}</td>
               <td>
-                <button onClick={() => setChosen(d.id)} aria-label={`Show problems of ${d.name} v${d.version}`}>
+                <button
+                  type="button"
+                  onClick={() => setChosen(d.id)}
+                  aria-label={`Show problems of ${d.name} v${d.version}`}
+                >
                   Problems
                 </button>
               </td>

@@ -15,10 +15,10 @@ export function ModeSwitch({ mode, onMode }: { mode: TraceMode; onMode(m: TraceM
   };
   return (
     <div className="row" role="group" aria-label="Trace view" style={{ gap: 4 }}>
-      <button aria-pressed={mode === 'turns'} onClick={() => pick('turns')}>
+      <button type="button" aria-pressed={mode === 'turns'} onClick={() => pick('turns')}>
         Turns
       </button>
-      <button aria-pressed={mode === 'tokens'} onClick={() => pick('tokens')}>
+      <button type="button" aria-pressed={mode === 'tokens'} onClick={() => pick('tokens')}>
         Tokens
       </button>
     </div>

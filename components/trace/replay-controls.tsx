@@ -35,10 +35,17 @@ export function ReplayControls({
       aria-label="Replay"
       style={{ position: 'sticky', top: 0, zIndex: 2, marginBottom: 12 }}
     >
-      <button onClick={onStepBack} disabled={empty || t <= 0} aria-label="Step back a turn" title="Step back a turn">
+      <button
+        type="button"
+        onClick={onStepBack}
+        disabled={empty || t <= 0}
+        aria-label="Step back a turn"
+        title="Step back a turn"
+      >
         « turn
       </button>
       <button
+        type="button"
         onClick={onPlayPause}
         disabled={empty}
         aria-label={playing ? 'Pause replay' : 'Play replay'}
@@ -47,6 +54,7 @@ export function ReplayControls({
         {playing ? 'Pause' : t >= duration ? 'Replay' : 'Play'}
       </button>
       <button
+        type="button"
         onClick={onStepForward}
         disabled={empty || t >= duration}
         aria-label="Step forward a turn"

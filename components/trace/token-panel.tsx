@@ -17,7 +17,9 @@ export function TokenPanel({ turns, query, side }: { turns: StoredTurn[]; query:
         <p className="error">
           Could not load the token record: {query.error instanceof Error ? query.error.message : String(query.error)}
         </p>
-        <button onClick={() => void query.refetch()}>Retry loading the token record</button>
+        <button type="button" onClick={() => void query.refetch()}>
+          Retry loading the token record
+        </button>
       </div>
     );
   }

@@ -175,7 +175,7 @@ function LoadError({ id, error, retry }: { id: string; error: unknown; retry(): 
       <p className="error">
         Could not load trajectory {id}: {error instanceof Error ? error.message : String(error)}
       </p>
-      <button onClick={retry} aria-label={`Retry loading trajectory ${id}`}>
+      <button type="button" onClick={retry} aria-label={`Retry loading trajectory ${id}`}>
         Retry
       </button>
     </div>
