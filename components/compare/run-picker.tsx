@@ -34,62 +34,7 @@ export function RunPicker({ selected, onChange }: { selected: string[]; onChange
     const shown = f
       ? runs.data.filter((r) => `${r.name} ${r.id} ${r.kind} ${r.status}`.toLowerCase().includes(f))
       : runs.data;
-    body = (
-      <div className="cmp-runlist">
-        <table aria-label="Runs to compare">
-          <thead>
-            <tr>
-              <th scope="col">
-                <span className="sr-only">Chosen</span>
-              </th>
-              <th scope="col">Run</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Status</th>
-              <th scope="col">Step</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((r) => {
-              const at = selected.indexOf(r.id);
-              return (
-                <tr key={r.id} className={at >= 0 ? 'cmp-picked' : undefined}>
-                  <td>
-                    <input
-                      type="checkbox"
-                      checked={at >= 0}
-                      disabled={at < 0 && full}
-                      onChange={() => onChange(toggleRun(selected, r.id))}
-                      aria-label={`Compare ${r.name} (${r.id})`}
-                    />
-                    {at >= 0 && <span className="cmp-swatch" style={{ background: runColor(at) }} aria-hidden="true" />}
-                  </td>
-                  <td>
-                    {r.name} <span className="muted">{r.id}</span>
-                  </td>
-                  <td>{r.kind}</td>
-                  <td>
-                    <StatusBadge status={r.status} />
-                  </td>
-                  <td>
-                    {r.step}
-                    {r.totalSteps ? ` / ${r.totalSteps}` : ''}
-                  </td>
-                  <td>{formatTime(r.createdAt)}</td>
-                </tr>
-              );
-            })}
-            {shown.length === 0 && (
-              <tr>
-                <td colSpan={6} className="empty">
-                  No run matches “{filter}”.
-                </td>
-              </tr>
-            )}
-          </tbody>
-        </table>
-      </div>
-    );
+    body = <RunTable runs={shown} selected={selected} onChange={onChange} full={full} filter={filter} />;
   }
 
   return (
@@ -121,5 +66,87 @@ export function RunPicker({ selected, onChange }: { selected: string[]; onChange
       )}
       {body}
     </section>
+  );
+}
+
+type ListedRun = {
+  id: string;
+  name: string;
+  kind: string;
+  status: string;
+  step: number;
+  totalSteps: number | null;
+  createdAt: string | Date;
+};
+
+/** The listed runs, each with its checkbox and, once chosen, its swatch in the charts' colour. */
+function RunTable({
+  runs: shown,
+  selected,
+  onChange,
+  full,
+  filter,
+}: {
+  runs: ListedRun[];
+  selected: string[];
+  onChange: (ids: string[]) => void;
+  full: boolean;
+  filter: string;
+}) {
+  return (
+    <div className="cmp-runlist">
+      <table aria-label="Runs to compare">
+        <thead>
+          <tr>
+            <th scope="col">
+              <span className="sr-only">Chosen</span>
+            </th>
+            <th scope="col">Run</th>
+            <th scope="col">Kind</th>
+            <th scope="col">Status</th>
+            <th scope="col">Step</th>
+            <th scope="col">Created</th>
+          </tr>
+        </thead>
+        <tbody>
+          {shown.map((r) => {
+            const at = selected.indexOf(r.id);
+            return (
+              <tr key={r.id} className={at >= 0 ? 'cmp-picked' : undefined}>
+                <td>
+                  <input
+                    type="checkbox"
+                    checked={at >= 0}
+                    disabled={at < 0 && full}
+                    onChange={() => onChange(toggleRun(selected, r.id))}
+                    aria-label={`Compare ${r.name} (${r.id})`}
+                  />
+                  {at >= 0 && <span className="cmp-swatch" style={{ background: runColor(at) }} aria-hidden="true" />}
+                </td>
+                <td>
+                  {r.name} <span className="muted">{r.id}</span>
+                </td>
+                <td>{r.kind}</td>
+                <td>
+                  <StatusBadge status={r.status} />
+                </td>
+                <td>
+                  {r.step}
+                  {r.totalSteps ? ` / ${r.totalSteps}` : ''}
+                </td>
+                <td>{formatTime(r.createdAt)}</td>
+              </tr>
+            );
+          })}
+          {shown.length === 0 && (
+            <tr>
+              <td colSpan={6} className="empty">
+                No run matches “{filter}”.
+              </td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+    </div>
   );
 }

@@ -9,9 +9,6 @@ export function DatasetsView() {
   const trpc = useTRPC();
   const list = useQuery(trpc.datasets.list.queryOptions({ latestOnly: false, limit: 200 }));
   const [chosen, setChosen] = useState<string | null>(null);
-  const problems = useQuery(
-    trpc.datasets.problems.queryOptions({ datasetId: chosen ?? '', limit: 20 }, { enabled: chosen !== null }),
-  );
   if (list.error)
     return (
       <div className="panel error" role="alert">
@@ -79,38 +76,45 @@ export function DatasetsView() {
           ))}
         </tbody>
       </table>
-      {chosen && (
-        <section aria-label="Problems">
-          <h2>Problems</h2>
-          {problems.error && (
-            <p className="error" role="alert">
-              {problems.error.message}
-            </p>
-          )}
-          {problems.data && (
-            <table aria-label="Dataset problems">
-              <thead>
-                <tr>
-                  <th>#</th>
-                  <th>Split</th>
-                  <th>Problem</th>
-                  <th>Answer</th>
-                </tr>
-              </thead>
-              <tbody>
-                {problems.data.items.map((p) => (
-                  <tr key={p.id}>
-                    <td>{p.index}</td>
-                    <td>{p.split}</td>
-                    <td>{p.question.slice(0, 300)}</td>
-                    <td>{p.answer}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
-        </section>
-      )}
+      {chosen && <ProblemsSection datasetId={chosen} />}
     </div>
+  );
+}
+
+/** The first problems of the chosen dataset version. */
+function ProblemsSection({ datasetId }: { datasetId: string }) {
+  const trpc = useTRPC();
+  const problems = useQuery(trpc.datasets.problems.queryOptions({ datasetId, limit: 20 }));
+  return (
+    <section aria-label="Problems">
+      <h2>Problems</h2>
+      {problems.error && (
+        <p className="error" role="alert">
+          {problems.error.message}
+        </p>
+      )}
+      {problems.data && (
+        <table aria-label="Dataset problems">
+          <thead>
+            <tr>
+              <th>#</th>
+              <th>Split</th>
+              <th>Problem</th>
+              <th>Answer</th>
+            </tr>
+          </thead>
+          <tbody>
+            {problems.data.items.map((p) => (
+              <tr key={p.id}>
+                <td>{p.index}</td>
+                <td>{p.split}</td>
+                <td>{p.question.slice(0, 300)}</td>
+                <td>{p.answer}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
   );
 }
