@@ -41,7 +41,7 @@ export function PlanVsMeasured({ spec, series, runId }: { spec: unknown; series:
   const pct = (x: number) =>
     `${x >= view.measured ? '+' : ''}${((100 * (x - view.measured)) / view.measured).toFixed(0)}%`;
   return (
-    <p className="muted" aria-label="Plan against measured">
+    <p className="muted" role="note" aria-label="Plan against measured">
       RL step: measured median {view.measured.toFixed(2)} s over {view.steps} step{view.steps > 1 ? 's' : ''}; planned
       before launch {view.predicted.toFixed(2)} s ({pct(view.predicted)}, the planner's defaults); calibrated on these
       steps {view.calibrated.toFixed(2)} s ({pct(view.calibrated)})

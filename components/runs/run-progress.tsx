@@ -66,7 +66,9 @@ export function RunProgress({
         </span>
       )}
       {live && eta?.etaSeconds != null && (
-        <span aria-label="Estimated time left">ETA {formatDuration(eta.etaSeconds)}</span>
+        <span role="timer" aria-label="Estimated time left">
+          ETA {formatDuration(eta.etaSeconds)}
+        </span>
       )}
       {live && !eta && <span className="muted">ETA after two steps</span>}
       {live && eta?.waitingFor && <span className="muted">ETA once a {eta.waitingFor} step is measured</span>}
