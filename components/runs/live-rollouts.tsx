@@ -159,60 +159,69 @@ function LatestStepGroups({ runId, stepTick }: { runId: string; stepTick: number
       {list.isLoading && <div className="muted">Loading…</div>}
       <div className="group-list">
         {groups.map((g) => (
-          <table key={g.groupId} className="group-table" aria-label={`Group ${g.groupId}`}>
-            <caption>
-              <span>group {g.groupId}</span>
-              {g.problemId && <span className="muted"> · problem {g.problemId}</span>}
-              <span className="muted">
-                {' '}
-                · mean reward {g.meanReward.toFixed(2)} · kept {g.kept}/{g.items.length}
-              </span>
-            </caption>
-            <thead>
-              <tr>
-                <th>#</th>
-                <th>reward</th>
-                <th>RoC</th>
-                <th>p_err</th>
-                <th>p_format</th>
-                <th>length</th>
-                <th>turns</th>
-                <th>tools</th>
-                <th>finish</th>
-              </tr>
-            </thead>
-            <tbody>
-              {g.items.map((t) => (
-                <tr key={t.id} className={t.selected ? 'kept' : undefined}>
-                  <td>
-                    <Link
-                      prefetch={false}
-                      href={`/trajectories/${encodeURIComponent(t.id)}`}
-                      aria-label={`Open trajectory ${t.id}`}
-                    >
-                      {t.sampleIndex}
-                    </Link>
-                  </td>
-                  <td className={t.reward > 0 ? 'ok-text' : undefined}>{t.reward.toFixed(2)}</td>
-                  <td title={t.selectReason ?? undefined}>
-                    {t.selected ? 'kept' : 'dropped'}
-                    {t.selectReason ? <span className="muted"> · {t.selectReason}</span> : null}
-                  </td>
-                  <td>{pct(t.pErr)}</td>
-                  <td>{pct(t.pFormat)}</td>
-                  <td>{t.responseTokens}</td>
-                  <td>{t.turns}</td>
-                  <td>
-                    {t.toolCalls}
-                    {t.toolErrors ? <span className="error"> ({t.toolErrors} err)</span> : null}
-                  </td>
-                  <td>{t.finishReason}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <GroupTable key={g.groupId} g={g} />
         ))}
       </div>
     </div>
+  );
+}
+
+type Group = ReturnType<typeof groupByGroupId>[number];
+
+/** One group of the step: its samples with reward, RoC's verdict and reason, and each a link to its trace. */
+function GroupTable({ g }: { g: Group }) {
+  return (
+    <table className="group-table" aria-label={`Group ${g.groupId}`}>
+      <caption>
+        <span>group {g.groupId}</span>
+        {g.problemId && <span className="muted"> · problem {g.problemId}</span>}
+        <span className="muted">
+          {' '}
+          · mean reward {g.meanReward.toFixed(2)} · kept {g.kept}/{g.items.length}
+        </span>
+      </caption>
+      <thead>
+        <tr>
+          <th>#</th>
+          <th>reward</th>
+          <th>RoC</th>
+          <th>p_err</th>
+          <th>p_format</th>
+          <th>length</th>
+          <th>turns</th>
+          <th>tools</th>
+          <th>finish</th>
+        </tr>
+      </thead>
+      <tbody>
+        {g.items.map((t) => (
+          <tr key={t.id} className={t.selected ? 'kept' : undefined}>
+            <td>
+              <Link
+                prefetch={false}
+                href={`/trajectories/${encodeURIComponent(t.id)}`}
+                aria-label={`Open trajectory ${t.id}`}
+              >
+                {t.sampleIndex}
+              </Link>
+            </td>
+            <td className={t.reward > 0 ? 'ok-text' : undefined}>{t.reward.toFixed(2)}</td>
+            <td title={t.selectReason ?? undefined}>
+              {t.selected ? 'kept' : 'dropped'}
+              {t.selectReason ? <span className="muted"> · {t.selectReason}</span> : null}
+            </td>
+            <td>{pct(t.pErr)}</td>
+            <td>{pct(t.pFormat)}</td>
+            <td>{t.responseTokens}</td>
+            <td>{t.turns}</td>
+            <td>
+              {t.toolCalls}
+              {t.toolErrors ? <span className="error"> ({t.toolErrors} err)</span> : null}
+            </td>
+            <td>{t.finishReason}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
