@@ -68,32 +68,7 @@ export function TokenView({ turns, record, side }: { turns: StoredTurn[]; record
           {help}
         </span>
       </div>
-      <div
-        className="row"
-        role="list"
-        aria-label={`${prefix}token colour legend`}
-        style={{ gap: 10, flexWrap: 'wrap', fontSize: 12.5, marginBottom: 8 }}
-      >
-        {legend.items.map((it) => (
-          <span role="listitem" key={it.label} className="row" style={{ gap: 4 }}>
-            <span
-              aria-hidden="true"
-              style={{
-                display: 'inline-block',
-                width: 18,
-                height: 12,
-                border: '1px solid var(--line)',
-                background: it.background,
-                textDecoration: it.textDecoration,
-              }}
-            />
-            {it.label}
-          </span>
-        ))}
-        <span role="listitem" className="row" style={{ gap: 4 }}>
-          <span style={TOOL_STYLE}>tool</span> tool response (masked)
-        </span>
-      </div>
+      <TokenLegend legend={legend} label={`${prefix}token colour legend`} />
       {legend.note && (
         <p className="muted" role="note">
           {legend.note}
@@ -130,6 +105,38 @@ export function TokenView({ turns, record, side }: { turns: StoredTurn[]; record
         ))}
       </div>
     </section>
+  );
+}
+
+/** The colours of the chosen quantity, and the tool responses' grey. */
+function TokenLegend({ legend, label }: { legend: ReturnType<typeof legendOf>; label: string }) {
+  return (
+    <div
+      className="row"
+      role="list"
+      aria-label={label}
+      style={{ gap: 10, flexWrap: 'wrap', fontSize: 12.5, marginBottom: 8 }}
+    >
+      {legend.items.map((it) => (
+        <span role="listitem" key={it.label} className="row" style={{ gap: 4 }}>
+          <span
+            aria-hidden="true"
+            style={{
+              display: 'inline-block',
+              width: 18,
+              height: 12,
+              border: '1px solid var(--line)',
+              background: it.background,
+              textDecoration: it.textDecoration,
+            }}
+          />
+          {it.label}
+        </span>
+      ))}
+      <span role="listitem" className="row" style={{ gap: 4 }}>
+        <span style={TOOL_STYLE}>tool</span> tool response (masked)
+      </span>
+    </div>
   );
 }
 
