@@ -5,14 +5,16 @@ import { useTRPC } from '@/lib/trpc.ts';
 import { ROLES, type Role } from '../../contracts/access.ts';
 import { formatTime } from '../ui/format.ts';
 
-/**
- * Users and their roles; add one, change a role, make a one-time sign-in link to hand over, disable, enable or remove
- * (admins only). A role change, a disable or a removal ends the user's sessions and API tokens at once.
- */
-export function UsersPanel() {
+/** The user list. */
+function useUsers() {
+  const trpc = useTRPC();
+  return useQuery(trpc.admin.users.queryOptions());
+}
+
+/** The admin's user mutations; each refreshes the list, and removing asks first. */
+function useUserMutations() {
   const trpc = useTRPC();
   const qc = useQueryClient();
-  const users = useQuery(trpc.admin.users.queryOptions());
   const refresh = () => qc.invalidateQueries({ queryKey: trpc.admin.users.queryKey() });
   const add = useMutation(trpc.admin.addUser.mutationOptions({ onSuccess: refresh }));
   const setRole = useMutation(trpc.admin.setRole.mutationOptions({ onSuccess: refresh }));
@@ -28,6 +30,18 @@ export function UsersPanel() {
     )
       remove.mutate({ email });
   };
+  const error = add.error ?? setRole.error ?? link.error ?? disable.error ?? enable.error ?? remove.error;
+  return { add, setRole, link, disable, enable, confirmRemove, error };
+}
+
+/**
+ * Users and their roles; add one, change a role, make a one-time sign-in link to hand over, disable, enable or remove
+ * (admins only). A role change, a disable or a removal ends the user's sessions and API tokens at once.
+ */
+export function UsersPanel() {
+  const users = useUsers();
+  const m = useUserMutations();
+  const { add, link } = m;
   const [email, setEmail] = useState('');
   const [role, setNewRole] = useState<Role>('viewer');
   const submit = (e: FormEvent) => {
@@ -56,46 +70,7 @@ export function UsersPanel() {
         </thead>
         <tbody>
           {(users.data ?? []).map((u) => (
-            <tr key={u.id}>
-              <td>{u.email}</td>
-              <td>
-                <select
-                  aria-label={`Role of ${u.email}`}
-                  value={u.role}
-                  onChange={(e) => setRole.mutate({ email: u.email, role: e.target.value as Role })}
-                >
-                  {ROLES.map((r) => (
-                    <option key={r} value={r}>
-                      {r}
-                    </option>
-                  ))}
-                </select>
-              </td>
-              <td>{u.hasPassword ? 'set' : '—'}</td>
-              <td>{formatTime(u.createdAt)}</td>
-              <td>{u.status}</td>
-              <td>
-                {u.status === 'active' && (
-                  <button type="button" onClick={() => link.mutate({ email: u.email })}>
-                    Make a one-time link for {u.email}
-                  </button>
-                )}
-              </td>
-              <td className="row" style={{ gap: 4 }}>
-                {u.status === 'active' ? (
-                  <button type="button" onClick={() => disable.mutate({ email: u.email })}>
-                    Disable {u.email}
-                  </button>
-                ) : (
-                  <button type="button" onClick={() => enable.mutate({ email: u.email })}>
-                    Enable {u.email}
-                  </button>
-                )}
-                <button type="button" onClick={() => confirmRemove(u.email)}>
-                  Remove {u.email}
-                </button>
-              </td>
-            </tr>
+            <UserRow key={u.id} u={u} m={m} />
           ))}
         </tbody>
       </table>
@@ -125,12 +100,60 @@ export function UsersPanel() {
       <p className="muted" style={{ fontSize: 12.5 }}>
         A role change, a disable or a removal signs the user out everywhere and revokes their API tokens.
       </p>
-      {(add.error ?? setRole.error ?? link.error ?? disable.error ?? enable.error ?? remove.error) && (
+      {m.error && (
         <p className="error" role="alert">
-          {(add.error ?? setRole.error ?? link.error ?? disable.error ?? enable.error ?? remove.error)!.message}
+          {m.error.message}
         </p>
       )}
     </section>
+  );
+}
+
+type User = NonNullable<ReturnType<typeof useUsers>['data']>[number];
+
+/** One user: the role select, the one-time link, disable or enable, and remove. */
+function UserRow({ u, m }: { u: User; m: ReturnType<typeof useUserMutations> }) {
+  return (
+    <tr>
+      <td>{u.email}</td>
+      <td>
+        <select
+          aria-label={`Role of ${u.email}`}
+          value={u.role}
+          onChange={(e) => m.setRole.mutate({ email: u.email, role: e.target.value as Role })}
+        >
+          {ROLES.map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
+        </select>
+      </td>
+      <td>{u.hasPassword ? 'set' : '—'}</td>
+      <td>{formatTime(u.createdAt)}</td>
+      <td>{u.status}</td>
+      <td>
+        {u.status === 'active' && (
+          <button type="button" onClick={() => m.link.mutate({ email: u.email })}>
+            Make a one-time link for {u.email}
+          </button>
+        )}
+      </td>
+      <td className="row" style={{ gap: 4 }}>
+        {u.status === 'active' ? (
+          <button type="button" onClick={() => m.disable.mutate({ email: u.email })}>
+            Disable {u.email}
+          </button>
+        ) : (
+          <button type="button" onClick={() => m.enable.mutate({ email: u.email })}>
+            Enable {u.email}
+          </button>
+        )}
+        <button type="button" onClick={() => m.confirmRemove(u.email)}>
+          Remove {u.email}
+        </button>
+      </td>
+    </tr>
   );
 }
 
