@@ -1,13 +1,8 @@
 'use client';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useRouter } from 'next/navigation';
-import { useState } from 'react';
-import { useTRPC } from '@/lib/trpc.ts';
+import type { RunPlacement } from '../../contracts/jobs.ts';
 import type { Spec } from './path.ts';
 import { PreflightIssues } from './preflight-issues.tsx';
-import type { RunPlacement } from '../../contracts/jobs.ts';
-
-const keep = <T,>(previous: T | undefined) => previous;
+import { useRecipeActions } from './use-recipe-actions.ts';
 
 /** Save as a new version, clone under a new name, launch a run. */
 export function RecipeActions({
@@ -21,40 +16,9 @@ export function RecipeActions({
   dirty: boolean;
   valid: boolean;
 }) {
-  const trpc = useTRPC();
-  const router = useRouter();
-  const queryClient = useQueryClient();
-  const [note, setNote] = useState('');
-  const [cloneName, setCloneName] = useState('');
-  const [message, setMessage] = useState<string | null>(null);
-  const [cluster, setCluster] = useState<RunPlacement>('local');
-  const placements = useQuery(trpc.recipes.placements.queryOptions());
-
-  const onSaved = (r: { status: string; recipe: { name: string; version: number } }) => {
-    void queryClient.invalidateQueries(trpc.recipes.pathFilter());
-    setMessage(
-      r.status === 'unchanged'
-        ? `Unchanged: same as ${r.recipe.name} v${r.recipe.version}; nothing saved.`
-        : `Saved ${r.recipe.name} v${r.recipe.version}.`,
-    );
-    if (r.status === 'created') {
-      setNote('');
-      setCloneName('');
-    }
-    router.push(`/recipes/${encodeURIComponent(r.recipe.name)}?v=${r.recipe.version}`);
-  };
-  const save = useMutation(trpc.recipes.save.mutationOptions({ onSuccess: onSaved }));
-  const clone = useMutation(trpc.recipes.save.mutationOptions({ onSuccess: onSaved }));
-  const launch = useMutation(
-    trpc.recipes.launch.mutationOptions({
-      onSuccess: (r) => router.push(`/runs/${encodeURIComponent(r.runId)}`),
-    }),
-  );
-  // The worker's preflight with what the web server knows: a missing model or dataset is named, with its
-  // fix when the catalogue has it, and Launch waits until nothing is missing.
-  const preflight = useQuery(trpc.recipes.preflight.queryOptions({ spec }, { enabled: valid, placeholderData: keep }));
-  const issues = valid ? (preflight.data ?? []) : [];
-  const busy = save.isPending || clone.isPending || launch.isPending;
+  const a = useRecipeActions(spec, valid);
+  const { note, setNote, message, cluster, setCluster, placements } = a;
+  const { save, clone, launch, preflight, issues, busy } = a;
   const name = typeof spec.name === 'string' ? spec.name : '';
 
   return (
@@ -108,26 +72,7 @@ export function RecipeActions({
         )}
         {dirty && <span className="muted">unsaved edits{name ? ` (save goes to "${name}")` : ''}</span>}
       </div>
-      <div className="row">
-        <label htmlFor="recipe-clone-name">Clone as</label>
-        <input
-          id="recipe-clone-name"
-          type="text"
-          value={cloneName}
-          placeholder="new-recipe-name"
-          onChange={(e) => setCloneName(e.target.value)}
-        />
-        <button
-          type="button"
-          disabled={!valid || busy || cloneName.trim() === '' || cloneName.trim() === name}
-          onClick={() => {
-            const n = cloneName.trim();
-            clone.mutate({ spec: { ...spec, name: n }, name: n, note: note || null, parentId: currentId });
-          }}
-        >
-          Clone
-        </button>
-      </div>
+      <CloneRow a={a} spec={spec} name={name} valid={valid} currentId={currentId} />
       {!valid && <p className="muted">Fix the errors to save or launch.</p>}
       {issues.length > 0 && <PreflightIssues issues={issues} />}
       {message && (
@@ -144,5 +89,43 @@ export function RecipeActions({
           ),
       )}
     </section>
+  );
+}
+
+/** Clone the recipe under a new name, with the version note. */
+function CloneRow({
+  a,
+  spec,
+  name,
+  valid,
+  currentId,
+}: {
+  a: ReturnType<typeof useRecipeActions>;
+  spec: Spec;
+  name: string;
+  valid: boolean;
+  currentId: string | null;
+}) {
+  return (
+    <div className="row">
+      <label htmlFor="recipe-clone-name">Clone as</label>
+      <input
+        id="recipe-clone-name"
+        type="text"
+        value={a.cloneName}
+        placeholder="new-recipe-name"
+        onChange={(e) => a.setCloneName(e.target.value)}
+      />
+      <button
+        type="button"
+        disabled={!valid || a.busy || a.cloneName.trim() === '' || a.cloneName.trim() === name}
+        onClick={() => {
+          const n = a.cloneName.trim();
+          a.clone.mutate({ spec: { ...spec, name: n }, name: n, note: a.note || null, parentId: currentId });
+        }}
+      >
+        Clone
+      </button>
+    </div>
   );
 }
