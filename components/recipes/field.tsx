@@ -70,12 +70,44 @@ export function Field({ cat, k, base = '' }: { cat: Catalogue; k: string; base?:
   const described = `${id}-help${errs.length ? ` ${id}-err` : ''}`;
   const common = { id, 'aria-describedby': described, 'aria-invalid': errs.length > 0 || undefined };
 
-  let control: ReactNode;
-  let labelled = true;
+  if (f.kind === 'families' || f.kind === 'difficulty')
+    return <ChoiceSet f={f} id={id} value={value} errs={errs} onValue={(v) => set(path, v)} />;
+  // A checkbox carries its label inside; every other control has one beside it.
+  const labelled = f.kind !== 'bool' && f.kind !== 'toggle';
+  const control = <Control f={f} path={path} value={value} common={common} placeholder={placeholder} set={set} />;
+  return (
+    <div className={`field${errs.length ? ' invalid' : ''}${f.kind === 'textarea' ? ' wide' : ''}`}>
+      {labelled && <label htmlFor={id}>{f.label}</label>}
+      {control}
+      <div id={`${id}-help`} className="field-help">
+        {f.help}
+      </div>
+      {errs.length > 0 && (
+        <div id={`${id}-err`} className="field-error">
+          {errs.join('; ')}
+        </div>
+      )}
+    </div>
+  );
+}
+
+type Common = { id: string; 'aria-describedby': string; 'aria-invalid': true | undefined };
+interface ControlProps {
+  f: FieldDef;
+  path: string;
+  value: unknown;
+  common: Common;
+  placeholder: string;
+  set: (path: string, value: unknown) => void;
+}
+
+/** The input of one field by its kind (not the families and difficulty sets, which are their own part). */
+function Control(props: ControlProps): ReactNode {
+  const { f, path, value, common, placeholder, set } = props;
   switch (f.kind) {
     case 'int':
     case 'number':
-      control = (
+      return (
         <NumberInput
           {...common}
           value={value}
@@ -84,9 +116,8 @@ export function Field({ cat, k, base = '' }: { cat: Catalogue; k: string; base?:
           onValue={(v) => set(path, v)}
         />
       );
-      break;
     case 'text':
-      control = (
+      return (
         <input
           {...common}
           type="text"
@@ -95,10 +126,9 @@ export function Field({ cat, k, base = '' }: { cat: Catalogue; k: string; base?:
           onChange={(e) => set(path, e.target.value === '' && f.def !== undefined ? undefined : e.target.value)}
         />
       );
-      break;
     case 'list': {
       const shown = Array.isArray(value) ? value.join(', ') : showValue(value);
-      control = (
+      return (
         <input
           {...common}
           type="text"
@@ -113,10 +143,9 @@ export function Field({ cat, k, base = '' }: { cat: Catalogue; k: string; base?:
           }}
         />
       );
-      break;
     }
     case 'textarea':
-      control = (
+      return (
         <textarea
           {...common}
           rows={2}
@@ -125,86 +154,69 @@ export function Field({ cat, k, base = '' }: { cat: Catalogue; k: string; base?:
           onChange={(e) => set(path, e.target.value === '' ? undefined : e.target.value)}
         />
       );
-      break;
     case 'select':
-    case 'variant': {
-      const opts = f.options ?? [];
-      const current = showValue(value);
-      const extra = current !== '' && !opts.includes(current) ? [current] : [];
-      control = (
-        <select
-          {...common}
-          value={current}
-          onChange={(e) => {
-            const v = e.target.value;
-            if (f.kind === 'variant') set(parentOf(path), structuredClone(f.variants?.[v] ?? { kind: v }));
-            else set(path, v === '' ? undefined : v);
-          }}
-        >
-          {(current === '' || f.kind === 'select') && f.def !== undefined && (
-            <option value="">default ({placeholder})</option>
-          )}
-          {current === '' && f.def === undefined && (
-            <option value="" disabled>
-              choose…
-            </option>
-          )}
-          {[...opts, ...extra].map((o) => (
-            <option key={o} value={o}>
-              {o}
-            </option>
-          ))}
-        </select>
-      );
-      break;
-    }
+    case 'variant':
+      return <SelectControl {...props} />;
     case 'fixed':
-      control = <input {...common} type="text" readOnly value={showValue(value ?? f.def ?? '')} className="fixed" />;
-      break;
+      return <input {...common} type="text" readOnly value={showValue(value ?? f.def ?? '')} className="fixed" />;
     case 'bool':
-    case 'toggle': {
-      const checked =
-        f.kind === 'bool'
-          ? typeof value === 'boolean'
-            ? value
-            : f.def === 'true'
-          : value !== undefined && value !== null;
-      labelled = false;
-      control = (
-        <label className="check">
-          <input
-            {...common}
-            type="checkbox"
-            checked={checked}
-            onChange={(e) =>
-              set(
-                path,
-                f.kind === 'bool' ? e.target.checked : e.target.checked ? structuredClone(f.on) : (f.off ?? undefined),
-              )
-            }
-          />
-          {f.label}
-        </label>
-      );
-      break;
-    }
-    case 'families':
-    case 'difficulty':
-      return <ChoiceSet f={f} id={id} value={value} errs={errs} onValue={(v) => set(path, v)} />;
+    case 'toggle':
+      return <CheckControl {...props} />;
   }
+  return null;
+}
+
+/** A select of the field's options; a variant's select replaces its whole object with the chosen variant's. */
+function SelectControl({ f, path, value, common, placeholder, set }: ControlProps) {
+  const opts = f.options ?? [];
+  const current = showValue(value);
+  const extra = current !== '' && !opts.includes(current) ? [current] : [];
   return (
-    <div className={`field${errs.length ? ' invalid' : ''}${f.kind === 'textarea' ? ' wide' : ''}`}>
-      {labelled && <label htmlFor={id}>{f.label}</label>}
-      {control}
-      <div id={`${id}-help`} className="field-help">
-        {f.help}
-      </div>
-      {errs.length > 0 && (
-        <div id={`${id}-err`} className="field-error">
-          {errs.join('; ')}
-        </div>
+    <select
+      {...common}
+      value={current}
+      onChange={(e) => {
+        const v = e.target.value;
+        if (f.kind === 'variant') set(parentOf(path), structuredClone(f.variants?.[v] ?? { kind: v }));
+        else set(path, v === '' ? undefined : v);
+      }}
+    >
+      {(current === '' || f.kind === 'select') && f.def !== undefined && (
+        <option value="">default ({placeholder})</option>
       )}
-    </div>
+      {current === '' && f.def === undefined && (
+        <option value="" disabled>
+          choose…
+        </option>
+      )}
+      {[...opts, ...extra].map((o) => (
+        <option key={o} value={o}>
+          {o}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+/** A checkbox: a bool field's value, or a toggle's object on (its `on` value) or off. */
+function CheckControl({ f, path, value, common, set }: ControlProps) {
+  const checked =
+    f.kind === 'bool' ? (typeof value === 'boolean' ? value : f.def === 'true') : value !== undefined && value !== null;
+  return (
+    <label className="check">
+      <input
+        {...common}
+        type="checkbox"
+        checked={checked}
+        onChange={(e) =>
+          set(
+            path,
+            f.kind === 'bool' ? e.target.checked : e.target.checked ? structuredClone(f.on) : (f.off ?? undefined),
+          )
+        }
+      />
+      {f.label}
+    </label>
   );
 }
 
