@@ -5,22 +5,9 @@
  * step time as bars of its phases, the bound phase highlighted; where the run's time goes (SFT, RL, evaluation, as
  * the CLI prints it); the run's steps, time, GPU-hours and storage.
  */
-import { useQuery } from '@tanstack/react-query';
-import { useMemo, useState } from 'react';
-import { useTRPC } from '@/lib/trpc.ts';
-import {
-  CLUSTER_PRESETS,
-  DEFAULT_CONSTANTS,
-  embeddedParams,
-  formatBytes,
-  formatSeconds,
-  type Phase,
-  parseCluster,
-  planRun,
-  runPhaseLines,
-  whyBound,
-} from '../../contracts/plan.ts';
+import { formatBytes, formatSeconds, type Phase, runPhaseLines, whyBound } from '../../contracts/plan.ts';
 import type { Recipe } from '../../contracts/recipe.ts';
+import { type Preset, usePlan } from './use-plan.ts';
 
 const PHASE_COLOURS: Record<Phase, string> = {
   rollout: '#1f6feb',
@@ -32,29 +19,8 @@ const PHASE_COLOURS: Record<Phase, string> = {
 const secs = formatSeconds;
 
 export function PlanPanel({ recipe }: { recipe: Recipe | null }) {
-  const trpc = useTRPC();
-  const [preset, setPreset] = useState<keyof typeof CLUSTER_PRESETS>('local');
-  // No default size for a named model: a plan for the wrong size would read as true.
-  const [paramsText, setParamsText] = useState('');
-  const modelName = recipe?.model.kind === 'model' ? recipe.model.name : null;
-  const models = useQuery(trpc.models.list.queryOptions(undefined, { enabled: modelName !== null }));
-  const registered = modelName ? models.data?.find((m) => m.name === modelName) : undefined;
-  const registeredParams = registered?.parameters ?? null;
-  const askParams = modelName !== null && models.isSuccess && registeredParams === null;
-  const given = paramsText.trim() === '' ? Number.NaN : Number(paramsText);
-  const params = recipe
-    ? recipe.model.kind === 'embedded'
-      ? embeddedParams(recipe.model)
-      : (registeredParams ?? (askParams ? given : Number.NaN))
-    : Number.NaN;
-  // Stored evaluation sets are sized from the datasets registry (a set not found is named as not counted).
-  const storedEval = recipe?.eval?.datasets.some((d) => d.kind === 'stored') ?? false;
-  const datasets = useQuery(trpc.datasets.list.queryOptions({ latestOnly: true, limit: 500 }, { enabled: storedEval }));
-  const plan = useMemo(() => {
-    if (!recipe || !Number.isFinite(params) || params < 1) return null;
-    const datasetSplits = Object.fromEntries((datasets.data ?? []).map((d) => [d.name, d.splits]));
-    return planRun(recipe, params, parseCluster(CLUSTER_PRESETS[preset]), DEFAULT_CONSTANTS, { datasetSplits });
-  }, [recipe, params, preset, datasets.data]);
+  const { preset, setPreset, paramsText, setParamsText, modelName, registeredParams, askParams, given, plan } =
+    usePlan(recipe);
   return (
     <section className="panel" aria-label="Plan">
       <h2>Plan</h2>
@@ -65,11 +31,7 @@ export function PlanPanel({ recipe }: { recipe: Recipe | null }) {
       <p>
         <label>
           Cluster{' '}
-          <select
-            aria-label="Cluster"
-            value={preset}
-            onChange={(e) => setPreset(e.target.value as keyof typeof CLUSTER_PRESETS)}
-          >
+          <select aria-label="Cluster" value={preset} onChange={(e) => setPreset(e.target.value as Preset)}>
             <option value="local">local (this machine, CPUs)</option>
             <option value="h200">h200 (1 × 8 H200)</option>
             <option value="report">report (8 × 8 MI300X)</option>
@@ -90,7 +52,7 @@ export function PlanPanel({ recipe }: { recipe: Recipe | null }) {
         )}
       </p>
       {modelName !== null && registeredParams !== null && (
-        <p className="muted" aria-label="Model size">
+        <p className="muted" role="note" aria-label="Model size">
           {modelName}: {(registeredParams / 1e9).toFixed(registeredParams < 1e8 ? 4 : 2)}B parameters (from the
           registry)
         </p>
@@ -111,69 +73,75 @@ export function PlanPanel({ recipe }: { recipe: Recipe | null }) {
         </ul>
       )}
       {plan && plan.stages.length === 0 && <p className="muted">No RL stage to plan.</p>}
-      {plan && plan.stages.length > 0 && (
-        <>
-          <table aria-label="Plan per stage">
-            <thead>
-              <tr>
-                <th>stage</th>
-                <th>step</th>
-                <th>bound by</th>
-                <th>tool calls</th>
-              </tr>
-            </thead>
-            <tbody>
-              {plan.stages.map((s) => (
-                <tr key={s.name}>
-                  <td>{s.name}</td>
-                  <td>{secs(s.stepS)}</td>
-                  <td>
-                    <strong data-bound={s.boundBy} style={{ color: PHASE_COLOURS[s.boundBy] }}>
-                      {s.boundBy}
-                    </strong>
-                  </td>
-                  <td>{Math.round(s.toolCalls).toLocaleString('en-US')}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <PhaseBars plan={plan} />
-          <ul aria-label="Why the bound phase bounds">
-            {plan.stages.map((s) => (
-              <li key={s.name}>{whyBound(s)}</li>
-            ))}
-          </ul>
-          <p aria-label="Plan totals">
-            {plan.steps} RL steps in {secs(plan.phaseSeconds.rl)}, the run {secs(plan.runSeconds)} · bound by{' '}
-            <strong>{plan.boundBy}</strong> · {plan.gpuHours.toFixed(0)} GPU-hours · {formatBytes(plan.storageBytes)}{' '}
-            stored
-          </p>
-          <details>
-            <summary>Assumptions and their sources</summary>
-            <table aria-label="Plan assumptions">
-              <tbody>
-                {Object.entries(plan.constants).map(([name, k]) => (
-                  <tr key={name}>
-                    <td>
-                      <code>{name}</code>
-                    </td>
-                    <td className="num">{Number(k.value.toPrecision(4))}</td>
-                    <td>
-                      {k.source.kind}: {k.source.detail}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </details>
-        </>
-      )}
+      {plan && plan.stages.length > 0 && <PlanStages plan={plan} />}
     </section>
   );
 }
 
+type Plan = NonNullable<ReturnType<typeof usePlan>['plan']>;
+
+/** Per RL stage: its step time and bound, the phase bars, why the bound phase bounds; the totals and assumptions. */
+function PlanStages({ plan }: { plan: Plan }) {
+  return (
+    <>
+      <table aria-label="Plan per stage">
+        <thead>
+          <tr>
+            <th>stage</th>
+            <th>step</th>
+            <th>bound by</th>
+            <th>tool calls</th>
+          </tr>
+        </thead>
+        <tbody>
+          {plan.stages.map((s) => (
+            <tr key={s.name}>
+              <td>{s.name}</td>
+              <td>{secs(s.stepS)}</td>
+              <td>
+                <strong data-bound={s.boundBy} style={{ color: PHASE_COLOURS[s.boundBy] }}>
+                  {s.boundBy}
+                </strong>
+              </td>
+              <td>{Math.round(s.toolCalls).toLocaleString('en-US')}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <PhaseBars plan={plan} />
+      <ul aria-label="Why the bound phase bounds">
+        {plan.stages.map((s) => (
+          <li key={s.name}>{whyBound(s)}</li>
+        ))}
+      </ul>
+      <p role="note" aria-label="Plan totals">
+        {plan.steps} RL steps in {secs(plan.phaseSeconds.rl)}, the run {secs(plan.runSeconds)} · bound by{' '}
+        <strong>{plan.boundBy}</strong> · {plan.gpuHours.toFixed(0)} GPU-hours · {formatBytes(plan.storageBytes)} stored
+      </p>
+      <details>
+        <summary>Assumptions and their sources</summary>
+        <table aria-label="Plan assumptions">
+          <tbody>
+            {Object.entries(plan.constants).map(([name, k]) => (
+              <tr key={name}>
+                <td>
+                  <code>{name}</code>
+                </td>
+                <td className="num">{Number(k.value.toPrecision(4))}</td>
+                <td>
+                  {k.source.kind}: {k.source.detail}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
+    </>
+  );
+}
+
 /** One bar per stage: its step time split into phases (synchronous sum; an async step overlaps them). */
-function PhaseBars({ plan }: { plan: ReturnType<typeof planRun> }) {
+function PhaseBars({ plan }: { plan: Plan }) {
   const width = 260;
   const longest = Math.max(...plan.stages.map((s) => s.rolloutS + s.trainS + s.syncS + s.overheadS));
   return (
