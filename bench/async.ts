@@ -33,7 +33,7 @@ const flags = benchFlags('bench:async', 'npx tsx bench/async.ts [--seeds N] [--q
 const QUICK = Boolean(flags.quick);
 const SEEDS = (flags.seeds as number | undefined) ?? 3;
 
-const exportDir = await ensureEmbeddedSftModel({ log: (m) => console.log(`[sft] ${m}`) });
+await ensureEmbeddedSftModel({ log: (m) => console.log(`[sft] ${m}`) });
 const sftModel = sftCheckpointDir();
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-async-'));
 const url = `file:${path.join(tmp, 'bench.db')}`;

@@ -41,7 +41,7 @@ const PROMPTS = (flags.prompts as number | undefined) ?? 8;
 const G = (flags.g as number | undefined) ?? 4;
 const OUT = path.join(import.meta.dirname, 'out');
 
-const exportDir = await ensureEmbeddedSftModel({ log: (m) => console.log(`[sft] ${m}`) });
+await ensureEmbeddedSftModel({ log: (m) => console.log(`[sft] ${m}`) });
 const sftModel = sftCheckpointDir();
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-roc-'));
 const url = `file:${path.join(tmp, 'bench.db')}`;

@@ -530,7 +530,7 @@ describe('side slots: a followed import never holds the lane a run needs', () =>
     const diagnostics = await launchDiagnostics(db);
     const second = await launchImport(db, { path: verl('second', 3) }, { roots: [tmp], enqueue: true });
     // Each polls a condition that must come; the bound only stops a hang.
-    const ran = await waitJob(db, counted, 'succeeded', [w], 180_000);
+    await waitJob(db, counted, 'succeeded', [w], 180_000);
     assert.equal(
       JSON.parse((await db.prisma.job.findUniqueOrThrow({ where: { id: counted } })).result!).worker,
       'wl-1',
