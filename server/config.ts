@@ -46,6 +46,11 @@ export function config(env: Record<string, string | undefined> = process.env) {
     sandboxPreload: env.TOOLSMITH_SANDBOX_PRELOAD,
     sandboxLight: env.TOOLSMITH_SANDBOX_LIGHT !== '0',
     sandboxUnsafe: env.TOOLSMITH_SANDBOX_UNSAFE === '1',
+    /** Measuring only (scripts/measure-syscalls.py): `1`, system calls off the allow list run and are logged instead
+     *  of refused; `all`, every call but the refused ones is logged (an empty allow list). */
+    sandboxSeccompLog: (['1', 'all'].includes(env.TOOLSMITH_SANDBOX_SECCOMP_LOG ?? '')
+      ? env.TOOLSMITH_SANDBOX_SECCOMP_LOG
+      : undefined) as '1' | 'all' | undefined,
     sandboxUrls: env.TOOLSMITH_SANDBOX_URLS?.trim() || undefined,
     sandboxToken: env.TOOLSMITH_SANDBOX_TOKEN?.trim() || undefined,
     serveApiKey: env.TOOLSMITH_SERVE_API_KEY?.trim() || undefined,

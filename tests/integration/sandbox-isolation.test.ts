@@ -391,6 +391,36 @@ print(json.dumps({
   );
 });
 
+test("no cgroup in a call's mount table, nor a descriptor of one: the zygote's folders are never mounted", async () => {
+  await attack(
+    {
+      code: `
+import json, os
+mounts = [l for l in open('/proc/self/mountinfo').read().splitlines() if 'cgroup' in l or '/run/toolsmith' in l]
+fds = {}
+for fd in os.listdir('/proc/self/fd'):
+    try:
+        fds[fd] = os.readlink('/proc/self/fd/' + fd)
+    except OSError as e:
+        fds[fd] = repr(e)
+print(json.dumps({'mounts': mounts, 'fds': fds, 'run': sorted(os.listdir('/run/toolsmith'))}))`,
+    },
+    (r) => {
+      assert.equal(r.status, 'ok');
+      const v = JSON.parse(r.stdout);
+      assert.deepEqual(v.mounts, [], 'no cgroup mount, covered or not');
+      assert.deepEqual(v.run, [], 'nothing under /run/toolsmith');
+      const held = Object.entries(v.fds as Record<string, string>).filter(([fd]) => Number(fd) > 3);
+      // listdir's own descriptor of /proc/self/fd is the one above 3 (gone by the readlink: an error, not a path).
+      assert.ok(held.length <= 1, `descriptors above 3: ${JSON.stringify(held)}`);
+      assert.ok(
+        !Object.values(v.fds as Record<string, string>).some((t) => t.includes('cgroup')),
+        JSON.stringify(v.fds),
+      );
+    },
+  );
+});
+
 test('a zygote that cannot prove its state clean is replaced, and the health check tests exactly that', {
   skip: process.getuid?.() !== 0 && 'needs root (nsenter)',
 }, async () => {

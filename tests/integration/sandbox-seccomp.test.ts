@@ -1,26 +1,33 @@
 // @no-database: runs once, not once per database.
 // The syscall filter: every call in REFUSED_SYSCALLS, made from inside the sandbox, answers the filter's errno
 // (ENOSYS for whole calls; EPERM where only some arguments are refused), and the same call made outside the
-// sandbox by an unprivileged process with no filter answers something else, so the refusal is the filter's. A
+// sandbox by an unprivileged process with no filter answers something else, so the refusal is the filter's. So do
+// calls named nowhere (the filter is an allow list: syscall-allow.ts), for a few an unprivileged process may make. A
 // kernel built without a call (this machine's has no modules, kexec or iopl) answers ENOSYS itself: the test
 // says so for those. What a math tool uses still works.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { SandboxPool } from '../../workers/sandbox/pool.ts';
+import { ALLOWED_SYSCALLS } from '../../workers/sandbox/syscall-allow.ts';
 import { AF_VSOCK, REFUSED_SYSCALLS } from '../../workers/sandbox/syscall-filter.ts';
 
 let pool: SandboxPool;
 let answers: Record<string, [number, string]> = {};
 let control: Record<string, [number, string]> = {};
 
+/** Calls on neither list that any process may make (a query of its personality, an inotify instance, its CPU, its
+ *  extended attributes, locked memory): refused only because the allow list does not name them. */
+const UNLISTED = ['personality', 'inotify_init1', 'getcpu', 'getxattr', 'mlock', 'sysfs'];
 /** Harmless arguments (null pointers, zeros); prlimit64 on the process's own pid, which the kernel allows. */
 function argsFor(name: string): (number | 'SELF')[] {
   if (name === 'socket') return [AF_VSOCK, 1, 0];
   if (name === 'prlimit64') return ['SELF', 7, 0, 0];
+  if (name === 'personality') return [0xffffffff, 0, 0];
+  if (name === 'sysfs') return [3, 0, 0];
   return [0, 0, 0, 0, 0, 0];
 }
-const probes = REFUSED_SYSCALLS.map((r) => ({ name: r.name, args: argsFor(r.name) }));
+const probes = [...REFUSED_SYSCALLS.map((r) => r.name), ...UNLISTED].map((name) => ({ name, args: argsFor(name) }));
 const PROBE = String.raw`
 import ctypes, errno, json, os, seccomp
 libc = ctypes.CDLL(None, use_errno=True)
@@ -71,6 +78,14 @@ for (const call of REFUSED_SYSCALLS) {
     if (without === 'ENOSYS' && expected === 'ENOSYS')
       t.diagnostic(`this kernel has no ${call.name}: it answers ENOSYS without the filter too`);
     else assert.notEqual(without, expected, 'without the filter the kernel answers otherwise');
+  });
+}
+
+for (const name of UNLISTED) {
+  test(`not on the allow list: ${name} answers ENOSYS, where without the filter it runs or answers otherwise`, () => {
+    assert.ok(!ALLOWED_SYSCALLS.includes(name), `${name} is on the allow list`);
+    assert.deepEqual(answers[name], [-1, 'ENOSYS']);
+    assert.notDeepEqual(control[name], [-1, 'ENOSYS'], 'without the filter the kernel answers otherwise');
   });
 }
 

@@ -22,7 +22,8 @@ export interface BwrapOptions {
   tmpBytes: number;
   /** Modules the zygote imports before serving (comma-separated). */
   preload: string;
-  /** This zygote's call cgroup (cgroup.ts), bound at CGROUP_IN_SANDBOX; none: memory is polled instead. */
+  /** This zygote's call cgroup (cgroup.ts), handed over as open folders (enterCgroup), never bound: only its version
+   *  is announced here; none: memory is polled instead. */
   cgroup?: CgroupBind;
 }
 
@@ -32,7 +33,6 @@ export type CgroupBind = { version: 'v1'; memory: string; pids: string } | { ver
  *  each other module runs as its neighbour, /run/toolsmith/zygote_cgroup.py and so on. The boot line names it, so
  *  a zygote's command line says what it is. */
 export const ZYGOTE_IN_SANDBOX = '/run/toolsmith/zygote.py';
-export const CGROUP_IN_SANDBOX = '/run/toolsmith/cgroup';
 /** `python -I -c ZYGOTE_BOOT`: reads the first line of stdin, {modules: [[name, source], ...] in dependency order,
  *  main, refused, bench}, compiles each module into a module object registered in sys.modules (so `import
  *  zygote_cgroup` finds it with no file on disk: -I keeps sys.path to the standard library), then calls
@@ -46,7 +46,6 @@ export const ZYGOTE_BOOT =
 const ETC_FILES = ['/etc/ld.so.cache', '/etc/localtime', '/etc/alternatives'];
 
 export function bwrapCommand(o: BwrapOptions): { file: string; args: string[] } {
-  const cg = o.cgroup;
   const bwrap = [
     // --as-pid-1: the zygote itself is the namespace's init. Without it bwrap leaves its own init there as pid 1,
     // dumpable and holding the protocol sockets, so a call could ptrace it and outlive the sweep (found by the
@@ -79,10 +78,6 @@ export function bwrapCommand(o: BwrapOptions): { file: string; args: string[] } 
     '/dev/shm',
     '--dir',
     '/run/toolsmith',
-    ...(cg?.version === 'v1'
-      ? ['--bind', cg.memory, `${CGROUP_IN_SANDBOX}/memory`, '--bind', cg.pids, `${CGROUP_IN_SANDBOX}/pids`]
-      : []),
-    ...(cg?.version === 'v2' ? ['--bind', cg.dir, CGROUP_IN_SANDBOX] : []),
     '--remount-ro',
     '/',
     '--remount-ro',

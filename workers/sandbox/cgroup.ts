@@ -168,25 +168,28 @@ function alive(pid: number) {
 }
 
 /**
- * Pure: `cmd` started inside the cgroups whose cgroup.procs files are given, with the lowest OOM score where the
+ * Pure: `cmd` started inside the cgroups whose folders are given (each `cgroup.procs` written), holding each folder
+ * open as a descriptor from fd CGROUP_FD_BASE on (the zygote reaches its cgroup only through them:
+ * zygote_cgroup.py CG_DIR_FDS; nothing of the cgroup is mounted in the sandbox), with the lowest OOM score where the
  * kernel allows it (CAP_SYS_RESOURCE, which root on these machines lacks: the score then stays 0), which its
  * processes inherit until a call raises its own (zygote_cgroup.py prefer_as_oom_victim): the kernel then kills a
  * call over its limit, not the zygote that shares its cgroup (zygote_reserve.py covers the zygote when none is left).
  */
-export function enterCgroup(
-  procsFiles: string[],
-  cmd: { file: string; args: string[] },
-): { file: string; args: string[] } {
+export function enterCgroup(dirs: string[], cmd: { file: string; args: string[] }): { file: string; args: string[] } {
   const script =
-    'echo -1000 2>/dev/null >/proc/self/oom_score_adj; n=$1; shift; while [ "$n" -gt 0 ]; do echo 0 >"$1" || exit 97; shift; n=$((n-1)); done; exec "$@"';
+    'echo -1000 2>/dev/null >/proc/self/oom_score_adj; n=$1; shift; fd=' +
+    CGROUP_FD_BASE +
+    '; while [ "$n" -gt 0 ]; do echo 0 >"$1/cgroup.procs" || exit 97; eval "exec $fd<\\"\\$1\\"" || exit 97; fd=$((fd+1)); shift; n=$((n-1)); done; exec "$@"';
   return {
     file: '/bin/sh',
-    args: ['-c', script, 'sh', String(procsFiles.length), ...procsFiles, cmd.file, ...cmd.args],
+    args: ['-c', script, 'sh', String(dirs.length), ...dirs, cmd.file, ...cmd.args],
   };
 }
 
-export function procsFiles(bind: CgroupBind): string[] {
-  return bind.version === 'v1'
-    ? [path.join(bind.memory, 'cgroup.procs'), path.join(bind.pids, 'cgroup.procs')]
-    : [path.join(bind.dir, 'cgroup.procs')];
+/** The first descriptor enterCgroup opens a cgroup folder at (v1: memory, then pids; v2: the one folder). */
+export const CGROUP_FD_BASE = 5;
+
+/** A zygote's cgroup folders in the order enterCgroup opens them (zygote_cgroup.py CG_DIR_FDS expects it). */
+export function cgroupDirs(bind: CgroupBind): string[] {
+  return bind.version === 'v1' ? [bind.memory, bind.pids] : [bind.dir];
 }

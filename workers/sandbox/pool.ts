@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { config } from '../../server/config.ts';
 import { UserError } from '../../contracts/errors.ts';
 import { bwrapCommand, ZYGOTE_BOOT } from './bwrap.ts';
-import { enterCgroup, PoolCgroups, procsFiles } from './cgroup.ts';
+import { cgroupDirs, enterCgroup, PoolCgroups } from './cgroup.ts';
+import { ALLOWED_SYSCALLS, ZYGOTE_SYSCALLS } from './syscall-allow.ts';
 import { REFUSED_SYSCALLS } from './syscall-filter.ts';
 import { internalResult, type RunOptions, type Sandbox, type SandboxCall, type SandboxResult } from './types.ts';
 import type { CallStatus } from '../../contracts/trajectory.ts';
@@ -145,12 +146,19 @@ export class SandboxPool implements Sandbox {
       await checkBubblewrap(pool.opts.python);
       pool.root = await interpreterRoot(pool.opts.python, pool.opts.preload);
       pool.cgroups = PoolCgroups.create(`${process.pid}-${++poolsStarted}`, pool.opts.log);
+      if (config().sandboxSeccompLog)
+        pool.opts.log(
+          '!!! MEASURING (TOOLSMITH_SANDBOX_SECCOMP_LOG=1): system calls outside the allow list run and are logged instead of refused. Only for scripts/measure-syscalls.py. !!!',
+        );
     }
     const modules = ZYGOTE_MODULES.map((name) => [name, fs.readFileSync(path.join(HERE, `${name}.py`), 'utf8')]);
     pool.boot = JSON.stringify({
       modules,
       main: 'zygote',
+      allowed: pool.opts.unsafe || config().sandboxSeccompLog === 'all' ? [] : ALLOWED_SYSCALLS,
+      zygote_needs: pool.opts.unsafe ? [] : ZYGOTE_SYSCALLS,
       refused: pool.opts.unsafe ? [] : REFUSED_SYSCALLS,
+      log_unlisted: !pool.opts.unsafe && Boolean(config().sandboxSeccompLog),
       bench: pool.opts.bench,
       settle_s: MEMORY_SETTLE_S,
     });
@@ -198,7 +206,7 @@ export class SandboxPool implements Sandbox {
       preload,
       cgroup,
     });
-    return cgroup ? enterCgroup(procsFiles(cgroup), cmd) : cmd;
+    return cgroup ? enterCgroup(cgroupDirs(cgroup), cmd) : cmd;
   }
 
   private async spawn(slot: Slot): Promise<void> {

@@ -1,8 +1,8 @@
 /**
- * The system calls the sandboxed code may not make: each answers its errno instead of running (the zygote compiles
- * this list into a seccomp program with libseccomp, zygote_seccomp.py build_syscall_filter). A math tool needs none of
- * them; many would already fail for want of a capability, and the filter makes sure of it whatever the kernel
- * grows next. Whole calls answer ENOSYS, as on a kernel without them (libraries then fall back, and no kernel
+ * The system calls the sandboxed code may never make: each answers its errno instead of running, whatever the allow
+ * list (syscall-allow.ts) says (the zygote compiles both into a seccomp program with libseccomp, zygote_seccomp.py
+ * build_allowing_filter; a call on neither list answers ENOSYS too). A math tool needs none of them; many would
+ * already fail for want of a capability, and the filter makes sure of it whatever the kernel grows next. Whole calls answer ENOSYS, as on a kernel without them (libraries then fall back, and no kernel
  * that has the call answers that, so a test can tell the filter's refusal from the kernel's);
  * `tests/integration/sandbox-seccomp.test.ts` makes every one of them from inside the sandbox.
  */

@@ -74,7 +74,7 @@ def main(boot=None):
     zygote_filter = b''
     if zygote_os.ISOLATED:
         # Built before the heap is frozen so that the compiler's garbage is collected with the rest.
-        zygote_filter = zygote_seccomp.prepare(boot.get('refused') or [])
+        zygote_filter = zygote_seccomp.prepare(boot)
     # Move everything imported so far out of the collector's view: children then never touch (and so never
     # copy) those pages, which keeps each fork cheap.
     import gc

@@ -2,13 +2,13 @@
 
 Isolates: a call's memory in total (its processes, memfd, shared memory and /tmp pages) and its number of
 processes; when it goes over, the kernel's OOM killer ends the call, not the zygote (prefer_as_oom_victim,
-zygote_reserve). The pool made the cgroup (cgroup.ts) and bound it at CG_DIR; the zygote lives in it too (no
+zygote_reserve). The pool made the cgroup (cgroup.ts) and hands it over as open folders (CG_DIR_FDS); the zygote lives in it too (no
 migration per call), so each call's limits are set on top of the zygote's own usage (set_cgroup_limits), after a
 dead call's memory is given back (settle_memory), raised the moment a call ends at its limit (make_room), and lifted
 once it is gone (lift_limit_if_full). Does not: bound one process
 (RLIMIT_AS, zygote_limits), CPU or wall time, nor exist in unsafe mode or where no cgroup could be made (CGROUP
-is then '' and zygote_supervise polls the processes' memory instead). The call itself never sees the cgroup files
-(zygote_mounts hides them).
+is then '' and zygote_supervise polls the processes' memory instead). The call itself never sees the cgroup files:
+nothing of them is mounted, and it holds none of their descriptors.
 """
 import collections
 import errno
@@ -18,10 +18,15 @@ import time
 import zygote_os
 from zygote_os import Unclean
 
-# 'v1' or 'v2': the pool bound this zygote's cgroup folder(s) at CG_DIR; '' when it has none (memory is then
-# counted by polling the call's processes, which misses memfd, shared memory and /tmp).
+# 'v1' or 'v2': the pool handed this zygote its cgroup folder(s) as open directories; '' when it has none (memory
+# is then counted by polling the call's processes, which misses memfd, shared memory and /tmp).
 CGROUP = os.environ.get('TOOLSMITH_SANDBOX_CGROUP', '') if zygote_os.ISOLATED else ''
-CG_DIR = '/run/toolsmith/cgroup'
+# The folders' descriptors, opened before bubblewrap by the pool's start-up line (cgroup.ts enterCgroup, fds 5 and
+# 6 for v1's memory and pids, 5 for v2) and inherited through it: no cgroup folder is bound into the sandbox, so the
+# zygote's mount table, and every call's copied from it, has none to hide or detach. Each call closes them before
+# its code runs (zygote_child.run_child keeps only 0-3). Tests point CG_DIR at folders of their own instead.
+CG_DIR_FDS = ({'memory': 5, 'pids': 6} if CGROUP == 'v1' else {'v2': 5} if CGROUP == 'v2' else {})
+CG_DIR = None
 
 
 def prefer_as_oom_victim():
@@ -34,8 +39,11 @@ def prefer_as_oom_victim():
             f.write('1000')
 
 
-def cg_path(controller, name):
-    return os.path.join(CG_DIR, controller, name) if CGROUP == 'v1' else os.path.join(CG_DIR, name)
+def cg_open(controller, name, flags):
+    """Open a file of the call cgroup: beneath the inherited folder descriptor, or under CG_DIR (tests)."""
+    if CG_DIR is None:
+        return os.open(name, flags, dir_fd=CG_DIR_FDS[controller if CGROUP == 'v1' else 'v2'])
+    return os.open(os.path.join(CG_DIR, controller, name) if CGROUP == 'v1' else os.path.join(CG_DIR, name), flags)
 
 
 # Every cgroup file this zygote reads or writes, opened once ({(controller, file): fd}) and read once at start-up
@@ -52,11 +60,10 @@ def _fd(controller, name):
     key = (controller, name)
     fd = _FDS.get(key)
     if fd is None:
-        path = cg_path(controller, name)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+            fd = cg_open(controller, name, os.O_RDWR | os.O_CLOEXEC)
         except PermissionError:
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)  # read-only files (memory.stat, failcnt)
+            fd = cg_open(controller, name, os.O_RDONLY | os.O_CLOEXEC)  # read-only files (memory.stat, failcnt)
         _FDS[key] = fd
     return fd
 
@@ -309,7 +316,7 @@ def cgroup_procs():
     starvation). It is read between calls only, after lift_limit_if_full, when opening a file finds room."""
     if not CGROUP:
         return []
-    with open(cg_path('memory', 'cgroup.procs'), 'rb') as f:
+    with os.fdopen(cg_open('memory', 'cgroup.procs', os.O_RDONLY | os.O_CLOEXEC), 'rb') as f:
         listed = [int(x) for x in f.read().split()]
     return [pid for pid in listed if pid != os.getpid() and pid not in SPARED]
 

@@ -2,15 +2,13 @@
 
 Isolates: in the call's own mount namespace (zygote_namespaces), a /proc of its pid namespace holding only the
 processes' folders (subset=pid: no /proc/sys, cpuinfo, meminfo or other view of the host's kernel), an empty
-size-capped /tmp (with the working folder WORK) and /dev/shm, and the cgroup files hidden: nothing a call writes
-survives it, whatever its permission bits or depth. Does not: choose the sandbox's root (bubblewrap binds only what
+size-capped /tmp (with the working folder WORK) and /dev/shm: nothing a call writes survives it, whatever its permission bits or depth. Does not: choose the sandbox's root (bubblewrap binds only what
 the interpreter needs, read-only, and no project path), nor count the memory /tmp holds (zygote_cgroup). Unsafe
 mode has no mount namespace: calls share a private temp folder that the zygote empties after each (reset_work).
 """
 import os
 import tempfile
 
-import zygote_cgroup
 import zygote_os
 from zygote_os import LIBC, check
 
@@ -28,13 +26,12 @@ def mount(source, target, fstype, flags, data=None):
 def build_call_view():
     """In the call's fresh mount namespace: a /proc of its own pid namespace holding only the processes' folders
     (subset=pid: no /proc/sys, cpuinfo, meminfo or other view of the host's kernel), empty size-capped /tmp (with
-    the working folder) and /dev/shm, the cgroup files hidden."""
+    the working folder) and /dev/shm. No cgroup folder is mounted to hide: the zygote holds its cgroup as
+    descriptors (zygote_cgroup.CG_DIR_FDS), which the call closes."""
     mount('none', '/', None, MS_REC | MS_PRIVATE)
     mount('proc', '/proc', 'proc', MS_NOSUID | MS_NODEV | MS_NOEXEC, 'subset=pid')
     mount('tmpfs', '/tmp', 'tmpfs', MS_NOSUID | MS_NODEV, 'size=%d,mode=0700' % TMP_BYTES)
     mount('tmpfs', '/dev/shm', 'tmpfs', MS_NOSUID | MS_NODEV, 'size=%d,mode=1777' % max(1 << 20, TMP_BYTES // 4))
-    if zygote_cgroup.CGROUP:
-        mount('tmpfs', zygote_cgroup.CG_DIR, 'tmpfs', MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, 'size=4k')
     os.mkdir(WORK, 0o700)
 
 
