@@ -25,6 +25,7 @@ export const commands: CommandEntry[] = [
   { name: 'sandbox', load: async () => (await import('./sandbox.ts')).sandboxCommand },
   { name: 'verify', load: async () => (await import('./verify.ts')).verifyCommand },
   { name: 'serve-model', load: async () => (await import('./serve-model.ts')).serveModelCommand },
+  { name: 'mcp', load: async () => (await import('./mcp.ts')).mcpCommand },
   { name: 'eval', load: async () => (await import('./eval.ts')).evalCommand },
   { name: 'train', load: async () => (await import('./train.ts')).trainCommand },
   { name: 'ray-entry', load: async () => (await import('./ray-entry.ts')).rayEntryCommand },

@@ -11,6 +11,8 @@ export const TrajectoryFilterSchema = z.object({
   minReward: z.number().optional(),
   maxReward: z.number().optional(),
   selected: z.boolean().optional(),
+  /** The verifier's verdict: right (true) or wrong (false). */
+  correct: z.boolean().optional(),
   /** true: at least one tool call failed (toolErrors > 0); false: none did. */
   hasToolError: z.boolean().optional(),
   finishReason: z.string().min(1).max(100).optional(),

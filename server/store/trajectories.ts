@@ -437,6 +437,7 @@ function whereOf(
     ...base,
     ...(reward ? { reward } : {}),
     ...(f.selected !== undefined ? { selected: f.selected } : {}),
+    ...(f.correct !== undefined ? { correct: f.correct } : {}),
     ...(f.hasToolError !== undefined ? { toolErrors: f.hasToolError ? { gt: 0 } : 0 } : {}),
     ...(f.finishReason !== undefined ? { finishReason: f.finishReason } : {}),
     ...search,
@@ -460,6 +461,7 @@ async function pageLiteralSqlite(db: Database, input: TrajectoryPageQuery) {
   if (f.minReward !== undefined) add('"reward" >= ?', f.minReward);
   if (f.maxReward !== undefined) add('"reward" <= ?', f.maxReward);
   if (f.selected !== undefined) add('"selected" = ?', f.selected ? 1 : 0);
+  if (f.correct !== undefined) add('"correct" = ?', f.correct ? 1 : 0);
   if (f.hasToolError !== undefined) add(f.hasToolError ? '"toolErrors" > 0' : '"toolErrors" = 0');
   if (f.finishReason !== undefined) add('"finishReason" = ?', f.finishReason);
   add('instr(lower("content"), lower(?)) > 0', f.search);
