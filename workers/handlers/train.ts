@@ -1,5 +1,3 @@
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { config } from '../../server/config.ts';
@@ -18,7 +16,7 @@ import { getDataset } from '../../server/store/datasets.ts';
 import { preflight, storedDatasetNames } from '../../contracts/preflight.ts';
 import { checkResources } from '../train/resources.ts';
 import { modelSize } from '../train/model-size.ts';
-import { trainerPython } from '../trainer/python.ts';
+import { gpuMemory } from './gpu-memory.ts';
 import { embeddedPolicy, remotePolicy } from '../engines/create.ts';
 import type { PolicyEngine } from '../engines/types.ts';
 import { observeEngines } from '../policy/policy-sync.ts';
@@ -129,7 +127,7 @@ async function refuseUnfit(ctx: JobContext<JobPayload<'train'>>, placement: Plac
   };
   const datasets = new Set<string>();
   for (const name of storedDatasetNames(recipe)) if (await getDataset(ctx.db, { name })) datasets.add(name);
-  const gpuMemoryBytes = gpuMemory(recipe.trainer.device);
+  const gpuMemoryBytes = await gpuMemory(recipe.trainer.device);
   const problems = preflight(recipe, {
     modelDir,
     modelsRoot,
@@ -194,28 +192,4 @@ function policyFactory(
     },
     runWeightSyncDir(config().weightSyncDir, runId, ws.dir),
   );
-}
-
-/**
- * The memory of each GPU the trainer's torch sees here ([] without one, or without the trainer's Python). Asked of
- * torch only when the recipe may use a GPU and the machine has a GPU driver (importing torch takes seconds).
- */
-function gpuMemory(device: 'auto' | 'cpu' | 'cuda'): number[] {
-  if (device === 'cpu') return [];
-  if (device === 'auto' && !['/dev/nvidia0', '/dev/kfd', '/proc/driver/nvidia/gpus'].some((p) => fs.existsSync(p)))
-    return [];
-  try {
-    const out = execFileSync(
-      trainerPython(),
-      [
-        '-c',
-        'import json, torch; print(json.dumps([torch.cuda.get_device_properties(i).total_memory for i in range(torch.cuda.device_count())]))',
-      ],
-      { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'ignore'] },
-    );
-    const list = JSON.parse(out.trim().split('\n').pop() ?? '[]') as unknown;
-    return Array.isArray(list) ? list.map(Number).filter((n) => Number.isFinite(n) && n > 0) : [];
-  } catch {
-    return [];
-  }
 }
