@@ -1,13 +1,14 @@
 import { z } from 'zod';
+import { problemIdSchema, traceRunIds } from './traces.ts';
 
 /**
  * Share links as the owner asks for them and the holder sees them: a read-only capability naming exactly one run,
- * one step of a run, one trajectory, or a comparison of 2–8 runs. What a link may open, and its token, are the
+ * one step of a run, one trajectory, a comparison of 2–8 runs, or one problem's trajectories in 2–4 runs (the trace view). What a link may open, and its token, are the
  * server's (server/share/links.ts); the shapes here are what the server and the UI (the Share dialog, the /s/ pages)
  * agree on.
  */
 
-export const SHARE_SCOPES = ['run', 'step', 'trajectory', 'compare'] as const;
+export const SHARE_SCOPES = ['run', 'step', 'trajectory', 'compare', 'traces'] as const;
 export type ShareScope = (typeof SHARE_SCOPES)[number];
 
 const MAX_EXPIRY_SECONDS = 10 * 365 * 24 * 3600;
@@ -30,6 +31,8 @@ export const compareTarget = z.object({
     .max(8)
     .refine((ids) => new Set(ids).size === ids.length, { message: 'run ids must be distinct' }),
 });
+/** Several runs in one trace view: one problem's trajectories in each run, and nothing else of the runs. */
+export const tracesTarget = z.object({ runIds: traceRunIds, problemId: problemIdSchema });
 
 const common = {
   label: z.string().trim().min(1).max(200).optional(),
@@ -44,6 +47,7 @@ export const createShareLinkInput = z
     z.object({ scope: z.literal('step'), target: stepTarget, ...common }),
     z.object({ scope: z.literal('trajectory'), target: trajectoryTarget, ...common }),
     z.object({ scope: z.literal('compare'), target: compareTarget, ...common }),
+    z.object({ scope: z.literal('traces'), target: tracesTarget, ...common }),
   ])
   .refine((v) => v.expiresAt === undefined || v.expiresInSeconds === undefined, {
     message: 'give expiresAt or expiresInSeconds, not both',
@@ -56,14 +60,16 @@ export type ShareTargetInput =
   | { scope: 'run'; target: { runId: string } }
   | { scope: 'step'; target: { runId: string; step: number } }
   | { scope: 'trajectory'; target: { trajectoryId: string } }
-  | { scope: 'compare'; target: { runIds: string[] } };
+  | { scope: 'compare'; target: { runIds: string[] } }
+  | { scope: 'traces'; target: { runIds: string[]; problemId: string } };
 
 /** What a link names, as stored in ShareLink.target (trajectory links also record their run). */
 export type ShareTarget =
   | { scope: 'run'; target: { runId: string } }
   | { scope: 'step'; target: { runId: string; step: number } }
   | { scope: 'trajectory'; target: { trajectoryId: string; runId: string } }
-  | { scope: 'compare'; target: { runIds: string[] } };
+  | { scope: 'compare'; target: { runIds: string[] } }
+  | { scope: 'traces'; target: { runIds: string[]; problemId: string } };
 
 /** One link of the owner's list (`share.list`): never its token or the token's hash. */
 export interface ShareLinkListItem {

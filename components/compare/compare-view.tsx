@@ -1,4 +1,5 @@
 'use client';
+import Link from 'next/link';
 import { ShareButton } from '../share/share-button.tsx';
 import { PairedTable } from '../evals/paired-table.tsx';
 import { X_AXES, type XAxisKind } from './align.ts';
@@ -6,7 +7,9 @@ import { ComparedRunsTable } from './compared-runs-table.tsx';
 import { MetricOverlays } from './metric-overlays.tsx';
 import { RecipeSection } from './recipe-diff-table.tsx';
 import { RunPicker } from './run-picker.tsx';
+import { tracesHref } from './selection.ts';
 import { useCompareView } from './use-compare-view.ts';
+import { MAX_TRACE_RUNS } from '../../contracts/traces.ts';
 
 type Compare = ReturnType<typeof useCompareView>;
 type Data = NonNullable<Compare['data']>;
@@ -27,6 +30,14 @@ export function CompareView({ initialRunIds }: { initialRunIds: string[] }) {
           >
             {c.showPicker ? 'Hide run picker' : 'Choose runs'}
           </button>
+          {c.ready && (
+            <Link
+              href={tracesHref(c.selected)}
+              title={c.selected.length > MAX_TRACE_RUNS ? `the first ${MAX_TRACE_RUNS} runs` : undefined}
+            >
+              Trajectories side by side
+            </Link>
+          )}
           {c.ready && <ShareButton scope="compare" target={{ runIds: c.selected }} label="Share this comparison" />}
         </div>
       </div>

@@ -1,7 +1,8 @@
 /**
  * The runs a comparison shows (pure, so the unit tests can reach it): run ids from the URL, the page's query string,
- * and adding or removing a run under the cap.
+ * and adding or removing a run under the cap; and the link to their trajectories side by side.
  */
+import { MAX_TRACE_RUNS } from '../../contracts/traces.ts';
 
 export const MAX_COMPARE = 8;
 export const MIN_COMPARE = 2;
@@ -28,4 +29,14 @@ export function toggleRun(selected: string[], id: string): string[] {
   if (selected.includes(id)) return selected.filter((x) => x !== id);
   if (selected.length >= MAX_COMPARE) return selected;
   return [...selected, id];
+}
+
+/** `/compare/traces?runs=a,b&problem=p&pick=t1,t2` (picks may be empty: that column shows its default). */
+export function tracesHref(runIds: string[], problemId?: string | null, picks?: (string | null)[]): string {
+  const q = new URLSearchParams();
+  if (runIds.length) q.set('runs', runIds.slice(0, MAX_TRACE_RUNS).join(','));
+  if (problemId) q.set('problem', problemId);
+  if (picks?.some(Boolean)) q.set('pick', picks.map((p) => p ?? '').join(','));
+  const s = q.toString();
+  return s ? `/compare/traces?${s.replace(/%2C/g, ',')}` : '/compare/traces';
 }

@@ -4,7 +4,7 @@ import type { ShareTargetInput } from '../../contracts/share.ts';
 import { ShareDialog } from './share-dialog.tsx';
 
 export type ShareButtonProps = ShareTargetInput & {
-  /** The button's text and accessible name; defaults to "Share run" / "Share step" / "Share trajectory" / "Share this comparison". */
+  /** The button's text and accessible name; defaults to "Share run" / "Share step" / "Share trajectory" / "Share this comparison" / "Share these traces". */
   label?: string;
   /** Prefills the new link's label in the dialog. */
   linkLabel?: string;
@@ -16,6 +16,7 @@ const DEFAULT_LABEL = {
   step: 'Share step',
   trajectory: 'Share trajectory',
   compare: 'Share this comparison',
+  traces: 'Share these traces',
 } as const;
 
 /**
@@ -24,6 +25,7 @@ const DEFAULT_LABEL = {
  *   <ShareButton scope="step" target={{ runId, step }} />
  *   <ShareButton scope="trajectory" target={{ trajectoryId }} />
  *   <ShareButton scope="compare" target={{ runIds }} />
+ *   <ShareButton scope="traces" target={{ runIds, problemId }} />
  */
 export function ShareButton(props: ShareButtonProps) {
   const [open, setOpen] = useState(false);

@@ -12,7 +12,13 @@ export type ShareDialogProps = ShareTargetInput & {
   defaultLabel?: string;
 };
 
-const SCOPE_WORD = { run: 'run', step: 'step', trajectory: 'trajectory', compare: 'comparison' } as const;
+const SCOPE_WORD = {
+  run: 'run',
+  step: 'step',
+  trajectory: 'trajectory',
+  compare: 'comparison',
+  traces: 'trace view',
+} as const;
 
 /**
  * Create, copy, list and revoke read-only links to one run, one step of a run, one trajectory or a comparison.

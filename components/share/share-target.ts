@@ -1,4 +1,4 @@
-/** What a share link points at (a run, a step, a trajectory or a comparison): matching, narrowing, describing. Pure. */
+/** What a share link points at (a run, a step, a trajectory, a comparison or a trace view): matching, narrowing, describing. Pure. */
 import type { ShareTargetInput } from '../../contracts/share.ts';
 
 /** Whether a listed link (its stored target) is a link to the same thing the dialog shares. */
@@ -16,6 +16,15 @@ export function sameTarget(want: ShareTargetInput, link: { scope: string; target
       const ids = Array.isArray(t.runIds) ? (t.runIds as unknown[]) : [];
       return ids.length === want.target.runIds.length && want.target.runIds.every((id) => ids.includes(id));
     }
+    case 'traces': {
+      // Order matters here: the columns are drawn in the link's order.
+      const ids = Array.isArray(t.runIds) ? (t.runIds as unknown[]) : [];
+      return (
+        t.problemId === want.target.problemId &&
+        ids.length === want.target.runIds.length &&
+        want.target.runIds.every((id, i) => ids[i] === id)
+      );
+    }
   }
 }
 
@@ -26,6 +35,7 @@ export function listRunId(want: ShareTargetInput): string | undefined {
     case 'step':
       return want.target.runId;
     case 'compare':
+    case 'traces':
       return want.target.runIds[0];
     case 'trajectory':
       return undefined;
@@ -44,6 +54,8 @@ export function describeTarget(scope: string, target: unknown): string {
       return `trajectory ${String(t.trajectoryId)}`;
     case 'compare':
       return `${Array.isArray(t.runIds) ? t.runIds.length : '?'} runs: ${Array.isArray(t.runIds) ? t.runIds.join(', ') : ''}`;
+    case 'traces':
+      return `problem ${String(t.problemId)} in ${Array.isArray(t.runIds) ? t.runIds.length : '?'} runs: ${Array.isArray(t.runIds) ? t.runIds.join(', ') : ''}`;
     default:
       return scope;
   }

@@ -5,6 +5,7 @@ import { RunFacts, RunHeader, RunLogAndMetrics } from '../runs/run-header.tsx';
 import { SharedCompare } from './shared-compare.tsx';
 import { SharedLog, SharedMetrics, SharedStepMetrics } from './shared-panels.tsx';
 import { SharedBanner, SharedError, SharedNotFound } from './shared-states.tsx';
+import { SharedTraces } from './shared-traces.tsx';
 import { SharedTrajectories } from './shared-trajectories.tsx';
 import { SharedTrajectory } from './shared-trajectory.tsx';
 import { type RunInfo, useSharedSummary } from './use-shared-view.ts';
@@ -37,6 +38,8 @@ export function SharedView({ token }: { token: string }) {
       <SharedBanner label={s.label} expiresAt={s.expiresAt} />
       {s.scope === 'compare' ? (
         <SharedCompare token={token} runs={s.runs} />
+      ) : s.scope === 'traces' && s.problemId ? (
+        <SharedTraces token={token} problemId={s.problemId} />
       ) : !run ? (
         <SharedNotFound />
       ) : (

@@ -147,7 +147,8 @@ export interface TurnPair {
   match: TurnMatch;
 }
 
-const codeOf = (t: StoredTurn) =>
+/** The code a turn ran (or tried to), null when it made no call. */
+export const codeOf = (t: StoredTurn) =>
   t.parse.kind === 'call' ? t.parse.arguments.code : t.parse.kind === 'parse_error' ? t.parse.raw : null;
 
 /**

@@ -8,6 +8,8 @@ import { getRunPublicSummary, runExists } from '../store/runs.ts';
 import { sharedRecipeSpec, sharedText, sharedValue } from './private-parts.ts';
 import { getTrajectoryRun, getTrajectoryWithToolCalls, readStep, readTrajectoryTokens } from '../store/trajectories.ts';
 import { tokenRecordToWire } from '../store/token-codec.ts';
+import { anyTrajectoryOfProblem, listProblemAcrossRuns } from '../store/problem-across-runs.ts';
+import type { RunProblemColumn } from '../../contracts/traces.ts';
 import {
   getShareLinkByTokenHash,
   getShareLinkRevocation,
@@ -28,8 +30,8 @@ import {
 } from '../../contracts/share.ts';
 
 /**
- * Share links: a read-only capability naming exactly one run, one step of a run, one trajectory, or a comparison
- * of 2–8 runs. The token (32 random bytes, base64url) is shown once at creation; only its SHA-256 is stored, so
+ * Share links: a read-only capability naming exactly one run, one step of a run, one trajectory, a comparison
+ * of 2–8 runs, or one problem's trajectories in 2–4 runs (the trace view). The token (32 random bytes, base64url) is shown once at creation; only its SHA-256 is stored, so
  * the table (or a backup of it) cannot be turned back into working links. A link that is unknown, revoked or
  * expired, and any request for something the link does not name, fail the same way (ShareLinkNotFound), so a
  * link reveals nothing about what else exists. The shapes (scopes, targets, the create input, the list and the views)
@@ -115,6 +117,14 @@ async function checkTarget(db: Database, t: ShareTarget): Promise<ShareTarget['t
     case 'compare':
       for (const [i, runId] of t.target.runIds.entries()) await mustExist(runId, `target.runIds.${i}`);
       return { runIds: [...t.target.runIds] };
+    case 'traces': {
+      for (const [i, runId] of t.target.runIds.entries()) await mustExist(runId, `target.runIds.${i}`);
+      if (!(await anyTrajectoryOfProblem(db, t.target.runIds, t.target.problemId)))
+        throw new UserError(`target.problemId: none of these runs has a trajectory of problem ${t.target.problemId}`, {
+          field: 'target.problemId',
+        });
+      return { runIds: [...t.target.runIds], problemId: t.target.problemId };
+    }
   }
 }
 
@@ -189,7 +199,7 @@ export async function assertReadOnlyToken(db: Database, token: string, now = new
 
 /** Runs whose data a link shows (a trajectory link shows only its trajectory, but its run summary names it). */
 export function runsOf(link: ShareTarget): string[] {
-  return link.scope === 'compare' ? link.target.runIds : [link.target.runId];
+  return link.scope === 'compare' || link.scope === 'traces' ? link.target.runIds : [link.target.runId];
 }
 
 // ---- the read-only view a link opens -------------------------------------------------------------------------
@@ -237,12 +247,13 @@ export async function sharedView(db: Database, token: string, now = new Date()) 
     runs,
     step: link.scope === 'step' ? link.target.step : null,
     trajectoryId: link.scope === 'trajectory' ? link.target.trajectoryId : null,
+    problemId: link.scope === 'traces' ? link.target.problemId : null,
   };
 }
 
 /**
  * Metric series of a run the link names. A run or compare link shows whole series; a step link only the points
- * of its step; a trajectory link shows no metrics.
+ * of its step; a trajectory or trace-view link shows no metrics.
  */
 export async function sharedMetrics(
   db: Database,
@@ -251,7 +262,8 @@ export async function sharedMetrics(
   now = new Date(),
 ) {
   const link = await assertReadOnlyToken(db, token, now);
-  if (link.scope === 'trajectory' || !runsOf(link).includes(q.runId)) throw new ShareLinkNotFound();
+  if (link.scope === 'trajectory' || link.scope === 'traces' || !runsOf(link).includes(q.runId))
+    throw new ShareLinkNotFound();
   const [from, to] = link.scope === 'step' ? [link.target.step, link.target.step] : [undefined, undefined];
   const all = await listMetricKeys(db, q.runId);
   const keys = q.keys ? all.filter((k) => q.keys!.includes(k)) : all;
@@ -302,9 +314,16 @@ export async function sharedTrajectory(db: Database, token: string, trajectoryId
   return t;
 }
 
-/** Whether a run/step/trajectory link covers a trajectory of `runId` at `step` (compare links cover none). */
-function inScope(link: ShareLinkInfo, t: { id: string; runId: string; step: number }): boolean {
+/**
+ * Whether a link covers a trajectory: a run/step/trajectory link by its run, step or id, a trace-view link by its runs
+ * and problem; compare links cover none.
+ */
+function inScope(
+  link: ShareLinkInfo,
+  t: { id: string; runId: string; step: number; problemId: string | null },
+): boolean {
   if (link.scope === 'compare') return false;
+  if (link.scope === 'traces') return link.target.runIds.includes(t.runId) && t.problemId === link.target.problemId;
   if (link.scope === 'trajectory' && t.id !== link.target.trajectoryId) return false;
   if (t.runId !== link.target.runId) return false;
   return link.scope !== 'step' || t.step === link.target.step;
@@ -317,6 +336,16 @@ export async function sharedTrajectoryTokens(db: Database, token: string, trajec
   if (!t || !inScope(link, t)) throw new ShareLinkNotFound();
   const r = await readTrajectoryTokens(db, trajectoryId);
   return { record: r ? tokenRecordToWire(r) : null };
+}
+
+/** A trace-view link's columns: its problem's trajectories (no content) in each of its runs, in the link's order. */
+export async function sharedProblemTrajectories(db: Database, token: string, now = new Date()) {
+  const link = await assertReadOnlyToken(db, token, now);
+  if (link.scope !== 'traces') throw new ShareLinkNotFound();
+  const columns = await listProblemAcrossRuns(db, link.target);
+  // A link outliving one of its runs opens nothing, the same as a dead link (as a compare link's summary does).
+  if (columns.some((c) => c === null)) throw new ShareLinkNotFound();
+  return columns as RunProblemColumn[];
 }
 
 /** A run link's event log (from `afterSeq`, exclusive). Other scopes name no log. */

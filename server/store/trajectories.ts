@@ -307,7 +307,7 @@ export async function getTrajectoryWithToolCalls(db: Database, trajectoryId: str
 export function getTrajectoryRun(db: Database, trajectoryId: string) {
   return db.prisma.trajectory.findUnique({
     where: { id: trajectoryId },
-    select: { id: true, runId: true, step: true },
+    select: { id: true, runId: true, step: true, problemId: true },
   });
 }
 

@@ -77,6 +77,8 @@ const EXPECTED: Record<string, Access> = {
   'trajectories.get': 'viewer',
   'trajectories.tokens': 'viewer',
   'trajectories.samePrompt': 'viewer',
+  'trajectories.problemsAcrossRuns': 'viewer',
+  'trajectories.ofProblemAcrossRuns': 'viewer',
   'evals.list': 'viewer',
   'evals.reference': 'viewer',
   'evals.compare': 'viewer',
@@ -91,6 +93,7 @@ const EXPECTED: Record<string, Access> = {
   'share.view.trajectories': 'share',
   'share.view.trajectory': 'share',
   'share.view.trajectoryTokens': 'share',
+  'share.view.problemTrajectories': 'share',
   'share.view.events': 'share',
 };
 

@@ -363,6 +363,7 @@ test('a token cannot act as the owner: revoke needs the link id; the view API ha
   assert.deepEqual(procedures.map(([name]) => name).sort(), [
     'events',
     'metrics',
+    'problemTrajectories',
     'summary',
     'trajectories',
     'trajectory',

@@ -51,4 +51,13 @@ test('share helpers: expiry, URL, matching targets, list filter, description', (
   assert.equal(listRunId({ scope: 'step', target: { runId: 'r', step: 0 } }), 'r');
   assert.equal(describeTarget('step', { runId: 'r', step: 4 }), 'run r, step 4');
   assert.equal(describeTarget('compare', { runIds: ['a', 'b'] }), '2 runs: a, b');
+
+  // A trace view's columns keep the link's order, so the same runs in another order are another link.
+  const traces = { scope: 'traces', target: { runIds: ['a', 'b'], problemId: 'p1' } } as const;
+  assert.ok(sameTarget({ scope: 'traces', target: { runIds: ['a', 'b'], problemId: 'p1' } }, traces));
+  assert.ok(!sameTarget({ scope: 'traces', target: { runIds: ['b', 'a'], problemId: 'p1' } }, traces));
+  assert.ok(!sameTarget({ scope: 'traces', target: { runIds: ['a', 'b'], problemId: 'p2' } }, traces));
+  assert.ok(!sameTarget({ scope: 'compare', target: { runIds: ['a', 'b'] } }, traces));
+  assert.equal(listRunId({ scope: 'traces', target: { runIds: ['b', 'a'], problemId: 'p1' } }), 'b');
+  assert.equal(describeTarget('traces', traces.target), 'problem p1 in 2 runs: a, b');
 });

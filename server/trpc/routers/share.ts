@@ -7,6 +7,7 @@ import {
   revokeShareLink,
   ShareLinkNotFound,
   sharedEvents,
+  sharedProblemTrajectories,
   sharedMetrics,
   sharedTrajectories,
   sharedTrajectory,
@@ -74,6 +75,11 @@ export const shareViewRouter = router({
   trajectoryTokens: shareProcedure
     .input(z.object({ token, trajectoryId: id }))
     .query(({ ctx, input }) => shared(() => sharedTrajectoryTokens(ctx.db, input.token, input.trajectoryId))),
+
+  /** A trace-view link's columns: its problem's trajectories in each of its runs (open one with `trajectory`). */
+  problemTrajectories: shareProcedure
+    .input(z.object({ token }))
+    .query(({ ctx, input }) => shared(() => sharedProblemTrajectories(ctx.db, input.token))),
 
   events: shareProcedure
     .input(

@@ -18,6 +18,8 @@ import {
   type TrajectorySort,
 } from '../../../contracts/trajectory-query.ts';
 import { tokenRecordToWire } from '../../store/token-codec.ts';
+import { listProblemAcrossRuns, listProblemsAcrossRuns } from '../../store/problem-across-runs.ts';
+import { ofProblemAcrossRunsInput, problemsAcrossRunsInput, type RunProblemColumn } from '../../../contracts/traces.ts';
 
 const id = z.string().min(1).max(100);
 const stepNumber = z
@@ -118,4 +120,18 @@ export const trajectoriesRouter = router({
       await assertRunExists(ctx.db, input.runId);
       return listTrajectoriesOfProblem(ctx.db, input);
     }),
+
+  /** Several runs in one trace view: the problems 2–4 runs hold, most shared first, with counts per run. */
+  problemsAcrossRuns: viewerProcedure.input(problemsAcrossRunsInput).query(async ({ ctx, input }) => {
+    for (const runId of input.runIds) await assertRunExists(ctx.db, runId);
+    return listProblemsAcrossRuns(ctx.db, input);
+  }),
+
+  /** One problem in each of 2–4 runs: a column per run (in the order given) with its trajectories of it, no content. */
+  ofProblemAcrossRuns: viewerProcedure.input(ofProblemAcrossRunsInput).query(async ({ ctx, input }) => {
+    const columns = await listProblemAcrossRuns(ctx.db, input);
+    const missing = columns.indexOf(null);
+    if (missing >= 0) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${input.runIds[missing]} not found` });
+    return columns as RunProblemColumn[];
+  }),
 });
