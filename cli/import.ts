@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { UserError } from '../contracts/errors.ts';
 import { FOREIGN_FORMATS } from '../contracts/foreign.ts';
 import { parseRewardWeights } from '../contracts/reward-weights.ts';
@@ -8,7 +9,10 @@ import { launchImport } from '../server/imports/launch.ts';
 import { cancelRun } from '../server/lifecycle.ts';
 import { runExists, setRunStatus } from '../server/store/runs.ts';
 import { codeVersion } from '../server/version.ts';
-import { exportRunAtif } from '../workers/imports/export.ts';
+import { exportRunAtif, writeNewFile } from '../workers/imports/export.ts';
+import { readStepTimeline } from '../server/store/step-timeline.ts';
+import { toPerfettoTrace } from '../contracts/perfetto-trace.ts';
+import type { Database } from '../server/db/client.ts';
 import { importPass } from '../workers/imports/importer.ts';
 import { parseFlags } from './args.ts';
 import type { Command } from './command.ts';
@@ -101,23 +105,31 @@ async function stopFollowing(runId: string | undefined) {
 
 export const exportCommand: Command = {
   name: 'export',
-  summary: 'write every trajectory of a run (native or imported) as ATIF v1.4, token ids and logprobs included',
-  usage: `RUN --format atif --out DIR
+  summary: "write a run's trajectories as ATIF v1.4, or one step's timeline as a Perfetto trace",
+  usage: `RUN --format atif --out DIR | RUN --format perfetto --step N --out FILE
 
-  One DIR/<trajectory id>.trajectory.json per trajectory (Harbor's Agent Trajectory Interchange Format v1.4);
+  atif: one DIR/<trajectory id>.trajectory.json per trajectory (Harbor's Agent Trajectory Interchange Format v1.4);
   Toolsmith's own fields (step, split, group, rewards, the whole token record) ride under "extra", so
-  \`npx toolsmith import DIR\` gives back the same trajectories.`,
+  \`npx toolsmith import DIR\` gives back the same trajectories.
+  perfetto: step N's timeline (a track per trajectory with its generation turns and tool calls, then reward, RoC,
+  training, weight sync and storage) as Chrome trace-event JSON, which ui.perfetto.dev opens; FILE must not exist.`,
   async run(args) {
     const runId = args[0] !== undefined && !args[0].startsWith('--') ? args[0] : undefined;
     if (!runId) throw new UserError('export needs a run id', { field: 'RUN' });
-    const f = parseFlags(args.slice(1), { format: 'string', out: 'string' });
-    if (f.format !== 'atif') throw new UserError('--format: only atif is written', { field: '--format' });
-    if (typeof f.out !== 'string' || !f.out) throw new UserError('--out: name the folder to write', { field: '--out' });
+    const f = parseFlags(args.slice(1), { format: 'string', out: 'string', step: 'number' });
+    if (f.format !== 'atif' && f.format !== 'perfetto')
+      throw new UserError('--format: atif (trajectories) or perfetto (a step timeline)', { field: '--format' });
+    if (typeof f.out !== 'string' || !f.out)
+      throw new UserError(`--out: name the ${f.format === 'atif' ? 'folder' : 'file'} to write`, { field: '--out' });
+    const step = f.step;
+    if (f.format === 'perfetto' && (typeof step !== 'number' || !Number.isInteger(step) || step < 0))
+      throw new UserError('--step: the step to export, a whole number', { field: '--step' });
     const url = config().databaseUrl;
     await migrate(url);
     const db = await openDatabase(url);
     try {
       if (!(await runExists(db, runId))) throw new UserError(`run ${runId} not found`, { field: 'RUN' });
+      if (f.format === 'perfetto') return await exportPerfetto(db, runId, step as number, f.out);
       const r = await exportRunAtif(db, runId, f.out, { name: 'toolsmith', version: codeVersion() });
       console.log(`wrote ${r.trajectories} ATIF v1.4 trajectories to ${f.out}`);
       return 0;
@@ -126,3 +138,17 @@ export const exportCommand: Command = {
     }
   },
 };
+
+/** One step's timeline as trace-event JSON (contracts/perfetto-trace.ts), written whole to a new file. */
+async function exportPerfetto(db: Database, runId: string, step: number, out: string): Promise<number> {
+  const t = await readStepTimeline(db, runId, step);
+  if (t.blocks.length === 0)
+    throw new UserError(`--step: run ${runId} recorded no times at step ${step}`, { field: '--step' });
+  if (fs.existsSync(out)) throw new UserError(`--out: ${out} exists; not replaced`, { field: '--out' });
+  writeNewFile(out, JSON.stringify(toPerfettoTrace(t, `toolsmith ${codeVersion()}`)));
+  const slices = t.blocks.length;
+  console.log(
+    `wrote ${out}: step ${step}, ${t.lanes.length} tracks, ${slices} slices${t.phasesRecorded ? '' : ' (no phase times recorded)'}; open it at https://ui.perfetto.dev`,
+  );
+  return 0;
+}

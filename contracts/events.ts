@@ -6,6 +6,7 @@ import type { ClusterEventData } from './cluster.ts';
 import type { EvalRow } from './eval.ts';
 import type { EnginesSnapshot, LiveRollout } from './live.ts';
 import type { RunStatus, StageEventData } from './runs.ts';
+import type { PhaseSpan } from './timeline.ts';
 
 export type EventLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -32,7 +33,8 @@ export type RunEventBody =
   | { type: 'status'; data: { status: RunStatus; error: string | null } }
   | { type: 'metric'; data: { step: number; time: number; values: Record<string, number> } }
   | { type: 'stage'; data: StageEventData }
-  | { type: 'step'; data: { step: number; metrics: Record<string, number> } }
+  /** `phases`: when each phase after generation ran (the step's timeline); absent in runs from before they were kept. */
+  | { type: 'step'; data: { step: number; metrics: Record<string, number>; phases?: PhaseSpan[] } }
   | { type: 'eval'; data: EvalRow[] }
   | { type: 'eval_table'; data: EvalRow[] }
   | { type: 'filter'; data: { kept: number; total: number; k: number } }

@@ -17,6 +17,7 @@ import { RunDashboard } from './run-dashboard.tsx';
 import { RunFacts, RunHeader, RunLogAndMetrics } from './run-header.tsx';
 import { RunProgress } from './run-progress.tsx';
 import { useRunView } from './use-run-view.ts';
+import { StepTimelinePanel } from '../timeline/step-timeline-panel.tsx';
 
 type View = ReturnType<typeof useRunView>;
 
@@ -79,6 +80,7 @@ export function RunView({ runId }: { runId: string }) {
       )}
       {(isTrain || isImport || hasDashboardKeys) && <RunDashboard series={series} stages={stages} />}
       {isTrain && <PlanVsMeasured spec={snapshot.data?.run.recipeSpec} series={series} runId={runId} />}
+      {(isTrain || isImport) && <StepTimelinePanel runId={runId} />}
       {isTrain && <ClusterPanel view={cluster} />}
       {isTrain && <EnginePanel snapshot={engines} live={current === 'running'} />}
       {(isTrain || kind === 'eval' || board.length > 0) && (

@@ -104,7 +104,7 @@ function registerRunTools(server: McpServer, { caller, publicUrl }: ViewerToolsO
     ({ runId, keys, fromStep, toStep }) =>
       guarded(async () => {
         const c = await caller();
-        if (!keys?.length) return { runId, keys: Object.keys((await c.runs.snapshot({ runId, logTail: 0 })).metrics) };
+        if (!keys?.length) return { runId, keys: await c.runs.metricKeys({ runId }) };
         const series: Record<string, [number, number][]> = {};
         for (const key of keys)
           series[key] = (await c.runs.series({ runId, key, fromStep, toStep })).map((p) => [p.step, p.value]);

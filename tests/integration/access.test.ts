@@ -48,6 +48,8 @@ const EXPECTED: Record<string, Access> = {
   'runs.get': 'viewer',
   'runs.snapshot': 'viewer',
   'runs.series': 'viewer',
+  'runs.timeline': 'viewer',
+  'runs.metricKeys': 'viewer',
   'runs.events': 'viewer',
   'runs.compare': 'viewer',
   'runs.importRoots': 'viewer',

@@ -1,15 +1,21 @@
 // The "train" job end to end on real parts: worker processes, the PyTorch trainer process, the embedded ONNX engine,
 // the sandbox pool, the database. The micro recipe (30 SFT steps, a few RL steps) keeps each run to seconds.
 import { test } from 'node:test';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import assert from 'node:assert/strict';
 import { freshRunDatabase } from '../helpers/fresh-run-database.ts';
 import { metricSeries, waitRunEnded } from '../helpers/runs.ts';
-import { outputs, spawnWorker, waitFor, type Proc } from '../helpers/proc.ts';
+import { outputs, runCli, spawnWorker, waitFor, type Proc } from '../helpers/proc.ts';
 import type { Database } from '../../server/db/client.ts';
 import { MICRO_INPUT } from '../../server/recipes/defaults.ts';
 import { readEvents } from '../../server/store/events.ts';
 import { runReport } from '../../server/store/run-report.ts';
 import { launchTraining, pauseTraining, resumeTraining } from '../../server/lifecycle.ts';
+import { readStepTimeline } from '../../server/store/step-timeline.ts';
+import type { TraceDocument } from '../../contracts/perfetto-trace.ts';
+import type { StoredTrajectoryContent } from '../../contracts/trajectory.ts';
 
 let db: Database;
 let url: string;
@@ -121,6 +127,40 @@ test('micro recipe: SFT then GRPO-RoC steps through the real trainer, engine and
   assert.equal(report.paired[0]!.paired?.problems, 4);
   assert.equal(report.codeVersion, run.codeVersion);
   assert.equal(report.seed, run.seed);
+
+  // The step timeline (the run page's panel, `export --format perfetto`): a lane per trajectory of the step with its
+  // turns and calls, then the phases after generation, recorded as they ran, in the synchronous loop's order.
+  const timeline = await readStepTimeline(db, runId, 32);
+  assert.equal(timeline.lanes.length, 8 + 1);
+  assert.ok(timeline.phasesRecorded && timeline.untimed === 0);
+  const phases = timeline.blocks.filter((b) => b.lane === 8);
+  assert.deepEqual([...new Set(phases.map((b) => b.kind))], ['reward', 'roc', 'train', 'sync', 'storage']);
+  const generated = Math.max(...timeline.blocks.filter((b) => b.lane < 8).map((b) => b.end));
+  assert.ok(phases[0]!.start >= generated, 'rewards are computed after the last rollout ends');
+  for (let i = 1; i < phases.length; i++)
+    assert.ok(phases[i]!.start >= phases[i - 1]!.end, `${phases[i]!.kind} after ${phases[i - 1]!.kind}`);
+  const stored = trajectories.filter((t) => t.step === 32).map((t) => JSON.parse(t.content) as StoredTrajectoryContent);
+  const turns = stored.reduce((a, c) => a + c.turns.length, 0);
+  const calls = stored.reduce((a, c) => a + c.turns.filter((t) => t.tool).length, 0);
+  // Exported as a Perfetto trace by the CLI: the slices of each kind, counted against the database.
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'toolsmith-perfetto-')), 'step32.json');
+  const r = await runCli(['export', runId, '--format', 'perfetto', '--step', '32', '--out', out], {
+    DATABASE_URL: url,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const doc = JSON.parse(fs.readFileSync(out, 'utf8')) as TraceDocument;
+  const slices = doc.traceEvents.filter((e) => e.ph === 'X');
+  const count = (kind: string) => slices.filter((e) => e.args?.kind === kind).length;
+  assert.deepEqual(
+    [count('generate'), count('tool'), count('train'), count('sync'), count('storage')],
+    [turns, calls, 1, 1, 1],
+  );
+  assert.equal(doc.traceEvents.filter((e) => e.name === 'thread_name').length, 9);
+  const again = await runCli(['export', runId, '--format', 'perfetto', '--step', '32', '--out', out], {
+    DATABASE_URL: url,
+  });
+  assert.notEqual(again.code, 0);
+  assert.match(again.stderr, /--out: .* exists; not replaced/);
 });
 
 test('resume: a worker SIGKILLed mid-RL is replaced; no step is skipped or stored twice', async () => {

@@ -72,6 +72,7 @@ export async function drawAndGenerate(
       rollout: parts.reduce((a, p) => a + p.timings.rollout, 0),
       reward: parts.reduce((a, p) => a + p.timings.reward, 0),
     },
+    spans: parts.flatMap((p) => p.spans),
     sampling: {
       target: stage.dynamicSampling.enabled ? target : null,
       rounds: parts.length,

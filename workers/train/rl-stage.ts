@@ -18,6 +18,7 @@ import { tokenRecord } from '../policy/token-record.ts';
 import { batchStaleness } from './staleness.ts';
 import type { TrainRun } from './run-state.ts';
 import type { StepMetrics } from '../../contracts/metrics.ts';
+import type { PhaseSpan } from '../../contracts/timeline.ts';
 
 /** Run stage `i` from its `done`-th step; returns the run's step after it. */
 export async function runRlStage(
@@ -141,19 +142,28 @@ export async function runRlStage(
     const generated = await mine.gen;
     const trainerIdle = (performance.now() - t0) / 1000;
     let syncS = 0;
+    const spans: PhaseSpan[] = []; // sync and storage; reward, RoC and training come with the step's result
+    const timedSync = async () => {
+      const start = Date.now();
+      const seconds = await sync();
+      spans.push({ name: 'sync', start, end: Date.now() });
+      return seconds;
+    };
     if (k > 0 && n < stage.steps) {
       // Step s + 1's batch trains after update s, on weights s versions on: within k of the engine's, else sync
       // first (the engine is idle now, the trainer not yet updating).
-      if (s - engineAt > k) syncS += await sync();
+      if (s - engineAt > k) syncS += await timedSync();
       ahead = begin(s + 1);
     }
     const r = await updateStep({ trainer: ctx.trainer, tokenizer: run.tokenizer }, cfg, generated, mine.rng);
     trainerAt = s;
     policy.updated();
-    if (k === 0) syncS += await sync();
+    if (k === 0) syncS += await timedSync();
     // Partial rollouts: the new weights go to the engine while the next step's rollouts run (hidden behind them).
-    const pending = partial && ahead ? sync() : null;
+    const pending = partial && ahead ? timedSync() : null;
+    const storageStart = Date.now();
     const storageS = await storeStep(run, r, s, i);
+    spans.push({ name: 'storage', start: storageStart, end: Date.now() });
     // Trained against the weights of step s - 1; each token was sampled on those of its turn's version.
     const staleness = batchStaleness(
       generated.rollouts.flatMap((x) =>
@@ -184,7 +194,7 @@ export async function runRlStage(
     await ctx.progress({ step: s });
     await ctx.log(
       `step ${s} (${stage.name} ${n}/${stage.steps}): accuracy ${(100 * r.metrics['rollout/accuracy']!).toFixed(1)}%, tool errors ${(100 * r.metrics['rollout/tool_error_rate']!).toFixed(1)}%, kept ${r.metrics['roc/kept']}, ${stage.dynamicSampling.enabled || stage.curriculum.enabled ? `groups ${r.metrics['sampling/groups_drawn']} drawn / ${r.metrics['sampling/groups_mixed']} mixed / ${r.metrics['roc/groups_kept']} kept, ${r.metrics['curriculum/skipped']} skipped, ` : ''}${k > 0 ? `staleness ${staleness.mean.toFixed(2)} (max ${staleness.max}), ` : ''}${((performance.now() - t0) / 1000).toFixed(1)} s`,
-      { type: 'step', data: { step: s, metrics: r.metrics } },
+      { type: 'step', data: { step: s, metrics: r.metrics, phases: [...r.spans, ...spans] } },
     );
     if (recipe.eval?.everySteps && n % recipe.eval.everySteps === 0 && n !== stage.steps) {
       // The evaluation uses the engine: the next step's rollouts finish first, then it evaluates step s's weights.

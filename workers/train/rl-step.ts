@@ -7,6 +7,7 @@ import type { Tokenizer } from '../engines/tokenizer.ts';
 import type { InferenceEngine } from '../engines/types.ts';
 import type { Verifier } from '../reward/verifier.ts';
 import type { TokenRecord, Verdict, Trajectory } from '../../contracts/trajectory.ts';
+import type { PhaseSpan } from '../../contracts/timeline.ts';
 import { runRollouts, type RolloutEvent } from '../rollout/agent.ts';
 import { scoreTrajectory } from '../rollout/score.ts';
 import type { TemplateSettings } from '../rollout/template.ts';
@@ -72,6 +73,8 @@ export interface RlStepResult {
   policy: PolicyMetrics | null;
   metrics: Record<string, number>;
   timings: { rollout: number; reward: number; roc: number; train: number };
+  /** When reward, RoC and training ran (epoch ms), for the step's timeline. */
+  spans: PhaseSpan[];
 }
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
@@ -81,6 +84,8 @@ export interface GeneratedStep {
   prompts: TaskProblem[];
   rollouts: ScoredRollout[];
   timings: { rollout: number; reward: number };
+  /** When rewards were computed (epoch ms): one span per round of generation. */
+  spans: PhaseSpan[];
   /** What dynamic sampling and the curriculum did (prompt-draw.ts); absent: one round, every group goes to RoC. */
   sampling?: StepSampling;
 }
@@ -141,6 +146,7 @@ export async function generateStep(
   });
   if (deps.signal?.aborted) throw new Error('training stopped');
   const t1 = performance.now();
+  const rewardStart = Date.now();
   const rollouts: ScoredRollout[] = [];
   for (let n = 0; n < trajectories.length; n++) {
     const g = Math.floor(n / cfg.rolloutsPerPrompt);
@@ -158,7 +164,12 @@ export async function generateStep(
       pFormat: pen.pFormat,
     });
   }
-  return { prompts, rollouts, timings: { rollout: (t1 - t0) / 1000, reward: (performance.now() - t1) / 1000 } };
+  return {
+    prompts,
+    rollouts,
+    timings: { rollout: (t1 - t0) / 1000, reward: (performance.now() - t1) / 1000 },
+    spans: [{ name: 'reward', start: rewardStart, end: Date.now() }],
+  };
 }
 
 /** Group filtering and RoC selection, advantages over the kept G, one policy update, the step's metrics. */
@@ -170,6 +181,7 @@ export async function updateStep(
 ): Promise<RlStepResult> {
   const { prompts, rollouts } = generated;
   const t2 = performance.now();
+  const rocStart = Date.now();
   const byGroup = prompts.map((_, g) => rollouts.filter((r) => r.group === g));
   const roc = byGroup.map((rs) => rs.map((r) => ({ reward: r.reward, pErr: r.pErr, pFormat: r.pFormat })));
   // Dynamic sampling trains the first `target` mixed groups; any mixed group past them is stored, not trained.
@@ -184,6 +196,7 @@ export async function updateStep(
   let next = 0;
   const groups = roc.map((rs, g) => (trains[g] ? chosen.groups[next++]! : surplusGroup(rs)));
   const t3 = performance.now();
+  const trainStart = Date.now();
 
   // The policy update over the kept rollouts; old logprobs recomputed by the trainer (as verl does), so the ratio is
   // exactly 1 at the first micro-step whatever the engine's numerics; the engine-vs-trainer gap is corrected by TIS
@@ -196,6 +209,7 @@ export async function updateStep(
   );
   const { policy, logprobGap, update } = await policyUpdate(deps, cfg, kept);
   const t4 = performance.now();
+  const trainEnd = Date.now();
   attachTokenRecords(rollouts, deps.tokenizer, update); // outside time/train: it is bookkeeping, not the update
 
   const metrics = stepMetrics(generated, byGroup, mixed, kept, summary, logprobGap, policy);
@@ -205,6 +219,11 @@ export async function updateStep(
     policy,
     metrics,
     timings: { ...generated.timings, roc: (t3 - t2) / 1000, train: (t4 - t3) / 1000 },
+    spans: [
+      ...generated.spans,
+      { name: 'roc', start: rocStart, end: trainStart },
+      { name: 'train', start: trainStart, end: trainEnd },
+    ],
   };
 }
 

@@ -6,6 +6,7 @@ import { lastEventSeq, readEvents } from '../../store/events.ts';
 import { listMetricKeys, readSeries, readSeriesOfKeys } from '../../store/metrics.ts';
 import { getRun, getRunsByIds, getRunWithoutSpec, listRuns } from '../../store/runs.ts';
 import { assertRunExists } from '../guards.ts';
+import { readStepTimeline } from '../../store/step-timeline.ts';
 import { assertOwnsRun } from '../../auth/ownership.ts';
 import { acquireStream } from '../stream-limits.ts';
 import { principalStillValid } from '../../auth/principal.ts';
@@ -83,6 +84,18 @@ export const runsRouter = router({
   series: viewerProcedure
     .input(z.object({ runId, key: z.string().min(1), fromStep: stepNumber.optional(), toStep: stepNumber.optional() }))
     .query(({ ctx, input }) => readSeries(ctx.db, input.runId, input.key, input.fromStep, input.toStep)),
+
+  /** The names of a run's metrics, sorted, without reading their points. */
+  metricKeys: viewerProcedure.input(z.object({ runId })).query(async ({ ctx, input }) => {
+    await assertRunExists(ctx.db, input.runId);
+    return listMetricKeys(ctx.db, input.runId);
+  }),
+
+  /** One step's timeline: a lane per training trajectory (turns and tool calls), then the step's phases. */
+  timeline: viewerProcedure.input(z.object({ runId, step: stepNumber })).query(async ({ ctx, input }) => {
+    await assertRunExists(ctx.db, input.runId);
+    return readStepTimeline(ctx.db, input.runId, input.step);
+  }),
 
   /**
    * Live event stream from `cursor` (exclusive). Each event carries its seq as the SSE id, so a client that
