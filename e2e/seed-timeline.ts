@@ -1,13 +1,14 @@
 /**
  * Seeds the e2e server's database (TOOLSMITH_DATA_DIR) for step-timeline.spec.ts: a train run whose step 2 has two
  * trajectories (one with a tool call that waited in the queue) and a `step` event with its phases, as the RL loop
- * records them. Prints the run id as JSON. Run by the spec: `node --import tsx e2e/seed-timeline.ts`.
+ * records them, and a share link to step 2. Prints the run id and the link's token as JSON. Run by the spec: `node --import tsx e2e/seed-timeline.ts`.
  */
 import { openDatabase } from '../server/db/client.ts';
 import { appendEvent } from '../server/store/events.ts';
 import { logMetrics } from '../server/store/metrics.ts';
 import { createRun, setRunStatus } from '../server/store/runs.ts';
 import { insertTrajectories } from '../server/store/trajectories.ts';
+import { createShareLink } from '../server/share/links.ts';
 import type { StoredTurn } from '../contracts/trajectory.ts';
 
 const T0 = Date.UTC(2026, 11, 7, 9);
@@ -84,7 +85,8 @@ try {
   });
   await logMetrics(db, run.id, 2, { 'rollout/reward': 0 });
   await setRunStatus(db, run.id, 'succeeded');
-  console.log(JSON.stringify({ runId: run.id }));
+  const link = await createShareLink(db, { scope: 'step', target: { runId: run.id, step: 2 } });
+  console.log(JSON.stringify({ runId: run.id, token: link.token }));
 } finally {
   await db.close();
 }

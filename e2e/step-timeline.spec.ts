@@ -7,16 +7,19 @@ import { shot, signIn, watchErrors } from './helpers.ts';
 /**
  * The run page's step timeline, as a researcher reads it: a lane per trajectory and one for the step's phases, each
  * block naming itself and its duration on hover, the critical path marked; the download is the Perfetto trace the
- * CLI writes. Seeded by e2e/seed-timeline.ts.
+ * CLI writes; a share link to the step shows the same timeline. Seeded by e2e/seed-timeline.ts.
  */
-test('step timeline: lanes, hover names and durations, critical path, Perfetto download', async ({ page }) => {
+test('step timeline: lanes, hover names and durations, critical path, Perfetto download, on a step link', async ({
+  page,
+  browser,
+}) => {
   const root = process.cwd();
   const out = execFileSync(process.execPath, ['--import', 'tsx', 'e2e/seed-timeline.ts'], {
     cwd: root,
     env: { ...process.env, TOOLSMITH_DATA_DIR: path.join(root, 'data/e2e'), DATABASE_URL: '' },
     encoding: 'utf8',
   });
-  const { runId } = JSON.parse(out.trim().split('\n').pop()!) as { runId: string };
+  const { runId, token } = JSON.parse(out.trim().split('\n').pop()!) as { runId: string; token: string };
   const problems: string[] = [];
   watchErrors(page, problems);
   await signIn(page);
@@ -55,5 +58,16 @@ test('step timeline: lanes, hover names and durations, critical path, Perfetto d
     ['generate', 'generate', 'generate', 'tool_queue', 'tool', 'reward', 'roc', 'train', 'sync', 'storage'].sort(),
   );
   expect(doc.traceEvents.filter((e) => e.name === 'thread_name')).toHaveLength(3);
+  expect(problems).toEqual([]);
+
+  // A link to the step shows its timeline, signed out.
+  const guest = await browser.newContext();
+  const shared = await guest.newPage();
+  watchErrors(shared, problems);
+  await shared.goto(`/s/${token}`);
+  const sharedPanel = shared.getByRole('region', { name: 'Step timeline' });
+  await expect(sharedPanel.getByRole('heading', { name: 'Step timeline · step 2' })).toBeVisible();
+  await expect(sharedPanel.getByRole('img', { name: 'train · 1.39 s · critical path' })).toBeVisible();
+  await guest.close();
   expect(problems).toEqual([]);
 });

@@ -5,6 +5,7 @@ import { RunFacts, RunHeader, RunLogAndMetrics } from '../runs/run-header.tsx';
 import { SharedCompare } from './shared-compare.tsx';
 import { SharedLog, SharedMetrics, SharedStepMetrics } from './shared-panels.tsx';
 import { SharedBanner, SharedError, SharedNotFound } from './shared-states.tsx';
+import { SharedTimeline } from './shared-timeline.tsx';
 import { SharedTraces } from './shared-traces.tsx';
 import { SharedTrajectories } from './shared-trajectories.tsx';
 import { SharedTrajectory } from './shared-trajectory.tsx';
@@ -68,6 +69,7 @@ function SharedRun({ token, s, run }: { token: string; s: Summary; run: RunInfo 
             metricsTitle="Metrics"
             metrics={<SharedMetrics token={token} runId={run.id} />}
           />
+          <SharedTimeline token={token} runId={run.id} step={Math.max(0, run.step)} />
           <SharedTrajectories token={token} runId={run.id} initialStep={Math.max(0, run.step)} pickStep />
         </>
       )}
@@ -77,6 +79,7 @@ function SharedRun({ token, s, run }: { token: string; s: Summary; run: RunInfo 
             <h2>Metrics at step {s.step}</h2>
             <SharedStepMetrics token={token} runId={run.id} />
           </section>
+          <SharedTimeline token={token} runId={run.id} step={s.step} />
           <SharedTrajectories token={token} runId={run.id} initialStep={s.step} />
         </>
       )}

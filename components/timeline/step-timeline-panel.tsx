@@ -10,30 +10,57 @@ export function StepTimelinePanel({ runId }: { runId: string }) {
   const v = useStepTimeline(runId);
   if (v.steps.length === 0 && !v.stepsError) return null;
   return (
+    <StepTimelineView
+      steps={v.steps}
+      step={v.step}
+      onStep={v.choose}
+      timeline={v.timeline}
+      error={v.stepsError ?? v.timelineError}
+    />
+  );
+}
+
+/** The panel itself, given its data: the run page's, or a share link's (one step, no picker). */
+export function StepTimelineView({
+  steps,
+  step,
+  onStep,
+  timeline,
+  error,
+}: {
+  steps?: number[];
+  step: number | null;
+  onStep?: (step: number) => void;
+  timeline: StepTimeline | undefined;
+  error: { message: string } | null;
+}) {
+  return (
     <section className="panel" aria-label="Step timeline" style={{ marginTop: 12 }}>
       <div className="row" style={{ justifyContent: 'space-between', marginBottom: 8 }}>
-        <h2 style={{ margin: 0 }}>Step timeline</h2>
+        <h2 style={{ margin: 0 }}>Step timeline{!steps && step !== null ? ` · step ${step}` : ''}</h2>
         <div className="row">
-          <label className="row" style={{ gap: 4 }}>
-            Step
-            <select value={v.step ?? ''} onChange={(e) => v.choose(Number(e.target.value))} aria-label="Timeline step">
-              {v.steps.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
-          {v.timeline && <DownloadTrace t={v.timeline} />}
+          {steps && onStep && (
+            <label className="row" style={{ gap: 4 }}>
+              Step
+              <select value={step ?? ''} onChange={(e) => onStep(Number(e.target.value))} aria-label="Timeline step">
+                {steps.map((s) => (
+                  <option key={s} value={s}>
+                    {s}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
+          {timeline && <DownloadTrace t={timeline} />}
         </div>
       </div>
-      {(v.stepsError ?? v.timelineError) && (
+      {error && (
         <p className="error" role="alert">
-          Could not load the timeline: {(v.stepsError ?? v.timelineError)!.message}
+          Could not load the timeline: {error.message}
         </p>
       )}
-      {v.timeline && <TimelineSummary t={v.timeline} />}
-      {v.timeline && v.timeline.blocks.length > 0 && <TimelineChart t={v.timeline} />}
+      {timeline && <TimelineSummary t={timeline} />}
+      {timeline && timeline.blocks.length > 0 && <TimelineChart t={timeline} />}
     </section>
   );
 }

@@ -87,8 +87,9 @@ export async function serveMcpHttp(o: McpOptions, at: { host: string; port: numb
     const token = bearer(req);
     if (!token)
       return refuse(res, 401, 'an API token is needed: Authorization: Bearer TOKEN', { 'www-authenticate': 'Bearer' });
+    let caller: ViewerCaller;
     try {
-      await callerForToken(o.db, token);
+      caller = await callerForToken(o.db, token);
     } catch (e) {
       return refuse(res, 401, (e as Error).message, { 'www-authenticate': 'Bearer error="invalid_token"' });
     }
@@ -98,8 +99,9 @@ export async function serveMcpHttp(o: McpOptions, at: { host: string; port: numb
     } catch (e) {
       return refuse(res, 400, e instanceof UserError ? e.message : 'the body is not JSON');
     }
-    // Each tool call resolves the token again, like the stdio server (one lookup more per call, none per list).
-    const server = viewerMcpServer({ ...o, caller: () => callerForToken(o.db, token) });
+    // Stateless: a request is one list or one tool call, so the token checked above is checked once per call, as the
+    // stdio server checks it, and a revocation holds from the next request.
+    const server = viewerMcpServer({ ...o, caller: async () => caller });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => {
       void transport.close();

@@ -10,6 +10,7 @@ import { getTrajectoryRun, getTrajectoryWithToolCalls, readStep, readTrajectoryT
 import { tokenRecordToWire } from '../store/token-codec.ts';
 import { anyTrajectoryOfProblem, listProblemAcrossRuns } from '../store/problem-across-runs.ts';
 import type { RunProblemColumn } from '../../contracts/traces.ts';
+import { readStepTimeline } from '../store/step-timeline.ts';
 import {
   getShareLinkByTokenHash,
   getShareLinkRevocation,
@@ -336,6 +337,21 @@ export async function sharedTrajectoryTokens(db: Database, token: string, trajec
   if (!t || !inScope(link, t)) throw new ShareLinkNotFound();
   const r = await readTrajectoryTokens(db, trajectoryId);
   return { record: r ? tokenRecordToWire(r) : null };
+}
+
+/** A step's timeline (its trajectories' times and its phases) for a run link, any step, or a step link, its step. */
+export async function sharedTimeline(
+  db: Database,
+  token: string,
+  q: { runId: string; step: number },
+  now = new Date(),
+) {
+  const link = await assertReadOnlyToken(db, token, now);
+  if (link.scope !== 'run' && link.scope !== 'step') throw new ShareLinkNotFound();
+  if (q.runId !== link.target.runId || (link.scope === 'step' && q.step !== link.target.step))
+    throw new ShareLinkNotFound();
+  if (!(await runExists(db, q.runId))) throw new ShareLinkNotFound();
+  return readStepTimeline(db, q.runId, q.step);
 }
 
 /** A trace-view link's columns: its problem's trajectories (no content) in each of its runs, in the link's order. */

@@ -96,6 +96,7 @@ const EXPECTED: Record<string, Access> = {
   'share.view.trajectory': 'share',
   'share.view.trajectoryTokens': 'share',
   'share.view.problemTrajectories': 'share',
+  'share.view.timeline': 'share',
   'share.view.events': 'share',
 };
 

@@ -238,6 +238,27 @@ test('compare link: the named runs and their metrics; a third run and trajectori
   await notFound(v.events({ token }));
 });
 
+test('step timelines: a run link at any step of its run, a step link at its step only; other links none', async () => {
+  const v = caller.share.view;
+  const run = await caller.share.create({ scope: 'run', target: { runId: runA } });
+  for (const step of [1, 2]) {
+    const t = await v.timeline({ token: run.token, runId: runA, step });
+    assert.deepEqual(
+      t.lanes.map((l) => l.trajectoryId),
+      [traj[`A${step}0`], traj[`A${step}1`]],
+    );
+  }
+  await notFound(v.timeline({ token: run.token, runId: runB, step: 1 }));
+  const step = await caller.share.create({ scope: 'step', target: { runId: runA, step: 2 } });
+  assert.equal((await v.timeline({ token: step.token, runId: runA, step: 2 })).step, 2);
+  await notFound(v.timeline({ token: step.token, runId: runA, step: 1 }));
+  for (const link of [
+    await caller.share.create({ scope: 'trajectory', target: { trajectoryId: traj.A10 } }),
+    await caller.share.create({ scope: 'compare', target: { runIds: [runA, runB] } }),
+  ])
+    await notFound(v.timeline({ token: link.token, runId: runA, step: 1 }));
+});
+
 test('revoked, expired, unknown and malformed tokens all answer the same not-found', async () => {
   const live = await caller.share.create({ scope: 'run', target: { runId: runA }, expiresInSeconds: 3600 });
   assert.ok(live.expiresAt && live.expiresAt.getTime() > Date.now() + 3500_000);
@@ -365,6 +386,7 @@ test('a token cannot act as the owner: revoke needs the link id; the view API ha
     'metrics',
     'problemTrajectories',
     'summary',
+    'timeline',
     'trajectories',
     'trajectory',
     'trajectoryTokens',

@@ -8,6 +8,7 @@ import {
   ShareLinkNotFound,
   sharedEvents,
   sharedProblemTrajectories,
+  sharedTimeline,
   sharedMetrics,
   sharedTrajectories,
   sharedTrajectory,
@@ -75,6 +76,11 @@ export const shareViewRouter = router({
   trajectoryTokens: shareProcedure
     .input(z.object({ token, trajectoryId: id }))
     .query(({ ctx, input }) => shared(() => sharedTrajectoryTokens(ctx.db, input.token, input.trajectoryId))),
+
+  /** A step's timeline: a run link's at any step, a step link's at its step. */
+  timeline: shareProcedure
+    .input(z.object({ token, runId: id, step: stepNumber }))
+    .query(({ ctx, input }) => shared(() => sharedTimeline(ctx.db, input.token, input))),
 
   /** A trace-view link's columns: its problem's trajectories in each of its runs (open one with `trajectory`). */
   problemTrajectories: shareProcedure
