@@ -8,6 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { TRAJECTORY_SPLITS } from '../../contracts/trajectory-query.ts';
+import { timeByKind } from '../../contracts/timeline.ts';
 import { UserError } from '../../contracts/errors.ts';
 import { createCallerFactory } from '../trpc/init.ts';
 import { appRouter } from '../trpc/root.ts';
@@ -17,7 +18,7 @@ const createCaller = createCallerFactory(appRouter);
 export type ViewerCaller = ReturnType<typeof createCaller>;
 
 export interface ViewerToolsOptions {
-  /** The caller for this request's token, resolved afresh for each tool call (revocation holds at once). */
+  /** The caller for the token, resolved for each tool call (over HTTP, each request is one): a revocation holds at the next. */
   caller: () => Promise<ViewerCaller>;
   /** The workbench's address, for citations (config().publicUrl). */
   publicUrl: string;
@@ -61,7 +62,7 @@ export function viewerMcpServer(opts: ViewerToolsOptions): McpServer {
   return server;
 }
 
-/** list_runs, read_metrics. */
+/** list_runs, read_metrics, step_timeline. */
 function registerRunTools(server: McpServer, { caller, publicUrl }: ViewerToolsOptions): void {
   server.registerTool(
     'list_runs',
@@ -109,6 +110,39 @@ function registerRunTools(server: McpServer, { caller, publicUrl }: ViewerToolsO
         for (const key of keys)
           series[key] = (await c.runs.series({ runId, key, fromStep, toStep })).map((p) => [p.step, p.value]);
         return { runId, series };
+      }),
+  );
+
+  server.registerTool(
+    'step_timeline',
+    {
+      title: 'Step timeline',
+      description:
+        "Where one step's time went: its wall time, the time in each phase (generation, tool calls, reward, RoC, training, weight sync, storage; work summed over trajectories), and its critical path, each block with its offset from the step's start and its duration, ms.",
+      inputSchema: { runId: z.string().min(1).max(100), step: z.number().int().min(0) },
+      annotations: READ_ONLY,
+    },
+    ({ runId, step }) =>
+      guarded(async () => {
+        const t = await (await caller()).runs.timeline({ runId, step });
+        return {
+          runId,
+          step,
+          wallMs: t.end - t.origin,
+          trajectories: t.lanes.filter((l) => l.trajectoryId).length,
+          msByKind: timeByKind(t),
+          criticalPath: t.blocks
+            .filter((b) => b.critical)
+            .map((b) => ({
+              lane: t.lanes[b.lane]?.label,
+              block: b.label,
+              atMs: b.start - t.origin,
+              ms: b.end - b.start,
+            })),
+          phasesRecorded: t.phasesRecorded,
+          untimed: t.untimed,
+          link: runLink(publicUrl, runId),
+        };
       }),
   );
 }

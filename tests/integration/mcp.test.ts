@@ -16,6 +16,7 @@ import { serveMcpHttp } from '../../server/mcp/serve.ts';
 import { insertMetricPoints } from '../../server/store/metrics.ts';
 import { createRun } from '../../server/store/runs.ts';
 import { insertTrajectories } from '../../server/store/trajectories.ts';
+import { appendEvent } from '../../server/store/events.ts';
 import { freshDatabase } from '../helpers/db.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -57,6 +58,19 @@ before(async () => {
     trajectory('tr_mcp2', 0, 1, 'Weng earns per hour'),
     trajectory('tr_mcp3', 0, 0, 'Natalia again'),
   ]);
+  const at = 1_800_000_000_000;
+  await appendEvent(db, runId, {
+    message: 'step 2',
+    type: 'step',
+    data: {
+      step: 2,
+      metrics: {},
+      phases: [
+        { name: 'train', start: at, end: at + 1000 },
+        { name: 'sync', start: at + 1300, end: at + 1500 },
+      ],
+    },
+  });
 });
 after(async () => {
   await fresh.close();
@@ -73,6 +87,7 @@ async function asAnAgent(client: Client) {
     'open_trajectory',
     'read_metrics',
     'search_trajectories',
+    'step_timeline',
   ]);
   for (const t of tools) assert.equal(t.annotations?.readOnlyHint, true, `${t.name} is read-only`);
 
@@ -91,6 +106,25 @@ async function asAnAgent(client: Client) {
       ],
     },
   );
+
+  // The step's timeline: these stored turns kept no times, so only the recorded phases make it.
+  const timeline = json(await client.callTool({ name: 'step_timeline', arguments: { runId, step: 2 } }));
+  assert.deepEqual(
+    [timeline.wallMs, timeline.trajectories, timeline.untimed, timeline.phasesRecorded, timeline.msByKind],
+    [1500, 3, 3, true, { train: 1000, sync: 200 }],
+  );
+  assert.deepEqual(
+    timeline.criticalPath.map((b: { block: string; atMs: number; ms: number }) => [b.block, b.atMs, b.ms]),
+    [
+      ['train', 0, 1000],
+      ['sync', 1300, 200],
+    ],
+  );
+  const unknownRun = (await client.callTool({
+    name: 'step_timeline',
+    arguments: { runId: 'run_nope', step: 1 },
+  })) as CallToolResult;
+  assert.equal(unknownRun.isError, true);
 
   const search = async (args: Record<string, unknown>) =>
     json(await client.callTool({ name: 'search_trajectories', arguments: { runId, ...args } })).items.map(
