@@ -2,7 +2,8 @@ import { isFinished, type RunKind, type RunStatus } from '../../contracts/runs.t
 import type { Database } from '../db/client.ts';
 import { UserError } from '../../contracts/errors.ts';
 import { newId } from '../ids.ts';
-import { appendEvent } from './events.ts';
+import { appendEvent, isUniqueViolation } from './events.ts';
+import { inTransaction } from '../db/batch.ts';
 import { codeVersion } from '../version.ts';
 
 export interface NewRun {
@@ -32,7 +33,10 @@ export async function createRun(db: Database, input: NewRun) {
   });
 }
 
-/** Move a run to a new status and write the change to its event stream. */
+/**
+ * Move a run to a new status and write the change to its event stream, in one transaction: whoever sees the new
+ * status also sees its event, and a process that dies between the two leaves neither.
+ */
 export async function setRunStatus(
   db: Database,
   runId: string,
@@ -40,22 +44,34 @@ export async function setRunStatus(
   opts: { error?: string | null; message?: string } = {},
 ) {
   const now = new Date();
-  await db.prisma.run.update({
-    where: { id: runId },
-    data: {
-      status,
-      updatedAt: now,
-      ...(status === 'running' ? { startedAt: now, finishedAt: null, error: null } : {}),
-      ...(isFinished(status) ? { finishedAt: now } : {}),
-      ...(opts.error !== undefined ? { error: opts.error } : {}),
-    },
-  });
-  await appendEvent(db, runId, {
-    type: 'status',
-    level: status === 'failed' ? 'error' : 'info',
+  const event = {
+    type: 'status' as const,
+    level: status === 'failed' ? ('error' as const) : ('info' as const),
     message: opts.message ?? (opts.error ? `run ${status}: ${opts.error}` : `run ${status}`),
     data: { status, error: opts.error ?? null },
-  });
+  };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await inTransaction(db, async (tx) => {
+        await tx.run.update({
+          where: { id: runId },
+          data: {
+            status,
+            updatedAt: now,
+            ...(status === 'running' ? { startedAt: now, finishedAt: null, error: null } : {}),
+            ...(isFinished(status) ? { finishedAt: now } : {}),
+            ...(opts.error !== undefined ? { error: opts.error } : {}),
+          },
+        });
+        await appendEvent(db, runId, event, tx);
+      });
+      return;
+    } catch (e) {
+      // Another writer took the event's seq first (PostgreSQL; SQLite's write lock serialises): the whole change again.
+      if (!isUniqueViolation(e) || attempt >= 50) throw e;
+      await new Promise((r) => setTimeout(r, Math.random() * 5 * (attempt + 1)));
+    }
+  }
 }
 
 export async function setRunProgress(

@@ -7,6 +7,8 @@ import type { Database } from '../../server/db/client.ts';
 import { inTransaction } from '../../server/db/batch.ts';
 import { parseDatabaseUrl } from '../../server/db/url.ts';
 import { dialect, freshDatabase } from '../helpers/db.ts';
+import { createRun, setRunStatus } from '../../server/store/runs.ts';
+import { appendEvent, readEvents } from '../../server/store/events.ts';
 
 /**
  * A transaction that reads and then writes (a dataset's next version, a trajectory's rows) while another process
@@ -75,4 +77,44 @@ test('a transaction that reads, then writes, commits although another connection
   assert.equal(meanwhile, dialect === 'sqlite' ? 'busy' : 'written');
   const ids = (await db.query<{ id: string }>('SELECT "id" FROM "RateLimit" ORDER BY "id"')).map((r) => r.id);
   assert.deepEqual(ids, dialect === 'sqlite' ? ['mine'] : ['mine', 'other']);
+});
+
+test("a run's status and its status event are one change: a failed event write leaves the status as it was", async () => {
+  const run = await createRun(db, { name: 'atomic status', kind: 'test' });
+  // A real database refusing the event (a fault injected with a trigger): the status update must roll back with it.
+  if (dialect === 'sqlite') {
+    await db.execute(
+      `CREATE TRIGGER "refuse_status" BEFORE INSERT ON "RunEvent" WHEN NEW."type" = 'status' BEGIN SELECT RAISE(ABORT, 'injected: no status events'); END`,
+    );
+  } else {
+    await db.execute(
+      `CREATE FUNCTION "refuse_status"() RETURNS trigger AS $$ BEGIN IF NEW."type" = 'status' THEN RAISE EXCEPTION 'injected: no status events'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`,
+    );
+    await db.execute(
+      `CREATE TRIGGER "refuse_status" BEFORE INSERT ON "RunEvent" FOR EACH ROW EXECUTE FUNCTION "refuse_status"()`,
+    );
+  }
+  await assert.rejects(setRunStatus(db, run.id, 'running'), /injected: no status events/);
+  const after = await db.prisma.run.findUniqueOrThrow({ where: { id: run.id } });
+  assert.equal(after.status, 'queued');
+  assert.equal(after.startedAt, null);
+  assert.deepEqual(await readEvents(db, run.id, 0, 100), []);
+});
+
+test('status changes beside many event writers: each is written once, and the last event is the status the run has', async () => {
+  const run = await createRun(db, { name: 'busy stream', kind: 'test' });
+  const statuses = ['running', 'paused', 'running', 'cancelled'] as const;
+  const logs = Array.from({ length: 40 }, (_, i) => appendEvent(db, run.id, { message: `log ${i}` }));
+  for (const s of statuses) await setRunStatus(db, run.id, s);
+  await Promise.all(logs);
+  const events = await readEvents(db, run.id, 0, 1000);
+  assert.deepEqual(
+    events.map((e) => e.seq),
+    events.map((_, i) => i + 1),
+  );
+  const changes = events.filter((e) => e.type === 'status').map((e) => (e.data as { status: string }).status);
+  assert.deepEqual(changes, [...statuses]);
+  const now = await db.prisma.run.findUniqueOrThrow({ where: { id: run.id } });
+  assert.equal(now.status, 'cancelled');
+  assert.equal(events.filter((e) => e.type !== 'status').length, 40);
 });
