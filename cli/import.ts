@@ -12,6 +12,8 @@ import { codeVersion } from '../server/version.ts';
 import { exportRunAtif, writeNewFile } from '../workers/imports/export.ts';
 import { readStepTimeline } from '../server/store/step-timeline.ts';
 import { toPerfettoTrace } from '../contracts/perfetto-trace.ts';
+import { DEFAULT_TRACKER_PROJECT, TRACKER_PROJECT, TRACKER_TARGETS } from '../contracts/tracker-export.ts';
+import { exportRunToTrackio } from '../workers/imports/export-trackio.ts';
 import type { Database } from '../server/db/client.ts';
 import { importPass } from '../workers/imports/importer.ts';
 import { parseFlags } from './args.ts';
@@ -105,32 +107,38 @@ async function stopFollowing(runId: string | undefined) {
 
 export const exportCommand: Command = {
   name: 'export',
-  summary: "write a run's trajectories as ATIF v1.4, or one step's timeline as a Perfetto trace",
-  usage: `RUN --format atif --out DIR | RUN --format perfetto --step N --out FILE
+  summary: "write a run's trajectories as ATIF v1.4, a step's timeline as a Perfetto trace, or the run into Trackio",
+  usage: `RUN --format atif --out DIR | RUN --format perfetto --step N --out FILE | RUN --to trackio [--project P] [--dir DIR]
 
   atif: one DIR/<trajectory id>.trajectory.json per trajectory (Harbor's Agent Trajectory Interchange Format v1.4);
   Toolsmith's own fields (step, split, group, rewards, the whole token record) ride under "extra", so
   \`npx toolsmith import DIR\` gives back the same trajectories.
   perfetto: step N's timeline (a track per trajectory with its generation turns and tool calls, then reward, RoC,
-  training, weight sync and storage) as Chrome trace-event JSON, which ui.perfetto.dev opens; FILE must not exist.`,
+  training, weight sync and storage) as Chrome trace-event JSON, which ui.perfetto.dev opens; FILE must not exist.
+  --to trackio: the run into Trackio's local store (TRACKIO_DIR, or --dir) in project P (default "toolsmith"), named
+  by its run id and grouped by its name: the recipe as config, every metric by step, each trajectory as a trace
+  (messages, a span per turn and per tool call) under trajectories/<split>. \`trackio show --project P\` opens it.`,
   async run(args) {
     const runId = args[0] !== undefined && !args[0].startsWith('--') ? args[0] : undefined;
     if (!runId) throw new UserError('export needs a run id', { field: 'RUN' });
-    const f = parseFlags(args.slice(1), { format: 'string', out: 'string', step: 'number' });
-    if (f.format !== 'atif' && f.format !== 'perfetto')
-      throw new UserError('--format: atif (trajectories) or perfetto (a step timeline)', { field: '--format' });
-    if (typeof f.out !== 'string' || !f.out)
-      throw new UserError(`--out: name the ${f.format === 'atif' ? 'folder' : 'file'} to write`, { field: '--out' });
-    const step = f.step;
-    if (f.format === 'perfetto' && (typeof step !== 'number' || !Number.isInteger(step) || step < 0))
-      throw new UserError('--step: the step to export, a whole number', { field: '--step' });
+    const f = parseFlags(args.slice(1), {
+      format: 'string',
+      out: 'string',
+      step: 'number',
+      to: 'string',
+      project: 'string',
+      dir: 'string',
+    });
+    const target = f.to === undefined ? null : trackerTarget(f);
+    if (!target) checkFileExport(f);
     const url = config().databaseUrl;
     await migrate(url);
     const db = await openDatabase(url);
     try {
       if (!(await runExists(db, runId))) throw new UserError(`run ${runId} not found`, { field: 'RUN' });
-      if (f.format === 'perfetto') return await exportPerfetto(db, runId, step as number, f.out);
-      const r = await exportRunAtif(db, runId, f.out, { name: 'toolsmith', version: codeVersion() });
+      if (target) return await exportTrackio(db, runId, target);
+      if (f.format === 'perfetto') return await exportPerfetto(db, runId, f.step as number, f.out as string);
+      const r = await exportRunAtif(db, runId, f.out as string, { name: 'toolsmith', version: codeVersion() });
       console.log(`wrote ${r.trajectories} ATIF v1.4 trajectories to ${f.out}`);
       return 0;
     } finally {
@@ -138,6 +146,44 @@ export const exportCommand: Command = {
     }
   },
 };
+
+type ExportFlags = Record<string, string | number | boolean | undefined>;
+
+/** --to's tracker and its options, each bad one named. */
+function trackerTarget(f: ExportFlags): { project: string; dir?: string } {
+  if (!(TRACKER_TARGETS as readonly unknown[]).includes(f.to))
+    throw new UserError(`--to: one of ${TRACKER_TARGETS.join(', ')} (got "${String(f.to)}")`, { field: '--to' });
+  if (f.format !== undefined || f.out !== undefined || f.step !== undefined)
+    throw new UserError('--to writes into a tracker: drop --format, --out and --step', { field: '--to' });
+  const project = f.project === undefined ? DEFAULT_TRACKER_PROJECT : f.project;
+  if (typeof project !== 'string' || !TRACKER_PROJECT.test(project))
+    throw new UserError('--project: letters, digits, ".", "_" and "-", starting with a letter or digit (100 at most)', {
+      field: '--project',
+    });
+  if (f.dir !== undefined && (typeof f.dir !== 'string' || !f.dir))
+    throw new UserError("--dir: the folder of Trackio's store", { field: '--dir' });
+  return { project, ...(typeof f.dir === 'string' ? { dir: f.dir } : {}) };
+}
+
+function checkFileExport(f: ExportFlags) {
+  if (f.format !== 'atif' && f.format !== 'perfetto')
+    throw new UserError('--format: atif (trajectories) or perfetto (a step timeline); or --to trackio', {
+      field: '--format',
+    });
+  if (typeof f.out !== 'string' || !f.out)
+    throw new UserError(`--out: name the ${f.format === 'atif' ? 'folder' : 'file'} to write`, { field: '--out' });
+  const step = f.step;
+  if (f.format === 'perfetto' && (typeof step !== 'number' || !Number.isInteger(step) || step < 0))
+    throw new UserError('--step: the step to export, a whole number', { field: '--step' });
+}
+
+async function exportTrackio(db: Database, runId: string, target: { project: string; dir?: string }) {
+  const r = await exportRunToTrackio(db, runId, target);
+  console.log(
+    `wrote run ${r.run} into Trackio project ${r.project} (${r.dir}): ${r.metrics} metric values, ${r.traces} trajectories as traces; open it with: trackio show --project ${r.project}`,
+  );
+  return 0;
+}
 
 /** One step's timeline as trace-event JSON (contracts/perfetto-trace.ts), written whole to a new file. */
 async function exportPerfetto(db: Database, runId: string, step: number, out: string): Promise<number> {

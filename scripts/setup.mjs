@@ -220,6 +220,8 @@ export function migrate() {
 /** Where set-up keeps the trainer's interpreter (the sandbox's stays Debian's /usr/bin/python3, outside the project). */
 export const VENV = path.join(ROOT, '.venv');
 const TRAINER_REQUIREMENTS = 'workers/trainer/requirements.txt';
+/** Exports' packages (Trackio), installed into the same environment; apart so that the SFT fixture's key ignores them. */
+const EXPORT_REQUIREMENTS = 'workers/imports/requirements-export.txt';
 
 /** Which torch build this machine wants: NVIDIA → PyPI's (CUDA) wheel, AMD → ROCm, otherwise CPU. */
 function accelerator() {
@@ -239,15 +241,16 @@ function venvBase() {
 }
 
 /**
- * The trainer's virtual environment from workers/trainer/requirements.txt: built once per machine in the build
- * cache (scripts/build-cache.mjs; a folder named by the hash of the file, the accelerator and the torch index), and
+ * The trainer's virtual environment from workers/trainer/requirements.txt and workers/imports/requirements-export.txt:
+ * built once per machine in the build cache (scripts/build-cache.mjs; a folder named by the hash of the files, the
+ * accelerator and the torch index), and
  * `.venv` a link to it, so that a fresh clone's set-up takes seconds; re-created when an input changes. An entry is
  * used only when it was completed and its packages import. Returns a warning (one line saying what to do) or null.
  */
 export function ensureTrainerVenv() {
   const acc = accelerator();
   const index = process.env.TOOLSMITH_TORCH_INDEX_URL?.trim() || '';
-  const hash = `${hashOf([TRAINER_REQUIREMENTS])}:${acc}:${index}`;
+  const hash = `${hashOf([TRAINER_REQUIREMENTS, EXPORT_REQUIREMENTS])}:${acc}:${index}`;
   if (stamped('venv', hash) && fs.existsSync(path.join(VENV, 'bin/python'))) return null;
   // Checked by its completion and its imports: a Python environment writes its own byte code as it is used.
   const entry = cacheEntry('venv', hash, 'complete');
@@ -278,6 +281,8 @@ export function ensureTrainerVenv() {
           '-q',
           '-r',
           path.join(ROOT, TRAINER_REQUIREMENTS),
+          '-r',
+          path.join(ROOT, EXPORT_REQUIREMENTS),
           ...extra,
         ],
         { quiet: true },

@@ -15,7 +15,7 @@ import { ValidationSummary } from './validation-summary.tsx';
 import { PlanPanel } from './plan-panel.tsx';
 import { VersionDiff } from './version-diff.tsx';
 import { errorsByPath, setPath, stableJson, type Spec } from './path.ts';
-import { useDebounced } from './use-debounced.ts';
+import { useDebounced } from '../ui/use-debounced.ts';
 
 type Version = {
   id: string;

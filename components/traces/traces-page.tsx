@@ -5,6 +5,7 @@ import { useRouter } from 'next/navigation';
 import { useState } from 'react';
 import { useTRPC, useTRPCClient } from '@/lib/trpc.ts';
 import { ShareButton } from '../share/share-button.tsx';
+import { useDebounced } from '../ui/use-debounced.ts';
 import { compareHref, tracesHref } from '../compare/selection.ts';
 import { effectivePicks } from './align-runs.ts';
 import { type DetailQuery, MultiTraceView } from './multi-trace-view.tsx';
@@ -110,8 +111,13 @@ function ProblemPicker({
 }) {
   const trpc = useTRPC();
   const [search, setSearch] = useState('');
+  // One query once the typing pauses, not one per keystroke (each is a groupBy over the runs' trajectories).
+  const settled = useDebounced(search, 300);
   const problems = useQuery(
-    trpc.trajectories.problemsAcrossRuns.queryOptions({ runIds, search: search || undefined }, { retry: false }),
+    trpc.trajectories.problemsAcrossRuns.queryOptions(
+      { runIds, search: settled || undefined },
+      { retry: false, placeholderData: (previous) => previous },
+    ),
   );
   return (
     <section className="panel" aria-label="Choose a problem" style={{ marginBottom: 12 }}>

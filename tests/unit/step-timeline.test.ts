@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { buildStepTimeline, type PhaseSpan, timeByKind, type TimelineTrajectory } from '../../contracts/timeline.ts';
 import { perfettoFileName, toPerfettoTrace } from '../../contracts/perfetto-trace.ts';
 import { durationText, placeBlocks, ticks } from '../../components/timeline/timeline-layout.ts';
+import { TIMELINE_REFRESH_MS, timelineIsFinal, timelineRefresh } from '../../components/timeline/timeline-refresh.ts';
 import type { StoredTurn, ToolCallRecord } from '../../contracts/trajectory.ts';
 
 const T0 = 1_800_000_000_000;
@@ -162,5 +163,24 @@ test('layout: blocks placed in percent of the step, a sliver at least; round tic
   assert.deepEqual(
     [durationText(0), durationText(0.5), durationText(12.4), durationText(1500), durationText(61_000)],
     ['0', '0.50 ms', '12 ms', '1.50 s', '61.0 s'],
+  );
+});
+
+test('timelineRefresh: the newest step is asked again until its phase times arrive; a final answer is kept', () => {
+  const without = buildStepTimeline('run_4', 2, [], null);
+  const withPhases = buildStepTimeline('run_4', 2, [], [{ name: 'train', start: T0, end: T0 + 10 }]);
+  assert.equal(withPhases.phasesRecorded, true);
+  assert.equal(timelineRefresh(undefined, true), TIMELINE_REFRESH_MS);
+  assert.equal(timelineRefresh(without, true), TIMELINE_REFRESH_MS);
+  assert.equal(timelineRefresh(withPhases, true), false);
+  assert.equal(timelineRefresh(without, false), false, 'an older step without phases never gets them');
+  assert.deepEqual(
+    [
+      timelineIsFinal(undefined, false),
+      timelineIsFinal(without, true),
+      timelineIsFinal(without, false),
+      timelineIsFinal(withPhases, true),
+    ],
+    [false, false, true, true],
   );
 });
