@@ -12,8 +12,13 @@ import { codeVersion } from '../server/version.ts';
 import { exportRunAtif, writeNewFile } from '../workers/imports/export.ts';
 import { readStepTimeline } from '../server/store/step-timeline.ts';
 import { toPerfettoTrace } from '../contracts/perfetto-trace.ts';
-import { DEFAULT_TRACKER_PROJECT, TRACKER_PROJECT, TRACKER_TARGETS } from '../contracts/tracker-export.ts';
-import { exportRunToTrackio } from '../workers/imports/export-trackio.ts';
+import {
+  DEFAULT_TRACKER_PROJECT,
+  TRACKER_PROJECT,
+  TRACKER_TARGETS,
+  type TrackerTarget,
+} from '../contracts/tracker-export.ts';
+import { exportRunToTracker, type TrackerOptions } from '../workers/imports/export-tracker.ts';
 import type { Database } from '../server/db/client.ts';
 import { importPass } from '../workers/imports/importer.ts';
 import { parseFlags } from './args.ts';
@@ -107,8 +112,10 @@ async function stopFollowing(runId: string | undefined) {
 
 export const exportCommand: Command = {
   name: 'export',
-  summary: "write a run's trajectories as ATIF v1.4, a step's timeline as a Perfetto trace, or the run into Trackio",
-  usage: `RUN --format atif --out DIR | RUN --format perfetto --step N --out FILE | RUN --to trackio [--project P] [--dir DIR]
+  summary:
+    "write a run's trajectories as ATIF v1.4, a step's timeline as a Perfetto trace, or the run into Trackio or MLflow",
+  usage: `RUN --format atif --out DIR | RUN --format perfetto --step N --out FILE
+       RUN --to trackio [--project P] [--dir DIR] | RUN --to mlflow --tracking-uri URI [--project P]
 
   atif: one DIR/<trajectory id>.trajectory.json per trajectory (Harbor's Agent Trajectory Interchange Format v1.4);
   Toolsmith's own fields (step, split, group, rewards, the whole token record) ride under "extra", so
@@ -117,7 +124,10 @@ export const exportCommand: Command = {
   training, weight sync and storage) as Chrome trace-event JSON, which ui.perfetto.dev opens; FILE must not exist.
   --to trackio: the run into Trackio's local store (TRACKIO_DIR, or --dir) in project P (default "toolsmith"), named
   by its run id and grouped by its name: the recipe as config, every metric by step, each trajectory as a trace
-  (messages, a span per turn and per tool call) under trajectories/<split>. \`trackio show --project P\` opens it.`,
+  (messages, a span per turn and per tool call) under trajectories/<split>. \`trackio show --project P\` opens it.
+  --to mlflow: the run into the MLflow tracking server at URI, in experiment P (default "toolsmith", created when
+  missing): the recipe as parameters (and toolsmith/config.json), every metric by step, each trajectory as a trace
+  linked to the run (a span per turn and per tool call).`,
   async run(args) {
     const runId = args[0] !== undefined && !args[0].startsWith('--') ? args[0] : undefined;
     if (!runId) throw new UserError('export needs a run id', { field: 'RUN' });
@@ -128,6 +138,7 @@ export const exportCommand: Command = {
       to: 'string',
       project: 'string',
       dir: 'string',
+      'tracking-uri': 'string',
     });
     const target = f.to === undefined ? null : trackerTarget(f);
     if (!target) checkFileExport(f);
@@ -136,7 +147,7 @@ export const exportCommand: Command = {
     const db = await openDatabase(url);
     try {
       if (!(await runExists(db, runId))) throw new UserError(`run ${runId} not found`, { field: 'RUN' });
-      if (target) return await exportTrackio(db, runId, target);
+      if (target) return await exportTracker(db, runId, target);
       if (f.format === 'perfetto') return await exportPerfetto(db, runId, f.step as number, f.out as string);
       const r = await exportRunAtif(db, runId, f.out as string, { name: 'toolsmith', version: codeVersion() });
       console.log(`wrote ${r.trajectories} ATIF v1.4 trajectories to ${f.out}`);
@@ -150,9 +161,10 @@ export const exportCommand: Command = {
 type ExportFlags = Record<string, string | number | boolean | undefined>;
 
 /** --to's tracker and its options, each bad one named. */
-function trackerTarget(f: ExportFlags): { project: string; dir?: string } {
+function trackerTarget(f: ExportFlags): { to: TrackerTarget } & TrackerOptions {
   if (!(TRACKER_TARGETS as readonly unknown[]).includes(f.to))
     throw new UserError(`--to: one of ${TRACKER_TARGETS.join(', ')} (got "${String(f.to)}")`, { field: '--to' });
+  const to = f.to as TrackerTarget;
   if (f.format !== undefined || f.out !== undefined || f.step !== undefined)
     throw new UserError('--to writes into a tracker: drop --format, --out and --step', { field: '--to' });
   const project = f.project === undefined ? DEFAULT_TRACKER_PROJECT : f.project;
@@ -160,9 +172,28 @@ function trackerTarget(f: ExportFlags): { project: string; dir?: string } {
     throw new UserError('--project: letters, digits, ".", "_" and "-", starting with a letter or digit (100 at most)', {
       field: '--project',
     });
-  if (f.dir !== undefined && (typeof f.dir !== 'string' || !f.dir))
-    throw new UserError("--dir: the folder of Trackio's store", { field: '--dir' });
-  return { project, ...(typeof f.dir === 'string' ? { dir: f.dir } : {}) };
+  if (to === 'trackio') {
+    if (f['tracking-uri'] !== undefined)
+      throw new UserError('--tracking-uri is for --to mlflow; Trackio writes to a folder (--dir)', {
+        field: '--tracking-uri',
+      });
+    if (f.dir !== undefined && (typeof f.dir !== 'string' || !f.dir))
+      throw new UserError("--dir: the folder of Trackio's store", { field: '--dir' });
+    return { to, project, ...(typeof f.dir === 'string' ? { dir: f.dir } : {}) };
+  }
+  if (f.dir !== undefined)
+    throw new UserError('--dir is for --to trackio; MLflow is a server (--tracking-uri)', { field: '--dir' });
+  const uri = f['tracking-uri'];
+  if (typeof uri !== 'string' || !/^https?:\/\/[^\s/]+/.test(uri))
+    throw new UserError('--tracking-uri: the MLflow server, http://HOST:PORT or https://…', {
+      field: '--tracking-uri',
+    });
+  if (/^https?:\/\/[^/]*@/.test(uri))
+    throw new UserError('--tracking-uri: no credentials in the URI (the command line is visible to every user)', {
+      field: '--tracking-uri',
+      fix: "set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD, or MLFLOW_TRACKING_TOKEN: MLflow's client reads them",
+    });
+  return { to, project, trackingUri: uri };
 }
 
 function checkFileExport(f: ExportFlags) {
@@ -177,10 +208,11 @@ function checkFileExport(f: ExportFlags) {
     throw new UserError('--step: the step to export, a whole number', { field: '--step' });
 }
 
-async function exportTrackio(db: Database, runId: string, target: { project: string; dir?: string }) {
-  const r = await exportRunToTrackio(db, runId, target);
+async function exportTracker(db: Database, runId: string, target: { to: TrackerTarget } & TrackerOptions) {
+  const r = await exportRunToTracker(db, runId, target.to, target);
+  const open = target.to === 'trackio' ? `open it with: trackio show --project ${r.project}` : `open it at ${r.where}`;
   console.log(
-    `wrote run ${r.run} into Trackio project ${r.project} (${r.dir}): ${r.metrics} metric values, ${r.traces} trajectories as traces; open it with: trackio show --project ${r.project}`,
+    `wrote run ${runId} into ${target.to === 'trackio' ? 'Trackio' : 'MLflow'} project ${r.project} (${target.to === 'trackio' ? r.where : `run ${r.run}`}): ${r.metrics} metric values, ${r.traces} trajectories as traces; ${open}`,
   );
   return 0;
 }

@@ -1,13 +1,13 @@
 /**
- * A run as experiment trackers take it (`npx toolsmith export RUN --to trackio`): its configuration (the recipe and
+ * A run as experiment trackers take it (`npx toolsmith export RUN --to trackio|mlflow`): its configuration (the recipe and
  * the run's identity), its metrics by step, and each trajectory as a trace, OpenAI-style messages plus a span per
- * generation turn and per tool call. Pure: workers/imports/export-trackio.ts streams these records, one JSON line
+ * generation turn and per tool call. Pure: workers/imports/export-tracker.ts streams these records, one JSON line
  * each, to the tracker's own client. Native and imported runs alike: both store turns (an import's without the
  * times or counts its source did not keep, which are left out here rather than written as 0).
  */
 import type { StoredTrajectoryContent, StoredTurn } from './trajectory.ts';
 
-export const TRACKER_TARGETS = ['trackio'] as const;
+export const TRACKER_TARGETS = ['trackio', 'mlflow'] as const;
 export type TrackerTarget = (typeof TRACKER_TARGETS)[number];
 
 /** A tracker project name: what Trackio accepts as a file name of its store, and nothing that reaches outside it. */
@@ -47,7 +47,8 @@ export interface TrackerTrace {
 
 export type TrackerRecord =
   | { type: 'run'; project: string; name: string; group: string; config: Record<string, unknown> }
-  | { type: 'metrics'; step: number; values: Record<string, number> }
+  /** `time`: epoch ms of the step's latest value (MLflow keeps one per value; Trackio its own). */
+  | { type: 'metrics'; step: number; time: number; values: Record<string, number> }
   | ({ type: 'trace' } & TrackerTrace);
 
 export interface TrackerRun {
@@ -84,15 +85,20 @@ export function runRecord(run: TrackerRun, project: string): TrackerRecord {
 }
 
 /** Series by key → one record per step holding every key logged at it, in step order. */
-export function metricsByStep(series: Record<string, { step: number; value: number }[]>): TrackerRecord[] {
-  const byStep = new Map<number, Record<string, number>>();
+export function metricsByStep(
+  series: Record<string, { step: number; value: number; time: number }[]>,
+): TrackerRecord[] {
+  const byStep = new Map<number, { time: number; values: Record<string, number> }>();
   for (const [key, points] of Object.entries(series))
     for (const p of points) {
-      const values = byStep.get(p.step) ?? {};
-      values[key] = p.value;
-      byStep.set(p.step, values);
+      const at = byStep.get(p.step) ?? { time: 0, values: {} };
+      at.values[key] = p.value;
+      at.time = Math.max(at.time, p.time);
+      byStep.set(p.step, at);
     }
-  return [...byStep.entries()].sort((a, b) => a[0] - b[0]).map(([step, values]) => ({ type: 'metrics', step, values }));
+  return [...byStep.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([step, { time, values }]) => ({ type: 'metrics', step, time, values }));
 }
 
 export interface TrackerTrajectoryRow {

@@ -1,6 +1,6 @@
 """Writes one Toolsmith run into Trackio's local store through Trackio's own client.
 
-workers/imports/export-trackio.ts streams the run on stdin, one JSON record a line (contracts/tracker-export.ts): the
+workers/imports/export-tracker.ts streams the run on stdin, one JSON record a line (contracts/tracker-export.ts): the
 run's header first (project, name, group, config), then its metrics by step and its trajectories as traces. Trackio
 keeps its store in TRACKIO_DIR (its own default when unset). Trackio's banners go to stderr; stdout carries one JSON
 line: what was written, or {"error": {"field", "message"}} for a refusal the CLI prints as it is.
@@ -46,7 +46,7 @@ def main():
             traces += 1
     trackio.finish()
     directory = os.environ.get("TRACKIO_DIR") or str(trackio.TRACKIO_DIR)
-    answer({"project": project, "run": name, "dir": directory, "metrics": metrics, "traces": traces}, out)
+    answer({"project": project, "run": name, "where": directory, "metrics": metrics, "traces": traces}, out)
     return 0
 
 

@@ -1,8 +1,8 @@
 /**
- * `npx toolsmith export RUN --to trackio`: the run (native or imported) written into Trackio's local store by
- * Trackio's own client (trackio_writer.py under the trainer's interpreter, which set-up gives the pinned `trackio`).
- * The records (contracts/tracker-export.ts) are streamed a line each, trajectories read a page at a time, so a run of
- * any size exports in bounded memory.
+ * `npx toolsmith export RUN --to trackio|mlflow`: the run (native or imported) written into a tracker by the
+ * tracker's own client (trackio_writer.py or mlflow_writer.py under the trainer's interpreter, which set-up gives the
+ * pinned `trackio` and `mlflow`). The records (contracts/tracker-export.ts) are streamed a line each, trajectories
+ * read a page at a time, so a run of any size exports in bounded memory.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -12,6 +12,7 @@ import {
   metricsByStep,
   runRecord,
   type TrackerRecord,
+  type TrackerTarget,
   type TrackerTrajectoryRow,
   trajectoryTrace,
 } from '../../contracts/tracker-export.ts';
@@ -21,13 +22,32 @@ import { getRunOrThrow } from '../../server/store/runs.ts';
 import { listRunTrajectoryContents } from '../../server/store/trajectories.ts';
 import { trainerPython } from '../trainer/python.ts';
 
-const WRITER = path.join(import.meta.dirname, 'trackio_writer.py');
+/** Each tracker's writer and what it is told through its environment. */
+const WRITERS: Record<TrackerTarget, { script: string; env: (o: TrackerOptions) => Record<string, string> }> = {
+  trackio: {
+    script: path.join(import.meta.dirname, 'trackio_writer.py'),
+    env: (o): Record<string, string> => (o.dir ? { TRACKIO_DIR: path.resolve(o.dir) } : {}),
+  },
+  mlflow: {
+    script: path.join(import.meta.dirname, 'mlflow_writer.py'),
+    env: (o) => ({ MLFLOW_TRACKING_URI: o.trackingUri ?? '' }),
+  },
+};
 const PAGE = 200;
 
-export interface TrackioExport {
+export interface TrackerOptions {
+  project: string;
+  /** Trackio: its store's folder (its own default when absent). */
+  dir?: string;
+  /** MLflow: the tracking server's URI. */
+  trackingUri?: string;
+}
+
+/** What the writer reports: where the run went (`where`: Trackio's folder, MLflow's run URL) and what it wrote. */
+export interface TrackerExport {
   project: string;
   run: string;
-  dir: string;
+  where: string;
   metrics: number;
   traces: number;
 }
@@ -45,15 +65,17 @@ async function* runRecords(db: Database, runId: string, project: string): AsyncG
   }
 }
 
-export async function exportRunToTrackio(
+export async function exportRunToTracker(
   db: Database,
   runId: string,
-  opts: { project: string; dir?: string },
-): Promise<TrackioExport> {
+  target: TrackerTarget,
+  opts: TrackerOptions,
+): Promise<TrackerExport> {
   const py = trainerPython();
-  const child = spawn(py, [WRITER], {
+  const writer = WRITERS[target];
+  const child = spawn(py, [writer.script], {
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, ...(opts.dir ? { TRACKIO_DIR: path.resolve(opts.dir) } : {}) },
+    env: { ...process.env, ...writer.env(opts) },
   });
   let stdout = '';
   let stderr = '';
@@ -77,20 +99,20 @@ export async function exportRunToTrackio(
   if (error)
     throw (error as NodeJS.ErrnoException).code === 'ENOENT'
       ? new UserError(`the trainer's Python (${py}) is missing`, {
-          fix: 'run `node scripts/setup.mjs` (it builds .venv, with trackio) or set TOOLSMITH_TRAINER_PYTHON',
+          fix: 'run `node scripts/setup.mjs` (it builds .venv, with trackio and mlflow) or set TOOLSMITH_TRAINER_PYTHON',
         })
       : error;
-  return parseAnswer(stdout, code, stderr);
+  return parseAnswer(path.basename(writer.script), stdout, code, stderr);
 }
 
-function parseAnswer(stdout: string, code: number | null, stderr: string): TrackioExport {
-  let answer: { error?: { field: string; message: string } } & Partial<TrackioExport>;
+function parseAnswer(script: string, stdout: string, code: number | null, stderr: string): TrackerExport {
+  let answer: { error?: { field: string; message: string } } & Partial<TrackerExport>;
   try {
     answer = JSON.parse(stdout.trim().split('\n').pop() ?? '');
   } catch {
     const why = stderr.trim().split('\n').filter(Boolean).pop() ?? '';
-    throw new Error(`trackio_writer.py failed (exit ${code})${why ? `: ${why}` : ''}`);
+    throw new Error(`${script} failed (exit ${code})${why ? `: ${why}` : ''}`);
   }
   if (answer.error) throw new UserError(answer.error.message, { field: answer.error.field });
-  return answer as TrackioExport;
+  return answer as TrackerExport;
 }

@@ -1,11 +1,12 @@
-// `npx toolsmith export RUN --to trackio` against the real database and Trackio's real local store (the pinned
-// `trackio` in the trainer's Python): a native run (recipe, metrics by step, a tool-using trajectory and an evaluation
-// one) and the same run imported back from ATIF are exported, then read back through Trackio's own SQLiteStorage and
+// `npx toolsmith export RUN --to trackio|mlflow` against the real database, Trackio's real local store and a real
+// MLflow tracking server (the pinned `trackio` and `mlflow` in the trainer's Python; the server started here on a free
+// loopback port and stopped after): a native run (recipe, metrics by step, a tool-using trajectory and an evaluation
+// one) and the same run imported back from ATIF are exported, then read back through each tracker's own client and
 // compared with the database: the config, every metric value at its step, a trace per trajectory with its messages
 // and a span per turn and per tool call (times where the source kept them). A second export of a run is refused, and
 // bad flags are named.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,13 +29,14 @@ import {
 } from '../../workers/rollout/trajectory.ts';
 import { trainerPython } from '../../workers/trainer/python.ts';
 import { freshDatabase } from '../helpers/db.ts';
-import { runCli } from '../helpers/proc.ts';
+import { runCli, waitFor } from '../helpers/proc.ts';
+import { freePort } from '../helpers/web-server.ts';
 
 const PY = trainerPython();
 const skip =
-  spawnSync(PY, ['-c', 'import trackio'], { stdio: 'ignore' }).status === 0
+  spawnSync(PY, ['-c', 'import trackio, mlflow.server'], { stdio: 'ignore' }).status === 0
     ? false
-    : `needs ${PY} with trackio (node scripts/setup.mjs builds it)`;
+    : `needs ${PY} with trackio and mlflow (node scripts/setup.mjs builds it)`;
 
 let fresh: Awaited<ReturnType<typeof freshDatabase>>;
 let db: Database;
@@ -268,7 +270,11 @@ test('export --to: bad flags are named before anything is written', async () => 
   const runId = (await createRun(db, { name: 'flags', kind: 'train' })).id;
   const env = { DATABASE_URL: fresh.url };
   const cases: [string[], RegExp][] = [
-    [['--to', 'wandb'], /--to: one of trackio \(got "wandb"\)/],
+    [['--to', 'wandb'], /--to: one of trackio, mlflow \(got "wandb"\)/],
+    [['--to', 'mlflow'], /--tracking-uri: the MLflow server, http:\/\/HOST:PORT/],
+    [['--to', 'mlflow', '--tracking-uri', 'http://u:secret@127.0.0.1:1'], /--tracking-uri: no credentials in the URI/],
+    [['--to', 'mlflow', '--tracking-uri', 'http://127.0.0.1:1', '--dir', dir], /--dir is for --to trackio/],
+    [['--to', 'trackio', '--tracking-uri', 'http://127.0.0.1:1'], /--tracking-uri is for --to mlflow/],
     [['--to', 'trackio', '--project', '../up'], /--project: letters, digits/],
     [['--to', 'trackio', '--format', 'atif'], /--to writes into a tracker: drop --format, --out and --step/],
   ];
@@ -281,4 +287,205 @@ test('export --to: bad flags are named before anything is written', async () => 
   assert.notEqual(missing.code, 0);
   assert.match(missing.stderr, /run run_nope not found/);
   assert.deepEqual(fs.readdirSync(dir), [], 'nothing written');
+});
+
+/** A real MLflow tracking server from the trainer's Python, on a free loopback port, its store in `root`. */
+async function startMlflow(root: string): Promise<{ uri: string; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(
+    path.join(path.dirname(PY), 'mlflow'),
+    [
+      'server',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--workers',
+      '1',
+      '--backend-store-uri',
+      `sqlite:///${path.join(root, 'mlflow.db')}`,
+      '--artifacts-destination',
+      path.join(root, 'artifacts'),
+    ],
+    {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        MLFLOW_DISABLE_TELEMETRY: 'true',
+        DO_NOT_TRACK: '1',
+        // No server-side jobs (its huey consumers): an export needs none.
+        MLFLOW_SERVER_ENABLE_JOB_EXECUTION: 'false',
+      },
+    },
+  );
+  let log = '';
+  child.stdout.on('data', (d) => (log = (log + d).slice(-8000)));
+  child.stderr.on('data', (d) => (log = (log + d).slice(-8000)));
+  const exited = new Promise((r) => child.on('exit', r));
+  const stop = async () => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL'); // the server and the workers it started: one process group
+    } catch {}
+    await exited;
+  };
+  const uri = `http://127.0.0.1:${port}`;
+  try {
+    // Polls a condition that must come: the server answers once its database is migrated and its worker is up.
+    await waitFor(
+      'the MLflow server to answer',
+      async () => {
+        if (child.exitCode !== null) throw new Error(`mlflow server exited: ${log}`);
+        return (await fetch(`${uri}/health`).catch(() => null))?.ok ? true : null;
+      },
+      { timeoutMs: 180_000, intervalMs: 500, detail: () => log },
+    );
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { uri, stop };
+}
+
+interface MlflowBack {
+  runs: number;
+  status: string;
+  name: string;
+  params: Record<string, string>;
+  metrics: Record<string, [number, number][]>;
+  config: Record<string, unknown>;
+  traces: {
+    tags: Record<string, string>;
+    spans: {
+      name: string;
+      type: string;
+      start: number;
+      end: number;
+      parent: string | null;
+      untimed: boolean;
+      status: string;
+    }[];
+  }[];
+}
+
+/** What the MLflow server holds for a Toolsmith run, through MLflow's own client. */
+function readMlflow(uri: string, project: string, runId: string): MlflowBack {
+  const script = `
+import json, sys
+from mlflow import MlflowClient
+c = MlflowClient(sys.argv[1])
+exp = c.get_experiment_by_name(sys.argv[2])
+runs = c.search_runs([exp.experiment_id], filter_string="tags.\`toolsmith.run_id\` = '%s'" % sys.argv[3])
+r = runs[0]
+metrics = {k: sorted([m.step, m.value] for m in c.get_metric_history(r.info.run_id, k)) for k in r.data.metrics}
+config = json.loads(open(c.download_artifacts(r.info.run_id, "toolsmith/config.json", sys.argv[4])).read())
+traces = c.search_traces(locations=[exp.experiment_id], run_id=r.info.run_id)
+print(json.dumps({"runs": len(runs), "status": r.info.status, "name": r.info.run_name, "params": r.data.params,
+  "metrics": metrics, "config": config,
+  "traces": [{"tags": t.info.tags, "spans": [{"name": s.name, "type": s.span_type, "start": s.start_time_ns,
+    "end": s.end_time_ns, "parent": s.parent_id, "untimed": s.attributes.get("toolsmith.untimed") == "true",
+    "status": str(s.status.status_code)} for s in t.data.spans]} for t in traces]}))`;
+  const out = spawnSync(PY, ['-c', script, uri, project, runId, fs.mkdtempSync(path.join(dir, 'dl-'))], {
+    encoding: 'utf8',
+  });
+  assert.equal(out.status, 0, out.stderr);
+  return JSON.parse(out.stdout.trim().split('\n').pop()!);
+}
+
+const ms = (iso: number) => iso * 1_000_000;
+
+test('a native run and its ATIF re-import, exported to a real MLflow server, read back through MLflow as stored', {
+  skip,
+}, async () => {
+  const runId = await seedNativeRun();
+  const env = { DATABASE_URL: fresh.url };
+  // No server there: the error names the flag and the address, at once.
+  const none = await runCli(['export', runId, '--to', 'mlflow', '--tracking-uri', 'http://127.0.0.1:9'], {
+    ...env,
+    MLFLOW_HTTP_REQUEST_MAX_RETRIES: '0',
+  });
+  assert.notEqual(none.code, 0);
+  assert.match(none.stderr, /the MLflow server at http:\/\/127\.0\.0\.1:9 did not answer/);
+  const server = await startMlflow(dir);
+  try {
+    const r = await runCli(
+      ['export', runId, '--to', 'mlflow', '--tracking-uri', server.uri, '--project', 'rl'],
+      env,
+      180_000,
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stdout,
+      new RegExp(
+        `wrote run ${runId} into MLflow project rl .*: 5 metric values, 2 trajectories as traces; open it at ${server.uri}/#/experiments/\\d+/runs/\\w+`,
+      ),
+    );
+    const got = readMlflow(server.uri, 'rl', runId);
+    assert.equal(got.runs, 1);
+    assert.equal(got.name, 'to trackio');
+    assert.equal(got.status, 'RUNNING', 'a queued run is not reported finished');
+    assert.equal(got.params['recipe.name'], 'trackio-export');
+    assert.equal(got.params['recipe.rl.steps'], '3');
+    assert.equal(got.params['toolsmith.runId'], runId);
+    assert.deepEqual((got.config as { recipe: unknown }).recipe, RECIPE);
+    assert.deepEqual(got.metrics, {
+      'rollout/accuracy': [
+        [1, 0.25],
+        [2, 0.5],
+        [3, 0.75],
+      ],
+      'train/loss': [
+        [1, 1],
+        [3, 1 / 3],
+      ],
+    });
+    assert.equal(got.traces.length, 2);
+    const train = got.traces.find((t) => t.tags['toolsmith.split'] === 'train')!;
+    assert.equal(train.tags['toolsmith.step'], '2');
+    const root = train.spans.find((s) => s.parent === null)!;
+    const children = train.spans.filter((s) => s.parent !== null);
+    assert.deepEqual(
+      children.map((s) => [s.name, s.type, s.start, s.end, s.untimed]),
+      [
+        ['turn 0', 'LLM', ms(T0), ms(T0 + 500), false],
+        ['python', 'TOOL', ms(T0 + 650), ms(T0 + 750), false],
+        ['turn 1', 'LLM', ms(T0 + 800), ms(T0 + 900), false],
+      ],
+    );
+    assert.deepEqual([root.start, root.end], [ms(T0), ms(T0 + 900)]);
+
+    // Its ATIF re-import: the same spans, each marked untimed (ATIF keeps when a message was written, never how long
+    // a turn or a call took: the import leaves those absent, and MLflow's spans then take the trace's times).
+    const atif = path.join(dir, 'atif');
+    await exportRunAtif(db, runId, atif, { name: 'toolsmith', version: 'test' });
+    const back = await launchImport(db, { path: atif }, { roots: null, enqueue: false });
+    await importPass({ db, runId: back.runId, folder: back.folder, format: 'atif' });
+    const ri = await runCli(
+      ['export', back.runId, '--to', 'mlflow', '--tracking-uri', server.uri, '--project', 'rl'],
+      env,
+      180_000,
+    );
+    assert.equal(ri.code, 0, ri.stderr);
+    const imp = readMlflow(server.uri, 'rl', back.runId);
+    const impTrain = imp.traces.find((t) => t.tags['toolsmith.split'] === 'train')!;
+    assert.deepEqual(
+      impTrain.spans.filter((s) => s.parent !== null).map((s) => [s.type, s.untimed]),
+      [
+        ['LLM', true],
+        ['TOOL', true],
+        ['LLM', true],
+      ],
+    );
+
+    const again = await runCli(
+      ['export', runId, '--to', 'mlflow', '--tracking-uri', server.uri, '--project', 'rl'],
+      env,
+      180_000,
+    );
+    assert.notEqual(again.code, 0);
+    assert.match(again.stderr, /MLflow experiment rl already holds run \S+; not written again/);
+    assert.equal(readMlflow(server.uri, 'rl', runId).runs, 1);
+  } finally {
+    await server.stop();
+  }
 });
