@@ -38,6 +38,8 @@ import { performance } from 'node:perf_hooks';
 import { benchFlags } from './flags.ts';
 import { LLM_SANDBOX, LlmSandboxPeer } from './peers/llm-sandbox.ts';
 import { codeJudgeRun, codeJudgeUp } from './peers/code-judge.ts';
+import { type Cell, expectOk, fmt, measure, type Outcome, pad, settle, type Snippet } from './sandbox-measure.ts';
+import { measureSessions, printSessions } from './sandbox-sessions.ts';
 
 // ───────────────────────────── options ─────────────────────────────
 
@@ -64,30 +66,6 @@ const MEMORY_BYTES = 1024 * 1024 * 1024;
 const CONCURRENCY = [1, 16, 64];
 
 // ───────────────────────────── snippets ─────────────────────────────
-
-interface Outcome {
-  status: string;
-  stdout: string;
-  stderr: string;
-  errorType?: string | null;
-  exitCode: number | null;
-}
-
-interface Snippet {
-  key: string;
-  name: string;
-  code: string;
-  /** Calls per cell, by concurrency (the same for pool and baseline). */
-  calls: Record<number, number>;
-  check: (o: Outcome, side: 'pool' | 'baseline' | 'peer') => string | null;
-}
-
-const expectOk = (want: string) => (o: Outcome) =>
-  o.status !== 'ok'
-    ? `status ${o.status} (stderr: ${o.stderr.trim().split('\n').slice(-1)[0] ?? ''})`
-    : o.stdout !== want
-      ? `stdout ${JSON.stringify(o.stdout)} != ${JSON.stringify(want)}`
-      : null;
 
 const scale = (n: number) => (QUICK ? Math.max(4, Math.round(n / 4)) : n);
 
@@ -188,72 +166,7 @@ async function baselineCall(code: string): Promise<Outcome> {
 
 /** calls/s counts correct results only; a baseline call killed by its 4 s timeout (overload) is counted in
  *  `timeouts`, not as a bench failure: that is how the released method behaves when it runs out of CPU. */
-interface Cell {
-  callsPerS: number;
-  p50: number;
-  p99: number;
-  n: number;
-  wallS: number;
-  errors: string[];
-  timeouts: number;
-}
-
-function quantile(sorted: number[], q: number) {
-  if (!sorted.length) return NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[i];
-}
-
-async function measure(
-  n: number,
-  concurrency: number,
-  one: () => Promise<Outcome>,
-  check: (o: Outcome) => string | null,
-  timeoutsOk = false,
-): Promise<Cell> {
-  const lat: number[] = [];
-  const errors: string[] = [];
-  let timeouts = 0;
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, n) }, async () => {
-      while (next < n) {
-        next++;
-        const s = performance.now();
-        const o = await one();
-        lat.push(performance.now() - s);
-        if (timeoutsOk && o.status === 'timeout') {
-          timeouts++;
-          continue;
-        }
-        const bad = check(o);
-        if (bad && errors.length < 3) errors.push(bad);
-        else if (bad) errors.push('');
-      }
-    }),
-  );
-  const wallS = (performance.now() - t0) / 1000;
-  lat.sort((x, y) => x - y);
-  return {
-    callsPerS: (n - timeouts - errors.length) / wallS,
-    p50: quantile(lat, 0.5),
-    p99: quantile(lat, 0.99),
-    n,
-    wallS,
-    errors,
-    timeouts,
-  };
-}
-
 // ───────────────────────────── main ─────────────────────────────
-
-const fmt = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '—');
-const pad = (s: string, w: number) => s.padStart(w);
-
-function settle() {
-  return new Promise((r) => setTimeout(r, 1500));
-}
 
 type Pool = import('../workers/sandbox/pool.ts').SandboxPool;
 type Result = { s: Snippet; c: number; pool: Cell; base: Cell; peer: Cell | null };
@@ -508,9 +421,14 @@ async function main() {
     );
   let failed = false;
   let measures: IsolationCost[] = [];
+  let sessions: Awaited<ReturnType<typeof measureSessions>> | null = null;
   try {
     measures = await measureIsolation(pool);
     failed = await measureSnippets(pool, peer, results);
+    // (A pool module given with --pool may predate sessions.)
+    if (typeof pool.openSession === 'function') sessions = await measureSessions(pool, SNIPPETS.slice(0, 3), scale);
+    if (sessions?.rows.some((r) => r.session.errors.length || r.fresh.errors.length) || sessions?.open.errors.length)
+      failed = true;
   } finally {
     await pool.close();
     await peer?.close();
@@ -518,6 +436,7 @@ async function main() {
   const judged = await measureJudge();
   if (judged.some((j) => j.cell.errors.length)) failed = true;
   printReport(results, judged, measures, peer !== null, pool.opts.size, failed, t00);
+  if (sessions) printSessions(sessions);
   process.exitCode = failed ? 1 : 0;
 }
 

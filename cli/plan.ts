@@ -11,6 +11,7 @@ import {
   parseCluster,
   planRun,
   runPhaseLines,
+  sessionLine,
   whyBound,
 } from '../contracts/plan.ts';
 import { CALIBRATION_KEYS, calibrate, measuredSteps, medianStepSeconds } from '../contracts/plan-calibration.ts';
@@ -219,6 +220,7 @@ export function formatPlan(p: Plan, measured: { runId: string; stepS: number } |
     ),
     '',
     ...p.stages.map(whyBound),
+    ...p.stages.flatMap((s) => sessionLine(s) ?? []),
     '',
     ...runPhaseLines(p),
     '',

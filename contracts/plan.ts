@@ -21,7 +21,7 @@
  */
 import { z } from 'zod';
 import { coresForLatency, meanLatency } from './plan-queueing.ts';
-import type { Recipe, RlStage, SftStage } from './recipe.ts';
+import { type Recipe, type RlStage, type SftStage, type ToolSession, toolSessionMode } from './recipe.ts';
 
 // ---- The cluster ------------------------------------------------------------------------------------------------
 
@@ -133,6 +133,9 @@ export interface PlanConstants {
   cpuPerCallS: Constant;
   /** The mean tool latency (queue + run) the sandbox fleet is sized for. */
   targetToolLatencyS: Constant;
+  /** Memory of one `trajectory` session's interpreter (recipe tool.session): a zygote of its own, numpy, sympy and
+   *  scipy loaded, before the session's own data. */
+  sessionBytes: Constant;
   /** Stored bytes per response token (text, token record) and per trajectory. */
   bytesPerToken: Constant;
   bytesPerTrajectory: Constant;
@@ -164,6 +167,10 @@ export const DEFAULT_CONSTANTS: PlanConstants = {
   syncBytesPerS: def(5e9, 'weights over the cluster network and into the engines'),
   cpuPerCallS: def(0.05, 'a sympy or numpy snippet in the pool (bench:sandbox); print(1+1) takes ~5 ms'),
   targetToolLatencyS: def(0.3, "the report's mean tool latency (§3)"),
+  sessionBytes: def(
+    100e6,
+    "a session's zygote, its two OOM reserves and its process with numpy, sympy and scipy loaded: 100 MB PSS on this machine (2026-12-07)",
+  ),
   bytesPerToken: def(20, 'text (~4 B) and token record (ids, two logprobs, weight, clip: ~16 B)'),
   bytesPerTrajectory: def(1500, 'the row, its turns and tool-call rows (bench:db)'),
   metricsPerStep: def(60, 'the RL step metrics'),
@@ -188,6 +195,10 @@ export interface StagePlan {
   boundBy: Phase;
   sandboxCores: number;
   toolLatencyS: number;
+  /** tool.session "trajectory": the interpreters held at once (one per trajectory of the step, all in flight) and
+   *  their memory; 0 when calls run fresh. */
+  sessions: number;
+  sessionMemoryBytes: number;
   storageBytes: number;
   dbRows: number;
 }
@@ -257,7 +268,7 @@ export function planRun(
 ): Plan {
   const stages = recipe.stages
     .filter((s): s is RlStage => s.type === 'rl')
-    .map((s) => planStage(s, params, cluster, constants));
+    .map((s) => planStage(s, params, cluster, constants, s.tool ?? recipe.tool));
   const sft = recipe.stages
     .filter((s): s is SftStage => s.type === 'sft')
     .map((s) => planSft(s, params, cluster, constants));
@@ -371,7 +382,13 @@ function planEval(
   return { evaluations, problems, samples, generatedTokens, secondsEach, seconds: evaluations * secondsEach, unsized };
 }
 
-function planStage(s: RlStage, params: number, cluster: Cluster, c: PlanConstants): StagePlan {
+function planStage(
+  s: RlStage,
+  params: number,
+  cluster: Cluster,
+  c: PlanConstants,
+  tool: { session: ToolSession },
+): StagePlan {
   const trajectories = s.promptsPerStep * s.rolloutsPerPrompt;
   const response = c.responseShare.value * s.maxResponseTokens;
   const generatedTokens = trajectories * response;
@@ -396,6 +413,7 @@ function planStage(s: RlStage, params: number, cluster: Cluster, c: PlanConstant
     c.cpuPerCallS.value,
     Math.min(sandboxCoresAvailable, Math.max(sandboxCores, 1)),
   );
+  const sessions = toolSessionMode(tool.session) === 'trajectory' ? trajectories : 0;
   const storageBytes = trajectories * (c.bytesPerTrajectory.value + response * c.bytesPerToken.value);
   const dbRows = trajectories + toolCalls + c.metricsPerStep.value;
   return {
@@ -413,9 +431,17 @@ function planStage(s: RlStage, params: number, cluster: Cluster, c: PlanConstant
     boundBy: asyncOn ? (rolloutS >= trainS + syncS ? 'rollout' : trainS >= syncS ? 'train' : 'sync') : argmax(phases),
     sandboxCores,
     toolLatencyS,
+    sessions,
+    sessionMemoryBytes: sessions * c.sessionBytes.value,
     storageBytes,
     dbRows,
   };
+}
+
+/** What `trajectory` sessions cost a stage, or null when its calls run fresh (the CLI and the Plan panel show it). */
+export function sessionLine(s: StagePlan): string | null {
+  if (s.sessions === 0) return null;
+  return `${s.name}: tool.session "trajectory" holds ${Math.round(s.sessions).toLocaleString('en-US')} interpreters at once (one per trajectory in flight), ${formatBytes(s.sessionMemoryBytes)} of sandbox memory before their own data; a local pool opens at most 4 per core and the other trajectories wait at their first call for one to end`;
 }
 
 function argmax(x: Record<Phase, number>): Phase {

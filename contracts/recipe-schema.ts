@@ -293,12 +293,26 @@ export const TemplateSchema = z.object({
   toolFormat: ToolFormatSchema.prefault({}),
 });
 
+/** How the calls of one trajectory share state: `off` (the paper): a fresh interpreter per call; `replay`: each call
+ *  first replays the trajectory's earlier successful calls quietly; `trajectory`: one interpreter for the whole
+ *  trajectory (variables, imports, files in /tmp), its limits covering all its calls (docs/sandbox.md "Sessions").
+ *  `true` and `false`, as recipes wrote it before, mean `replay` and `off`. */
+export const TOOL_SESSION_MODES = ['off', 'replay', 'trajectory'] as const;
+export type ToolSessionMode = (typeof TOOL_SESSION_MODES)[number];
+export type ToolSession = boolean | ToolSessionMode;
+export const toolSessionMode = (v: ToolSession | undefined): ToolSessionMode =>
+  v === true ? 'replay' : v === false || v === undefined ? 'off' : v;
+
 /** Sandbox limits per tool call (docs/method.md §3: the report's 4 s; 1 GiB is ours, code-judge gives 256 MB + 128 MB; one fresh interpreter per call unless `session`). */
 export const ToolLimitsSchema = z.object({
   timeoutS: z.number().gt(0).max(600).default(4),
   memoryMb: z.number().int().min(64).max(65_536).default(1024),
-  /** Keep interpreter state across the calls of one trajectory (off in the paper). */
-  session: z.boolean().default(false),
+  /** Keep interpreter state across the calls of one trajectory (off in the paper): TOOL_SESSION_MODES. */
+  session: z
+    .union([z.boolean(), z.enum(TOOL_SESSION_MODES, { error: `use one of: ${TOOL_SESSION_MODES.join(', ')}` })])
+    .default(false),
+  /** `trajectory` sessions: the session's time, its calls' wall-clock time added up (default 60 s). */
+  sessionTimeS: z.number().gt(0).max(3600).optional(),
   /** Seed each call's random, numpy global generator and unseeded default_rng() from the trajectory's seed
    *  (seed × 1000 + turn, as its sampling), recorded with the call; off: fresh entropy in every call. */
   seedCalls: z.boolean().default(false),

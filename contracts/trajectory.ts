@@ -71,6 +71,9 @@ export interface ToolCallRecord {
   errorType?: string | null;
   /** The seed the call's random generators started from (recipe tool.seedCalls); absent: fresh entropy. */
   seed?: number;
+  /** A call of a `trajectory` session (recipe tool.session): it ran in a new interpreter (`new`: the first call, or
+   *  the first after a limit ended the last one), it ended the session (`ended`); absent: not a session's call. */
+  session?: { new: boolean; ended: boolean };
   /** What an imported call's source did not keep: shown as "—", never as 0. */
   absent?: Absent;
 }

@@ -3,7 +3,7 @@
  * share: defaults by model kind, the tool limits, the data sources' fields. The catalogues are fields.ts (the
  * recipe), stage-fields.ts (one stage, one evaluation dataset); timeline.ts lays the stages out.
  */
-import { FAMILIES, type ModelSpec } from '../../contracts/recipe.ts';
+import { FAMILIES, type ModelSpec, TOOL_SESSION_MODES } from '../../contracts/recipe.ts';
 import type { Spec } from './path.ts';
 
 export type ModelKind = ModelSpec['kind'];
@@ -36,6 +36,8 @@ export interface FieldDef {
   def?: string | ((m: ModelKind) => string);
   /** variant: the object each option starts from. */
   variants?: Record<string, Spec>;
+  /** select: values the schema also accepts, shown as the option they mean (tool.session's `false` is `off`). */
+  aliases?: Record<string, string>;
   /** toggle: the value when switched on, and the value when off (undefined = key removed). */
   on?: unknown;
   off?: null;
@@ -64,10 +66,18 @@ export const toolFields = (prefix: string, scope: string): Catalogue => ({
     help: `Memory limit per tool call${scope} (ours: 1 GiB; code-judge: 256 MB + 128 MB, docs/method.md §3).`,
   },
   [`${prefix}session`]: {
-    label: 'Keep interpreter session',
-    kind: 'bool',
-    def: 'false',
-    help: 'Keep interpreter state across the calls of one trajectory (off in the paper: a fresh interpreter per call).',
+    label: 'Interpreter session',
+    kind: 'select',
+    options: TOOL_SESSION_MODES,
+    aliases: { false: 'off', true: 'replay' },
+    def: 'off',
+    help: "State across the calls of one trajectory. off (the paper): a fresh interpreter per call; replay: each call first replays the trajectory's earlier calls; trajectory: one interpreter for the whole trajectory (variables, imports, /tmp), its limits covering all its calls.",
+  },
+  [`${prefix}sessionTimeS`]: {
+    label: 'Session time (s)',
+    kind: 'number',
+    def: '60',
+    help: `With the "trajectory" session${scope}: the time all of a trajectory's calls may take together; past it the session ends and the next call starts a new one.`,
   },
   [`${prefix}seedCalls`]: {
     label: 'Seed tool calls',

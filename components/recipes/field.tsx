@@ -169,7 +169,7 @@ function Control(props: ControlProps): ReactNode {
 /** A select of the field's options; a variant's select replaces its whole object with the chosen variant's. */
 function SelectControl({ f, path, value, common, placeholder, set }: ControlProps) {
   const opts = f.options ?? [];
-  const current = showValue(value);
+  const current = f.aliases?.[showValue(value)] ?? showValue(value);
   const extra = current !== '' && !opts.includes(current) ? [current] : [];
   return (
     <select

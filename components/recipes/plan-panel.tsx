@@ -5,7 +5,7 @@
  * step time as bars of its phases, the bound phase highlighted; where the run's time goes (SFT, RL, evaluation, as
  * the CLI prints it); the run's steps, time, GPU-hours and storage.
  */
-import { formatBytes, formatSeconds, type Phase, runPhaseLines, whyBound } from '../../contracts/plan.ts';
+import { formatBytes, formatSeconds, type Phase, runPhaseLines, sessionLine, whyBound } from '../../contracts/plan.ts';
 import type { Recipe } from '../../contracts/recipe.ts';
 import { type Preset, usePlan } from './use-plan.ts';
 
@@ -113,6 +113,10 @@ function PlanStages({ plan }: { plan: Plan }) {
         {plan.stages.map((s) => (
           <li key={s.name}>{whyBound(s)}</li>
         ))}
+        {plan.stages.flatMap((s) => {
+          const line = sessionLine(s);
+          return line ? [<li key={`${s.name}-sessions`}>{line}</li>] : [];
+        })}
       </ul>
       <p role="note" aria-label="Plan totals">
         {plan.steps} RL steps in {secs(plan.phaseSeconds.rl)}, the run {secs(plan.runSeconds)} · bound by{' '}

@@ -151,6 +151,7 @@ function ToolResult({
             {!tool.appended && <span className="error"> · not appended (over the length budget)</span>}
           </span>
         )}
+        {phase === 'done' && tool.session && <SessionMark session={tool.session} />}
       </div>
       {phase === 'done' && (
         <>
@@ -169,5 +170,18 @@ function ToolResult({
         </>
       )}
     </section>
+  );
+}
+
+/** A call of a `trajectory` session (recipe tool.session): whether it opened the interpreter, and whether it ended it. */
+function SessionMark({ session }: { session: NonNullable<ToolCallRecord['session']> }) {
+  const text = [
+    session.new ? 'new session' : 'session continued',
+    session.ended && 'session ended: its state is gone',
+  ].filter(Boolean);
+  return (
+    <span className={`badge${session.ended ? ' error' : ''}`} title="the trajectory's calls share one interpreter">
+      {text.join(' · ')}
+    </span>
   );
 }

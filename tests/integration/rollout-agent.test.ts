@@ -290,3 +290,31 @@ test('live board: streamed deltas rebuild each turn, tool calls show running the
   assert.ok(drained.every((r) => r.status === 'finished' && r.finishReason));
   assert.equal(board.snapshot().length, 0);
 });
+
+test('tool.session "trajectory": each trajectory runs its calls in a session of its own, closed when it finishes; greedy text is unchanged', async () => {
+  const fresh = await runRollouts(reqs().slice(0, 4), opts());
+  const inSessions = await runRollouts(reqs().slice(0, 4), opts({ tool: { session: 'trajectory' } }));
+  // The embedded model's calls are self-contained: the same code prints the same in a session as in a fresh call.
+  assert.deepEqual(texts(inSessions), texts(fresh));
+  let calls = 0;
+  for (const t of inSessions) {
+    const ran = t.turns.filter((x) => x.tool && x.tool.status !== 'parse_error').map((x) => x.tool!);
+    for (const [i, call] of ran.entries())
+      assert.deepEqual(call.session, { new: i === 0, ended: false }, JSON.stringify(call));
+    calls += ran.length;
+  }
+  assert.ok(calls > 0, 'the model called the tool');
+  for (const t of fresh)
+    for (const x of t.turns) assert.equal(x.tool?.session, undefined, 'fresh calls are no session calls');
+  assert.equal(sandbox.status().sessions.open, 0, 'every trajectory gave its session back');
+  // A code environment without sessions (the remote one) is refused by name rather than run without them.
+  const noSessions: Sandbox = {
+    run: (c) => sandbox.run(c),
+    runBatch: (cs) => sandbox.runBatch(cs),
+    close: async () => {},
+  };
+  await assert.rejects(
+    runRollouts(reqs().slice(0, 1), opts({ sandbox: noSessions, tool: { session: 'trajectory' } })),
+    /tool\.session "trajectory" needs sandbox sessions/,
+  );
+});

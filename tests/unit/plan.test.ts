@@ -7,6 +7,7 @@ import {
   parseCluster,
   planRun,
   runPhaseLines,
+  sessionLine,
   whyBound,
 } from '../../contracts/plan.ts';
 import { calibrate, measuredSteps } from '../../contracts/plan-calibration.ts';
@@ -17,8 +18,8 @@ const close = (a: number, b: number, rel = 1e-9) =>
   assert.ok(Math.abs(a - b) <= rel * Math.max(1, Math.abs(b)), `${a} ≉ ${b}`);
 
 /** One RL stage of `steps` steps: 4 prompts × 8 rollouts, G = 4, 100-token budget. */
-const recipe = (async = false, steps = 10) =>
-  parseRecipe({
+const recipeInput = (async = false, steps = 10): RecipeInput =>
+  ({
     name: 'plan-test',
     model: { kind: 'model', name: 'm' },
     stages: [
@@ -35,7 +36,8 @@ const recipe = (async = false, steps = 10) =>
         async: { enabled: async, maxStaleness: 1 },
       },
     ],
-  } as RecipeInput);
+  }) as RecipeInput;
+const recipe = (async = false, steps = 10) => parseRecipe(recipeInput(async, steps));
 
 const fixed = (over: Partial<Record<keyof PlanConstants, number>>): PlanConstants => {
   const c = { ...DEFAULT_CONSTANTS };
@@ -234,6 +236,8 @@ test('whyBound names the bound phase, what it is made of, and its seconds agains
     boundBy: 'rollout' as const,
     sandboxCores: 2,
     toolLatencyS: 0.1,
+    sessions: 0,
+    sessionMemoryBytes: 0,
     storageBytes: 1e6,
     dbRows: 300,
   };
@@ -346,4 +350,36 @@ test("calibrating with the model's size keeps the measured CPU rates whatever th
   close(s.trainS, 2);
   assert.equal(c.cpuEngineFlops.source.kind, 'measured');
   assert.match(c.cpuTrainFlops.source.detail, /run_y.*8·N/);
+});
+
+test('tool.session "trajectory": a stage holds one interpreter per trajectory in flight, and the plan says what they cost', () => {
+  const fresh = planRun(recipe(), 135e6, parseCluster(CLUSTER_PRESETS.local), fixed({ sessionBytes: 1e8 }));
+  assert.equal(fresh.stages[0]!.sessions, 0);
+  assert.equal(sessionLine(fresh.stages[0]!), null);
+  const withTool = (where: 'recipe' | 'stage', session: 'trajectory' | true) => {
+    const input = recipeInput() as RecipeInput & { tool?: unknown };
+    if (where === 'recipe') input.tool = { session };
+    else (input.stages[0] as { tool?: unknown }).tool = { session };
+    return parseRecipe(input);
+  };
+  for (const where of ['recipe', 'stage'] as const) {
+    const p = planRun(
+      withTool(where, 'trajectory'),
+      135e6,
+      parseCluster(CLUSTER_PRESETS.local),
+      fixed({ sessionBytes: 1e8 }),
+    );
+    assert.equal(p.stages[0]!.sessions, 32, `${where}: 4 prompts × 8 rollouts`);
+    assert.equal(p.stages[0]!.sessionMemoryBytes, 3.2e9);
+    assert.match(
+      sessionLine(p.stages[0]!) ?? '',
+      /^rl: tool.session "trajectory" holds 32 interpreters at once .*3\.2 GB/,
+    );
+  }
+  const replay = planRun(
+    { ...recipe(), tool: { ...recipe().tool, session: true } },
+    135e6,
+    parseCluster(CLUSTER_PRESETS.local),
+  );
+  assert.equal(replay.stages[0]!.sessions, 0, 'replay runs each call fresh');
 });

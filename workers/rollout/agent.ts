@@ -14,8 +14,9 @@
  */
 import type { GenerateFinish, InferenceEngine } from '../engines/types.ts';
 import { formatToolResult, DEFAULT_TOOL_FORMAT } from '../sandbox/format.ts';
-import type { ToolFormat } from '../../contracts/recipe.ts';
-import type { Sandbox } from '../sandbox/types.ts';
+import { type ToolFormat, type ToolSession, toolSessionMode } from '../../contracts/recipe.ts';
+import { UserError } from '../../contracts/errors.ts';
+import type { Sandbox, SandboxSession } from '../sandbox/types.ts';
 import { afterGeneration, afterTool, maxTokensForNextTurn, type StopLimits } from './stop.ts';
 import {
   buildPrompt,
@@ -49,8 +50,11 @@ export interface ToolLimits {
   timeoutS: number;
   memoryMb: number;
   maxOutputBytes: number;
-  /** Session mode: each call replays the trajectory's earlier successful calls first (variables carry over). */
-  session: boolean;
+  /** Shared state across a trajectory's calls (recipe tool.session): `replay` replays its earlier successful calls
+   *  first; `trajectory` runs them all in one sandbox session (Sandbox.openSession), closed when it finishes. */
+  session: ToolSession;
+  /** `trajectory` sessions: the session's time, its calls' time added up, seconds (SessionOptions.timeS). */
+  sessionTimeS?: number;
   /** Seed each call's generators from the trajectory's seed (seed × 1000 + turn); otherwise fresh entropy. */
   seedCalls?: boolean;
 }
@@ -91,6 +95,8 @@ class Rollout {
   t: Trajectory;
   private readonly prompt: string;
   private readonly session = `${process.pid}:${++sessions}`;
+  /** The trajectory's sandbox session (tool.session `trajectory`), from its first call until it finishes. */
+  private box?: SandboxSession;
   constructor(
     readonly req: RolloutRequest,
     private readonly o: Required<Omit<AgentOptions, 'onEvent' | 'signal' | 'tool' | 'weightVersion'>> & {
@@ -177,13 +183,16 @@ class Rollout {
     const turn = this.t.turns.length - 1;
     const queuedAt = Date.now();
     onEvent?.({ type: 'tool_queued', id: this.req.id, turn, code: call.code, at: queuedAt });
-    const history = tool.session
-      ? this.t.turns
-          .filter((x) => x.tool?.status === 'ok' && x.parse.kind === 'call')
-          .map((x) => (x.parse as { arguments: { code: string } }).arguments.code)
-      : undefined;
+    const mode = toolSessionMode(tool.session);
+    const history =
+      mode === 'replay'
+        ? this.t.turns
+            .filter((x) => x.tool?.status === 'ok' && x.parse.kind === 'call')
+            .map((x) => (x.parse as { arguments: { code: string } }).arguments.code)
+        : undefined;
     const seed = tool.seedCalls && this.req.seed != null ? this.req.seed * 1000 + turn : undefined;
-    const res = await sandbox.run(
+    if (mode === 'trajectory') this.box ??= sandbox.openSession!({ timeS: tool.sessionTimeS });
+    const res = await (this.box ?? sandbox).run(
       {
         code: call.code,
         input: call.input,
@@ -216,7 +225,15 @@ class Rollout {
       exitCode: res.exitCode,
       errorType: res.errorType,
       ...(seed === undefined ? {} : { seed }),
+      ...(res.sessionNew === undefined ? {} : { session: { new: res.sessionNew, ended: Boolean(res.sessionEnded) } }),
     });
+  }
+
+  /** End the trajectory's sandbox session, if it has one. */
+  async closeSession() {
+    const box = this.box;
+    this.box = undefined;
+    await box?.close();
   }
 
   private appendTool(rec: ToolCallRecord) {
@@ -238,21 +255,33 @@ export async function runRollouts(requests: RolloutRequest[], opts: AgentOptions
     ...opts,
     tool: { ...DEFAULT_TOOL_LIMITS, ...opts.tool },
   };
+  if (toolSessionMode(o.tool.session) === 'trajectory' && !o.sandbox.openSession)
+    throw new UserError('tool.session "trajectory" needs sandbox sessions, which this code environment has none of', {
+      fix: 'run the tool calls on the local sandbox pool, or set tool.session to "replay" or "off"',
+      field: 'tool.session',
+    });
   const rollouts = requests.map((r) => new Rollout(r, o));
-  if (o.schedule === 'async') {
-    await Promise.all(
-      rollouts.map(async (r) => {
-        while (!r.done) {
-          const call = await r.generate();
-          if (call) await r.runTool(call);
-        }
-      }),
-    );
-  } else {
-    for (let live = rollouts; live.length > 0; live = live.filter((r) => !r.done)) {
-      const calls = await Promise.all(live.map((r) => r.generate()));
-      await Promise.all(live.map((r, i) => (calls[i] ? r.runTool(calls[i]!) : undefined)));
+  try {
+    if (o.schedule === 'async') {
+      await Promise.all(
+        rollouts.map(async (r) => {
+          while (!r.done) {
+            const call = await r.generate();
+            if (call) await r.runTool(call);
+          }
+          // A finished trajectory gives its session's interpreter back at once, for the next one waiting.
+          await r.closeSession();
+        }),
+      );
+    } else {
+      for (let live = rollouts; live.length > 0; live = live.filter((r) => !r.done)) {
+        const calls = await Promise.all(live.map((r) => r.generate()));
+        await Promise.all(live.map((r, i) => (calls[i] ? r.runTool(calls[i]!) : undefined)));
+        await Promise.all(live.filter((r) => r.done).map((r) => r.closeSession()));
+      }
     }
+  } finally {
+    await Promise.all(rollouts.map((r) => r.closeSession()));
   }
   return rollouts.map((r) => r.t);
 }

@@ -60,8 +60,13 @@ export function formatToolResult(r: SandboxResult, f: ToolFormat = DEFAULT_TOOL_
         : [reason, stdout, stderr].filter(Boolean).join('\n');
     text = `tool call failed\n${detail}`;
   }
+  // A `trajectory` session that this call ended (a limit): the model must not count on its variables any more.
+  if (r.sessionEnded) text += `\n${SESSION_ENDED_NOTE}`;
   return middleTruncate(text, f.middle ?? null);
 }
+
+export const SESSION_ENDED_NOTE =
+  '(the session ended: its variables, imports and files are gone; the next call starts a new one)';
 
 export function middleTruncate(text: string, middle: { head: number; tail: number } | null): string {
   if (!middle || text.length <= middle.head + middle.tail) return text;

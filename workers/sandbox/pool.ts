@@ -8,9 +8,17 @@ import { bwrapCommand, ZYGOTE_BOOT } from './bwrap.ts';
 import { cgroupDirs, enterCgroup, PoolCgroups } from './cgroup.ts';
 import { ALLOWED_SYSCALLS, ZYGOTE_SYSCALLS } from './syscall-allow.ts';
 import { REFUSED_SYSCALLS } from './syscall-filter.ts';
-import { internalResult, type RunOptions, type Sandbox, type SandboxCall, type SandboxResult } from './types.ts';
-import type { CallStatus } from '../../contracts/trajectory.ts';
-import { ZygoteProcess, type ZygoteReply } from './zygote-process.ts';
+import {
+  internalResult,
+  type RunOptions,
+  type Sandbox,
+  type SandboxCall,
+  type SandboxResult,
+  type SandboxSession,
+  type SessionOptions,
+} from './types.ts';
+import { replyToResult, ZygoteProcess, type ZygoteReply } from './zygote-process.ts';
+import { type Lease, PoolSession, SESSION_IDLE_S, SESSION_TIME_S } from './sessions.ts';
 import { HEAVY_PRELOAD, STDLIB_PRELOAD, zygoteKind } from './route.ts';
 import { checkBubblewrap, interpreterRoot, type Root } from './host-root.ts';
 
@@ -36,6 +44,7 @@ export const ZYGOTE_MODULES = [
   'zygote_classify',
   'zygote_child',
   'zygote_supervise',
+  'zygote_session',
   'zygote_preload',
   'zygote_bench',
   'zygote',
@@ -65,6 +74,9 @@ export interface PoolOptions {
   /** Run without bubblewrap. Only for machines where it cannot run; every start says so loudly. */
   unsafe?: boolean;
   healthIntervalMs?: number;
+  /** Sessions open at once (openSession), each on a zygote of its own started when first needed and kept for the
+   *  next session; a session beyond them waits for one to end (default 4 per core). */
+  maxSessions?: number;
   log?: (line: string) => void;
   /** bench:sandbox only: lets measureIsolation ask a zygote to time each isolation measure. */
   bench?: boolean;
@@ -102,6 +114,11 @@ interface Slot {
  */
 export class SandboxPool implements Sandbox {
   private slots: Slot[] = [];
+  /** Zygotes for sessions, started when first needed; `leased`: those a session holds now. */
+  private sessionSlots: Slot[] = [];
+  private leased = new Set<Slot>();
+  private leaseWaiters: ((slot: Slot | null) => void)[] = [];
+  private uidBase = 0;
   private queue: Pending[] = [];
   private spaceWaiters: (() => void)[] = [];
   private closed = false;
@@ -130,6 +147,7 @@ export class SandboxPool implements Sandbox {
       light: opts.light ?? cfg.sandboxLight,
       unsafe: opts.unsafe ?? cfg.sandboxUnsafe,
       healthIntervalMs: opts.healthIntervalMs ?? 5000,
+      maxSessions: opts.maxSessions ?? 4 * (opts.size ?? os.availableParallelism()),
       bench: opts.bench ?? false,
       log: opts.log ?? ((line) => console.error(`[sandbox] ${line}`)),
     };
@@ -163,23 +181,13 @@ export class SandboxPool implements Sandbox {
       settle_s: MEMORY_SETTLE_S,
     });
     const base = 100000 + (process.pid % 20000) * 64;
+    pool.uidBase = base;
     const kinds: ZygoteKind[] = pool.opts.light ? ['heavy', 'light'] : ['heavy'];
     pool.slots = kinds.flatMap((kind, k) =>
-      Array.from({ length: pool.opts.size }, (_, i): Slot => {
-        const index = k * pool.opts.size + i;
-        return {
-          index,
-          kind,
-          uid: base + index,
-          zygote: null,
-          inflight: 0,
-          busyUntil: 0,
-          starting: false,
-          respawning: false,
-          failures: 0,
-        };
-      }),
+      Array.from({ length: pool.opts.size }, (_, i) => newSlot(k * pool.opts.size + i, kind, base)),
     );
+    // Each pool's uids are 64 of their own (base): its sessions' zygotes take those its call zygotes leave.
+    pool.opts.maxSessions = Math.max(0, Math.min(pool.opts.maxSessions, 64 - pool.slots.length));
     await Promise.all(pool.slots.map((s) => pool.spawn(s)));
     const up = pool.slots.filter((s) => s.zygote?.alive).length;
     if (up === 0) {
@@ -391,7 +399,7 @@ export class SandboxPool implements Sandbox {
       }
     } else {
       // Waiting counts from enqueue to the start of the run, including any wait behind a call in the zygote.
-      this.finish(p, toResult(reply, Math.max(queueMs, Date.now() - p.enqueuedAt - reply.duration_ms)));
+      this.finish(p, replyToResult(reply, Math.max(queueMs, Date.now() - p.enqueuedAt - reply.duration_ms)));
     }
     this.pump();
   }
@@ -443,8 +451,82 @@ export class SandboxPool implements Sandbox {
       queued: this.queue.length,
       unsafe: this.opts.unsafe,
       cgroup: this.cgroups?.layout.version ?? 'none',
+      /** Sessions open now (each holds a zygote), and the zygotes started for sessions so far. */
+      sessions: { open: this.leased.size, interpreters: this.sessionSlots.length, waiting: this.leaseWaiters.length },
       ...this.stats,
     };
+  }
+
+  /** A session (SandboxSession): its calls share one interpreter on a zygote lent to it alone until it ends. */
+  openSession(o: SessionOptions = {}): SandboxSession {
+    return new PoolSession(
+      {
+        lease: (deadline, signal) => this.lease(deadline, signal),
+        release: (lease) => this.release((lease as Lease & { slot: Slot }).slot),
+        request: (c, z, extra) => z.call(c, this.opts, extra),
+        count: (r) => {
+          this.stats.calls++;
+          this.stats.byStatus[r.status] = (this.stats.byStatus[r.status] ?? 0) + 1;
+        },
+        defaults: { timeoutS: this.opts.timeoutS, queueTimeoutMs: this.opts.queueTimeoutMs },
+        graceMs: (MEMORY_SETTLE_S + 10) * 1000,
+      },
+      { timeS: o.timeS ?? SESSION_TIME_S, idleS: o.idleS ?? SESSION_IDLE_S },
+    );
+  }
+
+  /** A zygote for a session: a free one, a new one while there are fewer than maxSessions, or the next one given
+   *  back; null past `deadline`, when aborted, or when the pool closes. */
+  private async lease(deadline: number, signal?: AbortSignal): Promise<(Lease & { slot: Slot }) | null> {
+    if (this.closed) return null;
+    let slot = this.sessionSlots.find((s) => !this.leased.has(s) && !s.starting && s.zygote?.alive);
+    if (!slot && this.sessionSlots.length < this.opts.maxSessions) {
+      slot = newSlot(this.slots.length + this.sessionSlots.length, 'heavy', this.uidBase);
+      this.sessionSlots.push(slot);
+      this.leased.add(slot);
+      await this.spawn(slot);
+    } else if (!slot) {
+      slot =
+        (await new Promise<Slot | null>((resolve) => {
+          const give = (s: Slot | null) => {
+            clearTimeout(timer);
+            signal?.removeEventListener('abort', drop);
+            resolve(s);
+          };
+          const drop = () => {
+            this.leaseWaiters.splice(this.leaseWaiters.indexOf(give) >>> 0, 1);
+            give(null);
+          };
+          const timer = setTimeout(drop, Math.max(0, deadline - Date.now()));
+          signal?.addEventListener('abort', drop, { once: true });
+          this.leaseWaiters.push(give);
+        })) ?? undefined;
+      if (!slot) return null;
+    }
+    this.leased.add(slot);
+    const held = slot;
+    return {
+      slot: held,
+      zygote: async (by) => {
+        // A zygote that died is being replaced (its exit handler respawns it): wait for the new one.
+        while (!(held.zygote?.alive && !held.starting)) {
+          if (this.closed || Date.now() >= by) return null;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        return held.zygote;
+      },
+      replace: (z) => {
+        if (held.zygote !== z) return;
+        this.opts.log(`session interpreter ${held.index} did not answer in time; replacing it`);
+        z.kill();
+      },
+    };
+  }
+
+  private release(slot: Slot) {
+    const next = this.leaseWaiters.shift();
+    if (next && !this.closed) next(slot);
+    else this.leased.delete(slot);
   }
 
   async close(): Promise<void> {
@@ -453,7 +535,8 @@ export class SandboxPool implements Sandbox {
     clearInterval(this.health);
     for (const p of this.queue.splice(0)) this.finish(p, internalResult('the sandbox pool is closed'));
     for (const w of this.spaceWaiters.splice(0)) w();
-    const exits = this.slots
+    for (const w of this.leaseWaiters.splice(0)) w(null);
+    const exits = [...this.slots, ...this.sessionSlots]
       .map((s) => s.zygote)
       .filter((z): z is ZygoteProcess => !!z && z.alive)
       .map(
@@ -466,22 +549,6 @@ export class SandboxPool implements Sandbox {
     await Promise.all(exits);
     await this.cgroups?.remove();
   }
-}
-
-function toResult(r: ZygoteReply, queueMs: number): SandboxResult {
-  return {
-    status: r.status as CallStatus,
-    stdout: r.stdout ?? '',
-    stderr: r.stderr ?? '',
-    exitCode: r.exit_code ?? null,
-    errorType: r.error_type ?? null,
-    errorLine: r.error_line ?? null,
-    errorMessage: r.error_message ?? null,
-    durationMs: r.duration_ms ?? 0,
-    queueMs,
-    stdoutTruncated: Boolean(r.stdout_truncated),
-    stderrTruncated: Boolean(r.stderr_truncated),
-  };
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
@@ -498,4 +565,18 @@ function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> 
       },
     );
   });
+}
+
+function newSlot(index: number, kind: ZygoteKind, uidBase: number): Slot {
+  return {
+    index,
+    kind,
+    uid: uidBase + index,
+    zygote: null,
+    inflight: 0,
+    busyUntil: 0,
+    starting: false,
+    respawning: false,
+    failures: 0,
+  };
 }

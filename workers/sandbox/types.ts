@@ -31,6 +31,11 @@ export interface SandboxResult {
   queueMs: number;
   stdoutTruncated: boolean;
   stderrTruncated: boolean;
+  /** A session's call (Sandbox.openSession): it ran in a new interpreter (the session's first call, or the first
+   *  after the last one ended). */
+  sessionNew?: boolean;
+  /** A session's call: it ended the session (a limit, or the interpreter died): the next call starts a new one. */
+  sessionEnded?: boolean;
 }
 
 export interface RunOptions {
@@ -39,8 +44,26 @@ export interface RunOptions {
   signal?: AbortSignal;
 }
 
+/** A trajectory's interpreter (the recipe's `tool.session: "trajectory"`): its calls share variables, imports and
+ *  files in /tmp, nothing with any other session or call; its memory and time limits cover all its calls. */
+export interface SandboxSession {
+  /** One call at a time. `history` and `seed` as for Sandbox.run; `timeoutS` is bounded by the session's time left. */
+  run(call: SandboxCall, opts?: RunOptions): Promise<SandboxResult>;
+  /** End the session: its interpreter, processes and files are gone. */
+  close(): Promise<void>;
+}
+
+export interface SessionOptions {
+  /** The session's time: its calls' wall-clock time added up, and its interpreter's CPU time, seconds. */
+  timeS?: number;
+  /** Ended after this long without a call, seconds. */
+  idleS?: number;
+}
+
 export interface Sandbox {
   run(call: SandboxCall, opts?: RunOptions): Promise<SandboxResult>;
+  /** A session of calls in one interpreter; absent where the code environment has none (a remote one). */
+  openSession?(opts?: SessionOptions): SandboxSession;
   /** Results in the order of `calls`; each call is independent (one failing does not fail the batch). */
   runBatch(calls: SandboxCall[], opts?: RunOptions): Promise<SandboxResult[]>;
   close(): Promise<void>;

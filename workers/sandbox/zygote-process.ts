@@ -1,7 +1,8 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { SandboxCall } from './types.ts';
+import type { CallStatus } from '../../contracts/trajectory.ts';
+import type { SandboxCall, SandboxResult } from './types.ts';
 
 /** What the zygote answers for one call (snake_case, as zygote_classify.py writes it). */
 export interface ZygoteReply {
@@ -16,6 +17,9 @@ export interface ZygoteReply {
   duration_ms: number;
   stdout_truncated: boolean;
   stderr_truncated: boolean;
+  /** A session's call (zygote_session.py): it opened a new session; it ended the session. */
+  session_new?: boolean;
+  session_ended?: boolean;
   pong?: boolean;
   leftover?: number;
   clean?: boolean;
@@ -117,11 +121,14 @@ export class ZygoteProcess extends EventEmitter {
     });
   }
 
+  /** `extra`: the session fields of a session's call (zygote_session.py). */
   call(
     c: SandboxCall & { deadlineMs?: number },
     defaults: { timeoutS: number; memoryMb: number; maxOutputBytes: number; maxProcesses: number; maxFileMb: number },
+    extra: Record<string, unknown> = {},
   ) {
     return this.request({
+      ...extra,
       code: c.code,
       input: c.input ?? '',
       history: c.history ?? [],
@@ -139,4 +146,22 @@ export class ZygoteProcess extends EventEmitter {
     // bwrap --die-with-parent and the pid namespace take everything inside down with it.
     this.proc.kill('SIGKILL');
   }
+}
+
+/** A zygote's reply as the Sandbox interface's result (`queueMs`: how long the call waited to start). */
+export function replyToResult(r: ZygoteReply, queueMs: number): SandboxResult {
+  return {
+    status: r.status as CallStatus,
+    stdout: r.stdout ?? '',
+    stderr: r.stderr ?? '',
+    exitCode: r.exit_code ?? null,
+    errorType: r.error_type ?? null,
+    errorLine: r.error_line ?? null,
+    errorMessage: r.error_message ?? null,
+    durationMs: r.duration_ms ?? 0,
+    queueMs,
+    stdoutTruncated: Boolean(r.stdout_truncated),
+    stderrTruncated: Boolean(r.stderr_truncated),
+    ...(r.session_new === undefined ? {} : { sessionNew: r.session_new, sessionEnded: Boolean(r.session_ended) }),
+  };
 }

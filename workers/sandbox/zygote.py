@@ -19,6 +19,8 @@ Protocol: one JSON object per line on stdin (requests) and stdout (responses), a
   response {"id", "status", "stdout", "stderr", "exit_code", "error_type", "error_line", "error_message",
             "duration_ms", "stdout_truncated", "stderr_truncated"}
   request  {"id", "ping": true}  ->  {"id", "pong": true, "pid", "leftover", "clean"}
+  a session's call: a call's request with {"session": "open" | "continue", "session_time_s"}, answered with a call's
+  response and {"session_new", "session_ended"}; {"id", "end_session": true} -> {"id", "ended": true} (zygote_session)
 """
 import json
 import os
@@ -36,6 +38,7 @@ import zygote_os
 import zygote_preload
 import zygote_reserve
 import zygote_seccomp
+import zygote_session
 import zygote_signals
 import zygote_supervise
 from zygote_os import Unclean
@@ -98,13 +101,23 @@ def main(boot=None):
             continue
         if req.get('measure') and boot.get('bench'):
             resp = {'id': req.get('id'), 'measures': zygote_bench.measure_isolation(int(req['measure']), req.get('code') or '')}
+        elif req.get('end_session'):
+            zygote_session.end()
+            resp = {'id': req.get('id'), 'ended': True}
+        elif req.get('ping') and zygote_session.SESSION is not None:
+            # A session's processes are its own until it ends: the proof (and its sweep) waits for that.
+            resp = {'id': req.get('id'), 'pong': True, 'pid': zygote_namespaces.SELF, 'session': True, 'clean': True}
         elif req.get('ping'):
             clean = zygote_supervise.prove_clean()
             resp = {'id': req.get('id'), 'pong': True, 'pid': zygote_namespaces.SELF,
                     'leftover': len(zygote_namespaces.other_pids()), 'clean': clean}
         else:
             try:
-                resp = run_call(req)
+                if req.get('session'):
+                    resp = zygote_session.run(req)
+                else:
+                    zygote_session.end()
+                    resp = run_call(req)
             except Unclean as e:
                 # No answer: the pool sees this zygote die during the call, replaces it and retries the call.
                 sys.stderr.write('zygote: %s; exiting to be replaced\n' % (e,))
@@ -112,6 +125,7 @@ def main(boot=None):
                 os._exit(3)
             except BaseException as e:  # a bug here must not kill the zygote
                 resp = {'status': 'internal', 'stdout': '', 'stderr': 'zygote error: %r' % (e,), 'exit_code': None}
+                zygote_session.end()
                 if not zygote_supervise.prove_clean():
                     os._exit(3)
             resp['id'] = req.get('id')

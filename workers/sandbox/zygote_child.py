@@ -9,6 +9,8 @@ session history replayed quietly). Does not: hide the zygote's memory, which the
 it: the code and its boot line are open), nor return: the process ends with os._exit.
 """
 import ast
+import fcntl
+import io
 import itertools
 import json
 import os
@@ -49,21 +51,28 @@ class CountingStdout:
         return getattr(self._inner, name)
 
 
+# numpy's own default_rng, kept before seed_generators replaces it (a session seeds each of its calls).
+_DEFAULT_RNG = []
+
+
 def seed_generators(seed):
     """Fresh entropy in every call (the zygote's generator state is copied into each fork), or, when the caller
     asks for a seed, the same numbers wherever the call runs: Python's random, numpy's legacy global generator, and
     every numpy.random.default_rng() made without a seed (the n-th one from SeedSequence(seed, spawn_key=(n,)))."""
     np = sys.modules.get('numpy')
+    if np is not None and not _DEFAULT_RNG:
+        _DEFAULT_RNG.append(np.random.default_rng)
     if seed is None:
         random.seed()
         if np is not None:
             np.random.seed()
+            np.random.default_rng = _DEFAULT_RNG[0]
         return
     random.seed(seed)
     if np is not None:
         np.random.seed(seed % (1 << 32))
         made = itertools.count()
-        original = np.random.default_rng
+        original = _DEFAULT_RNG[0]
 
         def default_rng(seed_arg=None):
             return original(np.random.SeedSequence(seed, spawn_key=(next(made),)) if seed_arg is None else seed_arg)
@@ -74,7 +83,58 @@ def run_child(req, in_r, out_w, err_w, info_w):
     """In the forked child: become a clean process and run the code. Never returns. Isolated, the child is pid 1 of
     its own pid namespace (fork_into_namespaces): it cannot see or address the zygote, and when it exits the kernel
     kills every process it left behind. It first builds its view of the file system."""
+    info = become_clean(req, in_r, out_w, err_w, info_w)
+    seed = req.get('seed')
+    seed_generators(seed if isinstance(seed, int) and not isinstance(seed, bool) else None)
+    main = {'__name__': '__main__', '__builtins__': __builtins__, '__file__': 'main.py'}
+    exit_code, report = execute(req.get('code') or '', main, req.get('history') or [])
+    if report is not None:
+        try:
+            info.write(json.dumps(report))
+            info.flush()
+        except BaseException:
+            pass
+    os._exit(exit_code)
+
+
+def run_session(req, in_r, out_w, err_w, info_w, requests_fd):
+    """In the forked child of a session (zygote_session): become a clean process as a call's does, then run each
+    call the zygote sends on the request pipe (a JSON line: code, input, seed) in one namespace that lives as long
+    as the session, and after each write its done line on the info pipe ({exit, error}, stdout and stderr flushed
+    first). Never returns: ends when the request pipe closes, or is killed with its namespaces."""
+    info = become_clean(req, in_r, out_w, err_w, info_w, keep_fd=requests_fd)
+    main = {'__name__': '__main__', '__builtins__': __builtins__, '__file__': 'main.py'}
+    pending = b''
+    while True:
+        while b'\n' not in pending:
+            chunk = os.read(4, 65536)
+            if not chunk:
+                os._exit(0)
+            pending += chunk
+        line, pending = pending.split(b'\n', 1)
+        try:
+            msg = json.loads(line)
+            seed = msg.get('seed')
+            seed_generators(seed if isinstance(seed, int) and not isinstance(seed, bool) else None)
+            set_stdio(io.StringIO(msg.get('input') or ''))
+            exit_code, report = execute(msg.get('code') or '', main)
+        except BaseException as e:  # a bad message, or the code broke what execute relies on
+            exit_code, report = 1, {'type': type(e).__name__, 'line': None, 'message': str(e)[:2000]}
+        try:
+            info.write(json.dumps({'exit': exit_code, 'error': report}) + '\n')
+            info.flush()
+        except BaseException:
+            os._exit(121)
+
+
+def become_clean(req, in_r, out_w, err_w, info_w, keep_fd=None):
+    """Set the forked child up as a clean process (the steps in this module's docstring) and return its info pipe
+    as a file. `keep_fd`: one more descriptor kept, as fd 4 (a session's request pipe, zygote_session); every other
+    inherited descriptor is closed. Exits 120 when set-up fails."""
     try:
+        if keep_fd is not None:
+            # Above the descriptors dup2 fills first, so that none of them overwrites it.
+            keep_fd = fcntl.fcntl(keep_fd, fcntl.F_DUPFD, 64)
         zygote_os.set_dumpable()
         if zygote_os.ISOLATED:
             zygote_mounts.build_call_view()
@@ -86,29 +146,37 @@ def run_child(req, in_r, out_w, err_w, info_w):
         os.dup2(err_w, 2)
         # Keep only stdio and the info pipe: the protocol pipes must not be reachable from the code.
         os.dup2(info_w, 3)
-        os.closerange(4, 65536)
+        if keep_fd is not None:
+            os.dup2(keep_fd, 4)
+        os.closerange(4 if keep_fd is None else 5, 65536)
         zygote_limits.set_rlimits(req)
         zygote_signals.reset_for_call()
         if zygote_os.ISOLATED:
             zygote_seccomp.lock_down_call()
         for name in HIDDEN:
             sys.modules.pop(name, None)
-        seed = req.get('seed')
-        seed_generators(seed if isinstance(seed, int) and not isinstance(seed, bool) else None)
-        sys.stdin = open(0, 'r', closefd=False)
-        sys.stdout = CountingStdout(open(1, 'w', buffering=1, closefd=False, errors='backslashreplace'))
-        sys.stderr = open(2, 'w', buffering=1, closefd=False, errors='backslashreplace')
-        info = os.fdopen(3, 'w')
+        sys.argv = ['main.py']
+        set_stdio()
+        return os.fdopen(3, 'w')
     except BaseException as e:  # set-up failed: report as internal
         os.write(2, ('sandbox set-up failed: %r\n' % (e,)).encode())
         os._exit(120)
 
-    code = req.get('code') or ''
-    history = req.get('history') or []
-    main = {'__name__': '__main__', '__builtins__': __builtins__, '__file__': 'main.py'}
-    sys.argv = ['main.py']
+
+def set_stdio(stdin=None):
+    """sys.stdin (fd 0, or a given file), and stdout and stderr on fds 1 and 2, stdout counting what is written."""
+    sys.stdin = stdin or open(0, 'r', closefd=False)
+    sys.stdout = CountingStdout(open(1, 'w', buffering=1, closefd=False, errors='backslashreplace'))
+    sys.stderr = open(2, 'w', buffering=1, closefd=False, errors='backslashreplace')
+
+
+def execute(code, main, history=()):
+    """Run `code` as main.py in the namespace `main` (IPython-style echo of a last expression; `history` replayed
+    quietly first). Returns (exit_code, report): 0 and None when it ran to its end, SystemExit's code, or 1 and the
+    error report ({type, line, message}) for an uncaught exception, whose traceback (from the code's first frame)
+    is on stderr. Output is flushed."""
     try:
-        # Session mode: earlier calls of the trajectory are replayed quietly to rebuild their variables.
+        # Session mode `replay`: earlier calls of the trajectory are replayed quietly to rebuild their variables.
         if history:
             real_out, real_err = sys.stdout, sys.stderr
             sys.stdout = sys.stderr = open(os.devnull, 'w')
@@ -130,33 +198,45 @@ def run_child(req, in_r, out_w, err_w, info_w):
             value = eval(compile(ast.Expression(last.value), 'main.py', 'eval'), main)
             if value is not None and not sys.stdout.written:
                 print(repr(value))
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
+        flush()
+        return 0, None
     except SystemExit as e:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        flush()
         c = e.code
-        os._exit(c if isinstance(c, int) and 0 <= c < 256 else (0 if c is None else 1))
+        return (c if isinstance(c, int) and 0 <= c < 256 else (0 if c is None else 1)), None
     except BaseException as e:
-        line = None
-        tb = e.__traceback__
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == 'main.py':
-                line = tb.tb_lineno
-            tb = tb.tb_next
-        if isinstance(e, SyntaxError) and e.filename == 'main.py':
-            line = e.lineno
+        return 1, report_exception(e)
+
+
+def flush():
+    for stream in (sys.stdout, sys.stderr):
         try:
-            # Hide the zygote's own frames: the model sees a traceback that starts at its code.
-            tb = e.__traceback__
-            while tb is not None and tb.tb_frame.f_code.co_filename not in ('main.py', 'history.py'):
-                tb = tb.tb_next
-            sys.stderr.write(''.join(traceback.format_exception(type(e), e, tb)))
-            sys.stderr.flush()
-            sys.stdout.flush()
-            info.write(json.dumps({'type': type(e).__name__, 'line': line, 'message': str(e)[:2000]}))
-            info.flush()
+            stream.flush()
         except BaseException:
             pass
-        os._exit(1)
+
+
+def report_exception(e):
+    """Write the traceback of an uncaught exception from the code's first frame on (the model sees no frame of the
+    zygote's) to stderr; returns the error report."""
+    line = None
+    tb = e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == 'main.py':
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if isinstance(e, SyntaxError) and e.filename == 'main.py':
+        line = e.lineno
+    try:
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename not in ('main.py', 'history.py'):
+            tb = tb.tb_next
+        sys.stderr.write(''.join(traceback.format_exception(type(e), e, tb)))
+    except BaseException:
+        pass
+    flush()
+    try:
+        message = str(e)[:2000]
+    except BaseException:
+        message = ''
+    return {'type': type(e).__name__, 'line': line, 'message': message}

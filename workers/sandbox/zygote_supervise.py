@@ -74,10 +74,11 @@ def leftovers():
     return 'processes: %s; cgroup members: %s' % (', '.join(seen) or 'none', zygote_cgroup.cgroup_procs()[:8] or 'none')
 
 
-def spawn(req):
+def spawn(req, session_fd=None, other_fds=()):
     """Fork the call (isolated: into namespaces of its own) with its stdin and its stdout, stderr and info pipes;
     the parent keeps only the read ends, so that each pipe reaches EOF once the call's processes have all closed
-    theirs."""
+    theirs. With `session_fd` (the read end of a session's request pipe, zygote_session) the child serves a
+    session instead of one call; `other_fds`: the zygote's descriptors the child closes besides its own pipes'."""
     in_r = zygote_capture.stdin_fd((req.get('input') or '').encode('utf-8', 'surrogateescape'))
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -89,9 +90,11 @@ def spawn(req):
     t0 = time.monotonic()
     pid = zygote_namespaces.fork_into_namespaces() if zygote_os.ISOLATED else os.fork()
     if pid == 0:
-        for fd in (out_r, err_r, info_r, zygote_signals.WAKE_R):
+        for fd in (out_r, err_r, info_r, zygote_signals.WAKE_R, *other_fds):
             os.close(fd)
-        zygote_child.run_child(req, in_r, out_w, err_w, info_w)
+        if session_fd is None:
+            zygote_child.run_child(req, in_r, out_w, err_w, info_w)
+        zygote_child.run_session(req, in_r, out_w, err_w, info_w, session_fd)
     for fd in (in_r, out_w, err_w, info_w):
         os.close(fd)
     return Child(pid, t0, out_r, err_r, info_r, limits)

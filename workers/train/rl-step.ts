@@ -17,7 +17,7 @@ import { selectStep, type GroupSelection, type RocOptions } from '../rl/grpo-roc
 import { isMixed, surplusGroup, trainedGroups } from '../rl/dynamic-sampling.ts';
 import type { PassTier } from '../rl/curriculum.ts';
 import type { Rng } from '../rl/sampling.ts';
-import type { TisMode, ToolFormat } from '../../contracts/recipe.ts';
+import type { TisMode, ToolFormat, ToolSession } from '../../contracts/recipe.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 import type { PolicyMetrics, PolicyParams, Trainer } from '../trainer/types.ts';
 import { policySample } from './policy-batch.ts';
@@ -37,7 +37,7 @@ export interface RlStepConfig {
   temperature: number;
   maxResponseTokens: number;
   maxTurns: number;
-  tool: { timeoutS: number; memoryMb: number; session: boolean; seedCalls?: boolean };
+  tool: { timeoutS: number; memoryMb: number; session: ToolSession; sessionTimeS?: number; seedCalls?: boolean };
   template: TemplateSettings;
   toolFormat: ToolFormat;
 }
