@@ -86,8 +86,11 @@ def main():
     uri = os.environ.get("MLFLOW_TRACKING_URI", "")
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     os.environ.setdefault("DO_NOT_TRACK", "1")
-    # A server that is not there is said within seconds, not after MLflow's default 7 retries with backoff.
-    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
+    # A server that is not there is said within seconds, not after MLflow's default 7 retries with backoff; once it
+    # has answered, the export's many requests get MLflow's own retries (or the user's), so that a long export
+    # rides out a moment's failure. MLflow reads the variable at each request (mlflow/utils/rest_utils.py).
+    retries = os.environ.get("MLFLOW_HTTP_REQUEST_MAX_RETRIES")
+    os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] = retries or "2"
     try:
         from mlflow import MlflowClient
         from mlflow.entities import Metric, Param
@@ -102,6 +105,8 @@ def main():
     except Exception as e:  # the server's refusal or absence, named
         answer({"error": {"field": "--tracking-uri", "message": f"the MLflow server at {uri} did not answer: {str(e).splitlines()[0][:300]}"}}, out)
         return 0
+    if retries is None:
+        del os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"]
     exp_id = exp.experiment_id if exp else client.create_experiment(project)
     # A second export of one run would add a second MLflow run for it: refused instead.
     if client.search_runs([exp_id], filter_string=f"tags.`toolsmith.run_id` = '{name}'", max_results=1):
