@@ -48,6 +48,8 @@ test('a session keeps variables, imports, functions and files in /tmp across its
       'True\n',
       'a call without input reads nothing',
     );
+    // Code larger than a pipe's buffer reaches the session whole.
+    assert.equal(await ok(s, `big = "${'a'.repeat(200_000)}"\nprint(len(big), x)`), '200000 41\n');
     const fresh = await pool.run({ code: 'import os\nprint(os.path.exists("/tmp/keep.txt"), "x" in globals())' });
     assert.equal(fresh.stdout, 'False False\n', show(fresh));
     assert.equal(fresh.sessionNew, undefined, 'a fresh call is no session call');

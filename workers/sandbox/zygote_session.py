@@ -76,6 +76,9 @@ def open_session(req):
     # The process's CPU limit is the whole session's time (zygote_limits.set_rlimits reads `timeout`).
     child = zygote_supervise.spawn(dict(req, timeout=session_s, input=''), session_fd=req_r, other_fds=(req_w,))
     os.close(req_r)
+    # Written only when select says there is room, and never waited on: a session whose code stopped reading its
+    # requests must not stall the zygote past the call's deadline.
+    os.set_blocking(req_w, False)
     return Session(child, req_w, mem_limit, int(req.get('max_output') or 1024 * 1024), time.monotonic() + session_s)
 
 
@@ -138,7 +141,10 @@ def watch(session, message, deadline, limits):
         wait = min(deadline - now, zygote_supervise.MEMORY_POLL_S)
         r, w, _ = select.select(output.open_fds + [wake_r], writers, [], max(0, wait))
         if w:
-            pending = pending[os.write(session.req_w, pending[:65536]):]
+            try:
+                pending = pending[os.write(session.req_w, pending[:65536]):]
+            except BlockingIOError:
+                pass
         if wake_r in r:
             zygote_signals.drain_wakeups()
             r.remove(wake_r)
