@@ -32,7 +32,11 @@ try {
   for (const [i, c] of CALLS.entries()) {
     const text = `Step ${i + 1}.</reason>\n<tool_call>\n${JSON.stringify({ name: 'python', arguments: { code: c.code, input: '' } })}\n</tool_call>`;
     const at = Date.now();
-    t = appendAssistantTurn(t, { text, tokens: text.length, engineFinish: 'stop', genStartedAt: at, genFinishedAt: at }, S);
+    t = appendAssistantTurn(
+      t,
+      { text, tokens: text.length, engineFinish: 'stop', genStartedAt: at, genFinishedAt: at },
+      S,
+    );
     const r = await session.run({ code: c.code, timeoutS: c.timeoutS });
     const shown = formatToolResult(r, undefined, c.timeoutS);
     const appended = toolResponseTurn(shown, S);

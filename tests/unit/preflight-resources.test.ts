@@ -78,6 +78,41 @@ test('sandbox memory per call × calls at once over the host (or the maximum) is
   assert.ok(checkResources(r, small, null).length >= 1);
 });
 
+test('tool.session "trajectory": refused where the sandbox has no sessions; on the local pool its sessions must fit the memory', () => {
+  const withSessions = (memoryMb: number, where: 'recipe' | 'stage') => {
+    const input = JSON.parse(JSON.stringify(EMBEDDED_ARITH));
+    const rl = input.stages.findIndex((s: { type: string }) => s.type === 'rl');
+    if (where === 'recipe') input.tool = { ...input.tool, session: 'trajectory', memoryMb };
+    else input.stages[rl].tool = { ...input.tool, session: 'trajectory', memoryMb };
+    return { recipe: parseRecipe(input), field: where === 'recipe' ? 'tool.session' : `stages.${rl}.tool.session` };
+  };
+  const only = (ps: string[]) => ps.filter((p) => p.includes('.session'));
+  const roomy = { ...small, memoryBytes: 24 * GiB };
+  for (const where of ['recipe', 'stage'] as const) {
+    const { recipe, field } = withSessions(1024, where);
+    // 8 sessions (4 per core on 2 cores) × 1 GiB fit 24 GiB, not 4 GiB.
+    assert.deepEqual(only(checkResources(recipe, roomy, null)), []);
+    assert.deepEqual(only(checkResources(recipe, { ...roomy, maxSandboxMemoryMb: 4096 }, null)), [
+      `${field}: "trajectory" sessions hold up to 1,024 MiB each (tool.memoryMb), 8 open at once = 8.0 GiB, over this worker's limit of 4.0 GiB for the sandbox: lower tool.memoryMb or set tool.session to "replay"`,
+    ]);
+    for (const host of [
+      { ...roomy, sandboxConcurrency: null },
+      { ...roomy, sandboxSessions: false },
+    ])
+      assert.match(
+        only(checkResources(recipe, host, null)).join('\n'),
+        new RegExp(
+          `^${field.replace(/\./g, '\\.')}: "trajectory" needs sandbox sessions, which only the local sandbox pool has`,
+        ),
+      );
+  }
+  assert.deepEqual(
+    only(checkResources(embedded({}), { ...roomy, sandboxSessions: false }, null)),
+    [],
+    'off needs none',
+  );
+});
+
 test("a named model on GPUs: the memory of the ranks' GPUs together (FSDP shards), LoRA needs a quarter", () => {
   const r = RSTAR2_QWEN3_14B; // 8 ranks on cuda
   const size = { params: 14.8e9, dtype: 'bf16' };

@@ -18,7 +18,7 @@ import {
   type SessionOptions,
 } from './types.ts';
 import { replyToResult, ZygoteProcess, type ZygoteReply } from './zygote-process.ts';
-import { type Lease, PoolSession, SESSION_IDLE_S, SESSION_TIME_S } from './sessions.ts';
+import { type Lease, PoolSession, SESSION_IDLE_S, SESSION_TIME_S, SESSIONS_PER_CORE } from './sessions.ts';
 import { HEAVY_PRELOAD, STDLIB_PRELOAD, zygoteKind } from './route.ts';
 import { checkBubblewrap, interpreterRoot, type Root } from './host-root.ts';
 
@@ -147,7 +147,7 @@ export class SandboxPool implements Sandbox {
       light: opts.light ?? cfg.sandboxLight,
       unsafe: opts.unsafe ?? cfg.sandboxUnsafe,
       healthIntervalMs: opts.healthIntervalMs ?? 5000,
-      maxSessions: opts.maxSessions ?? 4 * (opts.size ?? os.availableParallelism()),
+      maxSessions: opts.maxSessions ?? SESSIONS_PER_CORE * (opts.size ?? os.availableParallelism()),
       bench: opts.bench ?? false,
       log: opts.log ?? ((line) => console.error(`[sandbox] ${line}`)),
     };

@@ -1,6 +1,8 @@
 import { internalResult, type RunOptions, type SandboxCall, type SandboxResult, type SandboxSession } from './types.ts';
 import { replyToResult, type ZygoteProcess, type ZygoteReply } from './zygote-process.ts';
 
+/** Sessions a pool opens at once per core by default (PoolOptions.maxSessions), each on a zygote of its own. */
+export const SESSIONS_PER_CORE = 4;
 /** Defaults of a session's limits (SessionOptions): its calls' time added up, and how long it may sit idle. */
 export const SESSION_TIME_S = 60;
 export const SESSION_IDLE_S = 300;

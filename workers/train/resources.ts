@@ -6,7 +6,8 @@
  * (workers/handlers/train.ts, workers/train/model-size.ts).
  */
 import { DEFAULT_CONSTANTS, embeddedParams, parseCluster, planRun } from '../../contracts/plan.ts';
-import type { Recipe } from '../../contracts/recipe.ts';
+import { type Recipe, type ToolSession, toolSessionMode } from '../../contracts/recipe.ts';
+import { SESSIONS_PER_CORE } from '../sandbox/sessions.ts';
 
 export interface HostResources {
   /** Host memory, bytes (os.totalmem). */
@@ -17,6 +18,9 @@ export interface HostResources {
   gpuMemoryBytes: number[];
   /** Tool calls the local sandbox runs at once (its pool size); null when the sandbox is remote nodes, which cap calls themselves. */
   sandboxConcurrency: number | null;
+  /** Whether the sandbox has sessions (tool.session "trajectory"): the local pool has, sandbox nodes and Ray's do not
+   *  (default: when sandboxConcurrency is set). */
+  sandboxSessions?: boolean;
   /** Operators' maxima (TOOLSMITH_MAX_TRAINER_RANKS, TOOLSMITH_MAX_TRAINER_MEMORY_MB, TOOLSMITH_MAX_SANDBOX_MEMORY_MB). */
   maxTrainerRanks?: number;
   maxTrainerMemoryMb?: number;
@@ -121,6 +125,7 @@ export function checkResources(recipe: Recipe, host: HostResources, model: Model
 
   if (recipe.budget && model) out.push(...overBudget(recipe, host, model));
 
+  out.push(...sessionProblems(recipe, host));
   if (host.sandboxConcurrency !== null) {
     const asks = [{ field: 'tool.memoryMb', mb: recipe.tool.memoryMb }];
     recipe.stages.forEach((s, i) => {
@@ -138,4 +143,33 @@ export function checkResources(recipe: Recipe, host: HostResources, model: Model
     }
   }
   return out;
+}
+
+/**
+ * tool.session "trajectory" (the recipe's, or a stage's) needs sandbox sessions, which only the local pool has; there
+ * each open session may hold its memoryMb, SESSIONS_PER_CORE per core at once, which must fit the sandbox's limit.
+ */
+function sessionProblems(recipe: Recipe, host: HostResources): string[] {
+  const asks: { field: string; tool: { session: ToolSession; memoryMb: number } }[] = [
+    { field: 'tool.session', tool: recipe.tool },
+  ];
+  recipe.stages.forEach((s, i) => {
+    if (s.type === 'rl' && s.tool) asks.push({ field: `stages.${i}.tool.session`, tool: s.tool });
+  });
+  const wanted = asks.filter((a) => toolSessionMode(a.tool.session) === 'trajectory');
+  if (host.sandboxSessions ?? host.sandboxConcurrency !== null) {
+    if (host.sandboxConcurrency === null) return [];
+    const limitMb = host.maxSandboxMemoryMb ?? Math.floor(host.memoryBytes / 2 ** 20);
+    const open = SESSIONS_PER_CORE * host.sandboxConcurrency;
+    return wanted
+      .filter((a) => a.tool.memoryMb * open > limitMb)
+      .map(
+        (a) =>
+          `${a.field}: "trajectory" sessions hold up to ${fmt(a.tool.memoryMb)} MiB each (tool.memoryMb), ${open} open at once = ${fmtBytes(a.tool.memoryMb * open * 2 ** 20)}, over this worker's limit of ${fmtBytes(limitMb * 2 ** 20)} for the sandbox: lower tool.memoryMb or set tool.session to "replay"`,
+      );
+  }
+  return wanted.map(
+    (a) =>
+      `${a.field}: "trajectory" needs sandbox sessions, which only the local sandbox pool has (this worker runs tool calls on sandbox nodes or Ray's): set it to "replay" or "off", or run with the local pool`,
+  );
 }
