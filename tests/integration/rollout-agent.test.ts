@@ -307,7 +307,7 @@ test('tool.session "trajectory": each trajectory runs its calls in a session of 
   for (const t of fresh)
     for (const x of t.turns) assert.equal(x.tool?.session, undefined, 'fresh calls are no session calls');
   assert.equal(sandbox.status().sessions.open, 0, 'every trajectory gave its session back');
-  // A code environment without sessions (the remote one) is refused by name rather than run without them.
+  // A code environment without sessions is refused by name rather than run without them.
   const noSessions: Sandbox = {
     run: (c) => sandbox.run(c),
     runBatch: (cs) => sandbox.runBatch(cs),

@@ -98,6 +98,7 @@ const calls: SandboxCall[] = [
   { code: 'import math\nprint(math.sqrt(16))\n1/0' },
   { code: 'print(y)', history: ['y = 5'] },
   { code: 'while True: pass', timeoutS: 0.3 },
+  { code: 'import random\nimport numpy as np\nprint(random.random(), np.random.default_rng().random())', seed: 7007 },
 ];
 
 describe('RemoteSandbox over real nodes', () => {
@@ -107,8 +108,9 @@ describe('RemoteSandbox over real nodes', () => {
     for (const c of calls) local.push(await poolA.run(c));
     assert.deepEqual(
       local.map((r) => r.status),
-      ['ok', 'ok', 'error', 'ok', 'timeout'],
+      ['ok', 'ok', 'error', 'ok', 'timeout', 'ok'],
     );
+    assert.equal((await poolA.run(calls[5]!)).stdout, local[5]!.stdout, 'a seeded call repeats');
     const one = await remote.run(calls[0]);
     assert.deepEqual(stable(one), stable(local[0]));
     const batch = await remote.runBatch(calls);
@@ -168,6 +170,9 @@ describe('RemoteSandbox over real nodes', () => {
     r = await post('/run', JSON.stringify({ code: 'print(1)', timeout: 3 }));
     assert.equal(r.status, 400);
     assert.equal(r.body.field, 'timeout');
+    r = await post('/run', JSON.stringify({ code: 'print(1)', seed: -1 }));
+    assert.equal(r.status, 400);
+    assert.equal(r.body.field, 'seed');
     r = await post('/run', JSON.stringify({ input: 'x' }));
     assert.equal(r.body.field, 'code');
     r = await post('/run/batch', JSON.stringify({ call: [] }));

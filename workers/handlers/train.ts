@@ -146,8 +146,6 @@ async function refuseUnfit(ctx: JobContext<JobPayload<'train'>>, placement: Plac
         cpus: os.availableParallelism(),
         gpuMemoryBytes,
         sandboxConcurrency: cfg.sandboxUrls ? null : os.availableParallelism(), // the local pool's size (workers/sandbox/pool.ts)
-        // Sessions: the local pool's alone (placement.ts: Ray's sandbox nodes and TOOLSMITH_SANDBOX_URLS have none).
-        sandboxSessions: !cfg.sandboxUrls && !placement.onCluster,
         maxTrainerRanks: cfg.maxTrainerRanks,
         maxTrainerMemoryMb: cfg.maxTrainerMemoryMb,
         maxSandboxMemoryMb: cfg.maxSandboxMemoryMb,

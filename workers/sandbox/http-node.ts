@@ -4,6 +4,7 @@ import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { checkServiceRequest, LOOPBACK_HOSTS } from '../../contracts/hosts.ts';
+import { NodeSessions, sessionIdSchema, sessionOpenSchema } from './node-sessions.ts';
 import type { Sandbox, SandboxCall, SandboxResult } from './types.ts';
 
 /**
@@ -11,6 +12,9 @@ import type { Sandbox, SandboxCall, SandboxResult } from './types.ts';
  *
  *   POST /run          body: a SandboxCall                → a SandboxResult
  *   POST /run/batch    body: { calls: SandboxCall[] }     → { results: SandboxResult[] } (same order)
+ *   POST /session/open   body: { timeS?, idleS? }         → { id }: a session (its calls share one interpreter)
+ *   POST /session/run    body: { id, call: SandboxCall }  → a SandboxResult; 404 naming `id` once it has ended
+ *   POST /session/close  body: { id }                     → { closed } (node-sessions.ts)
  *   GET  /health       → 200 { ok: true, ...pool status } while it can run calls; 503 while draining or with no live interpreter
  *   GET  /metrics      → Prometheus text format
  *
@@ -49,6 +53,8 @@ export interface SandboxNodeOptions {
   maxBodyBytes?: number;
   /** Most calls in one /run/batch (default 1024). */
   maxBatch?: number;
+  /** Sessions open at once (default 1024; a session waits for an interpreter at its first call, as in the pool). */
+  maxSessions?: number;
   /** The most a call may ask for (DEFAULT_NODE_LIMITS where unset). */
   limits?: Partial<NodeLimits>;
   /** Host values it answers to (default: the loopback names and `host`); cli/listen.ts serviceAllowedHosts. */
@@ -76,6 +82,8 @@ export const sandboxCallSchema = z.strictObject({
     .max(1024 * 1024 * 1024)
     .optional(),
   history: z.array(z.string()).optional(),
+  // A seeded call (the recipe's tool.seedCalls) gives the same numbers on a node as on the local pool.
+  seed: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
 });
 
 const MAX_BUDGET_MS = 24 * 3600 * 1000;
@@ -101,6 +109,7 @@ export class SandboxNode {
   readonly limits: NodeLimits;
   private readonly allowedHosts: string[];
   private readonly log: (line: string) => void;
+  readonly sessions: NodeSessions;
   readonly metrics = {
     calls: {} as Record<string, number>,
     latencySumS: 0,
@@ -117,6 +126,7 @@ export class SandboxNode {
       ...DEFAULT_NODE_LIMITS,
       ...Object.fromEntries(Object.entries(opts.limits ?? {}).filter(([, v]) => v !== undefined)),
     };
+    this.sessions = new NodeSessions(opts.sandbox, opts.maxSessions ?? 1024);
     const host = opts.host ?? '127.0.0.1';
     this.allowedHosts = opts.allowedHosts ?? [
       ...LOOPBACK_HOSTS,
@@ -164,6 +174,7 @@ export class SandboxNode {
     }
     this.server.closeAllConnections();
     await closed;
+    await this.sessions.closeAll();
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse) {
@@ -180,33 +191,38 @@ export class SandboxNode {
         const status = this.opts.sandbox.status?.() ?? {};
         const alive = typeof status.alive === 'number' ? status.alive : 1;
         code = this.draining || alive === 0 ? 503 : 200;
-        return send(res, code, { ok: code === 200, draining: this.draining, ...status });
+        return send(res, code, {
+          ok: code === 200,
+          draining: this.draining,
+          ...status,
+          openSessions: this.sessions.size,
+        });
       }
       if (route === 'GET /metrics') {
         code = 200;
         res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
         return res.end(this.prometheus());
       }
-      if (route !== 'POST /run' && route !== 'POST /run/batch') {
-        const known = ['GET /health', 'GET /metrics', 'POST /run', 'POST /run/batch'];
-        if (known.some((k) => k.endsWith(` ${url.pathname}`)))
+      if (!POSTS.includes(url.pathname)) {
+        if (KNOWN.some((k) => k.endsWith(` ${url.pathname}`)))
           throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}`);
-        throw new HttpError(404, `no route ${url.pathname} (routes: /run, /run/batch, /health, /metrics)`);
+        throw new HttpError(404, `no route ${url.pathname} (routes: ${KNOWN.map((k) => k.split(' ')[1]).join(', ')})`);
       }
+      if (req.method !== 'POST') throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}`);
       if (this.draining) throw new HttpError(503, 'this sandbox node is shutting down');
       const budgetMs = parseBudget(req.headers['x-sandbox-budget-ms']);
       const body = await readJson(req, this.maxBodyBytes);
+      if (url.pathname.startsWith('/session/')) {
+        const out = await this.session(url.pathname, body, budgetMs, hangUp(res));
+        code = 200;
+        return send(res, 200, out);
+      }
       const calls =
         route === 'POST /run' ? [validate(sandboxCallSchema, body, '')] : validateBatch(body, this.maxBatch);
       calls.forEach((c, i) => withinLimits(c, this.limits, route === 'POST /run' ? '' : `calls.${i}.`));
-      // The client hanging up cancels its calls that are still queued. One listener per call of the batch.
-      const abort = new AbortController();
-      setMaxListeners(0, abort.signal);
-      res.on('close', () => {
-        if (!res.writableFinished) abort.abort();
-      });
+      const signal = hangUp(res);
       const deadline = budgetMs === undefined ? undefined : Date.now() + budgetMs;
-      const results = await Promise.all(calls.map((c) => this.runOne(c, deadline, abort.signal)));
+      const results = await Promise.all(calls.map((c) => this.runOne(c, deadline, signal)));
       // A pool closed under us answers `internal`; say 503 instead, so the client runs the calls elsewhere.
       if (this.draining && results.some((r) => r.status === 'internal'))
         throw new HttpError(503, 'this sandbox node is shutting down');
@@ -230,9 +246,47 @@ export class SandboxNode {
     }
   }
 
-  private async runOne(call: SandboxCall, deadline: number | undefined, signal: AbortSignal): Promise<SandboxResult> {
+  /** /session/open, /session/run, /session/close. */
+  private async session(path: string, body: unknown, budgetMs: number | undefined, signal: AbortSignal) {
+    if (!this.sessions.supported) throw new HttpError(501, "this sandbox node's sandbox has no sessions");
+    if (path === '/session/open') {
+      const o = validate(sessionOpenSchema, body, '');
+      if (o.timeS !== undefined && o.timeS > this.limits.timeoutS)
+        throw new HttpError(
+          400,
+          `timeS: ${o.timeS} s is over this node's limit of ${this.limits.timeoutS} s (sandbox serve --max-timeout-s)`,
+          'timeS',
+        );
+      const id = this.sessions.openOne(o);
+      if (id === null) throw new HttpError(429, `this sandbox node has its ${this.sessions.max} sessions open`);
+      return { id };
+    }
+    if (path === '/session/close') {
+      const { id } = validate(sessionCloseSchema, body, '');
+      return { closed: await this.sessions.closeOne(id) };
+    }
+    const { id, call } = validate(sessionRunSchema, body, '');
+    withinLimits(call, this.limits, 'call.');
+    const deadline = budgetMs === undefined ? undefined : Date.now() + budgetMs;
+    const r = await this.sessions.use(id, (s) => this.runOne(call, deadline, signal, s));
+    if (r === undefined)
+      throw new HttpError(
+        404,
+        `id: no open session ${id} on this node (closed, idle past its time, or the node restarted)`,
+        'id',
+      );
+    if (this.draining && r.status === 'internal') throw new HttpError(503, 'this sandbox node is shutting down');
+    return r;
+  }
+
+  private async runOne(
+    call: SandboxCall,
+    deadline: number | undefined,
+    signal: AbortSignal,
+    on: Pick<Sandbox, 'run'> = this.opts.sandbox,
+  ): Promise<SandboxResult> {
     const t0 = process.hrtime.bigint();
-    const r = await this.opts.sandbox.run(call, { deadline, signal });
+    const r = await on.run(call, { deadline, signal });
     this.metrics.calls[r.status] = (this.metrics.calls[r.status] ?? 0) + 1;
     this.metrics.latencySumS += Number(process.hrtime.bigint() - t0) / 1e9;
     this.metrics.latencyCount++;
@@ -391,6 +445,22 @@ function withinLimits(call: SandboxCall, limits: NodeLimits, prefix: string): vo
 }
 
 const batchSchema = z.strictObject({ calls: z.array(z.unknown()) });
+const sessionRunSchema = z.strictObject({ id: sessionIdSchema, call: sandboxCallSchema });
+const sessionCloseSchema = z.strictObject({ id: sessionIdSchema });
+
+const POSTS = ['/run', '/run/batch', '/session/open', '/session/run', '/session/close'];
+const KNOWN = ['GET /health', 'GET /metrics', ...POSTS.map((p) => `POST ${p}`)];
+
+/** Aborted when the client hangs up before its answer: its calls still queued are cancelled. Any number of
+ *  listeners (one per call of a batch). */
+function hangUp(res: http.ServerResponse): AbortSignal {
+  const abort = new AbortController();
+  setMaxListeners(0, abort.signal);
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  return abort.signal;
+}
 
 function validateBatch(body: unknown, maxBatch: number): SandboxCall[] {
   const b = validate(batchSchema, body, '');

@@ -1,4 +1,12 @@
-import { internalResult, type RunOptions, type Sandbox, type SandboxCall, type SandboxResult } from './types.ts';
+import { RemoteSession, type SessionRemote } from './remote-session.ts';
+import {
+  internalResult,
+  type RunOptions,
+  type Sandbox,
+  type SandboxCall,
+  type SandboxResult,
+  type SessionOptions,
+} from './types.ts';
 
 /**
  * The Sandbox interface over several sandbox nodes (`npx toolsmith sandbox serve`).
@@ -14,6 +22,8 @@ import { internalResult, type RunOptions, type Sandbox, type SandboxCall, type S
  *   `healthIntervalMs` too (a node whose interpreters all died answers 503).
  * - Exactly once: every call resolves once, with the first of: its result, its deadline (status `internal`, saying no
  *   node answered and the last error), the caller's abort signal, or close().
+ * - Sessions (openSession): a session lives on one node (remote-session.ts); one lost with its node goes on as a new
+ *   session on another.
  */
 export interface RemoteOptions {
   urls: string[];
@@ -54,6 +64,7 @@ export interface NodeState {
   served: number;
 }
 
+/** A node's answer that trying again elsewhere would not change (a 4xx). */
 class Permanent extends Error {}
 
 const freshNode = (u: string): NodeState => ({
@@ -77,6 +88,7 @@ export class RemoteSandbox implements Sandbox {
   private probeTimer: NodeJS.Timeout;
   private closed = false;
   private controllers = new Set<AbortController>();
+  private sessions = new Set<RemoteSession<NodeState>>();
   private rr = 0;
   private readonly o: Required<Omit<RemoteOptions, 'urls' | 'token'>>;
   readonly stats = { calls: 0, batches: 0, retries: 0, byStatus: {} as Record<string, number> };
@@ -125,6 +137,22 @@ export class RemoteSandbox implements Sandbox {
     return Promise.all(calls.map((c) => this.run(c, opts)));
   }
 
+  openSession(opts: SessionOptions = {}): RemoteSession<NodeState> {
+    const remote: SessionRemote<NodeState> = {
+      defaults: { timeoutS: this.o.defaultTimeoutS, queueMs: this.o.defaultQueueMs },
+      backoffMs: (attempt) => this.backoffMs(attempt),
+      pick: (tried) => this.pick(tried),
+      post: (node, path, body, budgetMs, signal) => this.post(node, path, body, budgetMs, signal),
+      fail: (node, msg) => this.fail(node, msg),
+      closed: () => this.closed,
+      forget: (s) => this.sessions.delete(s),
+    };
+    const s = new RemoteSession(remote, opts);
+    if (this.closed) void s.close();
+    else this.sessions.add(s);
+    return s;
+  }
+
   /** Node states, for logs and diagnostics. */
   status() {
     return {
@@ -160,6 +188,9 @@ export class RemoteSandbox implements Sandbox {
     clearInterval(this.probeTimer);
     for (const p of this.buffer.splice(0)) this.settle(p, internalResult('the remote sandbox client is closed'));
     for (const c of this.controllers) c.abort(new Error('the remote sandbox client is closed'));
+    // Sessions' calls were just cut short; their nodes are told to end them (or end them when idle).
+    const ending = Promise.allSettled([...this.sessions].map((s) => s.close()));
+    await Promise.race([ending, new Promise((r) => setTimeout(r, 5000).unref())]);
   }
 
   private settle(p: Pending, r: SandboxResult) {
@@ -193,8 +224,7 @@ export class RemoteSandbox implements Sandbox {
       const deadline = Math.max(...live.map((p) => p.deadline));
       if (attempt > 0) {
         this.stats.retries++;
-        const backoff = Math.random() * Math.min(this.o.backoffMaxMs, this.o.backoffBaseMs * 2 ** (attempt - 1));
-        await sleep(Math.min(backoff, Math.max(0, deadline - Date.now())));
+        await sleep(Math.min(this.backoffMs(attempt), Math.max(0, deadline - Date.now())));
         if (this.closed) return;
       }
       // Calls whose deadline passed while no node had them are answered now, with the last error.
@@ -221,8 +251,13 @@ export class RemoteSandbox implements Sandbox {
     }
   }
 
+  /** Exponential backoff with full jitter before the n-th try (n ≥ 1), ms. */
+  private backoffMs(attempt: number): number {
+    return Math.random() * Math.min(this.o.backoffMaxMs, this.o.backoffBaseMs * 2 ** (attempt - 1));
+  }
+
   /** The healthy node with the fewest calls in flight (ties rotate), preferring nodes this batch has not tried; with none healthy, any node in turn (the backoff paces these tries). */
-  private pick(tried: Set<NodeState>): NodeState {
+  private pick(tried: ReadonlySet<NodeState>): NodeState {
     const healthy = this.nodes.filter((n) => n.healthy);
     const fresh = healthy.filter((n) => !tried.has(n));
     const pool = fresh.length ? fresh : healthy.length ? healthy : this.nodes;
@@ -237,50 +272,73 @@ export class RemoteSandbox implements Sandbox {
 
   private async send(node: NodeState, live: Pending[], deadline: number): Promise<SandboxResult[]> {
     const budgetMs = Math.max(0, deadline - Date.now());
+    node.inFlight += live.length;
+    try {
+      const res = await this.post(node, '/run/batch', { calls: live.map((p) => p.call) }, budgetMs);
+      const results = res.body.results as SandboxResult[] | undefined;
+      if (!Array.isArray(results) || results.length !== live.length) {
+        throw new Error(
+          `HTTP 200 with ${Array.isArray(results) ? results.length : 'no'} results for ${live.length} calls`,
+        );
+      }
+      node.failures = 0;
+      node.served += live.length;
+      return results;
+    } finally {
+      node.inFlight -= live.length;
+    }
+  }
+
+  /**
+   * POST a JSON body to a node with the calls' budget; its 200 answer. A node that hangs is given up on a little
+   * after the budget (the calls then go elsewhere); a connection error, an unreadable body, a 5xx, 408 or 429 throws
+   * an Error (transient), any other status a Permanent.
+   */
+  private async post(
+    node: NodeState,
+    path: string,
+    payload: unknown,
+    budgetMs: number,
+    signal?: AbortSignal,
+  ): Promise<{ body: Record<string, unknown> }> {
     const ac = new AbortController();
     this.controllers.add(ac);
-    // A node that hangs is given up on a little after the calls' deadline, and the batch goes elsewhere.
     const timer = setTimeout(
       () => ac.abort(new Error(`no answer within ${Math.round((budgetMs + ANSWER_GRACE_MS) / 1000)} s`)),
       budgetMs + ANSWER_GRACE_MS,
     );
-    node.inFlight += live.length;
+    const onAbort = () => ac.abort(new Error('cancelled by the caller'));
+    signal?.addEventListener('abort', onAbort, { once: true });
     try {
       let res: Response;
       try {
-        res = await fetch(`${node.url}/run/batch`, {
+        res = await fetch(`${node.url}${path}`, {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
             authorization: `Bearer ${this.options.token}`,
             'x-sandbox-budget-ms': String(Math.round(budgetMs)),
           },
-          body: JSON.stringify({ calls: live.map((p) => p.call) }),
+          body: JSON.stringify(payload),
           signal: ac.signal,
         });
       } catch (e) {
         throw new Error(connectionError(e, ac.signal));
       }
-      let body: { results?: SandboxResult[]; error?: string };
+      let body: Record<string, unknown>;
       try {
         body = (await res.json()) as typeof body;
       } catch (e) {
         throw new Error(`HTTP ${res.status} with an unreadable body (${connectionError(e, ac.signal)})`);
       }
-      if (res.status >= 500 || res.status === 429 || res.status === 408)
-        throw new Error(`HTTP ${res.status}: ${body.error ?? 'no message'}`);
-      if (res.status !== 200) throw new Permanent(`HTTP ${res.status}: ${body.error ?? 'no message'}`);
-      if (!Array.isArray(body.results) || body.results.length !== live.length) {
-        throw new Error(
-          `HTTP 200 with ${Array.isArray(body.results) ? body.results.length : 'no'} results for ${live.length} calls`,
-        );
-      }
-      node.failures = 0;
-      node.served += live.length;
-      return body.results;
+      const error = `HTTP ${res.status}: ${typeof body.error === 'string' ? body.error : 'no message'}`;
+      // 501: the node has no such feature (no sessions): no other attempt would change that.
+      if ((res.status >= 500 && res.status !== 501) || res.status === 429 || res.status === 408) throw new Error(error);
+      if (res.status !== 200) throw new Permanent(error, { cause: { status: res.status, field: body.field } });
+      return { body };
     } finally {
       clearTimeout(timer);
-      node.inFlight -= live.length;
+      signal?.removeEventListener('abort', onAbort);
       this.controllers.delete(ac);
     }
   }

@@ -18,9 +18,6 @@ export interface HostResources {
   gpuMemoryBytes: number[];
   /** Tool calls the local sandbox runs at once (its pool size); null when the sandbox is remote nodes, which cap calls themselves. */
   sandboxConcurrency: number | null;
-  /** Whether the sandbox has sessions (tool.session "trajectory"): the local pool has, sandbox nodes and Ray's do not
-   *  (default: when sandboxConcurrency is set). */
-  sandboxSessions?: boolean;
   /** Operators' maxima (TOOLSMITH_MAX_TRAINER_RANKS, TOOLSMITH_MAX_TRAINER_MEMORY_MB, TOOLSMITH_MAX_SANDBOX_MEMORY_MB). */
   maxTrainerRanks?: number;
   maxTrainerMemoryMb?: number;
@@ -146,8 +143,8 @@ export function checkResources(recipe: Recipe, host: HostResources, model: Model
 }
 
 /**
- * tool.session "trajectory" (the recipe's, or a stage's) needs sandbox sessions, which only the local pool has; there
- * each open session may hold its memoryMb, SESSIONS_PER_CORE per core at once, which must fit the sandbox's limit.
+ * tool.session "trajectory" (the recipe's, or a stage's) on the local pool: each open session may hold its memoryMb,
+ * SESSIONS_PER_CORE per core at once, which must fit the sandbox's limit. Sandbox nodes (and Ray's) bound their own.
  */
 function sessionProblems(recipe: Recipe, host: HostResources): string[] {
   const asks: { field: string; tool: { session: ToolSession; memoryMb: number } }[] = [
@@ -157,19 +154,13 @@ function sessionProblems(recipe: Recipe, host: HostResources): string[] {
     if (s.type === 'rl' && s.tool) asks.push({ field: `stages.${i}.tool.session`, tool: s.tool });
   });
   const wanted = asks.filter((a) => toolSessionMode(a.tool.session) === 'trajectory');
-  if (host.sandboxSessions ?? host.sandboxConcurrency !== null) {
-    if (host.sandboxConcurrency === null) return [];
-    const limitMb = host.maxSandboxMemoryMb ?? Math.floor(host.memoryBytes / 2 ** 20);
-    const open = SESSIONS_PER_CORE * host.sandboxConcurrency;
-    return wanted
-      .filter((a) => a.tool.memoryMb * open > limitMb)
-      .map(
-        (a) =>
-          `${a.field}: "trajectory" sessions hold up to ${fmt(a.tool.memoryMb)} MiB each (tool.memoryMb), ${open} open at once = ${fmtBytes(a.tool.memoryMb * open * 2 ** 20)}, over this worker's limit of ${fmtBytes(limitMb * 2 ** 20)} for the sandbox: lower tool.memoryMb or set tool.session to "replay"`,
-      );
-  }
-  return wanted.map(
-    (a) =>
-      `${a.field}: "trajectory" needs sandbox sessions, which only the local sandbox pool has (this worker runs tool calls on sandbox nodes or Ray's): set it to "replay" or "off", or run with the local pool`,
-  );
+  if (host.sandboxConcurrency === null) return [];
+  const limitMb = host.maxSandboxMemoryMb ?? Math.floor(host.memoryBytes / 2 ** 20);
+  const open = SESSIONS_PER_CORE * host.sandboxConcurrency;
+  return wanted
+    .filter((a) => a.tool.memoryMb * open > limitMb)
+    .map(
+      (a) =>
+        `${a.field}: "trajectory" sessions hold up to ${fmt(a.tool.memoryMb)} MiB each (tool.memoryMb), ${open} open at once = ${fmtBytes(a.tool.memoryMb * open * 2 ** 20)}, over this worker's limit of ${fmtBytes(limitMb * 2 ** 20)} for the sandbox: lower tool.memoryMb or set tool.session to "replay"`,
+    );
 }
