@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { argmax, logSoftmax, mulberry32, nucleus, sampleToken } from '../../workers/engines/sampling.ts';
+import { argmax, entropyOf, logSoftmax, mulberry32, nucleus, sampleToken } from '../../workers/engines/sampling.ts';
 
 const logits = Float32Array.from([1.5, 0.2, 3.0, -1.0, 2.9, 0.0]);
 
@@ -114,6 +114,13 @@ test('a draw over a real-sized vocabulary picks what the whole sorted nucleus pi
         const got = sampleToken(logits, { temperature, topP }, () => u).id;
         assert.equal(got, want, `row ${row}, T ${temperature}, p ${topP}, u ${u}`);
       }
+    }
+    // The log-prob and entropy of the model's own distribution, whatever was drawn, greedy too.
+    const lsm = logSoftmax(logits);
+    for (const temperature of [0, 0.7, 1]) {
+      const r = sampleToken(logits, { temperature, topP: 1 }, gen);
+      assert.equal(r.logprob, lsm[r.id], `row ${row}: the same log-prob, bit for bit`);
+      assert.ok(Math.abs(r.entropy - entropyOf(lsm)) < 1e-9, `row ${row}: entropy ${r.entropy} vs ${entropyOf(lsm)}`);
     }
   }
 });
