@@ -152,8 +152,8 @@ export const DEFAULT_CONSTANTS: PlanConstants = {
   engineDecodeEfficiency: def(0.04, 'batched decode reaches a few % of peak FLOPs (memory-bound)'),
   engineTokensPerS: def(3000, "this machine's embedded engine, batched (bench:engine)"),
   cpuEngineFlops: def(
-    3.6e10,
-    "SmolLM2-135M's 135 tokens/s at batch 16 on this machine's 2 cores (bench:engine, float32) × 2 × 134.5M",
+    5.5e10,
+    "SmolLM2-135M's 205 tokens/s at batch 16 on this machine's 2 cores (bench:engine, float32, 2026-12-07) × 2 × 134.5M",
   ),
   mfu: def(0.3, 'FSDP2 bf16 training of a 14B model'),
   trainTokensPerS: def(4000, "this machine's trainer on the embedded model (bench:trainer)"),

@@ -8,7 +8,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import * as ort from 'onnxruntime-node';
 import { OnnxEngine } from '../../workers/engines/onnx-engine.ts';
+import { loadDir } from '../../workers/engines/onnx-model.ts';
+import { entropyOf, logSoftmax } from '../../workers/engines/sampling.ts';
 import { HfTokenizer } from '../../workers/engines/hf-tokenizer.ts';
 import type { GenerateRequest } from '../../workers/engines/types.ts';
 import { trainerPython } from '../../workers/trainer/python.ts';
@@ -92,6 +95,40 @@ test('export writes model.onnx, config.json and the HF tokenizer files; the char
   assert.equal(ids[1], 0); // <unk>
   assert.equal(tok.decode(ids), 'a<unk>b');
   assert.equal(engine.countTokens('hello'), 5);
+});
+
+test("the graph's log-sum-exp and entropy of a row (the sampler's, float64) equal those of its logits", {
+  skip,
+}, async () => {
+  const m = await loadDir(dirA);
+  try {
+    const { n_layer, n_kv_head: H, head_dim: D, vocab_size: V } = m.config;
+    const ids = m.tokenizer.encode('What is 6 times 7?');
+    const T = ids.length;
+    const feeds: Record<string, ort.Tensor> = {
+      input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, T]),
+      position_ids: new ort.Tensor(
+        'int64',
+        BigInt64Array.from(ids, (_, i) => BigInt(i)),
+        [1, T],
+      ),
+      // One empty cached position (mask 0), then the prompt.
+      attention_mask: new ort.Tensor('float32', Float32Array.from([0, ...ids.map(() => 1)]), [1, 1 + T]),
+    };
+    for (let l = 0; l < n_layer; l++) {
+      feeds[`past_key_${l}`] = new ort.Tensor('float32', new Float32Array(H * D), [1, H, D, 1]);
+      feeds[`past_value_${l}`] = new ort.Tensor('float32', new Float32Array(H * D), [1, H, 1, D]);
+    }
+    const out = await m.session.run(feeds);
+    const lsm = logSoftmax((out.logits.data as Float32Array).subarray(0, V));
+    const lse = (out.logsumexp.data as Float64Array)[0]!;
+    const h = (out.entropy.data as Float64Array)[0]!;
+    assert.ok(Math.abs(lse - ((out.logits.data as Float32Array)[0]! - lsm[0]!)) < 1e-6, `log-sum-exp ${lse}`);
+    assert.ok(Math.abs(h - entropyOf(lsm)) < 1e-6, `entropy ${h} vs ${entropyOf(lsm)}`);
+    assert.ok(h > 0);
+  } finally {
+    await m.session.release();
+  }
 });
 
 test("greedy through the KV cache equals transformers' own greedy generate() on the same weights", {

@@ -115,12 +115,19 @@ test('a draw over a real-sized vocabulary picks what the whole sorted nucleus pi
         assert.equal(got, want, `row ${row}, T ${temperature}, p ${topP}, u ${u}`);
       }
     }
-    // The log-prob and entropy of the model's own distribution, whatever was drawn, greedy too.
+    // The log-prob and entropy of the model's own distribution, whatever was drawn, greedy too; with the graph's
+    // log-sum-exp and entropy given (as the engine's exports compute them), the same token from the same draw.
     const lsm = logSoftmax(logits);
+    const stats = { logSumExp: logits[0]! - lsm[0]!, entropy: entropyOf(lsm) };
     for (const temperature of [0, 0.7, 1]) {
-      const r = sampleToken(logits, { temperature, topP: 1 }, gen);
-      assert.equal(r.logprob, lsm[r.id], `row ${row}: the same log-prob, bit for bit`);
-      assert.ok(Math.abs(r.entropy - entropyOf(lsm)) < 1e-9, `row ${row}: entropy ${r.entropy} vs ${entropyOf(lsm)}`);
+      for (const topP of [1, 0.9]) {
+        const u = gen();
+        const r = sampleToken(logits, { temperature, topP }, () => u);
+        assert.equal(r.logprob, lsm[r.id], `row ${row}: the same log-prob, bit for bit`);
+        assert.ok(Math.abs(r.entropy - stats.entropy) < 1e-9, `row ${row}: entropy ${r.entropy} vs ${stats.entropy}`);
+        const given = sampleToken(logits, { temperature, topP }, () => u, stats);
+        assert.deepEqual(given, { id: r.id, logprob: logits[r.id]! - stats.logSumExp, entropy: stats.entropy });
+      }
     }
   }
 });

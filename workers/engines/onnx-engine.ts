@@ -42,7 +42,7 @@ import { type Loaded, loadDir, type ModelConfig, sameShape } from './onnx-model.
 
 export type { ModelConfig } from './onnx-model.ts';
 import type { Tokenizer } from './tokenizer.ts';
-import { mulberry32, sampleToken } from './sampling.ts';
+import { type LogitStats, mulberry32, sampleToken } from './sampling.ts';
 import { CAPACITY_STEP, SlotCache, commonPrefix, type Prefix } from './slot-cache.ts';
 import { detokStep, newDetok, type DetokState } from './detokenize.ts';
 
@@ -476,7 +476,7 @@ export class OnnxEngine implements PolicyEngine {
     this.cache.fill(q.row, q.len);
     this.prefillTokens += T;
     this.reusedTokens += p;
-    this.accept(q, out.logits.data as Float32Array);
+    this.accept(q, out.logits.data as Float32Array, rowStats(out, 0));
   }
 
   private async decodeStep(): Promise<void> {
@@ -508,14 +508,19 @@ export class OnnxEngine implements PolicyEngine {
       if (q.done) return; // aborted or closed while the step ran
       this.cache.mask[q.row * (this.cache.cap + 1) + q.len] = 1;
       q.len++;
-      this.accept(q, logits.subarray(b * V, (b + 1) * V));
+      this.accept(q, logits.subarray(b * V, (b + 1) * V), rowStats(out, b));
     });
     this.recent.push({ at: performance.now(), tokens: B });
   }
 
   /** Sample the next token from `logits`, stream it, and finish the request if it is done. */
-  private accept(q: Seq, logits: Float32Array): void {
-    const { id, logprob, entropy } = sampleToken(logits, { temperature: q.req.temperature, topP: q.req.topP }, q.rng);
+  private accept(q: Seq, logits: Float32Array, stats?: LogitStats): void {
+    const { id, logprob, entropy } = sampleToken(
+      logits,
+      { temperature: q.req.temperature, topP: q.req.topP },
+      q.rng,
+      stats,
+    );
     q.out.push(id);
     q.logprobs.push(logprob);
     q.entropies.push(entropy);
@@ -565,4 +570,12 @@ export class OnnxEngine implements PolicyEngine {
       ...(stale ? { stale } : {}),
     });
   }
+}
+
+/** Row b's log-sum-exp and entropy where the graph computes them (exports since 2026-12-07; older ones: undefined,
+ *  and the sampler computes them itself). */
+function rowStats(out: ort.InferenceSession.OnnxValueMapType, b: number): LogitStats | undefined {
+  const lse = out.logsumexp?.data as Float64Array | undefined;
+  const h = out.entropy?.data as Float64Array | undefined;
+  return lse && h ? { logSumExp: lse[b]!, entropy: h[b]! } : undefined;
 }

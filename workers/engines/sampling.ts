@@ -60,19 +60,33 @@ export interface SampleParams {
 /** Band widths (nats below the most likely token) in which a draw walks the vocabulary, each band sorted on its own. */
 const BAND_WIDTHS = [4, 8, 16, 32, 64, Infinity];
 
-/** Per-token scratch for the draw's weights: one buffer reused (sampling is synchronous), no garbage per token. */
+/** Scaled logits at a temperature other than 1: one buffer reused (sampling is synchronous), no garbage per token. */
 let scratch = new Float64Array(0);
 
+/** The log-sum-exp and entropy (nats) of a logits row's softmax at temperature 1, where the model's graph computed
+ *  them (workers/trainer/export_onnx.py). */
+export interface LogitStats {
+  logSumExp: number;
+  entropy: number;
+}
+
 /**
- * One draw from the top-p nucleus of the distribution with weights `w` (w[i] ∝ its probability, the largest 1,
- * `total` their sum in id order) for a uniform u: the same set and order as `nucleus` above — probability down,
- * lower id first on ties — walked a band at a time (the tokens within 4 nats of the top first, then 8, 16, 32, 64,
- * then the rest, each band sorted on its own), since a draw usually ends in the first band and sorting all 49,152 ids
- * of a real vocabulary for every token cost more than the model's own decode step at batch 16. Below p = 1 the
- * nucleus's mass is summed in that order as `nucleus` sums it; at p = 1 the nucleus is the whole vocabulary and its
- * mass is `total` (equal up to rounding).
+ * One draw from the top-p nucleus of softmax(lw) for a uniform u, where lw are log-weights (logits, or logits over a
+ * temperature) whose largest is `max` and whose log-sum-exp is `logTotal`: the same set and order as `nucleus` above
+ * — probability down, lower id first on ties — walked a band at a time (the tokens within 4 nats of the top first,
+ * then 8, 16, 32, 64, then the rest, each band sorted on its own), since a draw usually ends in the first band and
+ * sorting all 49,152 ids of a real vocabulary for every token cost more than the model's own decode step at batch 16;
+ * only the tokens walked are exponentiated. Below p = 1 the nucleus's mass is summed in that order as `nucleus`
+ * sums it; at p = 1 the nucleus is the whole vocabulary, of mass 1 (equal up to rounding).
  */
-function drawFromWeights(w: Float64Array, n: number, total: number, topP: number, u: number): number {
+function drawFromLogWeights(
+  lw: ArrayLike<number>,
+  n: number,
+  max: number,
+  logTotal: number,
+  topP: number,
+  u: number,
+): number {
   const p = Math.min(Math.max(topP, 0), 1);
   const ids: number[] = [];
   const probs: number[] = [];
@@ -81,12 +95,12 @@ function drawFromWeights(w: Float64Array, n: number, total: number, topP: number
   let last = 0;
   let upper = Infinity;
   for (const width of BAND_WIDTHS) {
-    const lower = Math.exp(-width); // 0 for the last band: every token left, masked ones (weight 0) included
+    const lower = max - width; // -Infinity for the last band: every token left, masked ones included
     const band: number[] = [];
-    for (let i = 0; i < n; i++) if (w[i] >= lower && w[i] < upper) band.push(i);
-    band.sort((a, b) => w[b] - w[a] || a - b);
+    for (let i = 0; i < n; i++) if (lw[i] >= lower && lw[i] < upper) band.push(i);
+    band.sort((a, b) => lw[b] - lw[a] || a - b);
     for (const i of band) {
-      const q = w[i] / total;
+      const q = Math.exp(lw[i] - logTotal);
       last = i;
       if (p >= 1) {
         acc += q;
@@ -117,47 +131,54 @@ function pick(ids: number[], probs: number[], mass: number, u: number): number {
  * Pick the next token. temperature <= 0 is greedy (argmax, no random draw); otherwise one draw from `rng`.
  * `logprob` is the log-probability of the chosen token under the model itself (log-softmax of the raw logits,
  * temperature 1, no top-p), i.e. what a trainer recomputes for the same tokens; `entropy` is that distribution's
- * entropy in nats (the token view's "entropy"). One pass of exp over the vocabulary gives all three at temperature 1
- * (one more at another temperature), into a reused buffer: at batch 16 this work beside the model's decode step was
- * two fifths of the engine's time.
+ * entropy in nats (the token view's "entropy"). With `stats` from the model's graph no exp runs over the vocabulary
+ * at temperature 1 (only over the tokens the draw walks); without, one pass gives both. At batch 16 on SmolLM2 the
+ * exp passes beside the model's decode step were two fifths of the engine's time.
  */
 export function sampleToken(
   logits: ArrayLike<number>,
   params: SampleParams,
   rng: () => number,
+  stats?: LogitStats,
 ): { id: number; logprob: number; entropy: number } {
   const n = logits.length;
   let max = -Infinity;
   for (let i = 0; i < n; i++) if (logits[i] > max) max = logits[i];
-  const t = params.temperature;
-  const draw = t > 0;
-  if (draw && scratch.length < n) scratch = new Float64Array(n);
-  // sum: Σ exp(l - max), as logSoftmax sums it; dot: Σ exp(l - max)(l - max), for the entropy without cancellation.
-  let sum = 0;
-  let dot = 0;
-  for (let i = 0; i < n; i++) {
-    const d = logits[i] - max;
-    const e = Math.exp(d);
-    sum += e;
-    if (e > 0) dot += e * d;
-    if (draw && t === 1) scratch[i] = e;
-  }
-  const logSum = Math.log(sum);
-  let id: number;
-  if (!draw) {
-    id = argmax(logits);
+  let lse: number;
+  let entropy: number;
+  if (stats) {
+    lse = stats.logSumExp;
+    entropy = stats.entropy;
   } else {
-    let total = sum;
-    if (t !== 1) {
-      total = 0;
-      for (let i = 0; i < n; i++) {
-        scratch[i] = Math.exp((logits[i] - max) / t);
-        total += scratch[i];
-      }
+    // sum: Σ exp(l - max), as logSoftmax sums it; dot: Σ exp(l - max)(l - max), the entropy without cancellation.
+    let sum = 0;
+    let dot = 0;
+    for (let i = 0; i < n; i++) {
+      const d = logits[i] - max;
+      const e = Math.exp(d);
+      sum += e;
+      if (e > 0) dot += e * d;
     }
-    id = drawFromWeights(scratch, n, total, params.topP, rng());
+    const logSum = Math.log(sum);
+    lse = max + logSum;
+    entropy = logSum - dot / sum;
   }
-  return { id, logprob: logits[id] - (max + logSum), entropy: logSum - dot / sum };
+  const t = params.temperature;
+  let id: number;
+  if (!(t > 0)) {
+    id = argmax(logits);
+  } else if (t === 1) {
+    id = drawFromLogWeights(logits, n, max, lse, params.topP, rng());
+  } else {
+    if (scratch.length < n) scratch = new Float64Array(n);
+    let total = 0;
+    for (let i = 0; i < n; i++) {
+      scratch[i] = (logits[i] - max) / t;
+      total += Math.exp(scratch[i]);
+    }
+    id = drawFromLogWeights(scratch, n, 0, Math.log(total), params.topP, rng());
+  }
+  return { id, logprob: logits[id] - lse, entropy };
 }
 
 /** Entropy (nats) of a distribution given as log-probabilities. */
