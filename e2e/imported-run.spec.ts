@@ -67,7 +67,14 @@ test('Import run: a verl folder becomes a read-only run every viewer opens', asy
   await page.getByRole('link', { name: 'Rollout explorer' }).click();
   await page.waitForURL(/\/explorer/);
   const open = page.getByRole('link', { name: /^Open trajectory ti_/ });
-  await expect(open.first()).toBeVisible();
+  try {
+    await expect(open.first()).toBeVisible();
+  } catch (e) {
+    // Once in a fresh-clone run (2026-12-07) no row appeared in 60 s, and the clone's screenshot went with it: say
+    // what the explorer showed instead.
+    const shown = await page.locator('body').innerText();
+    throw new Error(`${(e as Error).message}\nthe explorer showed:\n${shown.slice(0, 3000)}`);
+  }
   await open.first().click();
   await page.waitForURL(/\/trajectories\/ti_/);
   await page.locator('summary', { hasText: 'Prompt' }).click();
