@@ -70,9 +70,9 @@ test('Import run: a verl folder becomes a read-only run every viewer opens', asy
   try {
     await expect(open.first()).toBeVisible();
   } catch (e) {
-    // Once in a fresh-clone run (2026-12-07) no row appeared in 60 s, and the clone's screenshot went with it: say
-    // what the explorer showed instead.
-    const shown = await page.locator('body').innerText();
+    // Once in a fresh-clone run (2026-12-07) no row appeared in 60 s (the explorer took the run page's empty list
+    // of steps: docs/testing.md), and the clone's screenshot went with it: say what the explorer showed.
+    const shown = (await page.locator('main').textContent()) ?? '';
     throw new Error(`${(e as Error).message}\nthe explorer showed:\n${shown.slice(0, 3000)}`);
   }
   await open.first().click();

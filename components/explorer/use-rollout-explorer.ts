@@ -32,7 +32,19 @@ export type Row = {
 export function useStepSlider(runId: string, initialStep: number | null) {
   const trpc = useTRPC();
   const [split, setSplitState] = useState<Split>('train');
-  const steps = useQuery(trpc.trajectories.steps.queryOptions({ runId, split }, { retry: false }));
+  const steps = useQuery(
+    trpc.trajectories.steps.queryOptions(
+      { runId, split },
+      {
+        retry: false,
+        // Never the list another page fetched moments ago (the run page's timeline asks the same, and an import that
+        // finished within the second after it left the explorer saying "no trajectories" for good); while none is
+        // stored, look again.
+        refetchOnMount: 'always',
+        refetchInterval: (q) => (q.state.data?.length ? false : 5000),
+      },
+    ),
+  );
   const stepList = steps.data ?? [];
   const [stepIdx, setStepIdx] = useState<number | null>(null);
   const [allSteps, setAllSteps] = useState(false);
