@@ -345,9 +345,92 @@ export const SMOLLM2_GSM_TOOL_INPUT = {
 
 export const SMOLLM2_GSM_TOOL: Recipe = parseRecipe(SMOLLM2_GSM_TOOL_INPUT);
 
+/**
+ * A real pretrained model learning *when* to use the tool, on problems the tool settles (docs/real-models-and-datasets.md
+ * "RL that teaches: smollm2-arith-tool"): SmolLM2-135M-Instruct with LoRA, non-reasoning SFT on reasoning-gym's
+ * arithmetic families (training side of `dataset add rg-arithmetic`; each demo's call written from its family,
+ * workers/tasks/rg-programs.ts) where a third of the demonstrations state the answer with no working, then one GRPO-RoC
+ * stage with dynamic sampling and the pass-rate curriculum on the same training side; evaluated after SFT and after RL
+ * on the whole held-out side (348 problems, none of them on the training side), so the paired difference is RL's.
+ */
+export const SMOLLM2_ARITH_KNOBS = {
+  /** 480 demos × 1 epoch / batch 4 = 120 SFT steps (~10 minutes here). */
+  sftDemos: 480,
+  sftBatch: 4,
+  sftLr: 3e-4,
+  /** A third answer without working: the policy after SFT guesses where the tool would settle it (what RL can fix). */
+  sftShares: { tool: 0.55, recover: 0.1, no_tool: 0, direct: 0.35 },
+  /** 8 prompts × 8 rollouts, 4 kept per group by RoC; up to 2 rounds of dynamic sampling (~75 s a step here). */
+  rlPrompts: 8,
+  rlRollouts: 8,
+  rlKeep: 4,
+  rlSteps: 16,
+  rlLr: 5e-5,
+  maxTokens: 192,
+} as const;
+
+const A = SMOLLM2_ARITH_KNOBS;
+const rgTrain = { kind: 'stored' as const, name: 'rg-arithmetic', split: 'train' as const };
+
+export const SMOLLM2_ARITH_TOOL_INPUT = {
+  name: 'smollm2-arith-tool',
+  description:
+    "RL that teaches on a real model: SmolLM2-135M-Instruct (LoRA) after non-reasoning SFT on reasoning-gym's " +
+    'arithmetic families (a third of the demonstrations answer without working) learns by GRPO-RoC, with dynamic ' +
+    'sampling and the pass-rate curriculum, to settle such problems with the Python tool; evaluated after SFT and ' +
+    'after RL on all 348 held-out problems (paired). About 40 minutes on a 2-core CPU. Needs ' +
+    '`npx toolsmith model fetch smollm2-135m-instruct` and `npx toolsmith dataset add rg-arithmetic`.',
+  seed: 1,
+  model: { kind: 'model', name: S.model },
+  tokenizer: { kind: 'model' },
+  trainer: { lora: { rank: 16, alpha: 32 } },
+  template: MINIMAL_PYTHON_TEMPLATE,
+  tool: SMALL_TOOL_LIMITS,
+  stages: [
+    {
+      type: 'sft',
+      name: 'sft',
+      data: { ...rgTrain, n: A.sftDemos, seed: 1, shares: A.sftShares },
+      epochs: 1,
+      lr: A.sftLr,
+      warmupRatio: 0.05,
+      schedule: 'cosine',
+      batch: A.sftBatch,
+      maxLength: 512,
+    },
+    {
+      ...smolRl,
+      name: 'rl',
+      data: rgTrain,
+      promptsPerStep: A.rlPrompts,
+      rolloutsPerPrompt: A.rlRollouts,
+      keep: A.rlKeep,
+      lr: A.rlLr,
+      steps: A.rlSteps,
+      maxResponseTokens: A.maxTokens,
+      maxTurns: 3,
+      resetOptimizer: true,
+      dynamicSampling: { enabled: true, maxGenBatches: 2 },
+      curriculum: { enabled: true },
+    },
+  ],
+  eval: {
+    datasets: [{ kind: 'stored', name: 'rg-arithmetic', split: 'test' }],
+    k: 1,
+    temperature: 0.6,
+    maxTokens: A.maxTokens,
+    maxTurns: 3,
+    everySteps: null,
+    atStart: false,
+  },
+} satisfies RecipeInput;
+
+export const SMOLLM2_ARITH_TOOL: Recipe = parseRecipe(SMOLLM2_ARITH_TOOL_INPUT);
+
 /** Recipes seeded into a new database (seedDefaultRecipes). */
 export const BUILTIN_RECIPES: readonly RecipeInput[] = [
   EMBEDDED_ARITH_INPUT,
   SMOLLM2_GSM_TOOL_INPUT,
+  SMOLLM2_ARITH_TOOL_INPUT,
   RSTAR2_QWEN3_14B_INPUT,
 ];

@@ -85,20 +85,21 @@ test('invalid specs and names are rejected with the field path and nothing is wr
   assert.equal(await db.prisma.recipe.count(), 0);
 });
 
-test('seedDefaultRecipes creates embedded-arith, smollm2-gsm-tool and rstar2-qwen3-14b v1 once', async () => {
+test('seedDefaultRecipes creates embedded-arith, smollm2-gsm-tool, smollm2-arith-tool and rstar2-qwen3-14b v1 once', async () => {
   const first = await seedDefaultRecipes(db);
   assert.deepEqual(
     first.map((r) => [r.name, r.version]),
     [
       ['embedded-arith', 1],
       ['smollm2-gsm-tool', 1],
+      ['smollm2-arith-tool', 1],
       ['rstar2-qwen3-14b', 1],
     ],
   );
   assert.deepEqual(first[0]!.spec, EMBEDDED_ARITH);
   assert.deepEqual(await seedDefaultRecipes(db), []);
   await Promise.all([seedDefaultRecipes(db), seedDefaultRecipes(db)]);
-  assert.equal(await db.prisma.recipe.count(), 3);
+  assert.equal(await db.prisma.recipe.count(), 4);
   // A user's edit of the default is kept: seeding again adds nothing.
   await createRecipeVersion(db, 'embedded-arith', { ...EMBEDDED_ARITH, seed: 5 });
   assert.deepEqual(await seedDefaultRecipes(db), []);
@@ -119,6 +120,7 @@ test('a data folder seeded with older built-in defaults gets the current ones as
     (await seedDefaultRecipes(db)).map((r) => [r.name, r.version]),
     [
       ['smollm2-gsm-tool', 1],
+      ['smollm2-arith-tool', 1],
       ['rstar2-qwen3-14b', 1],
     ],
     'only the other built-ins are new',
@@ -155,6 +157,7 @@ test('listRecipes: the latest version of each name with its version count', asyn
       ['embedded-arith', 1, 1],
       ['exp', 2, 2],
       ['rstar2-qwen3-14b', 1, 1],
+      ['smollm2-arith-tool', 1, 1],
       ['smollm2-gsm-tool', 1, 1],
     ],
   );

@@ -12,6 +12,7 @@ import type { DemoShares } from '../../contracts/recipe.ts';
 import { mulberry32 } from '../engines/sampling.ts';
 import { EMBEDDED_TEMPLATE_SETTINGS, buildPrompt, type TemplateSettings } from '../rollout/template.ts';
 import type { Problem, Rng } from './arith.ts';
+import { type DemoCall, rgArithmeticCall } from './rg-programs.ts';
 import { pick } from './arith.ts';
 import {
   answerTurn,
@@ -26,12 +27,16 @@ import {
   toolSegment,
 } from './demos.ts';
 
-/** A stored problem as demos need it: the question, the final answer and (GSM8K) the worked solution. */
+/**
+ * A stored problem as demos need it: the question, the final answer, and (GSM8K) the worked solution or
+ * (reasoning-gym arithmetic) the family its tool call is written from (rg-programs.ts).
+ */
 export interface WorkedProblem {
   id: string;
   question: string;
   answer: string;
   solution?: string | null;
+  family?: string | null;
 }
 
 const NOTE = /<<([^<>=]+)=([^<>]+)>>/g;
@@ -146,14 +151,25 @@ const FINAL_REASON = ['The answer is {x}.', 'So the answer is {x}.'];
 
 const okResult = (stdout: string): ExpectedResult => ({ status: 'ok', stdout, stderr: '', errorType: null });
 
-/** One demonstration of `kind` for a worked problem ('tool' and 'recover' need its calculator program). */
+/** A worked problem's tool call: the calculator notes' program, else its family's; null when neither reaches the answer. */
+export function workedCall(p: WorkedProblem): { reason: string | null; code: string } | null {
+  if (p.solution) {
+    const code = calculatorProgram(p.solution, p.answer);
+    return code ? { reason: null, code } : null;
+  }
+  const call: DemoCall | null = p.family ? rgArithmeticCall(p.family, p.question, p.answer) : null;
+  return call;
+}
+
+/** One demonstration of `kind` for a worked problem ('tool' and 'recover' need its program, workedCall). */
 export function workedDemo(
   p: WorkedProblem,
   kind: DemoKind,
   rng: Rng,
   settings: TemplateSettings = EMBEDDED_TEMPLATE_SETTINGS,
 ): Demo {
-  const code = p.solution ? calculatorProgram(p.solution, p.answer) : null;
+  const call = workedCall(p);
+  const code = call?.code ?? null;
   const problem: Problem = {
     id: p.id,
     family: 'word',
@@ -172,15 +188,16 @@ export function workedDemo(
   } else if (kind === 'direct') {
     segments.push({ kind: 'model', text: final() });
   } else {
-    if (!code) throw new Error(`workedDemo: ${p.id} has no calculator program for a ${kind} demo`);
+    if (!code) throw new Error(`workedDemo: ${p.id} has no program for a ${kind} demo`);
+    const reason = () => call?.reason ?? pick(rng, TOOL_REASON);
     if (kind === 'recover') {
       error = pick(rng, ['name_typo', 'missing_paren'] as const);
       const bad = breakCode(code, error);
-      segments.push({ kind: 'model', text: callTurn(pick(rng, TOOL_REASON), bad.code, settings) });
+      segments.push({ kind: 'model', text: callTurn(reason(), bad.code, settings) });
       segments.push(toolSegment(bad.code, bad.expected, settings));
       segments.push({ kind: 'model', text: callTurn(pick(rng, FIX_REASON[error]), code, settings) });
     } else {
-      segments.push({ kind: 'model', text: callTurn(pick(rng, TOOL_REASON), code, settings) });
+      segments.push({ kind: 'model', text: callTurn(reason(), code, settings) });
     }
     segments.push(toolSegment(code, okResult(`${p.answer}\n`), settings), { kind: 'model', text: final() });
   }
@@ -196,10 +213,10 @@ export function workedSftDataset(
   opts: { n: number; seed: number; shares?: Partial<DemoShares>; settings?: TemplateSettings },
 ): Demo[] {
   const rng = mulberry32(opts.seed ^ 0x65_3d_9a_11);
-  const withCode = problems.filter((p) => p.solution && calculatorProgram(p.solution, p.answer));
+  const withCode = problems.filter((p) => workedCall(p) !== null);
   const counts = kindCounts(opts.n, opts.shares);
   if ((counts.tool || counts.recover) && withCode.length === 0)
-    throw new Error('no problem of this dataset has a worked solution whose calculator notes reach its answer');
+    throw new Error('no problem of this dataset has a worked solution or a family whose program reaches its answer');
   const shuffled = <T>(xs: readonly T[]) => {
     const out = [...xs];
     for (let i = out.length - 1; i > 0; i--) {

@@ -40,7 +40,7 @@ export async function loadProblems(db: Database, s: PromptSource): Promise<TaskP
   return rows.map((p) => ({ id: p.id, question: p.question, answer: p.answer }));
 }
 
-/** A stored dataset's problems with their worked solutions (metadata.solution), for SFT demonstrations. */
+/** A stored dataset's problems with their worked solutions or families (metadata), for SFT demonstrations. */
 export async function loadWorkedProblems(
   db: Database,
   s: Extract<SftData, { kind: 'stored' }>,
@@ -54,6 +54,7 @@ export async function loadWorkedProblems(
       question: p.question,
       answer: p.answer,
       solution: typeof meta.solution === 'string' ? meta.solution : null,
+      family: typeof meta.family === 'string' ? meta.family : null,
     };
   });
 }
