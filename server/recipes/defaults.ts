@@ -360,7 +360,7 @@ export const SMOLLM2_ARITH_KNOBS = {
   sftLr: 3e-4,
   /** A third answer without working: the policy after SFT guesses where the tool would settle it (what RL can fix). */
   sftShares: { tool: 0.55, recover: 0.1, no_tool: 0, direct: 0.35 },
-  /** 8 prompts × 8 rollouts, 4 kept per group by RoC; up to 2 rounds of dynamic sampling (~75 s a step here). */
+  /** 8 prompts × 8 rollouts, 4 kept per group by RoC; up to 2 rounds of dynamic sampling (130–230 s a step here). */
   rlPrompts: 8,
   rlRollouts: 8,
   rlKeep: 4,
@@ -378,7 +378,7 @@ export const SMOLLM2_ARITH_TOOL_INPUT = {
     "RL that teaches on a real model: SmolLM2-135M-Instruct (LoRA) after non-reasoning SFT on reasoning-gym's " +
     'arithmetic families (a third of the demonstrations answer without working) learns by GRPO-RoC, with dynamic ' +
     'sampling and the pass-rate curriculum, to settle such problems with the Python tool; evaluated after SFT and ' +
-    'after RL on all 348 held-out problems (paired). About 40 minutes on a 2-core CPU. Needs ' +
+    'after RL on all 348 held-out problems (paired). About an hour on a 2-core CPU. Needs ' +
     '`npx toolsmith model fetch smollm2-135m-instruct` and `npx toolsmith dataset add rg-arithmetic`.',
   seed: 1,
   model: { kind: 'model', name: S.model },

@@ -338,6 +338,17 @@ export async function listStepStats(db: Database, runId: string, split: 'train' 
   }));
 }
 
+/** Per RL step, the tokens the policy generated in its stored rollouts (response tokens of the train split). */
+export async function generatedTokensByStep(db: Database, runId: string): Promise<{ step: number; value: number }[]> {
+  const rows = await db.prisma.trajectory.groupBy({
+    by: ['step'],
+    where: { runId, split: 'train' },
+    _sum: { responseTokens: true },
+    orderBy: { step: 'asc' },
+  });
+  return rows.map((r) => ({ step: r.step, value: r._sum.responseTokens ?? 0 }));
+}
+
 /**
  * Per problem, a run's stored outcomes (training rollouts and evaluation samples) from step `fromStep` to `toStep`
  * and how many were correct: the pass-rate curriculum's estimate (workers/rl/curriculum.ts). Two group-bys over

@@ -210,17 +210,28 @@ test('stageGroups and train --report: each RL stage sums its steps; the run page
       [31, 1],
       [32, 0],
     ]),
+    'time/rollout': pts([
+      [31, 10],
+      [32, 30],
+      [41, 5],
+    ]),
   };
+  const generated = pts([
+    [30, 999],
+    [31, 1000],
+    [32, 3000],
+  ]);
   const stages = [
     { type: 'sft', startStep: 0 },
     { type: 'rl', startStep: 30 },
     { type: 'rl', startStep: 40 },
     { type: 'rl', startStep: 50 },
   ];
-  const g = stageGroups(stages, series);
+  const g = stageGroups(stages, series, generated);
   assert.equal(g[0], undefined);
-  assert.deepEqual(g[1], { steps: 2, drawn: 8, mixed: 3, kept: 3, skipped: 3, short: 1 });
-  assert.deepEqual(g[2], { steps: 1, drawn: 4, mixed: 4, kept: 2, skipped: 1, short: 0 });
+  // Step 30 is the SFT stage's last: its tokens are not the RL stage's.
+  assert.deepEqual(g[1], { steps: 2, drawn: 8, mixed: 3, kept: 3, skipped: 3, short: 1, rolloutTokensPerS: 100 });
+  assert.deepEqual(g[2], { steps: 1, drawn: 4, mixed: 4, kept: 2, skipped: 1, short: 0, rolloutTokensPerS: null });
   assert.equal(g[3], undefined, 'no points yet');
 
   const report: RunReport = {
@@ -244,7 +255,7 @@ test('stageGroups and train --report: each RL stage sums its steps; the run page
     text,
     /\| stage \| RL steps \| groups drawn \| with mixed rewards \| kept after RoC \| skipped by the curriculum \|/,
   );
-  assert.match(text, /\| rl-1 \| 2 \| 8 \| 3 \(37\.5%\) \| 3 \| 3 \| 1 \|/);
+  assert.match(text, /\| rl-1 \| 2 \| 8 \| 3 \(37\.5%\) \| 3 \| 3 \| 1 \| 100\.0 \|/);
   for (const k of ['sampling/groups_drawn', 'sampling/groups_mixed', 'roc/groups_kept', 'curriculum/skipped'])
     assert.ok(PANEL_KEYS.has(k), k);
 });

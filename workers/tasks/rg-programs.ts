@@ -1,6 +1,6 @@
 /**
  * Tool calls for SFT demonstrations on reasoning-gym's arithmetic families (the stored `rg-arithmetic` dataset,
- * docs/real-models-and-datasets.md "Stored datasets"): from a problem's family and question, a short Python program
+ * docs/real-models-and-datasets.md "Real problems from packages"): from a problem's family and question, a short Python program
  * that prints its answer, and one line of reasoning to go before the call. Pure. Every program is checked here (exact
  * integers) against the dataset's answer: a question this does not parse, or a program whose value differs, gives
  * null, and that problem gets no tool demonstration (as a GSM8K solution whose notes miss the answer, gsm-demos.ts).
