@@ -12,7 +12,8 @@ import type { DemoShares } from '../../contracts/recipe.ts';
 import { mulberry32 } from '../engines/sampling.ts';
 import { EMBEDDED_TEMPLATE_SETTINGS, buildPrompt, type TemplateSettings } from '../rollout/template.ts';
 import type { Problem, Rng } from './arith.ts';
-import { type DemoCall, rgArithmeticCall } from './rg-programs.ts';
+import { evalExpression, FLOAT_OPS } from './arith-expr.ts';
+import { rgArithmeticCall } from './rg-programs.ts';
 import { pick } from './arith.ts';
 import {
   answerTurn,
@@ -43,65 +44,7 @@ const NOTE = /<<([^<>=]+)=([^<>]+)>>/g;
 const NUMBER = /\d+(?:\.\d+)?/g;
 
 /** The value of an arithmetic expression of numbers, + - * / ** and parentheses; null for anything else. */
-export function evalArithmetic(expr: string): number | null {
-  const src = expr.replace(/\s+/g, '');
-  if (!/^[\d+\-*/().]+$/.test(src)) return null;
-  let i = 0;
-  const peek = () => src[i];
-  const num = (): number | null => {
-    const m = /^\d+(?:\.\d+)?/.exec(src.slice(i));
-    if (!m) return null;
-    i += m[0].length;
-    return Number(m[0]);
-  };
-  const atom = (): number | null => {
-    if (peek() === '-') {
-      i++;
-      const v = atom();
-      return v === null ? null : -v;
-    }
-    if (peek() === '(') {
-      i++;
-      const v = sum();
-      if (peek() !== ')') return null;
-      i++;
-      return v;
-    }
-    return num();
-  };
-  const power = (): number | null => {
-    const b = atom();
-    if (b === null) return null;
-    if (src.startsWith('**', i)) {
-      i += 2;
-      const e = power();
-      return e === null ? null : b ** e;
-    }
-    return b;
-  };
-  const product = (): number | null => {
-    let v = power();
-    while (v !== null && (peek() === '*' || peek() === '/') && !src.startsWith('**', i)) {
-      const op = src[i++];
-      const r = power();
-      if (r === null || (op === '/' && r === 0)) return null;
-      v = op === '*' ? v * r : v / r;
-    }
-    return v;
-  };
-  const sum = (): number | null => {
-    let v = product();
-    while (v !== null && (peek() === '+' || peek() === '-')) {
-      const op = src[i++];
-      const r = product();
-      if (r === null) return null;
-      v = op === '+' ? v + r : v - r;
-    }
-    return v;
-  };
-  const v = sum();
-  return v !== null && i === src.length && Number.isFinite(v) ? v : null;
-}
+export const evalArithmetic = (expr: string): number | null => evalExpression(expr, FLOAT_OPS);
 
 const close = (a: number, b: number) => Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(b));
 
@@ -157,8 +100,7 @@ export function workedCall(p: WorkedProblem): { reason: string | null; code: str
     const code = calculatorProgram(p.solution, p.answer);
     return code ? { reason: null, code } : null;
   }
-  const call: DemoCall | null = p.family ? rgArithmeticCall(p.family, p.question, p.answer) : null;
-  return call;
+  return p.family ? rgArithmeticCall(p.family, p.question, p.answer) : null;
 }
 
 /** One demonstration of `kind` for a worked problem ('tool' and 'recover' need its program, workedCall). */

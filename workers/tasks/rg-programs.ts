@@ -6,11 +6,16 @@
  * null, and that problem gets no tool demonstration (as a GSM8K solution whose notes miss the answer, gsm-demos.ts).
  */
 
+import { evalExpression, INT_OPS } from './arith-expr.ts';
+
 /** A tool call for a demonstration: the reasoning before it and the program. */
 export interface DemoCall {
   reason: string;
   code: string;
 }
+
+/** A family's call with the exact value its program prints. */
+type Made = { call: DemoCall; value: bigint };
 
 /** Legs per animal, as reasoning-gym 0.1.25's leg_counting asks about them (common knowledge, written out here). */
 export const ANIMAL_LEGS: Readonly<Record<string, number>> = {
@@ -53,60 +58,8 @@ export const ANIMAL_LEGS: Readonly<Record<string, number>> = {
   woodlouse: 14,
 };
 
-/** Python's floor division on exact integers (reasoning-gym computes `/` as `//`). */
-const floorDiv = (a: bigint, b: bigint): bigint => {
-  const q = a / b;
-  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
-};
-
 /** The exact value of integers with + - * // and parentheses (Python's precedence and floor division); null otherwise. */
-export function evalIntExpression(expr: string): bigint | null {
-  const src = expr.replace(/\s+/g, '');
-  if (!/^[\d+\-*/()]+$/.test(src)) return null;
-  let i = 0;
-  const atom = (): bigint | null => {
-    if (src[i] === '-' || src[i] === '+') {
-      const neg = src[i++] === '-';
-      const v = atom();
-      return v === null ? null : neg ? -v : v;
-    }
-    if (src[i] === '(') {
-      i++;
-      const v = sum();
-      if (v === null || src[i] !== ')') return null;
-      i++;
-      return v;
-    }
-    const m = /^\d+/.exec(src.slice(i));
-    if (!m) return null;
-    i += m[0].length;
-    return BigInt(m[0]);
-  };
-  const product = (): bigint | null => {
-    let v = atom();
-    while (v !== null && (src[i] === '*' || src[i] === '/')) {
-      const op = src.startsWith('//', i) ? '//' : src[i]!;
-      if (op === '/' || src.startsWith('**', i)) return null; // only * and // (and / written as //) are exact here
-      i += op.length;
-      const r = atom();
-      if (r === null || (op === '//' && r === 0n)) return null;
-      v = op === '*' ? v * r : floorDiv(v, r);
-    }
-    return v;
-  };
-  const sum = (): bigint | null => {
-    let v = product();
-    while (v !== null && (src[i] === '+' || src[i] === '-')) {
-      const op = src[i++];
-      const r = product();
-      if (r === null) return null;
-      v = op === '+' ? v + r : v - r;
-    }
-    return v;
-  };
-  const v = sum();
-  return v !== null && i === src.length ? v : null;
-}
+export const evalIntExpression = (expr: string): bigint | null => evalExpression(expr, INT_OPS);
 
 /** The longest arithmetic expression in a question (digits, spaces, + - * / and parentheses, at least one operator). */
 function expressionIn(question: string): string | null {
@@ -126,7 +79,7 @@ function listedNumbers(question: string): bigint[] {
 
 const gcd = (a: bigint, b: bigint): bigint => (b === 0n ? a : gcd(b, a % b));
 
-function arithmeticCall(question: string): { call: DemoCall; value: bigint } | null {
+function arithmeticCall(question: string): Made | null {
   const expr = expressionIn(question);
   if (!expr) return null;
   const python = expr.replace(/\s*\/\s*/g, ' // ');
@@ -136,7 +89,7 @@ function arithmeticCall(question: string): { call: DemoCall; value: bigint } | n
     : { call: { reason: 'Let me compute it with Python.', code: `print(${python})` }, value };
 }
 
-function legsCall(question: string): { call: DemoCall; value: bigint } | null {
+function legsCall(question: string): Made | null {
   const list = /if you have (.+)\?\s*$/s.exec(question)?.[1];
   if (!list) return null;
   const terms: { count: bigint; animal: string; legs: number }[] = [];
@@ -152,7 +105,7 @@ function legsCall(question: string): { call: DemoCall; value: bigint } | null {
   return { call: { reason, code }, value };
 }
 
-function gcdLcmCall(question: string, lcm: boolean): { call: DemoCall; value: bigint } | null {
+function gcdLcmCall(question: string, lcm: boolean): Made | null {
   const ns = listedNumbers(question);
   if (ns.length < 2 || ns.some((n) => n === 0n)) return null;
   const value = ns.reduce((a, b) => (lcm ? (a * b) / gcd(a, b) : gcd(a, b)));
@@ -163,7 +116,7 @@ function gcdLcmCall(question: string, lcm: boolean): { call: DemoCall; value: bi
   };
 }
 
-function bitsCall(question: string): { call: DemoCall; value: bigint } | null {
+function bitsCall(question: string): Made | null {
   const m = /number (\d+)\?\s*$/.exec(question);
   if (!m) return null;
   const n = BigInt(m[1]!);
@@ -174,18 +127,20 @@ function bitsCall(question: string): { call: DemoCall; value: bigint } | null {
   };
 }
 
+/** Each family's writer of a call (the families of `dataset add rg-arithmetic`). */
+const FAMILY_CALLS: Readonly<Record<string, (question: string) => Made | null>> = {
+  basic_arithmetic: arithmeticCall,
+  chain_sum: arithmeticCall,
+  products: arithmeticCall,
+  leg_counting: legsCall,
+  gcd: (q) => gcdLcmCall(q, false),
+  lcm: (q) => gcdLcmCall(q, true),
+  count_bits: bitsCall,
+};
+
 /** The demonstration's tool call for a reasoning-gym arithmetic problem, or null when none reaches its answer. */
 export function rgArithmeticCall(family: string, question: string, answer: string): DemoCall | null {
-  if (!/^-?\d+$/.test(answer)) return null;
-  const made =
-    family === 'basic_arithmetic' || family === 'chain_sum' || family === 'products'
-      ? arithmeticCall(question)
-      : family === 'leg_counting'
-        ? legsCall(question)
-        : family === 'gcd' || family === 'lcm'
-          ? gcdLcmCall(question, family === 'lcm')
-          : family === 'count_bits'
-            ? bitsCall(question)
-            : null;
+  if (!/^-?\d+$/.test(answer) || !Object.hasOwn(FAMILY_CALLS, family)) return null;
+  const made = FAMILY_CALLS[family]!(question);
   return made && made.value === BigInt(answer) ? made.call : null;
 }
