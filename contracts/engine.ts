@@ -37,6 +37,14 @@ export const ENGINE_WEIGHTS = ['float32', 'int8', 'int4'] as const;
 export type EngineWeights = (typeof ENGINE_WEIGHTS)[number];
 export const EngineWeightsSchema = z.enum(ENGINE_WEIGHTS, { error: 'weights must be "float32", "int8" or "int4"' });
 
+/**
+ * Where the embedded engine decodes: onnxruntime's CPU provider, or its CUDA provider on the worker's GPU (onnxruntime-node
+ * ships that provider separately: `ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node` fetches it).
+ */
+export const ENGINE_DEVICES = ['cpu', 'cuda'] as const;
+export type EngineDevice = (typeof ENGINE_DEVICES)[number];
+export const EngineDeviceSchema = z.enum(ENGINE_DEVICES, { error: 'device must be "cpu" or "cuda"' });
+
 export const EngineSpecSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('embedded'),

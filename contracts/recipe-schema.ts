@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { NAME_RE, NAME_RULE } from './names.ts';
-import { EngineWeightsSchema, WeightSyncSchema } from './engine.ts';
+import { EngineDeviceSchema, EngineWeightsSchema, WeightSyncSchema } from './engine.ts';
 import { EMBEDDED_DEFAULTS, REPORT_DEFAULTS } from './recipe-defaults.ts';
 
 export * from './recipe-defaults.ts';
@@ -216,6 +216,8 @@ export const RolloutEngineSchema = z.discriminatedUnion(
       kind: z.literal('embedded'),
       /** How the trainer's ONNX export stores the weights the engine decodes with (contracts/engine.ts ENGINE_WEIGHTS). */
       weights: EngineWeightsSchema.default('float32'),
+      /** Where it decodes (contracts/engine.ts ENGINE_DEVICES): 'cuda' needs a GPU and onnxruntime-node's CUDA provider. */
+      device: EngineDeviceSchema.default('cpu'),
     }),
     z.object({
       kind: z.literal('openai'),

@@ -157,6 +157,13 @@ export const RECIPE_FIELDS: Catalogue = {
     def: 'float32',
     help: "How the ONNX export stores the embedded engine's weights: int8/int4 decode single requests faster on CPU, with a larger log-prob mismatch against the trainer (docs/benchmarks.md bench:engine).",
   },
+  'engine.device': {
+    label: 'Engine device',
+    kind: 'select',
+    options: ['cpu', 'cuda'],
+    def: 'cpu',
+    help: "Where the embedded engine decodes: cuda runs it on the worker's GPU through onnxruntime's CUDA provider (installed apart: ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node); a worker without either refuses the run by name.",
+  },
   'engine.server': {
     label: 'Server on Ray',
     kind: 'select',

@@ -2,6 +2,7 @@
 // preflight before the trainer starts, the run failing with the field, the figure and the limit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import os from 'node:os';
 import { freshRunDatabase } from '../helpers/fresh-run-database.ts';
 import { outputs, spawnWorker, waitFor } from '../helpers/proc.ts';
@@ -45,6 +46,29 @@ test("a run over the worker's limits fails at launch naming each field, its figu
   assert.ok(
     events.some((e) => /cannot start: trainer\.ranks/.test(e.message ?? '')),
     'the refusal is a run event too',
+  );
+  assert.equal(run.step, 0, 'no step ran');
+});
+
+test('the engine on cuda where torch sees no GPU: the run fails at launch naming engine.device; nothing trains', {
+  skip: fs.existsSync('/dev/nvidia0') ? 'this machine may have a GPU' : false,
+}, async () => {
+  const { runId } = await launchTraining(db, {
+    spec: { ...MICRO_INPUT, name: 'engine-on-gpu', engine: { kind: 'embedded', device: 'cuda' } },
+  });
+  const w = spawnWorker(url, 'limits-2');
+  const run = await waitFor(
+    `run ${runId} to end`,
+    async () => {
+      const r = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
+      return ['succeeded', 'failed', 'cancelled'].includes(r.status) ? r : null;
+    },
+    { timeoutMs: 60_000, intervalMs: 200, detail: () => outputs([w]) },
+  );
+  assert.equal(run.status, 'failed');
+  assert.match(
+    run.error ?? '',
+    /this worker cannot run the recipe: .*engine\.device: "cuda" needs a GPU on this worker; torch sees none/,
   );
   assert.equal(run.step, 0, 'no step ran');
 });

@@ -89,7 +89,7 @@ test("omitted fields get defaults: the report's where scale-free, scaled ones fo
   assert.deepEqual(r.model, { kind: 'embedded', arch: 'qwen3', n_layer: 4, n_head: 4, n_embd: 64, block_size: 512 });
   assert.deepEqual(r.tokenizer, { kind: 'char' });
   assert.deepEqual(r.trainer, { ranks: 1, nodes: 1, device: 'auto', gradientCheckpointing: false, lora: null });
-  assert.deepEqual(r.engine, { kind: 'embedded', weights: 'float32' });
+  assert.deepEqual(r.engine, { kind: 'embedded', weights: 'float32', device: 'cpu' });
   assert.deepEqual(r.tool, { timeoutS: 4, memoryMb: 1024, session: false, seedCalls: false });
   assert.equal(r.template.variant, 'minimal');
   assert.equal(r.template.toolName, 'python');
@@ -339,6 +339,20 @@ test("the embedded engine's weight format: float32 by default, int8/int4 accepte
   assert.deepEqual(parseRecipe({ ...base, engine: { kind: 'embedded', weights: 'int4' } }).engine, {
     kind: 'embedded',
     weights: 'int4',
+    device: 'cpu',
   });
   assert.throws(() => parseRecipe({ ...base, engine: { kind: 'embedded', weights: 'int3' } }), /engine\.weights/);
+});
+
+test("the embedded engine's device: cpu by default, cuda accepted, anything else refused by name", () => {
+  const base = { name: 'd', stages: [sft()] };
+  assert.deepEqual(parseRecipe({ ...base, engine: { kind: 'embedded', device: 'cuda' } }).engine, {
+    kind: 'embedded',
+    weights: 'float32',
+    device: 'cuda',
+  });
+  assert.throws(
+    () => parseRecipe({ ...base, engine: { kind: 'embedded', device: 'gpu' } }),
+    /engine\.device: device must be "cpu" or "cuda"/,
+  );
 });

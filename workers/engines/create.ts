@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../../contracts/errors.ts';
 import { config } from '../../server/config.ts';
-import type { EngineSpec, WeightSync } from '../../contracts/engine.ts';
+import type { EngineDevice, EngineSpec, WeightSync } from '../../contracts/engine.ts';
 import type { InferenceEngine, PolicyEngine, PolicyEngineFactory } from './types.ts';
 
 export async function createEngine(spec: EngineSpec): Promise<InferenceEngine> {
@@ -39,13 +39,18 @@ export async function createEngine(spec: EngineSpec): Promise<InferenceEngine> {
 
 /** The embedded policy for training: the ONNX decoder on the trainer's export, reloaded after every update. */
 export function embeddedPolicy(
-  opts: { maxBatch?: number; threads?: number; spin?: boolean } = {},
+  opts: { maxBatch?: number; threads?: number; spin?: boolean; device?: EngineDevice } = {},
 ): PolicyEngineFactory {
   return async (dir) => {
     const { OnnxEngine } = await import('./onnx-engine.ts');
     // Sleeping idle threads (spin false, the default here) cost the engine nothing measurable alone and leave a
     // trainer beside it its cores (bench:async: same synchronous speed, async RL from 0.97× to 1.04× on 2 cores).
-    return OnnxEngine.load(dir, { maxBatch: opts.maxBatch ?? 32, threads: opts.threads, spin: opts.spin ?? false });
+    return OnnxEngine.load(dir, {
+      maxBatch: opts.maxBatch ?? 32,
+      threads: opts.threads,
+      spin: opts.spin ?? false,
+      device: opts.device,
+    });
   };
 }
 

@@ -30,6 +30,7 @@
  */
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
+import type { EngineDevice } from '../../contracts/engine.ts';
 import type {
   EngineCapacity,
   EngineStats,
@@ -60,6 +61,8 @@ export interface OnnxEngineOptions {
    * its own and burns the cores a trainer beside it needs (async RL on a few cores).
    */
   spin?: boolean;
+  /** Where onnxruntime runs the model (default cpu). */
+  device?: EngineDevice;
   /**
    * Tokens of finished requests' caches kept for prefix reuse, least recently used evicted first (default
    * 8 × maxBatch × block_size; 0 = off). A trajectory whose cache was evicted has its next turn prefilled again:
@@ -147,7 +150,7 @@ export class OnnxEngine implements PolicyEngine {
 
   /** Load model.onnx, config.json and tokenizer.json from `dir`. */
   static async load(dir: string, opts: OnnxEngineOptions = {}): Promise<OnnxEngine> {
-    return new OnnxEngine(await loadDir(dir, opts.threads, opts.spin), opts);
+    return new OnnxEngine(await loadDir(dir, opts), opts);
   }
 
   get tokenizer(): Tokenizer {
@@ -249,7 +252,7 @@ export class OnnxEngine implements PolicyEngine {
 
   /** Swap in the model exported to `dir` (see the header: running requests finish on the old weights first). */
   async reload(dir: string): Promise<void> {
-    const next = await loadDir(dir, this.opts.threads, this.opts.spin);
+    const next = await loadDir(dir, this.opts);
     if (this.closed) {
       await next.session.release();
       throw new Error('engine closed');

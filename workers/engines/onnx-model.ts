@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
+import type { EngineDevice } from '../../contracts/engine.ts';
 import { HfTokenizer } from './hf-tokenizer.ts';
 
 export interface ModelConfig {
@@ -30,7 +31,17 @@ export interface Loaded {
   dir: string;
 }
 
-export async function loadDir(dir: string, threads?: number, spin = true): Promise<Loaded> {
+export interface LoadOptions {
+  /** onnxruntime intra-op threads (default: onnxruntime's choice). */
+  threads?: number;
+  /** Whether idle threads spin between operators (onnxruntime's default: yes). */
+  spin?: boolean;
+  /** onnxruntime's execution provider (default cpu). */
+  device?: EngineDevice;
+}
+
+export async function loadDir(dir: string, o: LoadOptions = {}): Promise<Loaded> {
+  const { threads, spin = true, device = 'cpu' } = o;
   const raw = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')) as ModelConfig;
   if ((raw.graph ?? 'legacy') !== 'static')
     throw new Error(
@@ -47,7 +58,8 @@ export async function loadDir(dir: string, threads?: number, spin = true): Promi
     throw new Error(`tokenizer has ${tokenizer.vocabSize} tokens, model ${config.vocab_size}`);
   // Subnormal floats are many times slower on x86; a trained small model's activations have plenty: flush them.
   const opts: ort.InferenceSession.SessionOptions = {
-    executionProviders: ['cpu'],
+    // On cuda, operators the CUDA provider lacks fall back to the CPU one, which onnxruntime always adds.
+    executionProviders: [device],
     graphOptimizationLevel: 'all',
     extra: { session: { set_denormal_as_zero: '1', ...(spin ? {} : { intra_op: { allow_spinning: '0' } }) } },
   };

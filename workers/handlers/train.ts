@@ -17,6 +17,7 @@ import { preflight, storedDatasetNames } from '../../contracts/preflight.ts';
 import { checkResources } from '../train/resources.ts';
 import { modelSize } from '../train/model-size.ts';
 import { gpuMemory } from './gpu-memory.ts';
+import { engineDeviceProblem } from '../engines/engine-device.ts';
 import { embeddedPolicy, remotePolicy } from '../engines/create.ts';
 import type { PolicyEngine } from '../engines/types.ts';
 import { observeEngines } from '../policy/policy-sync.ts';
@@ -127,7 +128,9 @@ async function refuseUnfit(ctx: JobContext<JobPayload<'train'>>, placement: Plac
   };
   const datasets = new Set<string>();
   for (const name of storedDatasetNames(recipe)) if (await getDataset(ctx.db, { name })) datasets.add(name);
-  const gpuMemoryBytes = await gpuMemory(recipe.trainer.device);
+  const engineDevice = recipe.engine.kind === 'embedded' ? recipe.engine.device : 'cpu';
+  // The engine on a GPU asks torch for them even when the trainer stays on the CPU.
+  const gpuMemoryBytes = await gpuMemory(engineDevice === 'cuda' ? 'cuda' : recipe.trainer.device);
   const problems = preflight(recipe, {
     modelDir,
     modelsRoot,
@@ -136,6 +139,8 @@ async function refuseUnfit(ctx: JobContext<JobPayload<'train'>>, placement: Plac
     rolloutServers: cfg.rolloutUrls,
     onRay: placement.onCluster,
   });
+  const engineProblem = engineDeviceProblem(engineDevice, gpuMemoryBytes.length);
+  if (engineProblem) problems.push(engineProblem);
   // What the host has (or the operator allows): a recipe within the schema's bounds can still overrun it.
   const name = recipe.model.kind === 'model' ? recipe.model.name : null;
   problems.push(
@@ -179,7 +184,8 @@ function policyFactory(
 ) {
   const e = recipe.engine;
   if (e.kind === 'ray') return rayPolicy(e, runWeightSyncDir(config().weightSyncDir, runId), runId, onServices);
-  if (e.kind !== 'openai') return embeddedPolicy({ threads: config().engineThreads, spin: config().engineSpin });
+  if (e.kind !== 'openai')
+    return embeddedPolicy({ threads: config().engineThreads, spin: config().engineSpin, device: e.device });
   const ws = e.weightSync!;
   return remotePolicy(
     {
