@@ -21,6 +21,7 @@ import { replyToResult, ZygoteProcess, type ZygoteReply } from './zygote-process
 import { type Lease, PoolSession, SESSION_IDLE_S, SESSION_TIME_S, SESSIONS_PER_CORE } from './sessions.ts';
 import { HEAVY_PRELOAD, STDLIB_PRELOAD, zygoteKind } from './route.ts';
 import { checkBubblewrap, interpreterRoot, type Root } from './host-root.ts';
+import { withTimeout } from './with-timeout.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const ZYGOTE_SCRIPT = path.join(HERE, 'zygote.py');
@@ -549,22 +550,6 @@ export class SandboxPool implements Sandbox {
     await Promise.all(exits);
     await this.cgroups?.remove();
   }
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(message)), ms);
-    p.then(
-      (v) => {
-        clearTimeout(t);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(t);
-        reject(e);
-      },
-    );
-  });
 }
 
 function newSlot(index: number, kind: ZygoteKind, uidBase: number): Slot {

@@ -1,4 +1,5 @@
 import { internalResult, type RunOptions, type SandboxCall, type SandboxResult, type SandboxSession } from './types.ts';
+import { SerialTurns } from './serial-turns.ts';
 
 /** What a session sees of a node (remote.ts NodeState). */
 export interface SessionNode {
@@ -38,7 +39,7 @@ export interface SessionRemote<NodeState extends SessionNode = SessionNode> {
 export class RemoteSession<NodeState extends SessionNode = SessionNode> implements SandboxSession {
   private at: { node: NodeState; id: string } | null = null;
   private closed = false;
-  private turn: Promise<unknown> = Promise.resolve();
+  private readonly turns = new SerialTurns();
 
   constructor(
     private readonly remote: SessionRemote<NodeState>,
@@ -46,9 +47,7 @@ export class RemoteSession<NodeState extends SessionNode = SessionNode> implemen
   ) {}
 
   run(call: SandboxCall, o: RunOptions = {}): Promise<SandboxResult> {
-    const next = this.turn.then(() => this.runNow(call, o));
-    this.turn = next.catch(() => {});
-    return next;
+    return this.turns.run(() => this.runNow(call, o));
   }
 
   private async runNow(call: SandboxCall, o: RunOptions): Promise<SandboxResult> {
@@ -114,13 +113,11 @@ export class RemoteSession<NodeState extends SessionNode = SessionNode> implemen
     if (this.closed) return Promise.resolve();
     this.closed = true;
     this.remote.forget(this);
-    const done = this.turn.then(async () => {
+    return this.turns.run(async () => {
       const at = this.at;
       this.at = null;
       if (at) await this.remote.post(at.node, '/session/close', { id: at.id }, 5000).catch(() => {});
     });
-    this.turn = done;
-    return done;
   }
 }
 

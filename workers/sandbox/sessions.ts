@@ -1,5 +1,7 @@
 import { internalResult, type RunOptions, type SandboxCall, type SandboxResult, type SandboxSession } from './types.ts';
 import { replyToResult, type ZygoteProcess, type ZygoteReply } from './zygote-process.ts';
+import { SerialTurns } from './serial-turns.ts';
+import { withTimeout } from './with-timeout.ts';
 
 /** Sessions a pool opens at once per core by default (PoolOptions.maxSessions), each on a zygote of its own. */
 export const SESSIONS_PER_CORE = 4;
@@ -40,8 +42,7 @@ export class PoolSession implements SandboxSession {
   private open = false;
   private closed = false;
   private idle?: NodeJS.Timeout;
-  /** Calls of a session run one at a time, in the order they were made. */
-  private turn: Promise<unknown> = Promise.resolve();
+  private readonly turns = new SerialTurns();
 
   constructor(
     private host: SessionHost,
@@ -49,9 +50,7 @@ export class PoolSession implements SandboxSession {
   ) {}
 
   run(call: SandboxCall, o: RunOptions = {}): Promise<SandboxResult> {
-    const next = this.turn.then(() => this.runNow(call, o));
-    this.turn = next.catch(() => {});
-    return next;
+    return this.turns.run(() => this.runNow(call, o));
   }
 
   private async runNow(call: SandboxCall, o: RunOptions): Promise<SandboxResult> {
@@ -81,7 +80,8 @@ export class PoolSession implements SandboxSession {
         session_time_s: this.opts.timeS,
       }),
       timeoutS * 1000 + this.host.graceMs,
-    );
+      'session call',
+    ).catch(() => null);
     let r: SandboxResult;
     if (reply === null) {
       this.lease.replace(z);
@@ -110,7 +110,11 @@ export class PoolSession implements SandboxSession {
     if (!lease) return;
     const z = await lease.zygote(Date.now());
     if (z) {
-      const ended = await withTimeout(z.request({ end_session: true }), 10_000 + this.host.graceMs);
+      const ended = await withTimeout(
+        z.request({ end_session: true }),
+        10_000 + this.host.graceMs,
+        'end session',
+      ).catch(() => null);
       if (!ended) lease.replace(z);
     }
     this.host.release(lease);
@@ -119,25 +123,6 @@ export class PoolSession implements SandboxSession {
   close(): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.closed = true;
-    const done = this.turn.then(() => this.end());
-    this.turn = done;
-    return done;
+    return this.turns.run(() => this.end());
   }
-}
-
-/** The promise's value, or null when it takes longer than `ms`. */
-function withTimeout<T>(p: Promise<T | null>, ms: number): Promise<T | null> {
-  return new Promise((resolve) => {
-    const t = setTimeout(() => resolve(null), ms);
-    p.then(
-      (v) => {
-        clearTimeout(t);
-        resolve(v);
-      },
-      () => {
-        clearTimeout(t);
-        resolve(null);
-      },
-    );
-  });
 }
