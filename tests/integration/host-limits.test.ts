@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import { freshRunDatabase } from '../helpers/fresh-run-database.ts';
-import { outputs, spawnWorker, waitFor } from '../helpers/proc.ts';
+import { outputs, spawnWorker } from '../helpers/proc.ts';
+import { waitRunEnded } from '../helpers/runs.ts';
 import type { Database } from '../../server/db/client.ts';
 import { MICRO_INPUT } from '../../server/recipes/defaults.ts';
 import { launchTraining } from '../../server/lifecycle.ts';
@@ -25,14 +26,7 @@ test("a run over the worker's limits fails at launch naming each field, its figu
   const w = spawnWorker(url, 'limits-1', {
     env: { TOOLSMITH_MAX_TRAINER_RANKS: '1', TOOLSMITH_MAX_SANDBOX_MEMORY_MB: String(Math.min(mem, 32_768)) },
   });
-  const run = await waitFor(
-    `run ${runId} to end`,
-    async () => {
-      const r = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
-      return ['succeeded', 'failed', 'cancelled'].includes(r.status) ? r : null;
-    },
-    { timeoutMs: 60_000, intervalMs: 200, detail: () => outputs([w]) },
-  );
+  const run = await waitRunEnded(db, runId, { timeoutMs: 60_000, detail: () => outputs([w]) });
   assert.equal(run.status, 'failed');
   assert.match(
     run.error ?? '',
@@ -57,14 +51,7 @@ test('the engine on cuda where torch sees no GPU: the run fails at launch naming
     spec: { ...MICRO_INPUT, name: 'engine-on-gpu', engine: { kind: 'embedded', device: 'cuda' } },
   });
   const w = spawnWorker(url, 'limits-2');
-  const run = await waitFor(
-    `run ${runId} to end`,
-    async () => {
-      const r = await db.prisma.run.findUniqueOrThrow({ where: { id: runId } });
-      return ['succeeded', 'failed', 'cancelled'].includes(r.status) ? r : null;
-    },
-    { timeoutMs: 60_000, intervalMs: 200, detail: () => outputs([w]) },
-  );
+  const run = await waitRunEnded(db, runId, { timeoutMs: 60_000, detail: () => outputs([w]) });
   assert.equal(run.status, 'failed');
   assert.match(
     run.error ?? '',
