@@ -31,7 +31,12 @@ const REFUSED = 2;
 
 /** The recipe the check trains: the built-in one moved onto the GPU, or the micro recipe on the CPU for a smoke run. */
 function checkRecipe(smoke: boolean): RecipeInput {
-  if (smoke) return { ...MICRO_INPUT, name: 'micro-gpu-rl-check', trainer: { device: 'cpu' } };
+  if (smoke) {
+    // The path, not the figures: 4 SFT steps (16 demonstrations of 4) before the micro recipe's 2 RL steps.
+    const [sft, rl] = MICRO_INPUT.stages;
+    const shortSft = { ...sft, data: { ...sft.data, n: 16 }, epochs: 1 };
+    return { ...MICRO_INPUT, name: 'micro-gpu-rl-check', trainer: { device: 'cpu' }, stages: [shortSft, rl] };
+  }
   const r = SMOLLM2_ARITH_TOOL_INPUT;
   return {
     ...r,

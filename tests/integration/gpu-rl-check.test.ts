@@ -55,11 +55,11 @@ test('--cpu-smoke: the same path on the CPU, one JSON line with each stage and t
   assert.equal(out.status, 'succeeded');
   assert.equal(out.withinLimit, true);
   assert.ok(Number(out.wallS) > 0 && Number(out.wallS) <= 600, `wall ${out.wallS}`);
-  // The micro recipe: 60 demonstrations × 2 epochs / batch 4 = 30 SFT steps, then 2 RL steps.
+  // The micro recipe shortened to 16 demonstrations of 4 = 4 SFT steps, then its 2 RL steps.
   assert.deepEqual(
     out.stages.map((s) => [s.name, s.type, s.steps]),
     [
-      ['sft', 'sft', 30],
+      ['sft', 'sft', 4],
       ['rl', 'rl', 2],
     ],
   );
