@@ -189,7 +189,10 @@ export const TrainerSchema = z.object({
   nodes: z.number().int().min(1).max(1024).default(1),
   /** 'cuda' refuses to start without enough GPUs (one per rank); 'auto' uses them when present. */
   device: z.enum(['auto', 'cpu', 'cuda']).default('auto'),
-  /** Token budget per forward/backward (rows × padded length); gradients accumulate. Default: the whole batch at once. */
+  /**
+   * Token budget per forward/backward (rows × padded length); gradients accumulate. Default: the budget that keeps one
+   * round's logits within 1 GiB for the model's vocabulary (workers/trainer/batching.py default_token_budget).
+   */
   microBatchTokens: z.number().int().min(64).optional(),
   gradientCheckpointing: z.boolean().default(false),
   /** LoRA through peft on a named model: only the adapter trains and is checkpointed; exports merge it. */

@@ -113,8 +113,8 @@ export const RECIPE_FIELDS: Catalogue = {
   'trainer.microBatchTokens': {
     label: 'Micro-batch tokens',
     kind: 'int',
-    def: 'whole batch',
-    help: 'Token budget per forward/backward (rows × padded length); gradients accumulate.',
+    def: '1 GiB of logits',
+    help: "Token budget per forward/backward (rows × padded length); gradients accumulate. Unset: what keeps one round's float32 logits within 1 GiB (5,461 tokens for SmolLM2's 49,152-token vocabulary; one round for the embedded model).",
   },
   'trainer.gradientCheckpointing': {
     label: 'Gradient checkpointing',

@@ -420,7 +420,7 @@ class Trainer:
             self.opt.zero_grad(set_to_none=True)
         loss_sum = 0.0
         with torch.set_grad_enabled(train):
-            for idxs, w in batching.rounds(len(seqs), lens, p):
+            for idxs, w in batching.rounds(len(seqs), lens, p, self.summary["vocab_size"]):
                 ids, attn, T = batching.pad(seqs, idxs, self.device)
                 lm = torch.zeros(len(idxs), T, dtype=torch.float32)
                 for r, i in enumerate(idxs):
@@ -477,7 +477,7 @@ class Trainer:
         table = torch.zeros(len(seqs), max(lens) - 1, dtype=torch.float64, device=self.device)
         self.model.eval()
         with torch.no_grad():
-            for idxs, w in batching.rounds(len(seqs), lens, p):
+            for idxs, w in batching.rounds(len(seqs), lens, p, self.summary["vocab_size"]):
                 ids, attn, T = batching.pad(seqs, idxs, self.device)
                 lp, _ = losses.token_logprobs(forward_logits(self.model, ids, attn), ids)
                 if w:
@@ -536,7 +536,7 @@ class Trainer:
         # Each rank fills the PPO clip states of its own rows; a sum over ranks assembles the batch's on rank 0.
         ppo = torch.zeros(tis_w.shape, dtype=torch.uint8, device=self.device)
         with torch.set_grad_enabled(not skip):
-            for idxs, w in batching.rounds(len(seqs), lens, p):
+            for idxs, w in batching.rounds(len(seqs), lens, p, self.summary["vocab_size"]):
                 ids, attn, T = batching.pad(seqs, idxs, self.device)
                 m = response_tables.response_columns(idxs, T, lens, rs, rmask, self.device)
                 o = response_tables.response_columns(idxs, T, lens, rs, old, self.device)
