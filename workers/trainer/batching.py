@@ -9,10 +9,11 @@ import dist
 from validation import get_int
 
 
-# A round's logits, their log-softmax and its gradient are each rows × length × vocabulary floats. A request that sets
-# no token budget gets the one that keeps one such tensor within LOGITS_BYTES: 5,461 tokens for a 49,152-token
-# vocabulary, where 32 rollouts of ~600 tokens at once took the trainer past 19 GB and out of a 24 GB machine; a
-# character vocabulary's budget is far above any batch (one round, as before).
+# A round's logits, their log-softmax and its gradient are each rows × length × vocabulary floats, beside what every
+# layer keeps for the backward pass. A request that sets no token budget gets the one that keeps one such tensor
+# within LOGITS_BYTES: 5,461 tokens for a 49,152-token vocabulary, where 32 rollouts of ~600 tokens in one round took
+# the trainer past 19 GB and out of a 24 GB machine (with the budget its RL steps peak at 14-17 GB: the layers' ~1.2 MB
+# a token dominate); a character vocabulary's budget is far above any batch (one round, as before).
 LOGITS_BYTES = 1 << 30
 
 
