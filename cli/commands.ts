@@ -28,6 +28,7 @@ export const commands: CommandEntry[] = [
   { name: 'mcp', load: async () => (await import('./mcp.ts')).mcpCommand },
   { name: 'eval', load: async () => (await import('./eval.ts')).evalCommand },
   { name: 'train', load: async () => (await import('./train.ts')).trainCommand },
+  { name: 'ray', load: async () => (await import('./ray.ts')).rayCommand },
   { name: 'ray-entry', load: async () => (await import('./ray-entry.ts')).rayEntryCommand },
   { name: 'start', load: async () => (await import('./service.ts')).startCommand },
 ];

@@ -18,9 +18,8 @@ import type { RecipeInput } from '../contracts/recipe.ts';
 import { config } from '../server/config.ts';
 import { openDatabase } from '../server/db/client.ts';
 import { migrate } from '../server/db/migrate.ts';
-import { modelExists } from '../server/models/registry.ts';
 import { MICRO_INPUT, SMOLLM2_ARITH_TOOL_INPUT } from '../server/recipes/defaults.ts';
-import { getDataset } from '../server/store/datasets.ts';
+import { designerPreflight } from '../server/recipes/preflight.ts';
 import { readSeriesOfKeys } from '../server/store/metrics.ts';
 import { type RunReport, runReport } from '../server/store/run-report.ts';
 import { engineDeviceProblem } from '../workers/engines/engine-device.ts';
@@ -47,26 +46,25 @@ function checkRecipe(smoke: boolean): RecipeInput {
   };
 }
 
-/** Missing pieces, each with what to do; empty when the check can train. */
+/** Missing pieces, all of them, each with what to do; empty when the check can train. */
 async function refusals(smoke: boolean): Promise<string[]> {
   if (smoke) return [];
+  const out: string[] = [];
   const gpus = await gpuMemory('cuda');
   if (gpus.length === 0)
-    return [
+    out.push(
       "no CUDA GPU: the trainer's torch sees none (torch.cuda.is_available() is False). On this machine run the recipe on the CPU instead: npx toolsmith train --recipe smollm2-arith-tool",
-    ];
-  const out: string[] = [];
-  const engine = engineDeviceProblem('cuda', gpus.length);
-  if (engine) out.push(engine);
-  const recipe = SMOLLM2_ARITH_TOOL_INPUT;
-  if (!modelExists(recipe.model.name))
-    out.push(`model: fetch it first: npx toolsmith model fetch ${recipe.model.name}`);
+    );
+  else {
+    const engine = engineDeviceProblem('cuda', gpus.length);
+    if (engine) out.push(engine);
+  }
+  // The model and datasets as the worker's preflight sees them (the recipe designer's check), each with its fix.
   const url = config().databaseUrl;
   await migrate(url);
   const db = await openDatabase(url);
   try {
-    if (!(await getDataset(db, { name: 'rg-arithmetic' })))
-      out.push('dataset: add it first: npx toolsmith dataset add rg-arithmetic');
+    for (const issue of await designerPreflight(db, checkRecipe(false))) out.push(issue.message);
   } finally {
     await db.close();
   }

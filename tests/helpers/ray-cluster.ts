@@ -15,6 +15,7 @@ import { trainerPython } from '../../workers/trainer/python.ts';
 import type { ClusterEventData } from '../../contracts/cluster.ts';
 import type { Database } from '../../server/db/client.ts';
 import { MICRO_INPUT } from '../../server/recipes/defaults.ts';
+import { rayStartInvocation } from '../../workers/cluster/ray-start.ts';
 import { readEvents } from '../../server/store/events.ts';
 import { freshDatabase } from './db.ts';
 import { waitRunEnded } from './runs.ts';
@@ -77,63 +78,60 @@ export async function startRayCluster(specs: RayNodeSpec[], opts: { auth?: boole
   fs.writeFileSync(tokenFile, crypto.randomBytes(32).toString('hex'), { mode: 0o600 });
   const temp = path.join(dir, 't');
   const address = `127.0.0.1:${GCS_PORT}`;
-  // Without auth (only to show that Toolsmith refuses such a cluster) the nodes are told so explicitly.
-  const env: Record<string, string> =
-    opts.auth === false
-      ? { RAY_ADDRESS: address, RAY_AUTH_MODE: 'disabled', RAY_USAGE_STATS_ENABLED: '0' }
-      : { RAY_ADDRESS: address, RAY_AUTH_MODE: 'token', RAY_AUTH_TOKEN_PATH: tokenFile, RAY_USAGE_STATS_ENABLED: '0' };
   let out = '';
   const nodes: ChildProcess[] = [];
+  // The head starts as `npx toolsmith ray start --head` starts it (workers/cluster/ray-start.ts), on fixed test ports.
+  const head = rayStartInvocation({
+    port: GCS_PORT,
+    dashboardPort: DASHBOARD_PORT,
+    cpus: specs[0]!.cpus,
+    gpus: specs[0]!.gpus ?? 0,
+    resources: specs[0]!.resources,
+    objectStoreBytes: 100 << 20,
+    tokenFile,
+    tempDir: temp,
+  });
+  // The other nodes stand for other machines: Ray's single-machine mode (the head's) refuses them, and in this
+  // namespace, whose one address is loopback, Ray registers them as 127.0.0.1 by itself.
+  const joinArgs = (spec: RayNodeSpec, i: number) => [
+    'start',
+    '--address',
+    address,
+    '--block',
+    '--node-ip-address',
+    '127.0.0.1',
+    '--num-cpus',
+    String(spec.cpus),
+    '--num-gpus',
+    String(spec.gpus ?? 0),
+    '--object-store-memory',
+    String(100 << 20),
+    ...(spec.resources ? ['--resources', JSON.stringify(spec.resources)] : []),
+    // Every agent of a node on a shared host needs ports of its own.
+    '--dashboard-agent-listen-port',
+    String(52400 + 10 * i),
+    '--dashboard-agent-grpc-port',
+    String(52401 + 10 * i),
+    '--metrics-export-port',
+    String(52402 + 10 * i),
+    '--runtime-env-agent-port',
+    String(52403 + 10 * i),
+  ];
+  // Without auth (only to show that Toolsmith refuses such a cluster) the nodes are told so explicitly.
+  const env: Record<string, string> = { ...head.env, RAY_ADDRESS: address };
+  if (opts.auth === false) {
+    env.RAY_AUTH_MODE = 'disabled';
+    delete env.RAY_AUTH_TOKEN_PATH;
+  }
+  const { RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER: _single, ...nodeEnv } = env;
   const startNode = (spec: RayNodeSpec, i: number) => {
-    const common = [
-      '--block',
-      '--node-ip-address',
-      '127.0.0.1',
-      '--num-cpus',
-      String(spec.cpus),
-      '--num-gpus',
-      String(spec.gpus ?? 0),
-      '--object-store-memory',
-      String(100 << 20),
-      ...(spec.resources ? ['--resources', JSON.stringify(spec.resources)] : []),
-    ];
-    const args =
-      i === 0
-        ? [
-            'start',
-            '--head',
-            '--port',
-            String(GCS_PORT),
-            '--dashboard-host',
-            '127.0.0.1',
-            '--dashboard-port',
-            String(DASHBOARD_PORT),
-            '--include-dashboard',
-            'true',
-            '--temp-dir',
-            temp,
-            ...common,
-          ]
-        : [
-            'start',
-            '--address',
-            address,
-            // Every agent of a node on a shared host needs ports of its own.
-            '--dashboard-agent-listen-port',
-            String(52400 + 10 * i),
-            '--dashboard-agent-grpc-port',
-            String(52401 + 10 * i),
-            '--metrics-export-port',
-            String(52402 + 10 * i),
-            '--runtime-env-agent-port',
-            String(52403 + 10 * i),
-            ...common,
-          ];
+    const args = i === 0 ? head.args : joinArgs(spec, i);
+    const own = i === 0 ? env : nodeEnv;
     const p = spawn(RAY, args, {
       cwd: ROOT,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...env },
+      env: { ...process.env, ...own },
     });
     const keep = (d: Buffer) => {
       out = (out + d.toString()).slice(-20_000);

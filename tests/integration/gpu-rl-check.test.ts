@@ -42,6 +42,12 @@ test('without a GPU it refuses before training, exit 2, naming what is missing',
   assert.deepEqual(r.lines, [], 'no JSON line: nothing was trained');
   assert.match(r.err, /refused: no CUDA GPU/);
   assert.match(r.err, /torch\.cuda\.is_available\(\) is False/);
+  // The worker's preflight too, on this fresh data folder: the model and the dataset, each with its fix.
+  assert.match(
+    r.err,
+    /refused: model\.name: no model "smollm2-135m-instruct" .*npx toolsmith model fetch smollm2-135m-instruct/,
+  );
+  assert.match(r.err, /refused: dataset "rg-arithmetic": not stored here .*npx toolsmith dataset add rg-arithmetic/);
   assert.ok(!fs.existsSync(path.join(dir, 'runs')), 'no run was started');
 });
 
