@@ -4,14 +4,11 @@
  * past its timeout and so ends the session. The calls' results are the real pool's; the model's turns around them
  * are written here. Prints the trajectory id as JSON. Run by the spec: `node --import tsx e2e/seed-sessions.ts`.
  */
-import { openDatabase } from '../server/db/client.ts';
-import { createRun } from '../server/store/runs.ts';
-import { insertTrajectories } from '../server/store/trajectories.ts';
 import type { Trajectory } from '../contracts/trajectory.ts';
 import { formatToolResult } from '../workers/sandbox/format.ts';
 import { SandboxPool } from '../workers/sandbox/pool.ts';
+import { seedOneTrajectory } from './seed-store.ts';
 import { EMBEDDED_TEMPLATE_SETTINGS as S, toolResponseTurn } from '../workers/rollout/template.ts';
-import { toTrajectoryInput } from '../workers/rollout/to-store.ts';
 import {
   appendAssistantTurn,
   appendToolResult,
@@ -66,30 +63,4 @@ try {
 }
 t = finishTrajectory(t, 'max_turns', Date.now());
 
-const db = await openDatabase();
-try {
-  const run = await createRun(db, { name: 'e2e-sessions', kind: 'train', seed: 0 });
-  const id = `tr_ses_${run.id.slice(4)}`;
-  const scored = {
-    reward: 0,
-    correct: false,
-    verdict: { correct: false, method: 'none' as const, extracted: null, reason: 'no answer' },
-  };
-  await insertTrajectories(db, [
-    {
-      ...toTrajectoryInput(t, scored, {
-        runId: run.id,
-        step: 1,
-        stage: 0,
-        split: 'train',
-        problemId: 'p1',
-        groupId: 'g000',
-        sampleIndex: 0,
-      }),
-      id,
-    },
-  ]);
-  console.log(JSON.stringify({ id }));
-} finally {
-  await db.close();
-}
+await seedOneTrajectory('e2e-sessions', 'tr_ses', t);

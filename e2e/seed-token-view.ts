@@ -10,15 +10,11 @@ import { insertTrajectories } from '../server/store/trajectories.ts';
 import { createShareLink } from '../server/share/links.ts';
 import type { ClipState, Trajectory } from '../contracts/trajectory.ts';
 import { CharTokenizer, embeddedTokenizerSpec } from '../workers/engines/tokenizer.ts';
-import { EMBEDDED_TEMPLATE_SETTINGS as S, toolResponseTurn } from '../workers/rollout/template.ts';
+import { EMBEDDED_TEMPLATE_SETTINGS as S } from '../workers/rollout/template.ts';
 import { toTrajectoryInput } from '../workers/rollout/to-store.ts';
-import {
-  appendAssistantTurn,
-  appendToolResult,
-  finishTrajectory,
-  newTrajectory,
-} from '../workers/rollout/trajectory.ts';
+import { appendAssistantTurn, finishTrajectory, newTrajectory } from '../workers/rollout/trajectory.ts';
 import { tokenRecord } from '../workers/policy/token-record.ts';
+import { trainPlace, withPythonCall } from './seed-store.ts';
 
 const tok = new CharTokenizer(embeddedTokenizerSpec());
 const call = `Compute it.</reason>\n<tool_call>\n${JSON.stringify({ name: 'python', arguments: { code: 'print(6*7)', input: '' } })}\n</tool_call>`;
@@ -40,25 +36,7 @@ t = appendAssistantTurn(
   S,
 );
 t = { ...t, turns: [{ ...t.turns[0]!, entropies: ids1.map(() => 0.5) }] };
-const appended = toolResponseTurn('42', S);
-t = appendToolResult(t, {
-  name: 'python',
-  arguments: { code: 'print(6*7)', input: '' },
-  status: 'ok',
-  text: '42',
-  appendedText: appended,
-  tokens: tok.encode(appended).length,
-  appended: true,
-  queuedAt: 2,
-  startedAt: 2,
-  finishedAt: 3,
-  durationMs: 1,
-  queueMs: 0,
-  stdout: '42\n',
-  stderr: '',
-  exitCode: 0,
-  errorType: null,
-});
+t = withPythonCall(t, { code: 'print(6*7)', text: '42', stdout: '42\n', at: 2, tokens: (a) => tok.encode(a).length });
 const ids2 = tok.encode(answer);
 t = appendAssistantTurn(
   t,
@@ -93,20 +71,11 @@ try {
     correct: true,
     verdict: { correct: true, method: 'exact' as const, extracted: '42', reason: 'equal' },
   };
-  const meta = (sampleIndex: number) => ({
-    runId: run.id,
-    step: 1,
-    stage: 0,
-    split: 'train',
-    problemId: 'p1',
-    groupId: 'g000',
-    sampleIndex,
-  });
   const withTokens = `tr_tok_${run.id.slice(4)}`;
   const without = `tr_notok_${run.id.slice(4)}`;
   await insertTrajectories(db, [
-    { ...toTrajectoryInput(t, scored, meta(0), record), id: withTokens },
-    { ...toTrajectoryInput(t, scored, meta(1)), id: without },
+    { ...toTrajectoryInput(t, scored, trainPlace(run.id, 0), record), id: withTokens },
+    { ...toTrajectoryInput(t, scored, trainPlace(run.id, 1)), id: without },
   ]);
   const link = await createShareLink(db, { scope: 'trajectory', target: { trajectoryId: withTokens } });
   console.log(
