@@ -3,7 +3,7 @@
  * embedded default (the SFT'd 0.3M-parameter character model, tests/helpers/embedded-sft.ts) and the real pretrained
  * SmolLM2-135M-Instruct (fetched by its pins, tests/helpers/real-model.ts) exported with each weight format
  * (contracts/engine.ts ENGINE_WEIGHTS: float32, int8, int4; workers/trainer/onnx_weights.py). For each: one request,
- * then 16 at once, each sampling up to 96 tokens (temperature 1; a request may stop earlier at its end-of-turn token)
+ * then 16 at once, then 32 (as the RL loop batches rollouts), each sampling up to 96 tokens (temperature 1; a request may stop earlier at its end-of-turn token)
  * from the same minimal-template GSM8K prompt; tokens generated / wall time, medians of 3. Per format also the graph's
  * size, export_onnx.py's re-export time, and the log-prob mismatch of the batch-16 samples against transformers'
  * float32 scoring of the same tokens (bench/engine_refs.py mismatch): what RL's importance correction sees.
@@ -40,7 +40,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 type Sample = { tokenIds: number[]; logprobs: number[] | null };
 
 async function rate(dir: string, batch: number): Promise<{ tps: number; tokens: number; samples: Sample[] }> {
-  const engine = await OnnxEngine.load(dir, { maxBatch: 16 });
+  // Batch 32 with 32 rows, as the RL loop loads the engine (workers/engines/create.ts); 1 and 16 with 16, as before.
+  const engine = await OnnxEngine.load(dir, { maxBatch: Math.max(16, batch) });
   const prompt = buildPrompt(QUESTION, EMBEDDED_TEMPLATE_SETTINGS);
   try {
     const runs: number[] = [];
@@ -87,16 +88,17 @@ const models: [string, string][] = [
   ...ENGINE_WEIGHTS.map((w): [string, string] => [`SmolLM2-135M-Instruct, ${w} weights`, smol[w]!]),
 ];
 console.log(`decode throughput, ${TOKENS} sampled tokens per request, medians of ${ROUNDS} (tokens/s):`);
-console.log('model                                      batch 1   batch 16   ratio 16/1');
+console.log('model                                      batch 1   batch 16   batch 32   ratio 16/1   ratio 32/16');
 const rows: number[][] = [];
 const samples: Sample[][] = [];
 for (const [name, dir] of models) {
   const one = await rate(dir, 1);
   const sixteen = await rate(dir, 16);
-  rows.push([one.tps, sixteen.tps]);
+  const thirtyTwo = await rate(dir, 32);
+  rows.push([one.tps, sixteen.tps, thirtyTwo.tps]);
   samples.push(sixteen.samples);
   console.log(
-    `${name.padEnd(42)} ${one.tps.toFixed(1).padStart(7)} ${sixteen.tps.toFixed(1).padStart(10)} ${(sixteen.tps / one.tps).toFixed(2).padStart(12)}`,
+    `${name.padEnd(42)} ${one.tps.toFixed(1).padStart(7)} ${sixteen.tps.toFixed(1).padStart(10)} ${thirtyTwo.tps.toFixed(1).padStart(10)} ${(sixteen.tps / one.tps).toFixed(2).padStart(12)} ${(thirtyTwo.tps / sixteen.tps).toFixed(2).padStart(13)}`,
   );
 }
 

@@ -338,15 +338,16 @@ export async function listStepStats(db: Database, runId: string, split: 'train' 
   }));
 }
 
-/** Per RL step, the tokens the policy generated in its stored rollouts (response tokens of the train split). */
+/** Per RL step, the tokens the policy generated in its stored rollouts (the train split's response tokens less the tool results'). */
 export async function generatedTokensByStep(db: Database, runId: string): Promise<{ step: number; value: number }[]> {
   const rows = await db.prisma.trajectory.groupBy({
     by: ['step'],
     where: { runId, split: 'train' },
-    _sum: { responseTokens: true },
+    _sum: { responseTokens: true, toolTokens: true },
     orderBy: { step: 'asc' },
   });
-  return rows.map((r) => ({ step: r.step, value: r._sum.responseTokens ?? 0 }));
+  // A response holds the tool results appended to it too, which the engine prefilled, not sampled.
+  return rows.map((r) => ({ step: r.step, value: (r._sum.responseTokens ?? 0) - (r._sum.toolTokens ?? 0) }));
 }
 
 /**

@@ -15,6 +15,7 @@ import { deleteAfterStep } from '../../server/store/checkpoints.ts';
 import {
   insertTrajectories,
   insertTrajectorySingle,
+  generatedTokensByStep,
   readStepWithTokens,
   readTrajectoryTokens,
 } from '../../server/store/trajectories.ts';
@@ -274,4 +275,20 @@ test("share links serve a trajectory's tokens exactly where they serve the traje
   const links = await caller.share.list({ runId: run.id });
   await caller.share.revoke({ id: links.find((l) => l.scope === 'trajectory')!.id });
   await notFound(view.trajectoryTokens({ token: trajLink.token, trajectoryId: 'tr_1' }));
+});
+
+test("a step's generated tokens are its responses' model tokens, not the tool results appended to them", async () => {
+  const run = await createRun(db, { name: 'generated', kind: 'train' });
+  const t = twoTurns();
+  assert.ok(t.toolTokens > 0 && t.modelTokens > 0);
+  await insertTrajectories(db, [
+    toTrajectoryInput(t, scored, meta(run.id, 0)),
+    toTrajectoryInput(t, scored, meta(run.id, 1)),
+    toTrajectoryInput(t, scored, meta(run.id, 0, 2)),
+    { ...toTrajectoryInput(t, scored, meta(run.id, 2)), split: 'eval' },
+  ]);
+  assert.deepEqual(await generatedTokensByStep(db, run.id), [
+    { step: 1, value: 2 * t.modelTokens },
+    { step: 2, value: t.modelTokens },
+  ]);
 });
