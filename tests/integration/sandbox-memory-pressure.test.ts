@@ -8,8 +8,8 @@
 // at the limit with no process left to kill, stalled or failed a kernel allocation (one fresh-clone suite run saw
 // its zygote replaced), and the next call's limit, counted on top of the lingering charge, let it take that
 // charge's room too once it was freed (a 768 MB call answered `ok` under a 256 MB limit). Here CPU hogs at nice
-// -19 starve the kernel's workers (nice 0) while this test and its pool run at -20, so the release is slow but the
-// pool itself is not starved. Needs root (cgroups, negative nice), as the memory cases of the escape battery do.
+// -19 starve the kernel's workers (nice 0) while this test and its pool run at -20 (each thread, and each session's
+// scheduler group: raiseAutogroup), so the release is slow but the pool itself is not starved. Needs root (cgroups, negative nice), as the memory cases of the escape battery do.
 // Where the kernel groups processes by session for the scheduler (autogroup, on by default here), nice values count
 // only within a session, the hogs could not starve the kernel's workers, and the condition did not arise; CI's run
 // met it (SysV memory released 5 s after its call, each time): this file turns autogroup off while it runs and puts
@@ -43,6 +43,8 @@ const hogs: ChildProcess[] = [];
 const root = process.getuid?.() === 0;
 const AUTOGROUP = '/proc/sys/kernel/sched_autogroup_enabled';
 let autogroupWas: string | null = null;
+/** Each scheduler group raised (raiseAutogroup): a process in it and the nice value it had, to put back. */
+const autogroupNice = new Map<string, { pid: number; nice: string }>();
 
 before(async () => {
   pool = await SandboxPool.start({ size: 2, healthIntervalMs: 1000, log: (l) => logs.push(l) });
@@ -56,7 +58,10 @@ before(async () => {
   }
   // Every thread: a nice value belongs to one thread on Linux, and this process's helper threads (V8's garbage
   // collector, libuv's) would otherwise stay at 0 and be starved with the kernel's workers, stalling the pool.
-  for (const pid of [process.pid, ...descendants(process.pid).map((p) => p.pid)]) raiseAllThreads(pid);
+  for (const pid of [process.pid, ...descendants(process.pid).map((p) => p.pid)]) {
+    raiseAllThreads(pid);
+    raiseAutogroup(pid);
+  }
   // One process each (no wrapper that could outlive a kill, starving the next test files), bounded: each ends by
   // itself after HOG_S even if this file is killed.
   for (let i = 0; i < 2 * Math.max(2, os.cpus().length); i++) {
@@ -133,6 +138,26 @@ function memoryCounters(pid: string): string {
     : `[used ${mb(read('memory.current'))}/${mb(read('memory.max'))} MB, file ${mb(stat.file)} MB, shmem ${mb(stat.shmem)} MB, ${read('memory.events').replace(/\n/g, ' ')}]`;
 }
 
+/**
+ * Nice -20 for the scheduler group of `pid`'s session. Turning autogroup off does not move a process that is already
+ * in its session's group (only a fork or a new session after it go to the machine-wide group): this process (its
+ * session was made before) and each zygote (bwrap starts a session of its own) stay in groups that weigh as one
+ * nice-0 process together, whatever their own nice, against hogs at -19 that the machine-wide group holds. Starved
+ * so, a zygote took 4-5 s of wall clock for 40 ms of CPU, and one that needed more for a ping missed its health
+ * check (replaced, this test failed). At -20 each group weighs as one process at -20. The value is put back after.
+ */
+function raiseAutogroup(pid: number) {
+  const file = `/proc/${pid}/autogroup`;
+  try {
+    const [group, was] = /^(\S+) nice (-?\d+)/.exec(fs.readFileSync(file, 'utf8'))?.slice(1) ?? [];
+    if (!group) return;
+    if (!autogroupNice.has(group)) autogroupNice.set(group, { pid, nice: was });
+    fs.writeFileSync(file, '-20');
+  } catch {
+    /* gone, or a kernel without autogroup */
+  }
+}
+
 /** Nice -20 for every thread of `pid` (threads it starts later inherit the nice value of the one that starts them). */
 function raiseAllThreads(pid: number) {
   let tids: string[] = [];
@@ -163,6 +188,13 @@ after(async () => {
   );
   await pool?.close();
   if (autogroupWas !== null) fs.writeFileSync(AUTOGROUP, autogroupWas);
+  for (const { pid, nice } of autogroupNice.values()) {
+    try {
+      fs.writeFileSync(`/proc/${pid}/autogroup`, nice);
+    } catch {
+      /* that process has ended, and its group with it (or it lives on in a process this test did not start) */
+    }
+  }
 });
 
 test("under CPU starvation of the kernel's workers, every hungry call is stopped at its limit and no zygote is replaced", {

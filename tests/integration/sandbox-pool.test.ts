@@ -135,3 +135,30 @@ test('a zygote killed with two calls in it: both are retried on its replacement 
   assert.ok(now.retries >= before.retries + 1, 'retried');
   assert.ok(now.restarts > before.restarts, 'replaced');
 });
+
+test('a zygote that stops answering is replaced by the health check, and the log says where its processes were', async (t) => {
+  const logs: string[] = [];
+  const own = await SandboxPool.start({ size: 1, healthIntervalMs: 200, log: (l) => logs.push(l) });
+  try {
+    const light = descendants().filter((p) => /\/run\/toolsmith\/zygote\.py/.test(p.args) && !p.args.includes('numpy'));
+    // Of this pool (started last): the newest light zygote; stopped, it cannot answer a ping, as one hung would.
+    const zygote = light.sort((a, b) => b.pid - a.pid)[0];
+    assert.ok(zygote, 'a light zygote runs');
+    process.kill(zygote.pid, 'SIGSTOP');
+    const line = await waitFor('the health check to replace it', () =>
+      logs.find((l) => l.includes('did not answer a health check')),
+    );
+    // Stopped ("T"): the line tells a zygote stopped or blocked in the kernel from one busy in Python.
+    t.diagnostic(line);
+    assert.match(
+      line,
+      new RegExp(`its processes: .*\\b${zygote.pid} python3 T nice -?\\d+ (\\(autogroup-\\d+ nice -?\\d+\\) )?wchan `),
+      line,
+    );
+    await waitFor('a replacement', () => own.status().restarts > 0);
+    const r = await own.run({ code: 'print(6 * 7)' });
+    assert.equal(r.stdout, '42\n');
+  } finally {
+    await own.close();
+  }
+});

@@ -22,6 +22,7 @@ import { type Lease, PoolSession, SESSION_IDLE_S, SESSION_TIME_S, SESSIONS_PER_C
 import { HEAVY_PRELOAD, STDLIB_PRELOAD, zygoteKind } from './route.ts';
 import { checkBubblewrap, interpreterRoot, type Root } from './host-root.ts';
 import { withTimeout } from './with-timeout.ts';
+import { whereProcessesAre } from './process-report.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const ZYGOTE_SCRIPT = path.join(HERE, 'zygote.py');
@@ -383,7 +384,9 @@ export class SandboxPool implements Sandbox {
     if (reply === null) {
       // The zygote died (or hung) during the call: replace it, and retry the call once on a fresh one.
       if (slot.zygote === z) {
-        this.opts.log(`interpreter ${slot.index} did not answer a call in time; replacing it`);
+        this.opts.log(
+          `interpreter ${slot.index} did not answer a call in time; replacing it (its processes: ${whereProcessesAre(z.pid)})`,
+        );
         z.kill();
         slot.zygote = null;
       }
@@ -415,7 +418,7 @@ export class SandboxPool implements Sandbox {
       slot.inflight--;
       if ((!pong || pong.clean === false) && slot.zygote === z) {
         this.opts.log(
-          `interpreter ${slot.index} ${pong ? 'cannot prove its state clean' : 'did not answer a health check'}; replacing it`,
+          `interpreter ${slot.index} ${pong ? 'cannot prove its state clean' : 'did not answer a health check'}; replacing it${pong ? '' : ` (its processes: ${whereProcessesAre(z.pid)})`}`,
         );
         z.kill();
       }
@@ -518,7 +521,9 @@ export class SandboxPool implements Sandbox {
       },
       replace: (z) => {
         if (held.zygote !== z) return;
-        this.opts.log(`session interpreter ${held.index} did not answer in time; replacing it`);
+        this.opts.log(
+          `session interpreter ${held.index} did not answer in time; replacing it (its processes: ${whereProcessesAre(z.pid)})`,
+        );
         z.kill();
       },
     };
