@@ -15,7 +15,7 @@ import { trainerPython } from '../../workers/trainer/python.ts';
 import type { ClusterEventData } from '../../contracts/cluster.ts';
 import type { Database } from '../../server/db/client.ts';
 import { MICRO_INPUT } from '../../server/recipes/defaults.ts';
-import { rayStartInvocation } from '../../workers/cluster/ray-start.ts';
+import { rayNodeArgs, rayStartInvocation } from '../../workers/cluster/ray-start.ts';
 import { readEvents } from '../../server/store/events.ts';
 import { freshDatabase } from './db.ts';
 import { waitRunEnded } from './runs.ts';
@@ -97,16 +97,10 @@ export async function startRayCluster(specs: RayNodeSpec[], opts: { auth?: boole
     'start',
     '--address',
     address,
-    '--block',
-    '--node-ip-address',
-    '127.0.0.1',
-    '--num-cpus',
-    String(spec.cpus),
-    '--num-gpus',
-    String(spec.gpus ?? 0),
-    '--object-store-memory',
-    String(100 << 20),
-    ...(spec.resources ? ['--resources', JSON.stringify(spec.resources)] : []),
+    ...rayNodeArgs(
+      { cpus: spec.cpus, gpus: spec.gpus ?? 0, resources: spec.resources, objectStoreBytes: 100 << 20 },
+      '127.0.0.1',
+    ),
     // Every agent of a node on a shared host needs ports of its own.
     '--dashboard-agent-listen-port',
     String(52400 + 10 * i),

@@ -93,6 +93,33 @@ export function rayNodeAddress(value: string | undefined): string {
   return a;
 }
 
+/** The arguments every node takes, head or joining: `--block`, the address it registers as, its resources, object
+ *  store and temp folder. Exported for the Ray tests, whose other nodes stand for other machines on loopback (which
+ *  rayStartInvocation refuses for a joining node). */
+export function rayNodeArgs(
+  o: Pick<RayNodeOptions, 'cpus' | 'gpus' | 'resources' | 'objectStoreBytes' | 'tempDir'>,
+  address: string,
+): string[] {
+  const resources = o.resources;
+  if (resources !== undefined) {
+    for (const [k, v] of Object.entries(resources))
+      if (!/^[A-Za-z_][\w.-]*$/.test(k) || !(typeof v === 'number' && Number.isFinite(v) && v >= 0))
+        throw new UserError(`--resources: "${k}": ${JSON.stringify(v)} is not a resource name with an amount ≥ 0`, {
+          field: '--resources',
+        });
+  }
+  return [
+    '--block',
+    '--node-ip-address',
+    address,
+    ...(count(o.cpus, '--num-cpus') !== undefined ? ['--num-cpus', String(o.cpus)] : []),
+    ...(count(o.gpus, '--num-gpus') !== undefined ? ['--num-gpus', String(o.gpus)] : []),
+    ...(o.objectStoreBytes !== undefined ? ['--object-store-memory', String(objectStore(o.objectStoreBytes))] : []),
+    ...(resources && Object.keys(resources).length ? ['--resources', JSON.stringify(resources)] : []),
+    ...(o.tempDir !== undefined ? ['--temp-dir', o.tempDir] : []),
+  ];
+}
+
 /** `ray start`'s arguments and environment for the node `o` describes; a UserError naming the field when it cannot be. */
 export function rayStartInvocation(o: RayNodeOptions): RayStart {
   const address = rayNodeAddress(o.address);
@@ -104,24 +131,7 @@ export function rayStartInvocation(o: RayNodeOptions): RayStart {
     // Ray's single-machine mode: the node stays 127.0.0.1, so its servers bind loopback (see above).
     ...(loopbackOnly ? { RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER: '0' } : {}),
   };
-  const resources = o.resources;
-  if (resources !== undefined) {
-    for (const [k, v] of Object.entries(resources))
-      if (!/^[A-Za-z_][\w.-]*$/.test(k) || !(typeof v === 'number' && Number.isFinite(v) && v >= 0))
-        throw new UserError(`--resources: "${k}": ${JSON.stringify(v)} is not a resource name with an amount ≥ 0`, {
-          field: '--resources',
-        });
-  }
-  const common = [
-    '--block',
-    '--node-ip-address',
-    address,
-    ...(count(o.cpus, '--num-cpus') !== undefined ? ['--num-cpus', String(o.cpus)] : []),
-    ...(count(o.gpus, '--num-gpus') !== undefined ? ['--num-gpus', String(o.gpus)] : []),
-    ...(o.objectStoreBytes !== undefined ? ['--object-store-memory', String(objectStore(o.objectStoreBytes))] : []),
-    ...(resources && Object.keys(resources).length ? ['--resources', JSON.stringify(resources)] : []),
-    ...(o.tempDir !== undefined ? ['--temp-dir', o.tempDir] : []),
-  ];
+  const common = rayNodeArgs(o, address);
   if (o.join === undefined) {
     const gcsPort = port(o.port, RAY_GCS_PORT, '--port');
     const dashboardPort = port(o.dashboardPort, RAY_DASHBOARD_PORT, '--dashboard-port');
