@@ -32,13 +32,13 @@ export function formatRunReport(r: RunReport): string {
     // docs/method.md §5 "Dynamic sampling and the pass-rate curriculum": a group with all-equal rewards trains nothing.
     lines.push(
       '',
-      '| stage | RL steps | groups drawn | with mixed rewards | kept after RoC | skipped by the curriculum | steps short of their groups | rollout tokens/s |',
-      '|---|--:|--:|--:|--:|--:|--:|--:|',
+      '| stage | RL steps | groups drawn | with mixed rewards | kept after RoC | skipped by the curriculum | steps short of their groups | rollout tokens/s | mean decode batch | engine time prefilling |',
+      '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
     );
     for (const s of rl) {
       const g = s.groups!;
       lines.push(
-        `| ${s.name} | ${g.steps} | ${g.drawn} | ${g.mixed} (${formatPercent(g.drawn ? g.mixed / g.drawn : 0)}) | ${g.kept} | ${g.skipped} | ${g.short} | ${g.rolloutTokensPerS == null ? '–' : g.rolloutTokensPerS.toFixed(1)} |`,
+        `| ${s.name} | ${g.steps} | ${g.drawn} | ${g.mixed} (${formatPercent(g.drawn ? g.mixed / g.drawn : 0)}) | ${g.kept} | ${g.skipped} | ${g.short} | ${g.rolloutTokensPerS == null ? '–' : g.rolloutTokensPerS.toFixed(1)} | ${g.meanBatch == null ? '–' : g.meanBatch.toFixed(1)} | ${g.prefillFraction == null ? '–' : formatPercent(g.prefillFraction)} |`,
       );
     }
   }

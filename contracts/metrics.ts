@@ -71,6 +71,8 @@ export const METRIC_KEYS = [
   'time/trainer_idle',
   'time/engine_idle',
   'engine/busy_fraction',
+  'engine/mean_batch',
+  'engine/prefill_fraction',
   'sandbox/latency_ms',
   // Async RL.
   'async/staleness_mean',

@@ -44,9 +44,14 @@ export interface StageGroups {
   short: number;
   /** The engine's rate during the stage's rollouts: tokens the policy generated ÷ the steps' rollout time (null without either). */
   rolloutTokensPerS: number | null;
+  /** The embedded engine's rows per batched decode step during the rollouts, the mean of the steps' (null without
+   *  points: a served engine, an older run). */
+  meanBatch: number | null;
+  /** The share of the engine's time in those rollouts spent prefilling, the mean of the steps' (null as above). */
+  prefillFraction: number | null;
 }
 
-/** The metric keys stageGroups sums, by field. */
+/** The metric keys stageGroups reads, by field (summed, but for meanBatch and prefillFraction: averaged over the steps). */
 export const GROUP_KEYS = {
   drawn: 'sampling/groups_drawn',
   mixed: 'sampling/groups_mixed',
@@ -54,6 +59,8 @@ export const GROUP_KEYS = {
   skipped: 'curriculum/skipped',
   short: 'sampling/short',
   rolloutS: 'time/rollout',
+  meanBatch: 'engine/mean_batch',
+  prefillFraction: 'engine/prefill_fraction',
 } as const;
 
 /**
@@ -77,6 +84,10 @@ export function stageGroups(
     const sum = (k: string) => inStage(k).reduce((a, p) => a + p.value, 0);
     const rolloutS = sum(GROUP_KEYS.rolloutS);
     const tokens = within(generated).reduce((a, p) => a + p.value, 0);
+    const mean = (k: string) => {
+      const ps = inStage(k);
+      return ps.length ? ps.reduce((a, p) => a + p.value, 0) / ps.length : null;
+    };
     return {
       steps: drawn.length,
       drawn: sum(GROUP_KEYS.drawn),
@@ -85,6 +96,8 @@ export function stageGroups(
       skipped: sum(GROUP_KEYS.skipped),
       short: sum(GROUP_KEYS.short),
       rolloutTokensPerS: rolloutS > 0 && tokens > 0 ? tokens / rolloutS : null,
+      meanBatch: mean(GROUP_KEYS.meanBatch),
+      prefillFraction: mean(GROUP_KEYS.prefillFraction),
     };
   });
 }

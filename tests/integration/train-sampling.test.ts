@@ -83,7 +83,7 @@ test('all-equal groups: dynamic sampling draws more rounds up to its cap; the cu
 
   // `train --report`: the RL stage's groups, summed.
   const report = await runReport(db, runId);
-  const { rolloutTokensPerS, ...groups } = report.stages[1]!.groups!;
+  const { rolloutTokensPerS, meanBatch, prefillFraction, ...groups } = report.stages[1]!.groups!;
   assert.deepEqual(groups, { steps: 3, drawn: 18, mixed: 0, kept: 0, skipped: 16, short: 3 });
   // The engine's rate during the stage's rollouts: 18 groups × 4 rollouts of one token each, over their rollout time.
   const generated = await db.prisma.trajectory.aggregate({
@@ -93,5 +93,8 @@ test('all-equal groups: dynamic sampling draws more rounds up to its cap; the cu
   assert.equal(generated._sum.responseTokens, 18 * 4);
   const rolloutS = (await values('time/rollout')).reduce((a, [, v]) => a + v!, 0);
   assert.ok(rolloutS > 0 && Math.abs(rolloutTokensPerS! - (18 * 4) / rolloutS) < 1e-9, `${rolloutTokensPerS}`);
+  // One token per rollout is sampled by the prefill that reads its prompt: no batched decode step ran.
+  assert.equal(meanBatch, null);
+  assert.ok(prefillFraction! > 0.99, `the engine's time went to prefills: ${prefillFraction}`);
   assert.equal(report.stages[0]!.groups, undefined);
 });

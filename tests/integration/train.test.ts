@@ -77,6 +77,13 @@ test('micro recipe: SFT then GRPO-RoC steps through the real trainer, engine and
   ]) {
     assert.equal((await series(runId, key)).length, 2, key);
   }
+  // The embedded engine's batch over each step's rollouts: at least one row per decode step, at most the step's 8.
+  for (const [step, rows] of await series(runId, 'engine/mean_batch'))
+    assert.ok(rows >= 1 && rows <= 2 * 4, `step ${step}: mean decode batch ${rows}`);
+  assert.equal((await series(runId, 'engine/mean_batch')).length, 2);
+  for (const [step, share] of await series(runId, 'engine/prefill_fraction'))
+    assert.ok(share > 0 && share < 1, `step ${step}: prefill share of the engine's time ${share}`);
+  assert.equal((await series(runId, 'engine/prefill_fraction')).length, 2);
   const trajectories = await db.prisma.trajectory.findMany({ where: { runId, split: 'train' } });
   assert.equal(trajectories.length, 2 * 2 * 4, 'all 2G rollouts of every prompt of every step are stored');
   for (const step of [31, 32]) {

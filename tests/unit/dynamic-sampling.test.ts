@@ -215,6 +215,14 @@ test('stageGroups and train --report: each RL stage sums its steps; the run page
       [32, 30],
       [41, 5],
     ]),
+    'engine/mean_batch': pts([
+      [31, 12],
+      [32, 20],
+    ]),
+    'engine/prefill_fraction': pts([
+      [31, 0.1],
+      [32, 0.2],
+    ]),
   };
   const generated = pts([
     [30, 999],
@@ -230,8 +238,28 @@ test('stageGroups and train --report: each RL stage sums its steps; the run page
   const g = stageGroups(stages, series, generated);
   assert.equal(g[0], undefined);
   // Step 30 is the SFT stage's last: its tokens are not the RL stage's.
-  assert.deepEqual(g[1], { steps: 2, drawn: 8, mixed: 3, kept: 3, skipped: 3, short: 1, rolloutTokensPerS: 100 });
-  assert.deepEqual(g[2], { steps: 1, drawn: 4, mixed: 4, kept: 2, skipped: 1, short: 0, rolloutTokensPerS: null });
+  assert.deepEqual(g[1], {
+    steps: 2,
+    drawn: 8,
+    mixed: 3,
+    kept: 3,
+    skipped: 3,
+    short: 1,
+    rolloutTokensPerS: 100,
+    meanBatch: 16,
+    prefillFraction: (0.1 + 0.2) / 2,
+  });
+  assert.deepEqual(g[2], {
+    steps: 1,
+    drawn: 4,
+    mixed: 4,
+    kept: 2,
+    skipped: 1,
+    short: 0,
+    rolloutTokensPerS: null,
+    meanBatch: null,
+    prefillFraction: null,
+  });
   assert.equal(g[3], undefined, 'no points yet');
 
   const report: RunReport = {
@@ -255,7 +283,7 @@ test('stageGroups and train --report: each RL stage sums its steps; the run page
     text,
     /\| stage \| RL steps \| groups drawn \| with mixed rewards \| kept after RoC \| skipped by the curriculum \|/,
   );
-  assert.match(text, /\| rl-1 \| 2 \| 8 \| 3 \(37\.5%\) \| 3 \| 3 \| 1 \| 100\.0 \|/);
+  assert.match(text, /\| rl-1 \| 2 \| 8 \| 3 \(37\.5%\) \| 3 \| 3 \| 1 \| 100\.0 \| 16\.0 \| 15\.0% \|/);
   for (const k of ['sampling/groups_drawn', 'sampling/groups_mixed', 'roc/groups_kept', 'curriculum/skipped'])
     assert.ok(PANEL_KEYS.has(k), k);
 });

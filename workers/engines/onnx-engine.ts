@@ -32,6 +32,7 @@ import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import type { EngineDevice } from '../../contracts/engine.ts';
 import type {
+  BatchCounters,
   EngineCapacity,
   EngineStats,
   GenerateChunk,
@@ -130,6 +131,10 @@ export class OnnxEngine implements PolicyEngine {
   /** Sum of batch sizes over decode steps (steps × mean batch), and ms spent inside the model (prefill + decode). */
   stepRows = 0;
   computeMs = 0;
+  prefillMs = 0;
+  get batchCounters(): BatchCounters {
+    return { decodeSteps: this.steps, decodeRows: this.stepRows, prefillMs: this.prefillMs };
+  }
   /** Prompt tokens prefilled, and prompt tokens taken from cached prefixes instead. */
   prefillTokens = 0;
   reusedTokens = 0;
@@ -330,6 +335,7 @@ export class OnnxEngine implements PolicyEngine {
         const t0 = performance.now();
         await this.guard([q], () => this.prefill(q));
         this.computeMs += performance.now() - t0;
+        this.prefillMs += performance.now() - t0;
         this.reap();
       }
       if (this.running.length) {

@@ -60,6 +60,14 @@ export interface EngineCapacity {
   inFlight: number;
 }
 
+/** An engine's batches so far: batched decode steps, the rows they decoded (mean batch = rows / steps), and the ms
+ *  spent prefilling (prompts and tool results, one request at a time; part of computeMs). */
+export interface BatchCounters {
+  decodeSteps: number;
+  decodeRows: number;
+  prefillMs: number;
+}
+
 export interface InferenceEngine {
   readonly id: string;
   generate(req: GenerateRequest, onChunk?: (c: GenerateChunk) => void): Promise<GenerateResult>;
@@ -81,6 +89,9 @@ export interface PolicyEngine extends InferenceEngine {
   readonly weightVersion: number;
   /** Milliseconds spent inside the model so far (the engine-busy metric, docs/method.md §6). */
   readonly computeMs: number;
+  /** Where the engine runs its own batches (a served engine cannot see the server's and leaves this out): its
+   *  counters so far, read before and after a phase. */
+  readonly batchCounters?: BatchCounters;
 }
 
 /**

@@ -10,7 +10,7 @@
  * rollouts never start on the old weights.
  */
 import type { EngineWeights } from '../../contracts/engine.ts';
-import type { PolicyEngine, PolicyEngineFactory } from '../engines/types.ts';
+import type { BatchCounters, PolicyEngine, PolicyEngineFactory } from '../engines/types.ts';
 import type { Trainer } from '../trainer/types.ts';
 import { VersionedExport } from './weight-export.ts';
 
@@ -68,6 +68,11 @@ export class PolicySync {
   /** Milliseconds the engine has spent inside the model so far. */
   get computeMs(): number {
     return this.current?.computeMs ?? 0;
+  }
+
+  /** The engine's batch counters so far, where it runs its own batches (PolicyEngine.batchCounters). */
+  get batchCounters(): BatchCounters | undefined {
+    return this.current?.batchCounters;
   }
 
   /** The trainer updated its weights. */

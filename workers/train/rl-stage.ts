@@ -16,6 +16,7 @@ import { type GeneratedStep, type RlStepResult, type ScoredRollout, updateStep }
 import { drawAndGenerate } from './prompt-draw.ts';
 import { tokenRecord } from '../policy/token-record.ts';
 import { batchStaleness } from './staleness.ts';
+import { batchFigures } from './engine-figures.ts';
 import type { TrainRun } from './run-state.ts';
 import type { StepMetrics } from '../../contracts/metrics.ts';
 import type { PhaseSpan } from '../../contracts/timeline.ts';
@@ -96,6 +97,7 @@ export async function runRlStage(
     const t0 = performance.now();
     const engineIdle = lastGenerationEnd === null ? 0 : (t0 - lastGenerationEnd) / 1000;
     const busy0 = policy.computeMs;
+    const batch0 = policy.batchCounters;
     const gen = drawAndGenerate(
       {
         engine: policy.engine!,
@@ -124,8 +126,15 @@ export async function runRlStage(
       },
     ).then((g) => {
       lastGenerationEnd = performance.now();
-      // Share of the rollout phase the engine spent inside the model (the docs/method.md §6 utilisation).
-      return { ...g, engineBusy: (policy.computeMs - busy0) / 1000 / Math.max(1e-9, g.timings.rollout) };
+      // Share of the rollout phase the engine spent inside the model (the docs/method.md §6 utilisation), and how
+      // full its batch stayed and how much of that time went to prefills, where it runs its own batches.
+      const batch = policy.batchCounters;
+      const computeS = (policy.computeMs - busy0) / 1000;
+      return {
+        ...g,
+        engineBusy: computeS / Math.max(1e-9, g.timings.rollout),
+        ...(batch && batch0 ? batchFigures(batch0, batch, computeS) : {}),
+      };
     });
     // Awaited when its step trains; a stop rejects it while the step before still trains: not unhandled.
     gen.catch(() => {});
@@ -186,6 +195,8 @@ export async function runRlStage(
       'time/trainer_idle': trainerIdle,
       'time/engine_idle': mine.engineIdle,
       'engine/busy_fraction': generated.engineBusy,
+      ...(generated.meanBatch !== undefined ? { 'engine/mean_batch': generated.meanBatch } : {}),
+      ...(generated.prefillFraction !== undefined ? { 'engine/prefill_fraction': generated.prefillFraction } : {}),
       'async/staleness_mean': staleness.mean,
       'async/staleness_max': staleness.max,
       'async/off_policy_token_share': staleness.offPolicyShare,
@@ -214,7 +225,7 @@ interface Generation {
   step: number;
   rng: () => number;
   generatedAt: number;
-  gen: Promise<GeneratedStep & { engineBusy: number }>;
+  gen: Promise<GeneratedStep & { engineBusy: number } & ReturnType<typeof batchFigures>>;
   /** Seconds the engine waited between the end of the previous generation and the start of this one. */
   engineIdle: number;
 }
