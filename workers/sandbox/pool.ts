@@ -416,6 +416,9 @@ export class SandboxPool implements Sandbox {
       slot.inflight++;
       const pong = await withTimeout(z.request({ ping: true }), 5000, 'ping timeout').catch(() => null);
       slot.inflight--;
+      // It exited while the ping was out: its exit handler left the respawn to whoever held the slot (as execute
+      // does for a call), else the slot would stay empty for good.
+      if (!slot.zygote) this.respawnLater(slot);
       if ((!pong || pong.clean === false) && slot.zygote === z) {
         this.opts.log(
           `interpreter ${slot.index} ${pong ? 'cannot prove its state clean' : 'did not answer a health check'}; replacing it${pong ? '' : ` (its processes: ${whereProcessesAre(z.pid)})`}`,
@@ -441,6 +444,7 @@ export class SandboxPool implements Sandbox {
       return r.measures;
     } finally {
       slot.inflight--;
+      if (!slot.zygote) this.respawnLater(slot); // it exited meanwhile (checkHealth)
       this.pump();
     }
   }
