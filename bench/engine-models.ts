@@ -17,7 +17,10 @@
  * limits this machine sets (bench/engine_refs.py limits): float32 weight bytes over measured copy bandwidth bound
  * batch 1, FLOPs per token (2 x parameters) over measured sgemm GFLOP/s bound batch 16.
  *
- *   npx tsx bench/engine-models.ts
+ * Last, groups as the RL loop samples them (printGroups): eight rollouts of each of four prompts at once, the prompt
+ * prefilled by each rollout against once for its group (GenerateRequest.sharedPrompt), side by side.
+ *
+ *   npx tsx bench/engine-models.ts [--groups]   (--groups: only that table, embedded and SmolLM2 int8)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -80,7 +83,85 @@ function exportSeconds(hf: string, weights: EngineWeights): number | string {
   }
 }
 
+/** Four more questions: with QUESTION, the prompts of the groups below. */
+const GROUP_QUESTIONS = [
+  QUESTION,
+  'A baker makes 24 muffins a day and sells them in boxes of 6. How many boxes does she fill in a week?',
+  'Tom reads 15 pages an hour. His book has 240 pages and he has read 90. How many more hours does he need?',
+  'A train travels 180 km in 2 hours, then 150 km in 3 hours. What is its average speed in km per hour?',
+];
+const GROUP = 8;
+
+/**
+ * As the RL loop samples: four prompts, eight rollouts of each at once (32 rows), every request its own session, with
+ * the prompt shared by its group (GenerateRequest.sharedPrompt: its tokens but the last prefilled once) or not (each
+ * rollout prefills it). Tokens/s as rate(), a fresh engine per round (a shared prompt's cache would outlive it), and
+ * the prompt tokens prefilled and the engine's share of time prefilling in the last round.
+ */
+async function groupRate(dir: string, shared: boolean) {
+  const runs: number[] = [];
+  let prefilled = 0;
+  let prefillShare = 0;
+  for (let r = 0; r < ROUNDS; r++) {
+    const engine = await OnnxEngine.load(dir, { maxBatch: GROUP * GROUP_QUESTIONS.length });
+    try {
+      const t0 = performance.now();
+      const outs = await Promise.all(
+        GROUP_QUESTIONS.flatMap((q, g) =>
+          Array.from({ length: GROUP }, (_, i) =>
+            engine.generate({
+              prompt: buildPrompt(q, EMBEDDED_TEMPLATE_SETTINGS),
+              maxTokens: TOKENS,
+              temperature: 1,
+              topP: 1,
+              stop: [],
+              seed: r * 1000 + g * 100 + i,
+              sessionId: `${g}-${i}`,
+              sharedPrompt: shared,
+            }),
+          ),
+        ),
+      );
+      const ms = performance.now() - t0;
+      runs.push(outs.reduce((s, o) => s + o.tokenIds.length, 0) / (ms / 1000));
+      prefilled = engine.prefillTokens;
+      prefillShare = engine.prefillMs / engine.computeMs;
+    } finally {
+      await engine.close();
+    }
+  }
+  return { tps: median(runs), prefilled, prefillShare };
+}
+
+async function printGroups(models: [string, string][]) {
+  console.log(
+    `\ngroups: ${GROUP_QUESTIONS.length} prompts x ${GROUP} rollouts at once (${GROUP * GROUP_QUESTIONS.length} rows), ${TOKENS} sampled tokens each, medians of ${ROUNDS}:`,
+  );
+  console.log(
+    'model                                      prompt   tokens/s   prompt tokens prefilled   time prefilling   ratio',
+  );
+  for (const [name, dir] of models) {
+    const each = await groupRate(dir, false);
+    const once = await groupRate(dir, true);
+    for (const [how, x] of [
+      ['each', each],
+      ['shared', once],
+    ] as const)
+      console.log(
+        `${name.padEnd(42)} ${how.padStart(6)} ${x.tps.toFixed(1).padStart(10)} ${String(x.prefilled).padStart(25)} ${`${(100 * x.prefillShare).toFixed(1)}%`.padStart(17)} ${how === 'shared' ? (once.tps / each.tps).toFixed(2).padStart(7) : ''}`,
+      );
+  }
+}
+
 const embedded = await ensureEmbeddedSftModel({ log: (m) => console.error(`[sft] ${m}`) });
+if (process.argv.includes('--groups')) {
+  // Only the groups' table, on the embedded model and SmolLM2 with the RL recipes' int8 weights.
+  await printGroups([
+    ['embedded default (0.3M, char tokenizer)', embedded],
+    ['SmolLM2-135M-Instruct, int8 weights', await realOnnx('int8')],
+  ]);
+  process.exit(0);
+}
 const smol: Partial<Record<EngineWeights, string>> = {};
 for (const w of ENGINE_WEIGHTS) smol[w] = await realOnnx(w); // one at a time: each export takes both cores
 const models: [string, string][] = [
@@ -269,3 +350,5 @@ if (lim.ok) {
     `  engine at ${((100 * engine[0]!) / b1).toFixed(0)}% of the batch-1 bound, ${((100 * engine[1]!) / Math.min(b16Bandwidth, b16Flops)).toFixed(0)}% of the batch-16 bound`,
   );
 } else console.log(`limits failed: ${lim.error}`);
+
+await printGroups(models);

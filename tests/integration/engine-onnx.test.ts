@@ -293,6 +293,39 @@ test("prefix reuse: a session's next turn starts from its parked cache and decod
   }
 });
 
+test("a shared prompt (a GRPO group's first turn) is prefilled once for the group, and each request decodes what it would alone", {
+  skip,
+}, async () => {
+  const alone = await OnnxEngine.load(dirA, { maxBatch: 8, prefixCacheTokens: 0 });
+  try {
+    const prompt = 'Eight rollouts of one group all start from this prompt:';
+    const n = engine.countTokens(prompt);
+    const [prefilled, reused] = [engine.prefillTokens, engine.reusedTokens];
+    const group = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        engine.generate(req(prompt, { maxTokens: 12, sessionId: `group-${i}`, sharedPrompt: true })),
+      ),
+    );
+    // All of it but the last token once, the last token by each of the eight (its logits are each one's own).
+    assert.equal(engine.prefillTokens - prefilled, n - 1 + 8);
+    assert.equal(engine.reusedTokens - reused, 7 * (n - 1));
+    const full = await alone.generate(req(prompt, { maxTokens: 12 }));
+    for (const r of group) {
+      assert.deepEqual(r.tokenIds, full.tokenIds);
+      for (let i = 0; i < full.logprobs!.length; i++) assert.ok(Math.abs(r.logprobs![i]! - full.logprobs![i]!) < 1e-4);
+    }
+    // The shared cache serves only requests that say they share the prompt; a session's next turn uses its own.
+    const before = engine.reusedTokens;
+    await engine.generate(req(prompt, { maxTokens: 3 }));
+    await engine.generate(req(prompt, { maxTokens: 3, sessionId: 'not-of-the-group' }));
+    assert.equal(engine.reusedTokens, before);
+    await engine.generate(req(`${prompt}${group[0]!.text} then more`, { maxTokens: 3, sessionId: 'group-0' }));
+    assert.ok(engine.reusedTokens - before >= n, `group-0's next turn reused ${engine.reusedTokens - before}`);
+  } finally {
+    await alone.close();
+  }
+});
+
 test('entropies: one per token, within [0, ln V]; stats report the running batch, KV blocks and the weight version', {
   skip,
 }, async () => {

@@ -7,7 +7,9 @@
  *   1. Step boundary: apply a pending reload once nothing runs; drop aborted requests; admit waiting requests while
  *      the batch has room (maxBatch slots and the token budget). An admitted request takes the next free row and
  *      starts from the parked cache of its session's earlier turn (prefix reuse: the longest common prefix of the
- *      token ids), then only the rest of the prompt is prefilled (batch 1), and its first token sampled.
+ *      token ids), then only the rest of the prompt is prefilled (batch 1), and its first token sampled. A request
+ *      with a shared prompt (a GRPO group's first turn) and no cache of its own starts from the shared cache of
+ *      the same prompt's tokens but the last, prefilling those once for the group if no request did yet.
  *   2. One batched decode step over every running request: rows [0, n) of the cache are the past as they lie, the
  *      graph writes nothing back; the engine stores each row's new key/value at its next position.
  *   3. Each request samples its next token with its own PRNG (workers/engines/sampling.ts), streams it, and
@@ -45,7 +47,8 @@ import { type Loaded, loadDir, type ModelConfig, sameShape } from './onnx-model.
 export type { ModelConfig } from './onnx-model.ts';
 import type { Tokenizer } from './tokenizer.ts';
 import { type LogitStats, mulberry32, sampleToken } from './sampling.ts';
-import { CAPACITY_STEP, SlotCache, commonPrefix, type Prefix } from './slot-cache.ts';
+import { CAPACITY_STEP, SlotCache } from './slot-cache.ts';
+import { MIN_REUSE, ParkedCaches } from './parked-caches.ts';
 import { detokStep, newDetok, type DetokState } from './detokenize.ts';
 
 /** config.json of an export (export_onnx.py engine_config). */
@@ -77,8 +80,6 @@ export interface OnnxEngineOptions {
   cacheStart?: number;
 }
 
-/** A prefix shorter than this is prefilled again rather than copied (the copy would cost about as much). */
-const MIN_REUSE = 8;
 /** Tokens per KV block in the dashboard's figures (the cache itself is slot-based). */
 const BLOCK_TOKENS = 16;
 
@@ -106,22 +107,16 @@ interface Seq {
   version: number;
 }
 
-interface Parked extends Prefix {
-  session?: string;
-  usedAt: number;
-}
-
 export class OnnxEngine implements PolicyEngine {
   readonly id: string;
   private m: Loaded;
   private cache: SlotCache;
   private readonly maxBatch: number;
   private readonly totalTokens: number;
-  private readonly parkBudget: number;
   private readonly waiting: Seq[] = [];
   /** running[i] holds cache row i. */
   private readonly running: Seq[] = [];
-  private parked: Parked[] = [];
+  private readonly parked: ParkedCaches;
   private loop: Promise<void> | null = null;
   private closed = false;
   private pendingReload: { next: Loaded; resolve: () => void } | null = null;
@@ -149,7 +144,7 @@ export class OnnxEngine implements PolicyEngine {
     this.id = opts.id ?? `onnx:${path.basename(m.dir)}`;
     this.maxBatch = opts.maxBatch ?? 8;
     this.totalTokens = opts.totalTokens ?? this.maxBatch * m.config.block_size;
-    this.parkBudget = opts.prefixCacheTokens ?? 8 * this.maxBatch * m.config.block_size;
+    this.parked = new ParkedCaches(opts.prefixCacheTokens ?? 8 * this.maxBatch * m.config.block_size);
     this.cache = this.newCache(m.config);
   }
 
@@ -190,9 +185,8 @@ export class OnnxEngine implements PolicyEngine {
         waiting: this.waiting.length,
         running: this.running.filter((q) => !q.done).length,
         kvBlocksUsed:
-          this.running.reduce((s, q) => s + blocks(q.len), 0) +
-          this.parked.reduce((s, p) => s + blocks(p.tokens.length), 0),
-        kvBlocksTotal: blocks(this.maxBatch * this.m.config.block_size) + blocks(this.parkBudget),
+          this.running.reduce((s, q) => s + blocks(q.len), 0) + this.parked.tokens.reduce((s, n) => s + blocks(n), 0),
+        kvBlocksTotal: blocks(this.maxBatch * this.m.config.block_size) + blocks(this.parked.budget),
         blockTokens: BLOCK_TOKENS,
         tokensPerS: (this.recent.reduce((s, r) => s + r.tokens, 0) * 1000) / span,
         weightVersion: this.weightVersion,
@@ -285,7 +279,7 @@ export class OnnxEngine implements PolicyEngine {
       this.pendingReload.resolve();
       this.pendingReload = null;
     }
-    this.parked = [];
+    this.parked.clear();
     await this.m.session.release();
   }
 
@@ -357,7 +351,7 @@ export class OnnxEngine implements PolicyEngine {
     const old = this.m;
     this.m = p.next;
     if (!sameShape(p.next.config, old.config)) this.cache = this.newCache(p.next.config);
-    this.parked = [];
+    this.parked.clear();
     this.pendingReload = null;
     this.weightVersion++;
     void old.session.release();
@@ -377,7 +371,7 @@ export class OnnxEngine implements PolicyEngine {
     for (let i = this.running.length - 1; i >= 0; i--) {
       const q = this.running[i];
       if (!q.done) continue;
-      if (q.len >= MIN_REUSE && this.parkBudget > 0 && q.version === this.weightVersion) this.park(q);
+      if (q.len >= MIN_REUSE && this.parked.budget > 0 && q.version === this.weightVersion) this.park(q);
       const last = this.running.pop()!;
       if (last !== q) {
         this.cache.copyRow(last.row, q.row, last.len);
@@ -390,38 +384,18 @@ export class OnnxEngine implements PolicyEngine {
 
   private park(q: Seq): void {
     const tokens = [...q.prompt, ...q.out].slice(0, q.len);
-    this.parked.push({ ...this.cache.extract(q.row, tokens), session: q.req.sessionId, usedAt: performance.now() });
-    let total = this.parked.reduce((s, p) => s + p.tokens.length, 0);
-    this.parked.sort((a, b) => a.usedAt - b.usedAt);
-    while (total > this.parkBudget && this.parked.length) total -= this.parked.shift()!.tokens.length;
+    this.parked.keep(this.cache.extract(q.row, tokens), { session: q.req.sessionId });
   }
 
-  /**
-   * Start `q` from the longest cached prefix of its prompt: the parked cache of its own session (a request with a
-   * sessionId reuses only its own earlier turns, so its path — and therefore its seeded output — does not depend on
-   * what else ran), or for a request without one, any parked cache without a session (multi-turn chat clients).
-   */
+  /** Start `q` from the longest parked prefix of its prompt (ParkedCaches.take); returns its length. */
   private reusePrefix(q: Seq): number {
-    const limit = q.prompt.length - 1; // the last prompt token is always fed, for its logits
-    let best = 0,
-      from: Parked | null = null;
-    for (const p of this.parked) {
-      if (p.session !== q.req.sessionId) continue;
-      const n = Math.min(commonPrefix(p.tokens, q.prompt), limit);
-      if (n > best) {
-        best = n;
-        from = p;
-      }
-    }
-    if (!from || best < MIN_REUSE) {
+    const found = this.parked.take(q.prompt, q.req.sessionId, q.prompt.length - 1); // the last token is always fed
+    if (!found) {
       this.cache.fill(q.row, 0);
       return 0;
     }
-    this.cache.load(q.row, from, best);
-    // A turn's cache serves its own next turn once; that turn parks a longer one.
-    if (from.session !== undefined) this.parked.splice(this.parked.indexOf(from), 1);
-    else from.usedAt = performance.now();
-    return best;
+    this.cache.load(q.row, found.from, found.n);
+    return found.n;
   }
 
   private feeds(ids: number[], pos: number[], mask: Float32Array, B: number, T: number, row: number) {
@@ -455,10 +429,31 @@ export class OnnxEngine implements PolicyEngine {
 
   private async prefill(q: Seq): Promise<void> {
     this.cache.grow(q.prompt.length, this.running.length); // rows [0, running) hold live requests, q the last
-    const L = this.cache.cap;
-    const p = this.reusePrefix(q);
+    let p = this.reusePrefix(q);
     q.reused = p;
-    const rest = q.prompt.slice(p);
+    const shared = q.prompt.length - 1; // the last prompt token is always fed, for its logits
+    if (p === 0 && q.req.sharedPrompt && shared >= MIN_REUSE) {
+      const s = this.parked.shared(q.prompt, shared);
+      if (s) {
+        this.cache.load(q.row, s, shared);
+        q.reused = shared;
+      } else {
+        // The first of the group: its tokens but the last as one piece, kept for the others.
+        if (!(await this.prefillFrom(q, 0, shared))) return;
+        this.parked.keep(this.cache.extract(q.row, q.prompt.slice(0, shared)), { shared: true });
+      }
+      p = shared;
+    }
+    const out = await this.prefillFrom(q, p, q.prompt.length);
+    if (!out) return;
+    this.reusedTokens += q.reused;
+    this.accept(q, out.logits.data as Float32Array, rowStats(out, 0));
+  }
+
+  /** Run q's prompt tokens [from, to) through the model into its row (batch 1); null if q finished meanwhile. */
+  private async prefillFrom(q: Seq, from: number, to: number) {
+    const L = this.cache.cap;
+    const rest = q.prompt.slice(from, to);
     const T = rest.length;
     const mask = new Float32Array(L + T);
     mask.set(this.cache.maskRows(q.row, 1).subarray(0, L));
@@ -466,26 +461,25 @@ export class OnnxEngine implements PolicyEngine {
     const out = await this.m.session.run(
       this.feeds(
         rest,
-        rest.map((_, i) => p + i),
+        rest.map((_, i) => from + i),
         mask,
         1,
         T,
         q.row,
       ),
     );
-    if (q.done) return;
+    if (q.done) return null;
     this.store(
       out,
       1,
       T,
       () => q.row,
-      () => p,
+      () => from,
     );
-    q.len = q.prompt.length;
+    q.len = to;
     this.cache.fill(q.row, q.len);
     this.prefillTokens += T;
-    this.reusedTokens += p;
-    this.accept(q, out.logits.data as Float32Array, rowStats(out, 0));
+    return out;
   }
 
   private async decodeStep(): Promise<void> {
