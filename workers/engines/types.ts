@@ -22,7 +22,7 @@ export interface GenerateRequest {
   /** A caller's handle on a conversation (a trajectory): engines with a prefix cache look its earlier turns up first. */
   sessionId?: string;
   /**
-   * Other requests will send this same prompt (a GRPO group's rollouts, on their first turn): an engine with a prefix
+   * Other requests will send this same prompt (as a GRPO group's rollouts do on their first turn): an engine with a prefix
    * cache prefills all of its tokens but the last once, as one piece, keeps that for the others, and each request
    * prefills only the last token itself. Every such request takes the same path, whichever comes first.
    */

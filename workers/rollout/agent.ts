@@ -133,8 +133,6 @@ class Rollout {
         topP: this.o.topP,
         seed: this.req.seed == null ? undefined : this.req.seed * 1000 + turn,
         sessionId: this.session,
-        // A group's rollouts all start from this prompt: the engine prefills it once for them.
-        sharedPrompt: turn === 0,
         stop: stopStrings(s),
         signal: this.o.signal,
         weightVersion: this.o.weightVersion,
